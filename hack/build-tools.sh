@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# Builds the test-world binaries from the Go module proxy and caches them outside the repository,
+# keyed by version (see hack/versions.sh). With a warm cache this takes well under a second.
+#
+#   hack/build-tools.sh [kubernetes] [etcd] [kwok] [operator-sdk]   (default: the first three)
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=hack/versions.sh
+source "$here/versions.sh"
+
+export CGO_ENABLED=0 GOFLAGS="${GOFLAGS:--buildvcs=false}"
+command -v go >/dev/null || { echo "error: go is required to build the test-world tools" >&2; exit 1; }
+
+log() { printf '[build-tools %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+
+# Runs "$@" while printing a heartbeat every 30s, so long cold builds show progress.
+with_progress() {
+  local what="$1"; shift
+  local start=$SECONDS
+  "$@" &
+  local pid=$!
+  while kill -0 "$pid" 2>/dev/null; do
+    for _ in $(seq 30); do kill -0 "$pid" 2>/dev/null || break; sleep 1; done
+    kill -0 "$pid" 2>/dev/null && log "$what: still building ($((SECONDS - start))s)"
+  done
+  wait "$pid"
+  log "$what: done in $((SECONDS - start))s"
+}
+
+# A scratch module in a temporary directory; removed on exit.
+scratch() {
+  local dir
+  dir="$(mktemp -d "${TMPDIR:-/tmp}/numo-build.XXXXXX")"
+  echo "$dir"
+}
+
+build_kubernetes() {
+  local want=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
+  local missing=0
+  for b in "${want[@]}"; do [[ -x "$K8S_BIN/$b" ]] || missing=1; done
+  if [[ $missing == 0 ]]; then return; fi
+  log "building Kubernetes $K8S_VERSION (${want[*]}); cold builds take tens of minutes"
+  local dir; dir="$(scratch)"
+  trap 'rm -rf "$dir"' RETURN
+  local gomod
+  gomod="$(cd "$dir" && go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",\{0,1\}$/\1/p')"
+  [[ -f "$gomod" ]] || { log "could not download k8s.io/kubernetes@$K8S_VERSION"; return 1; }
+  local staging_version="v0.${K8S_VERSION#v1.}"
+  {
+    echo "module numo.invalid/kubernetes-build"
+    echo
+    echo "go $(sed -n 's/^go //p' "$gomod")"
+    echo
+    echo "require k8s.io/kubernetes $K8S_VERSION"
+    echo
+    echo "replace ("
+    # Every staging module k8s.io/kubernetes replaces with ./staging/... is published at v0.<minor>.<patch>.
+    sed -n 's#^[[:space:]]*\(k8s\.io/[^[:space:]]*\) => \./staging/.*$#\1#p' "$gomod" |
+      while read -r m; do echo "	$m => $m $staging_version"; done
+    echo ")"
+  } >"$dir/go.mod"
+  log "scratch module with $(grep -c ' => ' "$dir/go.mod") staging replacements"
+  local minor="${K8S_VERSION#v1.}"; minor="${minor%%.*}"
+  local ld="-s -w"
+  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ld+=" -X $pkg.gitVersion=$K8S_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$minor"
+    ld+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
+  done
+  local pkgs=()
+  for b in "${want[@]}"; do pkgs+=("k8s.io/kubernetes/cmd/$b"); done
+  (cd "$dir" && with_progress "resolve kubernetes modules" go get "${pkgs[@]/%/@$K8S_VERSION}")
+  mkdir -p "$K8S_BIN.partial"
+  for b in "${want[@]}"; do
+    (cd "$dir" && with_progress "$b" go build -trimpath -ldflags "$ld" -o "$K8S_BIN.partial/$b" "k8s.io/kubernetes/cmd/$b")
+  done
+  mkdir -p "$(dirname "$K8S_BIN")"
+  rm -rf "$K8S_BIN" && mv "$K8S_BIN.partial" "$K8S_BIN"
+}
+
+build_etcd() {
+  [[ -x "$ETCD_BIN/etcd" ]] && return
+  log "building etcd $ETCD_VERSION"
+  local dir; dir="$(scratch)"
+  trap 'rm -rf "$dir"' RETURN
+  printf 'module numo.invalid/etcd-build\n\ngo 1.24\n' >"$dir/go.mod"
+  (cd "$dir" && with_progress "resolve etcd modules" go get "go.etcd.io/etcd/server/v3@$ETCD_VERSION")
+  mkdir -p "$ETCD_BIN.partial"
+  (cd "$dir" && with_progress etcd go build -trimpath -ldflags "-s -w" -o "$ETCD_BIN.partial/etcd" go.etcd.io/etcd/server/v3)
+  rm -rf "$ETCD_BIN" && mv "$ETCD_BIN.partial" "$ETCD_BIN"
+}
+
+build_kwok() {
+  [[ -x "$KWOK_BIN/kwok" && -x "$KWOK_BIN/kwokctl" ]] && return
+  log "building kwok and kwokctl $KWOK_VERSION"
+  mkdir -p "$KWOK_BIN.partial"
+  with_progress kwok env GOBIN="$KWOK_BIN.partial" go install -trimpath -ldflags "-s -w" \
+    "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION" "sigs.k8s.io/kwok/cmd/kwokctl@$KWOK_VERSION"
+  rm -rf "$KWOK_BIN" && mv "$KWOK_BIN.partial" "$KWOK_BIN"
+}
+
+build_operator_sdk() {
+  [[ -x "$OPERATOR_SDK_BIN/operator-sdk" ]] && return
+  log "building operator-sdk $OPERATOR_SDK_VERSION"
+  mkdir -p "$OPERATOR_SDK_BIN.partial"
+  with_progress operator-sdk env GOBIN="$OPERATOR_SDK_BIN.partial" go install -trimpath -tags containers_image_openpgp \
+    -ldflags "-s -w" "github.com/operator-framework/operator-sdk/cmd/operator-sdk@$OPERATOR_SDK_VERSION"
+  rm -rf "$OPERATOR_SDK_BIN" && mv "$OPERATOR_SDK_BIN.partial" "$OPERATOR_SDK_BIN"
+}
+
+targets=("$@")
+[[ ${#targets[@]} -gt 0 ]] || targets=(kubernetes etcd kwok)
+start=$SECONDS
+for t in "${targets[@]}"; do
+  case "$t" in
+    kubernetes) build_kubernetes ;;
+    etcd) build_etcd ;;
+    kwok) build_kwok ;;
+    operator-sdk) build_operator_sdk ;;
+    *) echo "unknown tool: $t" >&2; exit 2 ;;
+  esac
+done
+log "tools ready in $((SECONDS - start))s (cache: $NUMO_CACHE)"

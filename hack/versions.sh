@@ -1,0 +1,12 @@
+# Pinned versions of the test-world tools; sourced by the hack/ scripts.
+# Changing a version changes the cache key, so the next run rebuilds that tool.
+K8S_VERSION="${K8S_VERSION:-v1.34.4}"
+ETCD_VERSION="${ETCD_VERSION:-v3.6.16}"
+KWOK_VERSION="${KWOK_VERSION:-v0.8.0}"
+OPERATOR_SDK_VERSION="${OPERATOR_SDK_VERSION:-v1.42.0}"
+
+NUMO_CACHE="${NUMO_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/numo}"
+K8S_BIN="$NUMO_CACHE/kubernetes-$K8S_VERSION/bin"
+ETCD_BIN="$NUMO_CACHE/etcd-$ETCD_VERSION/bin"
+KWOK_BIN="$NUMO_CACHE/kwok-$KWOK_VERSION/bin"
+OPERATOR_SDK_BIN="$NUMO_CACHE/operator-sdk-$OPERATOR_SDK_VERSION/bin"

@@ -1,0 +1,322 @@
+//! `MutexRunConfig`: one gated rollout policy tying rules, targets and a canary pool together.
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use kube::CustomResource;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::ObjectReference;
+
+/// A gated rollout policy: when the cluster upgrades, the target pools are held paused and their nodes are
+/// released one at a time (or `concurrency` at a time) into the canary pool, each after its gate Jobs succeeded.
+#[derive(CustomResource, Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[kube(
+    group = "openshift-optional.skrzypek.io",
+    version = "v1alpha1",
+    kind = "MutexRunConfig",
+    namespaced,
+    status = "MutexRunConfigStatus",
+    shortname = "mrc",
+    category = "numo",
+    doc = "MutexRunConfig ties MutexRules and MutexTargets to a canary MachineConfigPool: during a cluster upgrade numo holds the target pools paused and upgrades their nodes one at a time, each after its gate Jobs succeeded.",
+    printcolumn(name = "Phase", type_ = "string", json_path = ".status.phase", description = "Where the rollout is"),
+    printcolumn(
+        name = "Progress",
+        type_ = "string",
+        json_path = ".status.progress",
+        description = "Nodes done / nodes gated"
+    ),
+    printcolumn(
+        name = "Target Version",
+        type_ = "string",
+        json_path = ".status.targetVersion",
+        description = "The version the nodes are upgraded to"
+    ),
+    printcolumn(
+        name = "Message",
+        type_ = "string",
+        json_path = ".status.message",
+        priority = 1,
+        description = "What the rollout is doing or waiting for"
+    ),
+    printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp")
+)]
+#[serde(rename_all = "camelCase")]
+pub struct MutexRunConfigSpec {
+    /// Accepted for compatibility with the Ansible operator; it has no effect (numo uses its in-cluster identity).
+    #[serde(default, rename = "skipTLSVerify")]
+    pub skip_tls_verify: bool,
+
+    /// The unpaused MachineConfigPool that upgrades each released node. It must exist, must not be paused and must
+    /// not be one of the target pools. During a rollout its `matchExpressions` are replaced by one
+    /// `<rule-label> DoesNotExist` per rule; they are restored exactly afterwards.
+    pub canary: CanaryPool,
+
+    /// The MutexRules to run for every gated node, in this order.
+    #[schemars(length(min = 1))]
+    pub mutex_rules: Vec<ObjectReference>,
+
+    /// The MutexTargets whose pools are gated; nodes are released in this order, then by node name.
+    #[schemars(length(min = 1))]
+    pub mutex_targets: Vec<ObjectReference>,
+
+    /// How many nodes may be between their first gate Job and their last cleanup Job at once.
+    #[serde(default = "default_concurrency")]
+    #[schemars(range(min = 1, max = 100))]
+    pub concurrency: u32,
+
+    /// The longest a node may take from its first gate Job until it reports the target version, e.g. `45m` or `2h`.
+    /// A node that takes longer is marked Failed. Unset, numo waits as long as it takes (as the Ansible operator did).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^([0-9]+(\.[0-9]+)?(s|m|h))+$"))]
+    pub node_timeout: Option<String>,
+
+    /// What a failed node does to the rollout. `Hold` (default) stops releasing further nodes; `Continue` goes on
+    /// with the other nodes. Either way the target pools stay paused until the failed node is retried or skipped.
+    #[serde(default)]
+    pub on_failure: FailurePolicy,
+
+    /// How a node's release version is read: `Label` (the `machineconfiguration.openshift.io/release-image-version`
+    /// node label), `RenderedConfig` (the annotation on the node's current rendered MachineConfig) or `Auto` (default:
+    /// the label when present, else the rendered config).
+    #[serde(default)]
+    pub version_source: VersionSource,
+
+    /// While true, no further node starts its gate Jobs; nodes in flight finish. Pools stay as they are.
+    #[serde(default)]
+    pub paused: bool,
+
+    /// Keep the Job pods off the node they gate (a required node anti-affinity merged into the template's own).
+    #[serde(default = "default_true")]
+    pub avoid_target_node: bool,
+}
+
+fn default_concurrency() -> u32 {
+    1
+}
+
+fn default_true() -> bool {
+    true
+}
+
+/// The canary MachineConfigPool.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct CanaryPool {
+    /// Name of the MachineConfigPool.
+    #[schemars(length(min = 1))]
+    pub name: String,
+}
+
+/// What a failed node does to the rest of the rollout.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum FailurePolicy {
+    /// Stop releasing further nodes until the failed node is retried or skipped.
+    #[default]
+    Hold,
+    /// Go on with the other nodes; the pools stay paused at the end until the failed node is retried or skipped.
+    Continue,
+}
+
+/// Where a node's release version is read from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum VersionSource {
+    /// The node label when present, else the rendered MachineConfig's annotation.
+    #[default]
+    Auto,
+    /// Only the `machineconfiguration.openshift.io/release-image-version` node label (set by NFD or a MachineConfig).
+    Label,
+    /// Only the `machineconfiguration.openshift.io/release-image-version` annotation of the node's current rendered
+    /// MachineConfig (needs no NFD).
+    RenderedConfig,
+}
+
+/// What numo observed and did for a `MutexRunConfig`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MutexRunConfigStatus {
+    /// The generation of the spec this status describes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+    /// Where the rollout is: Idle, Invalid, Waiting, Pausing, Upgrading, Failed, Restoring or Completed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub phase: Option<RunPhase>,
+    /// A sentence saying what the rollout is doing or waiting for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+    /// The version the gated nodes are upgraded to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_version: Option<String>,
+    /// Nodes done (upgraded or skipped) out of nodes gated, e.g. `3/10`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub progress: Option<String>,
+    /// How many nodes the rollout gates.
+    #[serde(default)]
+    pub total_nodes: u32,
+    /// One entry per node that has started and not finished, or failed, with its Jobs and times.
+    #[serde(default)]
+    #[schemars(extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["name"]))]
+    pub nodes: Vec<NodeProgress>,
+    /// Names of the nodes that finished (upgraded and cleaned up, or already at the target version).
+    #[serde(default)]
+    pub completed_nodes: Vec<String>,
+    /// Names of the nodes an admin skipped with the skip annotation.
+    #[serde(default)]
+    pub skipped_nodes: Vec<String>,
+    /// How many nodes have not started yet.
+    #[serde(default)]
+    pub pending_nodes: u32,
+    /// When the current rollout started and, once it ended, finished.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<Time>,
+    /// When the current rollout finished.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<Time>,
+    /// The reference's condition types (ConfigValidated, UpgradeChecked, UpgradeAvailable, UpgradeReady,
+    /// TargetPoolsPaused, MutexRulesApplied, MCPUpdated, JobRun, NodeUpgrade) plus Conflict.
+    #[serde(default)]
+    #[schemars(schema_with = "crate::api::conditions_schema")]
+    pub conditions: Vec<Condition>,
+}
+
+/// Where a rollout is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum RunPhase {
+    /// No upgrade is available for the target nodes.
+    Idle,
+    /// The configuration is invalid; see the ConfigValidated condition.
+    Invalid,
+    /// An upgrade is available; numo waits for the control plane to finish, for another run config, or for `paused`.
+    Waiting,
+    /// The target pools are being paused and steered.
+    Pausing,
+    /// Nodes are being gated and upgraded one by one.
+    Upgrading,
+    /// A node failed; the target pools stay paused until it is retried or skipped.
+    Failed,
+    /// Every node is done; the pools are being restored.
+    Restoring,
+    /// Every node reached the target version and the pools were restored.
+    Completed,
+}
+
+/// One node's progress through the gate.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct NodeProgress {
+    /// The node's name.
+    pub name: String,
+    /// Where the node is: Pending, Gating, Released, Upgrading, CleaningUp, Done, Failed or Skipped.
+    pub phase: NodePhase,
+    /// The Jobs created for this node and their results.
+    #[serde(default)]
+    pub jobs: Vec<JobRecord>,
+    /// When the node's first gate Job was created.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<Time>,
+    /// When the node's rule labels were removed, releasing it into the canary pool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub released_at: Option<Time>,
+    /// When the node finished (done or failed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finished_at: Option<Time>,
+    /// What happened to the node, or what it waits for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// A node's place in the gate.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema)]
+pub enum NodePhase {
+    /// Not started yet.
+    #[default]
+    Pending,
+    /// Gate Jobs are running.
+    Gating,
+    /// Gate Jobs succeeded and the rule labels were removed; the canary pool takes the node.
+    Released,
+    /// The Machine Config Operator is upgrading the node.
+    Upgrading,
+    /// The node reached the target version; cleanup Jobs are running.
+    CleaningUp,
+    /// Upgraded and cleaned up, or already at the target version.
+    Done,
+    /// A Job failed or the node timed out; see the message.
+    Failed,
+    /// An admin skipped the node.
+    Skipped,
+}
+
+/// One Job numo created for a node.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct JobRecord {
+    /// The Job's name.
+    pub name: String,
+    /// The Job's namespace.
+    pub namespace: String,
+    /// The MutexRule it runs, as `namespace/name`.
+    pub rule: String,
+    /// `gate` (before the upgrade) or `cleanup` (after it).
+    pub phase: String,
+    /// Running, Succeeded or Failed.
+    pub result: JobResult,
+}
+
+/// The outcome of a Job.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum JobResult {
+    /// The Job has not finished.
+    #[default]
+    Running,
+    /// The Job completed.
+    Succeeded,
+    /// The Job failed.
+    Failed,
+}
+
+impl MutexRunConfigSpec {
+    /// The per-node timeout, parsed from `nodeTimeout`.
+    pub fn node_timeout(&self) -> Option<std::time::Duration> {
+        self.node_timeout.as_deref().and_then(parse_duration)
+    }
+}
+
+/// Parses a duration such as `90s`, `45m`, `1h30m` or `1.5h`.
+pub fn parse_duration(text: &str) -> Option<std::time::Duration> {
+    let mut total = 0f64;
+    let mut number = String::new();
+    for c in text.chars() {
+        match c {
+            '0'..='9' | '.' => number.push(c),
+            's' | 'm' | 'h' => {
+                let value: f64 = number.parse().ok()?;
+                number.clear();
+                total += value
+                    * match c {
+                        's' => 1.0,
+                        'm' => 60.0,
+                        _ => 3600.0,
+                    };
+            }
+            _ => return None,
+        }
+    }
+    (number.is_empty() && total > 0.0).then(|| std::time::Duration::from_secs_f64(total))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn durations_parse_like_the_schema_allows() {
+        assert_eq!(parse_duration("90s"), Some(Duration::from_secs(90)));
+        assert_eq!(parse_duration("45m"), Some(Duration::from_secs(2700)));
+        assert_eq!(parse_duration("1h30m"), Some(Duration::from_secs(5400)));
+        assert_eq!(parse_duration("1.5h"), Some(Duration::from_secs(5400)));
+        assert_eq!(parse_duration("10"), None);
+        assert_eq!(parse_duration("0s"), None);
+        assert_eq!(parse_duration("5d"), None);
+    }
+}

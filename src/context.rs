@@ -1,0 +1,60 @@
+//! What every reconcile shares: the client, the operator's configuration, metrics and the event recorder.
+
+use std::sync::Arc;
+
+use kube::runtime::events::{Recorder, Reporter};
+
+use crate::metrics::Metrics;
+
+/// Operator-wide settings, from flags and environment (see `numo run --help`).
+#[derive(Clone, Debug, Default)]
+pub struct OperatorConfig {
+    /// Namespaces (besides a rule's own) that MutexRule Jobs may run in. Empty: only the rule's own namespace.
+    pub allowed_job_namespaces: Vec<String>,
+    /// Namespaces whose numo objects this operator reconciles. Empty: all namespaces.
+    pub watch_namespaces: Vec<String>,
+}
+
+impl OperatorConfig {
+    /// Whether a rule in `rule_namespace` may run its Jobs in `job_namespace`.
+    pub fn job_namespace_allowed(&self, rule_namespace: &str, job_namespace: &str) -> bool {
+        job_namespace == rule_namespace || self.allowed_job_namespaces.iter().any(|n| n == job_namespace)
+    }
+}
+
+/// Shared state of the controllers.
+#[derive(Clone)]
+pub struct Context {
+    /// The Kubernetes client.
+    pub client: kube::Client,
+    /// Operator-wide settings.
+    pub config: Arc<OperatorConfig>,
+    /// Prometheus metrics.
+    pub metrics: Arc<Metrics>,
+    /// Publishes Kubernetes Events.
+    pub recorder: Recorder,
+}
+
+impl Context {
+    /// A context with the given client and settings, reporting Events as `numo`.
+    pub fn new(client: kube::Client, config: OperatorConfig, metrics: Arc<Metrics>) -> Self {
+        let reporter = Reporter { controller: "numo".into(), instance: std::env::var("POD_NAME").ok() };
+        let recorder = Recorder::new(client.clone(), reporter);
+        Self { client, config: Arc::new(config), metrics, recorder }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn job_namespaces_default_to_the_rules_own() {
+        let config = OperatorConfig::default();
+        assert!(config.job_namespace_allowed("team-a", "team-a"));
+        assert!(!config.job_namespace_allowed("team-a", "kube-system"));
+        let config = OperatorConfig { allowed_job_namespaces: vec!["ops".into()], ..Default::default() };
+        assert!(config.job_namespace_allowed("team-a", "ops"));
+        assert!(!config.job_namespace_allowed("team-a", "kube-system"));
+    }
+}

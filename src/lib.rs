@@ -1,0 +1,16 @@
+#![forbid(unsafe_code)]
+//! numo, the Node Upgrade Mutex Operator: gates OpenShift worker-node upgrades behind admin-defined Jobs.
+
+pub mod api;
+pub mod conditions;
+pub mod error;
+pub mod labels;
+pub mod openshift;
+pub mod selector;
+
+pub use error::{Error, Result};
+pub mod context;
+pub mod controllers;
+pub mod metrics;
+
+pub use context::{Context, OperatorConfig};

@@ -1,0 +1,103 @@
+//! `machineconfiguration.openshift.io/v1` MachineConfigPool: numo pauses pools and steers their node selectors.
+
+use k8s_openapi::apimachinery::pkg::{
+    apis::meta::v1::{LabelSelector, Time},
+    util::intstr::IntOrString,
+};
+use kube::CustomResource;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// A pool of machines sharing a rendered configuration (`spec`).
+#[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[kube(
+    group = "machineconfiguration.openshift.io",
+    version = "v1",
+    kind = "MachineConfigPool",
+    status = "MachineConfigPoolStatus",
+    shortname = "mcp",
+    doc = "MachineConfigPool describes a pool of MachineConfigs (derived fallback of the OpenShift CRD)."
+)]
+#[serde(rename_all = "camelCase")]
+pub struct MachineConfigPoolSpec {
+    /// Selects the MachineConfigs rendered into this pool's configuration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine_config_selector: Option<LabelSelector>,
+    /// Selects the nodes of this pool.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_selector: Option<LabelSelector>,
+    /// While true the MCO updates no node of this pool.
+    #[serde(default)]
+    pub paused: bool,
+    /// How many nodes may update at once (a number or a percentage; default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_unavailable: Option<IntOrString>,
+    /// The rendered configuration the pool's nodes should run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub configuration: Option<RenderedConfiguration>,
+}
+
+/// A reference to a rendered MachineConfig.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct RenderedConfiguration {
+    /// Name of the rendered MachineConfig.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+/// What the MCO reports about a pool (`status`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MachineConfigPoolStatus {
+    /// The generation the MCO last acted on.
+    #[serde(default)]
+    pub observed_generation: i64,
+    /// The rendered configuration the pool's nodes are moving to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub configuration: Option<RenderedConfiguration>,
+    /// Nodes in the pool.
+    #[serde(default)]
+    pub machine_count: i32,
+    /// Nodes running the pool's current configuration.
+    #[serde(default)]
+    pub updated_machine_count: i32,
+    /// Nodes running the current configuration and ready.
+    #[serde(default)]
+    pub ready_machine_count: i32,
+    /// Nodes updating or not ready.
+    #[serde(default)]
+    pub unavailable_machine_count: i32,
+    /// Nodes that failed to update.
+    #[serde(default)]
+    pub degraded_machine_count: i32,
+    /// Updated, Updating, Degraded, NodeDegraded, RenderDegraded.
+    #[serde(default)]
+    pub conditions: Vec<MachineConfigPoolCondition>,
+}
+
+/// A pool condition (the MCO's own type, without observedGeneration).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MachineConfigPoolCondition {
+    /// Condition type.
+    #[serde(rename = "type")]
+    pub type_: String,
+    /// True, False or Unknown.
+    pub status: String,
+    /// When the status last changed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_transition_time: Option<Time>,
+    /// Machine-readable reason.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Human-readable message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+impl MachineConfigPool {
+    /// Whether the pool's condition `type_` is True.
+    pub fn condition_true(&self, type_: &str) -> bool {
+        self.status.as_ref().is_some_and(|s| s.conditions.iter().any(|c| c.type_ == type_ && c.status == "True"))
+    }
+}

@@ -1,0 +1,113 @@
+//! Label-selector semantics as the Machine Config Operator applies them (`matchLabels` and `matchExpressions` with
+//! In, NotIn, Exists, DoesNotExist), and the edits numo makes to pool selectors.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement};
+
+/// Whether `selector` selects an object with `labels`. Like the MCO (`metav1.LabelSelectorAsSelector`), a missing
+/// selector selects nothing and an empty one selects everything; an unknown operator selects nothing.
+pub fn matches(selector: Option<&LabelSelector>, labels: &BTreeMap<String, String>) -> bool {
+    let Some(selector) = selector else { return false };
+    let by_labels = selector.match_labels.iter().flatten().all(|(k, v)| labels.get(k) == Some(v));
+    by_labels && selector.match_expressions.iter().flatten().all(|r| requirement_matches(r, labels))
+}
+
+fn requirement_matches(r: &LabelSelectorRequirement, labels: &BTreeMap<String, String>) -> bool {
+    let values = r.values.as_deref().unwrap_or_default();
+    match r.operator.as_str() {
+        "In" => labels.get(&r.key).is_some_and(|v| values.contains(v)),
+        "NotIn" => labels.get(&r.key).is_none_or(|v| !values.contains(v)),
+        "Exists" => labels.contains_key(&r.key),
+        "DoesNotExist" => !labels.contains_key(&r.key),
+        _ => false,
+    }
+}
+
+/// A requirement `key <operator>` without values.
+pub fn requirement(key: &str, operator: &str) -> LabelSelectorRequirement {
+    LabelSelectorRequirement { key: key.to_string(), operator: operator.to_string(), values: None }
+}
+
+/// `base` with `extra` requirements appended (those already present are not repeated).
+pub fn with_requirements(base: Option<&LabelSelector>, extra: &[LabelSelectorRequirement]) -> LabelSelector {
+    let mut selector = base.cloned().unwrap_or_default();
+    let expressions = selector.match_expressions.get_or_insert_with(Vec::new);
+    for r in extra {
+        if !expressions.contains(r) {
+            expressions.push(r.clone());
+        }
+    }
+    selector
+}
+
+/// `base`'s `matchLabels` with its `matchExpressions` replaced by `expressions` (how the canary is steered).
+pub fn with_expressions_replaced(
+    base: Option<&LabelSelector>,
+    expressions: &[LabelSelectorRequirement],
+) -> LabelSelector {
+    LabelSelector {
+        match_labels: base.and_then(|b| b.match_labels.clone()),
+        match_expressions: Some(expressions.to_vec()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    fn sel(match_labels: &[(&str, &str)], exprs: Vec<LabelSelectorRequirement>) -> LabelSelector {
+        LabelSelector {
+            match_labels: (!match_labels.is_empty()).then(|| labels(match_labels)),
+            match_expressions: (!exprs.is_empty()).then_some(exprs),
+        }
+    }
+
+    #[test]
+    fn missing_selector_selects_nothing_and_empty_selects_everything() {
+        assert!(!matches(None, &labels(&[("a", "b")])));
+        assert!(matches(Some(&LabelSelector::default()), &labels(&[("a", "b")])));
+    }
+
+    #[test]
+    fn match_labels_require_equal_values() {
+        let s = sel(&[("node-role.kubernetes.io/worker", "")], vec![]);
+        assert!(matches(Some(&s), &labels(&[("node-role.kubernetes.io/worker", "")])));
+        assert!(!matches(Some(&s), &labels(&[("node-role.kubernetes.io/worker", "x")])));
+        assert!(!matches(Some(&s), &labels(&[])));
+    }
+
+    #[test]
+    fn every_operator_behaves_like_kubernetes() {
+        let in_ = LabelSelectorRequirement { key: "z".into(), operator: "In".into(), values: Some(vec!["a".into()]) };
+        let not_in =
+            LabelSelectorRequirement { key: "z".into(), operator: "NotIn".into(), values: Some(vec!["a".into()]) };
+        let exists = requirement("e", "Exists");
+        let absent = requirement("d", "DoesNotExist");
+        let bogus = requirement("e", "Near");
+        let l = labels(&[("z", "a"), ("e", "")]);
+        assert!(matches(Some(&sel(&[], vec![in_.clone()])), &l));
+        assert!(!matches(Some(&sel(&[], vec![in_])), &labels(&[("z", "b")])));
+        assert!(!matches(Some(&sel(&[], vec![not_in.clone()])), &l));
+        assert!(matches(Some(&sel(&[], vec![not_in])), &labels(&[])));
+        assert!(matches(Some(&sel(&[], vec![exists.clone()])), &l));
+        assert!(!matches(Some(&sel(&[], vec![exists])), &labels(&[])));
+        assert!(matches(Some(&sel(&[], vec![absent.clone()])), &l));
+        assert!(!matches(Some(&sel(&[], vec![absent])), &labels(&[("d", "")])));
+        assert!(!matches(Some(&sel(&[], vec![bogus])), &l));
+    }
+
+    #[test]
+    fn requirements_are_added_once_and_expressions_replaced_keep_match_labels() {
+        let base = sel(&[("r", "")], vec![requirement("isCanary", "Exists")]);
+        let added = with_requirements(Some(&base), &[requirement("x", "Exists"), requirement("x", "Exists")]);
+        assert_eq!(added.match_expressions.as_ref().map(Vec::len), Some(2));
+        let replaced = with_expressions_replaced(Some(&base), &[requirement("x", "DoesNotExist")]);
+        assert_eq!(replaced.match_labels, base.match_labels);
+        assert_eq!(replaced.match_expressions, Some(vec![requirement("x", "DoesNotExist")]));
+    }
+}
