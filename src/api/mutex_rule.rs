@@ -16,25 +16,10 @@ use serde::{Deserialize, Serialize};
     shortname = "mrule",
     category = "numo",
     doc = "MutexRule is one operation, run as a Kubernetes Job on the cluster before each gated node upgrades, with an optional cleanup Job after it upgraded.",
-    printcolumn(
-        name = "Job",
-        type_ = "string",
-        json_path = ".spec.jobName",
-        description = "Prefix of the Jobs this rule creates"
-    ),
-    printcolumn(
-        name = "Job Namespace",
-        type_ = "string",
-        json_path = ".spec.jobNamespace",
-        description = "Namespace the Jobs run in"
-    ),
-    printcolumn(
-        name = "Valid",
-        type_ = "string",
-        json_path = ".status.conditions[?(@.type==\"ValidConfig\")].status",
-        description = "Whether the rule is valid"
-    ),
-    printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp")
+    printcolumn = r#"{"name": "Job", "type": "string", "jsonPath": ".spec.jobName", "description": "Prefix of the Jobs this rule creates"}"#,
+    printcolumn = r#"{"name": "Job Namespace", "type": "string", "jsonPath": ".spec.jobNamespace", "description": "Namespace the Jobs run in"}"#,
+    printcolumn = r#"{"name": "Valid", "type": "string", "jsonPath": ".status.conditions[?(@.type==\"ValidConfig\")].status", "description": "Whether the rule is valid"}"#,
+    printcolumn = r#"{"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}"#
 )]
 #[serde(rename_all = "camelCase")]
 pub struct MutexRuleSpec {

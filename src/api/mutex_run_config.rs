@@ -19,27 +19,11 @@ use super::ObjectReference;
     shortname = "mrc",
     category = "numo",
     doc = "MutexRunConfig ties MutexRules and MutexTargets to a canary MachineConfigPool: during a cluster upgrade numo holds the target pools paused and upgrades their nodes one at a time, each after its gate Jobs succeeded.",
-    printcolumn(name = "Phase", type_ = "string", json_path = ".status.phase", description = "Where the rollout is"),
-    printcolumn(
-        name = "Progress",
-        type_ = "string",
-        json_path = ".status.progress",
-        description = "Nodes done / nodes gated"
-    ),
-    printcolumn(
-        name = "Target Version",
-        type_ = "string",
-        json_path = ".status.targetVersion",
-        description = "The version the nodes are upgraded to"
-    ),
-    printcolumn(
-        name = "Message",
-        type_ = "string",
-        json_path = ".status.message",
-        priority = 1,
-        description = "What the rollout is doing or waiting for"
-    ),
-    printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp")
+    printcolumn = r#"{"name": "Phase", "type": "string", "jsonPath": ".status.phase", "description": "Where the rollout is"}"#,
+    printcolumn = r#"{"name": "Progress", "type": "string", "jsonPath": ".status.progress", "description": "Nodes done / nodes gated"}"#,
+    printcolumn = r#"{"name": "Target Version", "type": "string", "jsonPath": ".status.targetVersion", "description": "The version the nodes are upgraded to"}"#,
+    printcolumn = r#"{"name": "Message", "type": "string", "jsonPath": ".status.message", "priority": 1, "description": "What the rollout is doing or waiting for"}"#,
+    printcolumn = r#"{"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}"#
 )]
 #[serde(rename_all = "camelCase")]
 pub struct MutexRunConfigSpec {

@@ -16,25 +16,10 @@ use serde::{Deserialize, Serialize};
     shortname = "mtarget",
     category = "numo",
     doc = "MutexTarget names the MachineConfigPools whose nodes are paused and upgraded one at a time through numo's gate.",
-    printcolumn(
-        name = "Pools",
-        type_ = "string",
-        json_path = ".spec.machineConfigPools",
-        description = "The gated MachineConfigPools"
-    ),
-    printcolumn(
-        name = "Nodes",
-        type_ = "integer",
-        json_path = ".status.nodeCount",
-        description = "How many nodes the pools select"
-    ),
-    printcolumn(
-        name = "Valid",
-        type_ = "string",
-        json_path = ".status.conditions[?(@.type==\"ValidConfig\")].status",
-        description = "Whether every pool exists"
-    ),
-    printcolumn(name = "Age", type_ = "date", json_path = ".metadata.creationTimestamp")
+    printcolumn = r#"{"name": "Pools", "type": "string", "jsonPath": ".spec.machineConfigPools", "description": "The gated MachineConfigPools"}"#,
+    printcolumn = r#"{"name": "Nodes", "type": "integer", "jsonPath": ".status.nodeCount", "description": "How many nodes the pools select"}"#,
+    printcolumn = r#"{"name": "Valid", "type": "string", "jsonPath": ".status.conditions[?(@.type==\"ValidConfig\")].status", "description": "Whether every pool exists"}"#,
+    printcolumn = r#"{"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}"#
 )]
 #[serde(rename_all = "camelCase")]
 pub struct MutexTargetSpec {
