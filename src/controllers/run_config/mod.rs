@@ -1,0 +1,6 @@
+//! The run_config controller.
+
+use crate::Context;
+
+/// Runs the controller until the process shuts down.
+pub async fn run(_ctx: Context) {}
