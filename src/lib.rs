@@ -4,6 +4,7 @@
 pub mod api;
 pub mod conditions;
 pub mod error;
+pub mod jobs;
 pub mod labels;
 pub mod openshift;
 pub mod selector;
