@@ -1,0 +1,198 @@
+//! What the run-config planner sees: a snapshot of the cluster as observed for one reconcile, reduced to the facts
+//! the procedure needs. Built by `observe`, consumed by the pure `plan`; unit tests build it by hand.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+use k8s_openapi::jiff::Timestamp;
+use serde::{Deserialize, Serialize};
+
+use crate::api::{JobResult, MutexRunConfigSpec, MutexRunConfigStatus};
+use crate::jobs::JobPhase;
+
+/// Everything observed for one reconcile of one run config.
+#[derive(Clone, Debug)]
+pub struct Snapshot {
+    /// The time of the observation.
+    pub now: Timestamp,
+    /// The run config being reconciled.
+    pub run_config: RunConfigView,
+    /// The referenced rules, in spec order.
+    pub rules: Vec<RuleView>,
+    /// The referenced targets, in spec order.
+    pub targets: Vec<TargetView>,
+    /// Every MachineConfigPool, by name.
+    pub pools: BTreeMap<String, PoolView>,
+    /// Every node, by name.
+    pub nodes: BTreeMap<String, NodeView>,
+    /// The ClusterVersion `version`, if it exists.
+    pub cluster: Option<ClusterView>,
+    /// The Jobs this run config created (any version, any node).
+    pub jobs: Vec<JobView>,
+    /// `namespace/name` of every existing run config (to tell a live claim on a pool from a stale one).
+    pub run_configs: BTreeSet<String>,
+}
+
+/// The run config being reconciled.
+#[derive(Clone, Debug)]
+pub struct RunConfigView {
+    /// Its namespace.
+    pub namespace: String,
+    /// Its name.
+    pub name: String,
+    /// Its uid (for owner references).
+    pub uid: String,
+    /// `metadata.generation`.
+    pub generation: Option<i64>,
+    /// The spec.
+    pub spec: MutexRunConfigSpec,
+    /// The status as last written.
+    pub status: MutexRunConfigStatus,
+    /// Whether it is being deleted.
+    pub deleting: bool,
+    /// Whether numo's finalizer is present.
+    pub has_finalizer: bool,
+    /// The node named by the retry annotation.
+    pub retry: Option<String>,
+    /// The nodes named by the skip annotation.
+    pub skip: BTreeSet<String>,
+}
+
+impl RunConfigView {
+    /// `namespace/name`, the value of a pool's claim annotation.
+    pub fn key(&self) -> String {
+        format!("{}/{}", self.namespace, self.name)
+    }
+}
+
+/// A referenced MutexRule.
+#[derive(Clone, Debug)]
+pub struct RuleView {
+    /// The rule's namespace (the reference's, defaulted to the run config's).
+    pub namespace: String,
+    /// The rule's name.
+    pub name: String,
+    /// The rule, if it exists.
+    pub found: Option<FoundRule>,
+}
+
+/// A rule that exists.
+#[derive(Clone, Debug)]
+pub struct FoundRule {
+    /// `Ok` when its ValidConfig condition is True for its current generation; else why not.
+    pub valid: Result<(), String>,
+    /// `spec.jobName`.
+    pub job_name: String,
+    /// Where its Jobs run.
+    pub job_namespace: String,
+    /// `spec.jobSpec`.
+    pub job_spec: serde_json::Value,
+    /// `spec.cleanUpJobSpec`.
+    pub cleanup: Option<serde_json::Value>,
+}
+
+impl RuleView {
+    /// The node label that holds nodes in their target pool for this rule.
+    pub fn label(&self) -> String {
+        crate::labels::rule_label(&self.name, &self.namespace)
+    }
+
+    /// `namespace/name`.
+    pub fn key(&self) -> String {
+        format!("{}/{}", self.namespace, self.name)
+    }
+}
+
+/// A referenced MutexTarget.
+#[derive(Clone, Debug)]
+pub struct TargetView {
+    /// The target's namespace.
+    pub namespace: String,
+    /// The target's name.
+    pub name: String,
+    /// The target, if it exists: `Ok(pools)` when valid, else why not.
+    pub found: Option<Result<Vec<String>, String>>,
+}
+
+/// What a pool's `original` annotation records: the pool as it was before numo changed it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PoolOriginal {
+    /// `spec.paused` before numo.
+    pub paused: bool,
+    /// `spec.nodeSelector` before numo (absent if it had none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_selector: Option<LabelSelector>,
+}
+
+/// A MachineConfigPool.
+#[derive(Clone, Debug, Default)]
+pub struct PoolView {
+    /// The pool's name.
+    pub name: String,
+    /// `metadata.resourceVersion`; numo's pool writes are conditional on it.
+    pub resource_version: String,
+    /// `spec.paused`.
+    pub paused: bool,
+    /// `spec.nodeSelector`.
+    pub node_selector: Option<LabelSelector>,
+    /// The run config (`namespace/name`) that claims this pool, from its annotation.
+    pub claimed_by: Option<String>,
+    /// The pool before numo changed it, from its annotation.
+    pub original: Option<PoolOriginal>,
+}
+
+impl PoolView {
+    /// The selector to compute membership with: the recorded original while numo steers the pool, else the current.
+    pub fn effective_selector(&self) -> Option<&LabelSelector> {
+        match &self.original {
+            Some(original) if self.claimed_by.is_some() => original.node_selector.as_ref(),
+            _ => self.node_selector.as_ref(),
+        }
+    }
+}
+
+/// A node.
+#[derive(Clone, Debug, Default)]
+pub struct NodeView {
+    /// The node's name.
+    pub name: String,
+    /// Its labels.
+    pub labels: BTreeMap<String, String>,
+    /// Whether its Ready condition is True.
+    pub ready: bool,
+    /// Its release version, read as the run config's `versionSource` says; None if unknown.
+    pub version: Option<String>,
+}
+
+/// The ClusterVersion.
+#[derive(Clone, Debug, Default)]
+pub struct ClusterView {
+    /// `spec.desiredUpdate.version`, else `status.desired.version`.
+    pub target_version: Option<String>,
+    /// Whether `status.history[0]` is Completed for the target version.
+    pub control_plane_completed: bool,
+}
+
+/// A Job this run config created.
+#[derive(Clone, Debug)]
+pub struct JobView {
+    /// Its name.
+    pub name: String,
+    /// Its namespace.
+    pub namespace: String,
+    /// The node it is for.
+    pub node: String,
+    /// The rule, `namespace/name`.
+    pub rule: String,
+    /// Gate or cleanup.
+    pub phase: JobPhase,
+    /// The attempt (1, 2, ...).
+    pub attempt: u32,
+    /// The target version it ran for.
+    pub target_version: String,
+    /// Its outcome so far.
+    pub result: JobResult,
+    /// Why it failed.
+    pub message: Option<String>,
+}
