@@ -99,12 +99,8 @@ build_kwok() {
 }
 
 build_operator_sdk() {
-  [[ -x "$OPERATOR_SDK_BIN/operator-sdk" ]] && return
-  log "building operator-sdk $OPERATOR_SDK_VERSION"
-  mkdir -p "$OPERATOR_SDK_BIN.partial"
-  with_progress operator-sdk env GOBIN="$OPERATOR_SDK_BIN.partial" go install -trimpath -tags containers_image_openpgp \
-    -ldflags "-s -w" "github.com/operator-framework/operator-sdk/cmd/operator-sdk@$OPERATOR_SDK_VERSION"
-  rm -rf "$OPERATOR_SDK_BIN" && mv "$OPERATOR_SDK_BIN.partial" "$OPERATOR_SDK_BIN"
+  # The module proxy serves only operator-sdk's source zip, not its go.mod: see hack/build-operator-sdk.sh.
+  "$here/build-operator-sdk.sh"
 }
 
 targets=("$@")
