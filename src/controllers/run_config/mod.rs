@@ -1,12 +1,273 @@
-//! The MutexRunConfig controller: the whole gated rollout. `observe` reads the cluster into a [`snapshot::Snapshot`],
-//! `plan` (pure) decides, `apply` carries the intents out idempotently, `status` writes what happened.
+//! The MutexRunConfig controller: the whole gated rollout. `observe` reads the cluster (from watch-fed caches) into a
+//! [`snapshot::Snapshot`], `plan` (pure) decides, `apply` carries the intents out idempotently, `status` writes what
+//! happened and publishes Events.
 
+pub mod apply;
 pub mod membership;
+pub mod observe;
 pub mod plan;
 pub mod snapshot;
+pub mod status;
 pub mod version;
 
-use crate::Context;
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+use futures::StreamExt;
+use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::core::v1::Node;
+use k8s_openapi::jiff::Timestamp;
+use kube::api::{Patch, PatchParams};
+use kube::core::{DeserializeGuard, PartialObjectMeta};
+use kube::runtime::controller::Action;
+use kube::runtime::events::{Event, EventType};
+use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::{predicates, watcher, Controller, WatchStreamExt};
+use kube::{Api, Resource, ResourceExt};
+use tracing::instrument;
+
+use crate::api::{MutexRule, MutexRunConfig, MutexTarget};
+use crate::labels;
+use crate::openshift::{self, ClusterVersion, MachineConfig, MachineConfigPool};
+use crate::{Context, Error, Result};
+
+/// The name of this controller in metrics and logs.
+pub const CONTROLLER: &str = "mutexrunconfig";
+
+/// What the reconciler shares: the operator context and the watch-fed caches.
+struct RunConfigContext {
+    ctx: Context,
+    stores: observe::Stores,
+}
+
+type Guarded = DeserializeGuard<MutexRunConfig>;
 
 /// Runs the controller until the process shuts down.
-pub async fn run(_ctx: Context) {}
+pub async fn run(ctx: Context) {
+    let client = ctx.client.clone();
+    let config = watcher::Config::default().any_semantic();
+
+    let (run_configs, rc_writer) = reflector::store::<Guarded>();
+    let rc_stream = watcher(Api::<Guarded>::all(client.clone()), config.clone())
+        .default_backoff()
+        .reflect(rc_writer)
+        .applied_objects()
+        .predicate_filter(run_config_predicate, Default::default());
+
+    let (rules, writer) = reflector::store::<DeserializeGuard<MutexRule>>();
+    let rule_stream = watcher(Api::<DeserializeGuard<MutexRule>>::all(client.clone()), config.clone())
+        .default_backoff()
+        .reflect(writer)
+        .touched_objects();
+    let (targets, writer) = reflector::store::<DeserializeGuard<MutexTarget>>();
+    let target_stream = watcher(Api::<DeserializeGuard<MutexTarget>>::all(client.clone()), config.clone())
+        .default_backoff()
+        .reflect(writer)
+        .touched_objects();
+    let (pools, writer) = reflector::store::<MachineConfigPool>();
+    let pool_stream = watcher(Api::<MachineConfigPool>::all(client.clone()), config.clone())
+        .default_backoff()
+        .reflect(writer)
+        .touched_objects();
+    let (nodes, writer) = reflector::store::<Node>();
+    let node_stream = watcher(Api::<Node>::all(client.clone()), config.clone())
+        .default_backoff()
+        .reflect(writer)
+        .touched_objects()
+        .predicate_filter(node_predicate, Default::default());
+    let (machine_configs, writer) = reflector::store();
+    let mc_stream = watcher(Api::<PartialObjectMeta<MachineConfig>>::all(client.clone()), config.clone())
+        .default_backoff()
+        .reflect(writer)
+        .touched_objects()
+        .predicate_filter(predicates::annotations, Default::default());
+    let (cluster_versions, writer) = reflector::store::<ClusterVersion>();
+    let cv_stream = watcher(
+        Api::<ClusterVersion>::all(client.clone()),
+        config.clone().fields(&format!("metadata.name={}", openshift::CLUSTER_VERSION_NAME)),
+    )
+    .default_backoff()
+    .reflect(writer)
+    .touched_objects();
+    let (jobs, writer) = reflector::store::<Job>();
+    let job_stream = watcher(
+        Api::<Job>::all(client.clone()),
+        config.clone().labels(&format!("{}={}", labels::JOB_MANAGED_BY, labels::MANAGER)),
+    )
+    .default_backoff()
+    .reflect(writer)
+    .touched_objects();
+
+    let stores = observe::Stores {
+        run_configs: run_configs.clone(),
+        rules,
+        targets,
+        pools,
+        nodes,
+        machine_configs,
+        cluster_versions,
+        jobs,
+    };
+    let shared = Arc::new(RunConfigContext { ctx, stores });
+
+    let all = {
+        let store = run_configs.clone();
+        move || all_run_configs(&store)
+    };
+    let (all_for_pools, all_for_nodes, all_for_mcs, all_for_cv) = (all.clone(), all.clone(), all.clone(), all);
+    let referencing_rule = {
+        let store = run_configs.clone();
+        move |rule: DeserializeGuard<MutexRule>| referencing(&store, &rule, |spec| &spec.mutex_rules)
+    };
+    let referencing_target = {
+        let store = run_configs.clone();
+        move |target: DeserializeGuard<MutexTarget>| referencing(&store, &target, |spec| &spec.mutex_targets)
+    };
+
+    Controller::for_stream(rc_stream, run_configs)
+        .watches_stream(rule_stream, referencing_rule)
+        .watches_stream(target_stream, referencing_target)
+        .watches_stream(pool_stream, move |_| all_for_pools())
+        .watches_stream(node_stream, move |_| all_for_nodes())
+        .watches_stream(mc_stream, move |_| all_for_mcs())
+        .watches_stream(cv_stream, move |_| all_for_cv())
+        .watches_stream(job_stream, job_owner)
+        .shutdown_on_signal()
+        .run(reconcile, error_policy, shared)
+        .for_each(|result| async move {
+            if let Err(error) = result {
+                tracing::debug!(%error, "run-config reconcile did not complete");
+            }
+        })
+        .await;
+}
+
+/// Run configs react to spec, annotation (retry/skip), finalizer and deletion changes, not to their own status writes.
+fn run_config_predicate(rc: &Guarded) -> Option<u64> {
+    let meta = rc.meta();
+    let mut hasher = DefaultHasher::new();
+    meta.generation.hash(&mut hasher);
+    meta.annotations.hash(&mut hasher);
+    meta.finalizers.hash(&mut hasher);
+    meta.deletion_timestamp.as_ref().map(|t| t.0.as_second()).hash(&mut hasher);
+    meta.uid.hash(&mut hasher);
+    Some(hasher.finish())
+}
+
+/// Nodes matter when their labels, readiness or machine-config annotations change — not on every heartbeat.
+fn node_predicate(node: &Node) -> Option<u64> {
+    let mut hasher = DefaultHasher::new();
+    node.metadata.uid.hash(&mut hasher);
+    node.metadata.labels.hash(&mut hasher);
+    node.metadata.deletion_timestamp.is_some().hash(&mut hasher);
+    for key in [openshift::CURRENT_CONFIG, openshift::DESIRED_CONFIG, openshift::MCD_STATE] {
+        node.annotations().get(key).hash(&mut hasher);
+    }
+    let ready = node
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .and_then(|cs| cs.iter().find(|c| c.type_ == "Ready"))
+        .map(|c| c.status.clone());
+    ready.hash(&mut hasher);
+    Some(hasher.finish())
+}
+
+fn all_run_configs(store: &Store<Guarded>) -> Vec<ObjectRef<Guarded>> {
+    store.state().iter().map(|rc| ObjectRef::from_obj(rc.as_ref())).collect()
+}
+
+/// The run configs whose spec references `obj` (a rule or target).
+fn referencing<K: Resource>(
+    store: &Store<Guarded>,
+    obj: &K,
+    refs: impl Fn(&crate::api::MutexRunConfigSpec) -> &Vec<crate::api::ObjectReference>,
+) -> Vec<ObjectRef<Guarded>> {
+    let (Some(name), Some(namespace)) = (obj.meta().name.as_deref(), obj.meta().namespace.as_deref()) else {
+        return Vec::new();
+    };
+    store
+        .state()
+        .iter()
+        .filter(|guard| match &guard.0 {
+            Ok(rc) => {
+                let own = rc.namespace().unwrap_or_default();
+                refs(&rc.spec).iter().any(|r| r.name == name && r.namespace_or(&own) == namespace)
+            }
+            Err(_) => false,
+        })
+        .map(|rc| ObjectRef::from_obj(rc.as_ref()))
+        .collect()
+}
+
+/// The run config a Job belongs to, from its labels.
+fn job_owner(job: Job) -> Option<ObjectRef<Guarded>> {
+    let name = job.labels().get(labels::JOB_RUN_CONFIG)?;
+    let namespace = job.labels().get(labels::JOB_RUN_CONFIG_NAMESPACE)?;
+    Some(ObjectRef::new(name).within(namespace))
+}
+
+#[instrument(skip_all, fields(run_config = %obj.meta().name.as_deref().unwrap_or_default(),
+    namespace = %obj.meta().namespace.as_deref().unwrap_or_default()))]
+async fn reconcile(obj: Arc<Guarded>, shared: Arc<RunConfigContext>) -> Result<Action> {
+    let started = std::time::Instant::now();
+    shared.stores.ready().await.map_err(|_| Error::MissingField("caches (the watches stopped)"))?;
+    let rc = match &obj.0 {
+        Ok(rc) => rc,
+        Err(invalid) => {
+            report_malformed(&shared.ctx, invalid).await?;
+            return Ok(Action::await_change());
+        }
+    };
+    let snapshot = observe::snapshot(&shared.stores, rc, Timestamp::now());
+    let plan = plan::plan(&snapshot);
+    tracing::debug!(intents = plan.intents.len(), phase = ?plan.status.phase, "planned");
+    apply::apply(&shared.ctx.client, rc, &snapshot, &plan.intents).await?;
+    if !plan.intents.contains(&plan::Intent::RemoveFinalizer) {
+        status::write(&shared.ctx.client, rc, &plan.status).await?;
+    }
+    status::publish(&shared.ctx.recorder, rc, &plan.notices).await;
+    tracing::debug!(elapsed_ms = started.elapsed().as_millis() as u64, "reconciled");
+    Ok(plan.requeue_after.map_or_else(Action::await_change, Action::requeue))
+}
+
+fn error_policy(_obj: Arc<Guarded>, error: &Error, _shared: Arc<RunConfigContext>) -> Action {
+    tracing::warn!(%error, "run-config reconcile failed");
+    Action::requeue(error.retry_after())
+}
+
+/// A run config that does not parse: say so in its status and an Event; nothing else is touched.
+async fn report_malformed(ctx: &Context, invalid: &kube::core::error_boundary::InvalidObject) -> Result<()> {
+    let (Some(name), Some(namespace)) = (invalid.metadata.name.as_deref(), invalid.metadata.namespace.as_deref())
+    else {
+        return Err(Error::MissingField("metadata.name"));
+    };
+    let message = format!("The MutexRunConfig does not match its schema and is ignored: {}", invalid.error);
+    let api: Api<MutexRunConfig> = Api::namespaced(ctx.client.clone(), namespace);
+    let body = serde_json::json!({
+        "apiVersion": MutexRunConfig::api_version(&()),
+        "kind": MutexRunConfig::kind(&()),
+        "status": {"phase": "Invalid", "message": message},
+    });
+    api.patch_status(name, &PatchParams::apply("numo-run-config-status").force(), &Patch::Apply(&body)).await?;
+    let reference = k8s_openapi::api::core::v1::ObjectReference {
+        api_version: Some(MutexRunConfig::api_version(&()).into()),
+        kind: Some(MutexRunConfig::kind(&()).into()),
+        name: Some(name.into()),
+        namespace: Some(namespace.into()),
+        uid: invalid.metadata.uid.clone(),
+        ..Default::default()
+    };
+    let event = Event {
+        type_: EventType::Warning,
+        reason: "Malformed".into(),
+        note: Some(message),
+        action: "Validate".into(),
+        secondary: None,
+    };
+    if let Err(error) = ctx.recorder.publish(&event, &reference).await {
+        tracing::warn!(%error, "could not publish an Event");
+    }
+    Ok(())
+}

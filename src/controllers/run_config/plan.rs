@@ -73,8 +73,8 @@ pub enum Intent {
         pool: String,
         /// The resourceVersion the plan was made from.
         resource_version: String,
-        /// What to put back.
-        original: PoolOriginal,
+        /// What to put back; None when the record is missing or unreadable (only numo's annotations are dropped).
+        original: Option<PoolOriginal>,
     },
     /// Add rule labels to a node (holding it in its target pool).
     LabelNode {
@@ -1133,7 +1133,7 @@ impl<'a> Planner<'a> {
             self.intents.push(Intent::RestorePool {
                 pool: pool.name.clone(),
                 resource_version: pool.resource_version.clone(),
-                original: pool.original.clone().unwrap_or_default(),
+                original: pool.original.clone(),
             });
         }
         for (node, labels) in self.labelled_nodes() {
@@ -1164,7 +1164,7 @@ impl<'a> Planner<'a> {
             self.intents.push(Intent::RestorePool {
                 pool: pool.name.clone(),
                 resource_version: pool.resource_version.clone(),
-                original: pool.original.clone().unwrap_or_default(),
+                original: pool.original.clone(),
             });
         }
         let labelled = self.labelled_nodes();

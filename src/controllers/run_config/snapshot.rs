@@ -140,6 +140,10 @@ pub struct PoolView {
     pub claimed_by: Option<String>,
     /// The pool before numo changed it, from its annotation.
     pub original: Option<PoolOriginal>,
+    /// Whether the pool has any annotations (a JSON Patch must create the map first otherwise).
+    pub has_annotations: bool,
+    /// Whether the pool carries numo's `original` annotation, readable or not.
+    pub original_recorded: bool,
 }
 
 impl PoolView {
