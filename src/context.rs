@@ -33,6 +33,8 @@ pub struct Context {
     pub metrics: Arc<Metrics>,
     /// Publishes Kubernetes Events.
     pub recorder: Recorder,
+    /// Tells `/readyz` when each controller's watches are initialised (see `crate::server::Readiness`).
+    pub readiness: crate::server::Readiness,
 }
 
 impl Context {
@@ -40,7 +42,7 @@ impl Context {
     pub fn new(client: kube::Client, config: OperatorConfig, metrics: Arc<Metrics>) -> Self {
         let reporter = Reporter { controller: "numo".into(), instance: std::env::var("POD_NAME").ok() };
         let recorder = Recorder::new(client.clone(), reporter);
-        Self { client, config: Arc::new(config), metrics, recorder }
+        Self { client, config: Arc::new(config), metrics, recorder, readiness: Default::default() }
     }
 }
 

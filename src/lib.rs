@@ -13,5 +13,11 @@ pub use error::{Error, Result};
 pub mod context;
 pub mod controllers;
 pub mod metrics;
+pub mod crdgen;
+pub mod events;
+pub mod leader;
+pub mod membership;
+pub mod server;
+pub mod telemetry;
 
 pub use context::{Context, OperatorConfig};

@@ -1,1 +1,221 @@
-fn main() {}
+#![forbid(unsafe_code)]
+//! `numo`: the Node Upgrade Mutex Operator. `numo run` runs the operator; `numo crds` prints its CRDs.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use clap::{Parser, Subcommand};
+use numo::leader::{self, LeaderConfig};
+use numo::metrics::Metrics;
+use numo::server::{self, Readiness};
+use numo::telemetry::{self, LogFormat};
+use numo::{Context, OperatorConfig};
+
+/// Where the service-account namespace is mounted in a pod.
+const IN_CLUSTER_NAMESPACE_FILE: &str = "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
+
+/// numo gates OpenShift worker-node upgrades behind admin-defined Jobs.
+#[derive(Debug, Parser)]
+#[command(name = "numo", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the operator.
+    Run(RunArgs),
+    /// Print numo's CustomResourceDefinitions as multi-document YAML, or write one file per CRD.
+    Crds {
+        /// Write `<plural>.<group>.yaml` files into this directory instead of printing.
+        #[arg(long, value_name = "DIR")]
+        output_dir: Option<PathBuf>,
+    },
+}
+
+#[derive(Debug, clap::Args)]
+struct RunArgs {
+    /// Namespaces, besides a MutexRule's own, that its Jobs may run in (comma-separated). Empty: only the rule's own.
+    #[arg(long, env = "NUMO_ALLOWED_JOB_NAMESPACES", value_delimiter = ',', default_value = "")]
+    allowed_job_namespaces: Vec<String>,
+
+    /// Address of the /metrics, /healthz and /readyz endpoints.
+    #[arg(long, env = "NUMO_METRICS_ADDRESS", default_value = "0.0.0.0:8080")]
+    metrics_address: SocketAddr,
+
+    /// Log format.
+    #[arg(long, env = "NUMO_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    log_format: LogFormat,
+
+    /// Elect a leader through a Lease so that only one replica runs the controllers (`--leader-election=false` to
+    /// run unconditionally).
+    #[arg(long, env = "NUMO_LEADER_ELECTION", default_value_t = true, action = clap::ArgAction::Set)]
+    leader_election: bool,
+
+    /// Name of the leader Lease.
+    #[arg(long, env = "NUMO_LEASE_NAME", default_value = "numo-leader")]
+    lease_name: String,
+
+    /// Namespace of the leader Lease; defaults to the pod's namespace when running in a cluster.
+    #[arg(long, env = "POD_NAMESPACE")]
+    lease_namespace: Option<String>,
+}
+
+impl RunArgs {
+    fn operator_config(&self) -> OperatorConfig {
+        let allowed = self.allowed_job_namespaces.iter().map(|n| n.trim().to_string()).filter(|n| !n.is_empty());
+        OperatorConfig { allowed_job_namespaces: allowed.collect(), ..Default::default() }
+    }
+
+    /// The Lease's namespace: the flag/env, else the in-cluster namespace file; `None` without leader election.
+    fn lease_namespace(&self) -> anyhow::Result<Option<String>> {
+        if !self.leader_election {
+            return Ok(None);
+        }
+        if let Some(ns) = self.lease_namespace.as_ref().filter(|ns| !ns.is_empty()) {
+            return Ok(Some(ns.clone()));
+        }
+        match std::fs::read_to_string(IN_CLUSTER_NAMESPACE_FILE) {
+            Ok(ns) if !ns.trim().is_empty() => Ok(Some(ns.trim().to_string())),
+            _ => anyhow::bail!(
+                "leader election needs the Lease's namespace: set --lease-namespace or POD_NAMESPACE \
+                 (or run with --leader-election=false)"
+            ),
+        }
+    }
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Crds { output_dir } => crds(output_dir),
+        Command::Run(args) => run(args).await,
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            tracing::error!(error = format!("{error:#}"), "numo stopped");
+            eprintln!("numo: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn crds(output_dir: Option<PathBuf>) -> anyhow::Result<()> {
+    match output_dir {
+        Some(dir) => {
+            for path in numo::crdgen::write_dir(&dir)? {
+                println!("wrote {}", path.display());
+            }
+        }
+        None => print!("{}", numo::crdgen::all_yaml()?),
+    }
+    Ok(())
+}
+
+async fn run(args: RunArgs) -> anyhow::Result<()> {
+    telemetry::init(args.log_format)?;
+    let lease_namespace = args.lease_namespace()?;
+    let client = kube::Client::try_default().await.context("could not configure the Kubernetes client")?;
+    let metrics = Arc::new(Metrics::default());
+    let readiness = Readiness::default();
+    let mut ctx = Context::new(client.clone(), args.operator_config(), metrics.clone());
+    ctx.readiness = readiness.clone();
+
+    let listener = server::bind(args.metrics_address)
+        .await
+        .with_context(|| format!("could not listen on {}", args.metrics_address))?;
+    tracing::info!(address = %args.metrics_address, "serving /metrics, /healthz and /readyz");
+    let endpoints = tokio::spawn(server::serve(listener, metrics.clone(), readiness.clone()));
+
+    let outcome = match lease_namespace {
+        Some(namespace) => {
+            let config = LeaderConfig::new(&args.lease_name, namespace, leader::default_identity());
+            let lead = || numo::controllers::run(ctx);
+            leader::run_as_leader(client, &config, &readiness, &metrics, lead, shutdown_signal())
+                .await
+                .map_err(anyhow::Error::from)
+        }
+        None => {
+            metrics.set_leader(true);
+            tokio::select! {
+                () = numo::controllers::run(ctx) => Ok(()),
+                () = shutdown_signal() => Ok(()),
+            }
+        }
+    };
+    endpoints.abort();
+    outcome
+}
+
+/// Resolves on SIGTERM (how Kubernetes stops a pod) or Ctrl-C.
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => tracing::info!("interrupted; shutting down"),
+        () = terminate => tracing::info!("terminated; shutting down"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(std::iter::once("numo").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn run_has_safe_defaults() {
+        let Ok(Cli { command: Command::Run(args) }) = parse(&["run"]) else { panic!("`numo run` must parse") };
+        assert!(args.leader_election);
+        assert_eq!(args.lease_name, "numo-leader");
+        assert_eq!(args.metrics_address.to_string(), "0.0.0.0:8080");
+        assert!(args.operator_config().allowed_job_namespaces.is_empty());
+    }
+
+    #[test]
+    fn flags_parse_lists_and_switches() {
+        let parsed = parse(&[
+            "run",
+            "--allowed-job-namespaces",
+            "ops, batch",
+            "--leader-election=false",
+            "--log-format",
+            "json",
+        ]);
+        let Ok(Cli { command: Command::Run(args) }) = parsed else { panic!("flags must parse") };
+        assert_eq!(args.operator_config().allowed_job_namespaces, ["ops", "batch"]);
+        assert!(!args.leader_election);
+        assert_eq!(args.log_format, LogFormat::Json);
+        assert_eq!(args.lease_namespace().ok(), Some(None), "no Lease without leader election");
+    }
+
+    #[test]
+    fn crds_takes_an_output_directory() {
+        let Ok(Cli { command: Command::Crds { output_dir } }) = parse(&["crds", "--output-dir", "config/crd"]) else {
+            panic!("`numo crds --output-dir` must parse")
+        };
+        assert_eq!(output_dir, Some(PathBuf::from("config/crd")));
+    }
+}

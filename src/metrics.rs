@@ -1,10 +1,229 @@
-//! Prometheus metrics, registered under the `numo` prefix.
+//! Prometheus metrics, registered under the `numo` prefix and served on `/metrics`.
+//!
+//! Every label has a bounded set of values: controller names, error kinds, phases and results are fixed enums; the
+//! `run_config` label names a run config (`namespace/name`), of which a cluster has a handful, and its series are
+//! removed when the run config goes away ([`Metrics::forget_run_config`]).
 
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::Registry;
 
-/// The operator's metrics.
-#[derive(Default)]
+use crate::api::{JobResult, NodePhase};
+
+/// Labels of the reconcile error counter.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ErrorLabels {
+    controller: &'static str,
+    error: &'static str,
+}
+
+/// Labels naming a controller.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ControllerLabels {
+    controller: &'static str,
+}
+
+/// Labels of the nodes-by-phase gauge.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct NodePhaseLabels {
+    run_config: String,
+    phase: &'static str,
+}
+
+/// Labels of the finished-Jobs counter.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct JobLabels {
+    phase: &'static str,
+    result: &'static str,
+}
+
+/// Labels of the node duration histogram.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct OutcomeLabels {
+    outcome: &'static str,
+}
+
+fn reconcile_histogram() -> Histogram {
+    // 1 ms .. ~33 s
+    Histogram::new(exponential_buckets(0.001, 2.0, 16))
+}
+
+fn node_histogram() -> Histogram {
+    // 10 s .. ~11 h
+    Histogram::new(exponential_buckets(10.0, 2.0, 13))
+}
+
+/// The operator's metrics. `Metrics::default()` registers every family.
 pub struct Metrics {
-    /// The registry served on `/metrics`.
-    pub registry: std::sync::Mutex<Registry>,
+    registry: Registry,
+    reconcile_errors: Family<ErrorLabels, Counter>,
+    reconcile_duration: Family<ControllerLabels, Histogram, fn() -> Histogram>,
+    nodes_by_phase: Family<NodePhaseLabels, Gauge>,
+    jobs_finished: Family<JobLabels, Counter>,
+    node_duration: Family<OutcomeLabels, Histogram, fn() -> Histogram>,
+    leader: Gauge,
+}
+
+impl Default for Metrics {
+    fn default() -> Self {
+        let mut registry = Registry::with_prefix("numo");
+        let reconcile_errors = Family::<ErrorLabels, Counter>::default();
+        registry.register(
+            "reconcile_errors",
+            "Reconciles that failed, by controller and kind of error",
+            reconcile_errors.clone(),
+        );
+        let reconcile_duration =
+            Family::<ControllerLabels, Histogram, fn() -> Histogram>::new_with_constructor(reconcile_histogram);
+        registry.register(
+            "reconcile_duration_seconds",
+            "How long one reconcile took, by controller",
+            reconcile_duration.clone(),
+        );
+        let nodes_by_phase = Family::<NodePhaseLabels, Gauge>::default();
+        registry.register("nodes", "Nodes of a run config's rollout, by phase", nodes_by_phase.clone());
+        let jobs_finished = Family::<JobLabels, Counter>::default();
+        registry.register(
+            "jobs_finished",
+            "Gate and cleanup Jobs that finished, by phase and result",
+            jobs_finished.clone(),
+        );
+        let node_duration = Family::<OutcomeLabels, Histogram, fn() -> Histogram>::new_with_constructor(node_histogram);
+        registry.register(
+            "node_duration_seconds",
+            "Time from a node's first gate Job until it finished, by outcome (done, failed, skipped)",
+            node_duration.clone(),
+        );
+        let leader = Gauge::default();
+        registry.register(
+            "leader",
+            "1 while this replica holds the leader lease and runs the controllers",
+            leader.clone(),
+        );
+        Self { registry, reconcile_errors, reconcile_duration, nodes_by_phase, jobs_finished, node_duration, leader }
+    }
+}
+
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Metrics").finish_non_exhaustive()
+    }
+}
+
+impl Metrics {
+    /// Counts a failed reconcile of `controller`, labelled with the error's kind.
+    pub fn reconcile_error(&self, controller: &'static str, err: &crate::Error) {
+        self.reconcile_errors.get_or_create(&ErrorLabels { controller, error: err.metric_label() }).inc();
+    }
+
+    /// Records how long a reconcile of `controller` took.
+    pub fn reconcile_duration(&self, controller: &'static str, seconds: f64) {
+        self.reconcile_duration.get_or_create(&ControllerLabels { controller }).observe(seconds);
+    }
+
+    /// Sets how many nodes of `run_config` (`namespace/name`) are in `phase`.
+    pub fn set_nodes_by_phase(&self, run_config: &str, phase: NodePhase, count: u32) {
+        let labels = NodePhaseLabels { run_config: run_config.to_string(), phase: node_phase_label(phase) };
+        self.nodes_by_phase.get_or_create(&labels).set(i64::from(count));
+    }
+
+    /// Removes every series of `run_config` (call when the run config is deleted).
+    pub fn forget_run_config(&self, run_config: &str) {
+        for phase in ALL_NODE_PHASES {
+            let labels = NodePhaseLabels { run_config: run_config.to_string(), phase: node_phase_label(phase) };
+            self.nodes_by_phase.remove(&labels);
+        }
+    }
+
+    /// Counts a finished Job; `phase` is `gate` or `cleanup`.
+    pub fn job_finished(&self, phase: &'static str, result: JobResult) {
+        let result = match result {
+            JobResult::Running => "running",
+            JobResult::Succeeded => "succeeded",
+            JobResult::Failed => "failed",
+        };
+        self.jobs_finished.get_or_create(&JobLabels { phase, result }).inc();
+    }
+
+    /// Records how long a node took from its first gate Job until it finished; `outcome` is `done`, `failed` or
+    /// `skipped`.
+    pub fn node_finished(&self, outcome: &'static str, seconds: f64) {
+        self.node_duration.get_or_create(&OutcomeLabels { outcome }).observe(seconds);
+    }
+
+    /// Records whether this replica is the leader.
+    pub fn set_leader(&self, leader: bool) {
+        self.leader.set(i64::from(leader));
+    }
+
+    /// The metrics in the Prometheus text exposition format.
+    pub fn encode(&self) -> Result<String, std::fmt::Error> {
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &self.registry)?;
+        Ok(text)
+    }
+}
+
+const ALL_NODE_PHASES: [NodePhase; 8] = [
+    NodePhase::Pending,
+    NodePhase::Gating,
+    NodePhase::Released,
+    NodePhase::Upgrading,
+    NodePhase::CleaningUp,
+    NodePhase::Done,
+    NodePhase::Failed,
+    NodePhase::Skipped,
+];
+
+fn node_phase_label(phase: NodePhase) -> &'static str {
+    match phase {
+        NodePhase::Pending => "Pending",
+        NodePhase::Gating => "Gating",
+        NodePhase::Released => "Released",
+        NodePhase::Upgrading => "Upgrading",
+        NodePhase::CleaningUp => "CleaningUp",
+        NodePhase::Done => "Done",
+        NodePhase::Failed => "Failed",
+        NodePhase::Skipped => "Skipped",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_family_is_exposed_with_the_numo_prefix() {
+        let metrics = Metrics::default();
+        metrics.reconcile_error("mutex_rule", &crate::Error::InvalidConfig("x".into()));
+        metrics.reconcile_duration("mutex_rule", 0.02);
+        metrics.set_nodes_by_phase("ns/rc", NodePhase::Gating, 2);
+        metrics.job_finished("gate", JobResult::Succeeded);
+        metrics.node_finished("done", 120.0);
+        metrics.set_leader(true);
+        let text = metrics.encode().unwrap_or_default();
+        assert!(
+            text.contains(r#"numo_reconcile_errors_total{controller="mutex_rule",error="invalid_config"} 1"#),
+            "{text}"
+        );
+        assert!(text.contains(r#"numo_reconcile_duration_seconds_count{controller="mutex_rule"} 1"#), "{text}");
+        assert!(text.contains(r#"numo_nodes{run_config="ns/rc",phase="Gating"} 2"#), "{text}");
+        assert!(text.contains(r#"numo_jobs_finished_total{phase="gate",result="succeeded"} 1"#), "{text}");
+        assert!(text.contains(r#"numo_node_duration_seconds_count{outcome="done"} 1"#), "{text}");
+        assert!(text.contains("numo_leader 1"), "{text}");
+    }
+
+    #[test]
+    fn a_forgotten_run_config_leaves_no_series() {
+        let metrics = Metrics::default();
+        metrics.set_nodes_by_phase("ns/rc", NodePhase::Done, 5);
+        metrics.set_nodes_by_phase("ns/other", NodePhase::Done, 1);
+        metrics.forget_run_config("ns/rc");
+        let text = metrics.encode().unwrap_or_default();
+        assert!(!text.contains("ns/rc"), "{text}");
+        assert!(text.contains("ns/other"), "{text}");
+    }
 }

@@ -1,5 +1,6 @@
 //! The three controllers. Each reconcile is a pipeline: observe → plan (pure) → apply → status.
 
+pub mod malformed;
 pub mod mutex_rule;
 pub mod mutex_target;
 pub mod run_config;
