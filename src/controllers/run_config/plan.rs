@@ -1213,3 +1213,7 @@ impl<'a> Planner<'a> {
         Plan { intents: self.intents, status: self.status, notices: self.notices, requeue_after: self.requeue_after }
     }
 }
+
+#[cfg(test)]
+#[path = "plan_tests.rs"]
+mod tests;

@@ -1,0 +1,318 @@
+//! Shared pieces of the run-config integration tests: the objects an admin creates, the operator under test, and a
+//! recorder of what a user would watch happen.
+
+#![allow(dead_code)] // each test binary uses a different subset
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use futures::StreamExt;
+use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::core::v1::Node;
+use kube::api::{Patch, PatchParams, PostParams};
+use kube::runtime::watcher::{self, Event};
+use kube::runtime::WatchStreamExt;
+use kube::{Api, ResourceExt};
+use numo::api::{MutexRule, MutexRunConfig, MutexRunConfigSpec, MutexTarget, NodePhase, RunPhase};
+use numo::openshift::{ClusterVersion, MachineConfigPool};
+use numo_testkit::{TaskId, World};
+use serde_json::json;
+
+pub const OLD: &str = "4.16.4";
+pub const NEW: &str = "4.16.5";
+/// Long enough for a whole simulated rollout on a busy 2-core machine; a test fails long before CI's limit.
+pub const ROLLOUT: Duration = Duration::from_secs(300);
+
+/// A world with a simulated OpenShift of `workers` workers at [`OLD`], the reference's canary pool, and numo's
+/// controllers running.
+pub struct Setup {
+    pub world: World,
+    pub client: kube::Client,
+    pub ns: String,
+    pub operator: Option<TaskId>,
+    pub allowed_job_namespaces: Vec<String>,
+}
+
+impl Setup {
+    pub async fn new(test: &str, workers: usize) -> anyhow::Result<Self> {
+        numo_testkit::init_tracing();
+        let cluster = numo_testkit::cluster().await?;
+        let mut world = cluster.world(test).await?;
+        let shape = numo_simulator::ClusterShape { version: OLD.into(), workers, masters: 1, ..Default::default() };
+        world.openshift(shape, numo_simulator::SimConfig::default()).await?;
+        let client = world.client.clone();
+        let ns = world.namespace.clone();
+        create_canary(&client).await?;
+        Ok(Self { world, client, ns, operator: None, allowed_job_namespaces: Vec::new() })
+    }
+
+    /// Starts numo's three controllers in this process (with the operator's own RBAC where the test kit offers it).
+    pub async fn start_operator(&mut self) -> anyhow::Result<()> {
+        let cluster = numo_testkit::cluster().await?;
+        let client = numo_testkit::rbac::operator_client(cluster).await?;
+        let config =
+            numo::OperatorConfig { allowed_job_namespaces: self.allowed_job_namespaces.clone(), ..Default::default() };
+        let ctx = numo::Context::new(client, config, Default::default());
+        self.operator = Some(self.world.spawn(numo::controllers::run(ctx)));
+        Ok(())
+    }
+
+    /// Kills the operator (as a crash would: no cleanup runs).
+    pub fn kill_operator(&mut self) {
+        if let Some(id) = self.operator.take() {
+            self.world.stop(id);
+        }
+    }
+
+    pub fn run_configs(&self) -> Api<MutexRunConfig> {
+        Api::namespaced(self.client.clone(), &self.ns)
+    }
+
+    pub async fn rule(
+        &self,
+        name: &str,
+        gate: serde_json::Value,
+        cleanup: Option<serde_json::Value>,
+    ) -> anyhow::Result<()> {
+        let mut spec = json!({"jobName": name, "jobSpec": gate});
+        if let Some(cleanup) = cleanup {
+            spec["cleanUpJobSpec"] = cleanup;
+        }
+        let rule: MutexRule = serde_json::from_value(json!({
+            "apiVersion": "openshift-optional.skrzypek.io/v1alpha1", "kind": "MutexRule",
+            "metadata": {"name": name, "namespace": self.ns}, "spec": spec,
+        }))?;
+        Api::<MutexRule>::namespaced(self.client.clone(), &self.ns).create(&PostParams::default(), &rule).await?;
+        Ok(())
+    }
+
+    pub async fn target(&self, name: &str, pools: &[&str]) -> anyhow::Result<()> {
+        let target: MutexTarget = serde_json::from_value(json!({
+            "apiVersion": "openshift-optional.skrzypek.io/v1alpha1", "kind": "MutexTarget",
+            "metadata": {"name": name, "namespace": self.ns}, "spec": {"machineConfigPools": pools},
+        }))?;
+        Api::<MutexTarget>::namespaced(self.client.clone(), &self.ns).create(&PostParams::default(), &target).await?;
+        Ok(())
+    }
+
+    /// Creates a run config from the reference's fields plus `extra` spec fields.
+    pub async fn run_config(
+        &self,
+        name: &str,
+        rules: &[&str],
+        targets: &[&str],
+        extra: serde_json::Value,
+    ) -> anyhow::Result<()> {
+        let mut spec = json!({
+            "canary": {"name": "canary"},
+            "mutexRules": rules.iter().map(|r| json!({"name": r, "namespace": self.ns})).collect::<Vec<_>>(),
+            "mutexTargets": targets.iter().map(|t| json!({"name": t})).collect::<Vec<_>>(),
+        });
+        if let (Some(spec), Some(extra)) = (spec.as_object_mut(), extra.as_object()) {
+            spec.extend(extra.clone());
+        }
+        let spec: MutexRunConfigSpec = serde_json::from_value(spec)?;
+        let mut rc = MutexRunConfig::new(name, spec);
+        rc.metadata.namespace = Some(self.ns.clone());
+        self.run_configs().create(&PostParams::default(), &rc).await?;
+        Ok(())
+    }
+
+    pub async fn wait_phase(&self, name: &str, phase: RunPhase, timeout: Duration) -> anyhow::Result<MutexRunConfig> {
+        numo_testkit::wait_until(
+            &self.run_configs(),
+            name,
+            timeout,
+            &format!("phase {phase:?}"),
+            move |rc: &MutexRunConfig| rc.status.as_ref().and_then(|s| s.phase) == Some(phase),
+        )
+        .await
+    }
+
+    pub async fn wait_node_phase(&self, name: &str, node: &str, phase: NodePhase) -> anyhow::Result<MutexRunConfig> {
+        let node = node.to_string();
+        numo_testkit::wait_until(
+            &self.run_configs(),
+            name,
+            ROLLOUT,
+            &format!("{node} {phase:?}"),
+            move |rc: &MutexRunConfig| {
+                rc.status.as_ref().is_some_and(|s| s.nodes.iter().any(|e| e.name == node && e.phase == phase))
+            },
+        )
+        .await
+    }
+
+    /// Starts the cluster upgrade to `version` (what an admin does with `oc adm upgrade`).
+    pub async fn upgrade_cluster(&self, version: &str) -> anyhow::Result<()> {
+        let patch = json!({"spec": {"desiredUpdate": {"version": version, "image": format!("quay.io/openshift-release-dev/ocp-release:{version}-x86_64")}}});
+        Api::<ClusterVersion>::all(self.client.clone())
+            .patch("version", &PatchParams::default(), &Patch::Merge(&patch))
+            .await?;
+        Ok(())
+    }
+
+    pub async fn pools(&self) -> anyhow::Result<BTreeMap<String, (bool, serde_json::Value)>> {
+        let pools = Api::<MachineConfigPool>::all(self.client.clone()).list(&Default::default()).await?;
+        Ok(pools
+            .into_iter()
+            .map(|p| (p.name_any(), (p.spec.paused, serde_json::to_value(&p.spec.node_selector).unwrap_or_default())))
+            .collect())
+    }
+
+    pub async fn nodes(&self) -> anyhow::Result<Vec<Node>> {
+        Ok(Api::<Node>::all(self.client.clone()).list(&Default::default()).await?.items)
+    }
+
+    pub async fn jobs(&self) -> anyhow::Result<Vec<Job>> {
+        let params = kube::api::ListParams::default().labels("app.kubernetes.io/managed-by=numo");
+        Ok(Api::<Job>::all(self.client.clone()).list(&params).await?.items)
+    }
+}
+
+/// The reference's canary pool: selects worker nodes that also have `isCanary` (none do), so it is empty at rest.
+pub async fn create_canary(client: &kube::Client) -> anyhow::Result<()> {
+    let pool: MachineConfigPool = serde_json::from_value(json!({
+        "apiVersion": "machineconfiguration.openshift.io/v1", "kind": "MachineConfigPool",
+        "metadata": {"name": "canary"},
+        "spec": {
+            "machineConfigSelector": {"matchLabels": {"machineconfiguration.openshift.io/role": "worker"}},
+            "nodeSelector": {
+                "matchLabels": {"node-role.kubernetes.io/worker": ""},
+                "matchExpressions": [{"key": "isCanary", "operator": "Exists"}]
+            },
+            "paused": false
+        }
+    }))?;
+    Api::<MachineConfigPool>::all(client.clone()).create(&PostParams::default(), &pool).await?;
+    Ok(())
+}
+
+/// A JobSpec whose pod the fake kubelet runs for `duration` and then succeeds (or fails).
+pub fn job_spec(duration: &str, fail: bool) -> serde_json::Value {
+    let mut annotations = json!({"sim.numo.openshift-optional.skrzypek.io/job-duration": duration});
+    if fail {
+        annotations["sim.numo.openshift-optional.skrzypek.io/job-result"] = json!("fail");
+    }
+    json!({
+        "backoffLimit": 0,
+        "selector": {},
+        "template": {
+            "metadata": {"name": "mutex", "annotations": annotations},
+            "spec": {
+                "containers": [{"name": "mutex", "image": "ubi9/toolbox", "command": ["sleep"], "args": ["1"],
+                                "env": [{"name": "FROM_TEMPLATE", "value": "kept"}]}],
+                "restartPolicy": "Never"
+            }
+        }
+    })
+}
+
+/// What a user watching the cluster sees, with the time they saw it.
+#[derive(Clone, Debug)]
+pub enum Seen {
+    Pool { name: String, paused: bool },
+    ControlPlane { state: String, version: String },
+    NodeLabels { node: String, held: bool },
+    NodeVersion { node: String, version: Option<String> },
+    Status { phase: Option<RunPhase>, in_flight: usize, nodes: Vec<(String, NodePhase)> },
+}
+
+/// Records, from watches, everything a user would see during a rollout.
+#[derive(Clone, Default)]
+pub struct Timeline {
+    pub seen: Arc<Mutex<Vec<(SystemTime, Seen)>>>,
+}
+
+impl Timeline {
+    /// Starts watching pools, the ClusterVersion, nodes and the run config `name`; rule labels start with `label`.
+    pub fn start(setup: &mut Setup, name: &str) -> Self {
+        let timeline = Timeline::default();
+        let client = setup.client.clone();
+        let t = timeline.clone();
+        setup.world.spawn(async move {
+            let pools = watch(Api::<MachineConfigPool>::all(client.clone()), |p: &MachineConfigPool| {
+                Some(Seen::Pool { name: p.name_any(), paused: p.spec.paused })
+            });
+            let cv = watch(Api::<ClusterVersion>::all(client.clone()), |cv: &ClusterVersion| {
+                let entry = cv.status.as_ref()?.history.first()?;
+                Some(Seen::ControlPlane { state: entry.state.clone(), version: entry.version.clone() })
+            });
+            let nodes_labels = watch(Api::<Node>::all(client.clone()), |n: &Node| {
+                let held = n.labels().keys().any(|k| k.starts_with(numo::labels::RULE_LABEL_PREFIX));
+                Some(Seen::NodeLabels { node: n.name_any(), held })
+            });
+            let nodes_versions = watch(Api::<Node>::all(client.clone()), |n: &Node| {
+                Some(Seen::NodeVersion {
+                    node: n.name_any(),
+                    version: n.labels().get(numo::openshift::RELEASE_VERSION).cloned(),
+                })
+            });
+            futures::pin_mut!(pools, cv, nodes_labels, nodes_versions);
+            let mut all =
+                futures::stream::select_all([pools.boxed(), cv.boxed(), nodes_labels.boxed(), nodes_versions.boxed()]);
+            while let Some(seen) = all.next().await {
+                t.push(seen);
+            }
+        });
+        let t = timeline.clone();
+        let api = setup.run_configs();
+        let name = name.to_string();
+        setup.world.spawn(async move {
+            let status = watch(api, move |rc: &MutexRunConfig| {
+                if rc.name_any() != name {
+                    return None;
+                }
+                let s = rc.status.as_ref()?;
+                let nodes: Vec<(String, NodePhase)> = s.nodes.iter().map(|e| (e.name.clone(), e.phase)).collect();
+                let in_flight = s
+                    .nodes
+                    .iter()
+                    .filter(|e| {
+                        matches!(
+                            e.phase,
+                            NodePhase::Gating | NodePhase::Released | NodePhase::Upgrading | NodePhase::CleaningUp
+                        )
+                    })
+                    .count();
+                Some(Seen::Status { phase: s.phase, in_flight, nodes })
+            });
+            futures::pin_mut!(status);
+            while let Some(seen) = status.next().await {
+                t.push(seen);
+            }
+        });
+        timeline
+    }
+
+    fn push(&self, seen: Seen) {
+        if let Ok(mut v) = self.seen.lock() {
+            v.push((SystemTime::now(), seen));
+        }
+    }
+
+    pub fn events(&self) -> Vec<(SystemTime, Seen)> {
+        self.seen.lock().map(|v| v.clone()).unwrap_or_default()
+    }
+
+    /// When a condition on what was seen first held.
+    pub fn first(&self, f: impl Fn(&Seen) -> bool) -> Option<SystemTime> {
+        self.events().into_iter().find(|(_, s)| f(s)).map(|(t, _)| t)
+    }
+}
+
+fn watch<K, F>(api: Api<K>, f: F) -> impl futures::Stream<Item = Seen>
+where
+    K: kube::Resource + Clone + std::fmt::Debug + serde::de::DeserializeOwned + Send + 'static,
+    K::DynamicType: Default,
+    F: Fn(&K) -> Option<Seen> + Send + 'static,
+{
+    watcher::watcher(api, watcher::Config::default()).default_backoff().filter_map(move |e| {
+        let seen = match e {
+            Ok(Event::Apply(o) | Event::InitApply(o)) => f(&o),
+            _ => None,
+        };
+        futures::future::ready(seen)
+    })
+}
