@@ -1,6 +1,171 @@
-//! The mutex_target controller.
+//! The MutexTarget controller: checks that every listed MachineConfigPool exists and keeps `status.nodes` equal to
+//! the nodes those pools hold, as the Machine Config Operator decides membership (`crate::membership`).
+//!
+//! Kept current by watches, not by a resync: a metadata-only watch on nodes and a watch on pools fill shared
+//! caches, and only a change of a node's labels, of a pool's effective selector, or a node/pool coming or going
+//! re-gathers every target (targets are few; each reconcile reads the caches, makes no list call, and writes
+//! status only when it changed). Node heartbeats and pool status updates cause no reconcile.
 
-use crate::Context;
+pub mod observe;
+pub mod plan;
+pub mod status;
+pub mod triggers;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use futures::{future, StreamExt};
+use k8s_openapi::api::core::v1::Node;
+use kube::api::Api;
+use kube::core::{DeserializeGuard, PartialObjectMeta};
+use kube::runtime::controller::{Action, Config};
+use kube::runtime::reflector::{self, Store};
+use kube::runtime::{predicates, watcher, Controller, WatchStreamExt};
+use kube::ResourceExt;
+use tracing::instrument;
+
+use crate::api::MutexTarget;
+use crate::openshift::MachineConfigPool;
+use crate::{Context, Error, Result};
+use triggers::{hash_json, hash_of, labels_fingerprint, ChangeFilter};
+
+/// The controller's name in metrics, logs and readiness.
+pub const CONTROLLER: &str = "mutex_target";
+/// The field manager of the status of a malformed target.
+const MALFORMED_FIELD_MANAGER: &str = "numo-mutex-target-malformed";
+/// Bursts of node label changes (a rollout labels many nodes at once) are gathered into one reconcile.
+const DEBOUNCE: Duration = Duration::from_millis(100);
+
+/// What the reconcile reads: the shared context and the watch caches of nodes and pools.
+struct TargetContext {
+    ctx: Context,
+    nodes: Store<PartialObjectMeta<Node>>,
+    pools: Store<DeserializeGuard<MachineConfigPool>>,
+}
 
 /// Runs the controller until the process shuts down.
-pub async fn run(_ctx: Context) {}
+pub async fn run(ctx: Context) {
+    ctx.readiness.register(CONTROLLER);
+    let client = ctx.client.clone();
+
+    let (nodes, node_writer) = reflector::store();
+    let mut node_changes = ChangeFilter::new(|n: &PartialObjectMeta<Node>| labels_fingerprint(n.labels()));
+    // `Api<PartialObjectMeta<Node>>` watches metadata only (what kube 5 made of `metadata_watcher`).
+    let node_triggers =
+        watcher(Api::<PartialObjectMeta<Node>>::all(client.clone()), watcher::Config::default().any_semantic())
+            .default_backoff()
+            .reflect(node_writer)
+            .filter_map(move |event| future::ready(relevant(&mut node_changes, event, "Node")));
+
+    let (pools, pool_writer) = reflector::store();
+    let mut pool_changes = ChangeFilter::new(pool_fingerprint);
+    let pool_triggers = watcher(
+        Api::<DeserializeGuard<MachineConfigPool>>::all(client.clone()),
+        watcher::Config::default().any_semantic(),
+    )
+    .default_backoff()
+    .reflect(pool_writer)
+    .filter_map(move |event| future::ready(relevant(&mut pool_changes, event, "MachineConfigPool")));
+
+    let (targets, target_writer) = reflector::store();
+    let target_stream =
+        watcher(Api::<DeserializeGuard<MutexTarget>>::all(client), watcher::Config::default().any_semantic())
+            .default_backoff()
+            .reflect(target_writer)
+            .applied_objects()
+            .predicate_filter(predicates::generation, Default::default());
+
+    let ready = {
+        let (nodes, pools, targets, readiness) = (nodes.clone(), pools.clone(), targets.clone(), ctx.readiness.clone());
+        async move {
+            let (n, p, t) =
+                futures::join!(nodes.wait_until_ready(), pools.wait_until_ready(), targets.wait_until_ready());
+            if n.is_ok() && p.is_ok() && t.is_ok() {
+                readiness.set_ready(CONTROLLER);
+            }
+        }
+    };
+    let context = Arc::new(TargetContext { ctx, nodes, pools });
+    let controller = Controller::for_stream(target_stream, targets)
+        .with_config(Config::default().debounce(DEBOUNCE))
+        .reconcile_all_on(futures::stream::select(node_triggers, pool_triggers))
+        .run(reconcile, error_policy, context)
+        .for_each(|result| async move {
+            match result {
+                Ok((target, _)) => tracing::debug!(%target, "reconciled"),
+                Err(error) => tracing::warn!(%error, "reconcile failed"),
+            }
+        });
+    futures::join!(controller, ready);
+}
+
+/// `Some(())` when a watch event changes what targets see; watch errors are logged (the watcher backs off and
+/// retries by itself).
+fn relevant<K, F>(
+    filter: &mut ChangeFilter<K, F>,
+    event: Result<watcher::Event<K>, watcher::Error>,
+    kind: &'static str,
+) -> Option<()>
+where
+    K: kube::Resource,
+    F: Fn(&K) -> u64,
+{
+    match event {
+        Ok(event) => filter.observe(&event).then_some(()),
+        Err(error) => {
+            tracing::warn!(%error, kind, "watch failed; retrying");
+            None
+        }
+    }
+}
+
+/// What of a pool decides membership: its effective node selector (or, unreadable, its parse error).
+fn pool_fingerprint(guard: &DeserializeGuard<MachineConfigPool>) -> u64 {
+    match &guard.0 {
+        Ok(pool) => hash_json(&crate::membership::effective_node_selector(pool)),
+        Err(invalid) => hash_of(&invalid.error),
+    }
+}
+
+/// Gathers one target's node list and writes its status.
+#[instrument(skip_all, fields(target = %guard.name_any(), namespace = guard.namespace().unwrap_or_default()))]
+async fn reconcile(guard: Arc<DeserializeGuard<MutexTarget>>, context: Arc<TargetContext>) -> Result<Action> {
+    let started = Instant::now();
+    let ctx = &context.ctx;
+    let result = match &guard.0 {
+        Ok(target) => reconcile_target(target, &context).await,
+        Err(invalid) => {
+            tracing::warn!(error = %invalid.error, "malformed MutexTarget");
+            crate::controllers::malformed::report(ctx, &guard, invalid, plan::VALID_CONFIG, MALFORMED_FIELD_MANAGER)
+                .await
+                .map(|()| Action::await_change())
+        }
+    };
+    ctx.metrics.reconcile_duration(CONTROLLER, started.elapsed().as_secs_f64());
+    result
+}
+
+async fn reconcile_target(target: &MutexTarget, context: &TargetContext) -> Result<Action> {
+    // Before the caches hold their first full list, an empty cache would read as "no pools, no nodes".
+    let (nodes_ready, pools_ready) = futures::join!(context.nodes.wait_until_ready(), context.pools.wait_until_ready());
+    if nodes_ready.is_err() || pools_ready.is_err() {
+        // The watches are gone: the process is shutting down.
+        return Ok(Action::await_change());
+    }
+    let pools = observe::pools(&context.pools);
+    let nodes = observe::nodes(&context.nodes);
+    let plan = plan::plan(
+        &target.spec.machine_config_pools,
+        &pools,
+        nodes.iter().map(|n| (n.metadata.name.as_deref().unwrap_or_default(), n.labels())),
+    );
+    if status::write(&context.ctx, target, &plan).await? {
+        tracing::info!(nodes = plan.nodes.len(), missing = ?plan.missing, "status updated");
+    }
+    Ok(Action::await_change())
+}
+
+fn error_policy(_guard: Arc<DeserializeGuard<MutexTarget>>, error: &Error, context: Arc<TargetContext>) -> Action {
+    context.ctx.metrics.reconcile_error(CONTROLLER, error);
+    Action::requeue(error.retry_after())
+}
