@@ -3,7 +3,6 @@
 //! happened and publishes Events.
 
 pub mod apply;
-pub mod membership;
 pub mod observe;
 pub mod plan;
 pub mod snapshot;
@@ -18,10 +17,8 @@ use futures::StreamExt;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::Node;
 use k8s_openapi::jiff::Timestamp;
-use kube::api::{Patch, PatchParams};
 use kube::core::{DeserializeGuard, PartialObjectMeta};
 use kube::runtime::controller::Action;
-use kube::runtime::events::{Event, EventType};
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{predicates, watcher, Controller, WatchStreamExt};
 use kube::{Api, Resource, ResourceExt};
@@ -216,7 +213,14 @@ async fn reconcile(obj: Arc<Guarded>, shared: Arc<RunConfigContext>) -> Result<A
     let rc = match &obj.0 {
         Ok(rc) => rc,
         Err(invalid) => {
-            report_malformed(&shared.ctx, invalid).await?;
+            crate::controllers::malformed::report(
+                &shared.ctx,
+                &obj,
+                invalid,
+                plan::condition::CONFIG_VALIDATED,
+                status::STATUS_MANAGER,
+            )
+            .await?;
             return Ok(Action::await_change());
         }
     };
@@ -228,46 +232,13 @@ async fn reconcile(obj: Arc<Guarded>, shared: Arc<RunConfigContext>) -> Result<A
         status::write(&shared.ctx.client, rc, &plan.status).await?;
     }
     status::publish(&shared.ctx.recorder, rc, &plan.notices).await;
-    tracing::debug!(elapsed_ms = started.elapsed().as_millis() as u64, "reconciled");
+    status::record_metrics(&shared.ctx.metrics, rc, &plan.status, snapshot.now);
+    shared.ctx.metrics.reconcile_duration(CONTROLLER, started.elapsed().as_secs_f64());
     Ok(plan.requeue_after.map_or_else(Action::await_change, Action::requeue))
 }
 
-fn error_policy(_obj: Arc<Guarded>, error: &Error, _shared: Arc<RunConfigContext>) -> Action {
+fn error_policy(_obj: Arc<Guarded>, error: &Error, shared: Arc<RunConfigContext>) -> Action {
     tracing::warn!(%error, "run-config reconcile failed");
+    shared.ctx.metrics.reconcile_error(CONTROLLER, error);
     Action::requeue(error.retry_after())
-}
-
-/// A run config that does not parse: say so in its status and an Event; nothing else is touched.
-async fn report_malformed(ctx: &Context, invalid: &kube::core::error_boundary::InvalidObject) -> Result<()> {
-    let (Some(name), Some(namespace)) = (invalid.metadata.name.as_deref(), invalid.metadata.namespace.as_deref())
-    else {
-        return Err(Error::MissingField("metadata.name"));
-    };
-    let message = format!("The MutexRunConfig does not match its schema and is ignored: {}", invalid.error);
-    let api: Api<MutexRunConfig> = Api::namespaced(ctx.client.clone(), namespace);
-    let body = serde_json::json!({
-        "apiVersion": MutexRunConfig::api_version(&()),
-        "kind": MutexRunConfig::kind(&()),
-        "status": {"phase": "Invalid", "message": message},
-    });
-    api.patch_status(name, &PatchParams::apply("numo-run-config-status").force(), &Patch::Apply(&body)).await?;
-    let reference = k8s_openapi::api::core::v1::ObjectReference {
-        api_version: Some(MutexRunConfig::api_version(&()).into()),
-        kind: Some(MutexRunConfig::kind(&()).into()),
-        name: Some(name.into()),
-        namespace: Some(namespace.into()),
-        uid: invalid.metadata.uid.clone(),
-        ..Default::default()
-    };
-    let event = Event {
-        type_: EventType::Warning,
-        reason: "Malformed".into(),
-        note: Some(message),
-        action: "Validate".into(),
-        secondary: None,
-    };
-    if let Err(error) = ctx.recorder.publish(&event, &reference).await {
-        tracing::warn!(%error, "could not publish an Event");
-    }
-    Ok(())
 }

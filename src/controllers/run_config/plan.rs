@@ -12,7 +12,6 @@ use std::time::Duration;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, OwnerReference, Time};
 
-use super::membership::pool_of;
 use super::snapshot::{JobView, NodeView, PoolOriginal, PoolView, RuleView, Snapshot};
 use super::version::is_behind;
 use crate::api::{JobRecord, JobResult, MutexRunConfigStatus, NodePhase, NodeProgress, RunPhase};
@@ -346,12 +345,18 @@ impl<'a> Planner<'a> {
     /// The gated nodes in release order (target order, then name).
     fn gated_nodes(&self) -> Vec<&'a NodeView> {
         let targets = self.target_pools();
+        let selectors: Vec<crate::membership::PoolSelector<'_>> = self
+            .s
+            .pools
+            .values()
+            .map(|p| crate::membership::PoolSelector { name: &p.name, node_selector: p.effective_selector() })
+            .collect();
         let mut nodes: Vec<(usize, &NodeView)> = self
             .s
             .nodes
             .values()
             .filter_map(|n| {
-                let pool = pool_of(&n.labels, &self.s.pools)?;
+                let pool = crate::membership::pool_of(&n.labels, &selectors).ok()??;
                 targets.iter().position(|t| t == pool).map(|i| (i, n))
             })
             .collect();

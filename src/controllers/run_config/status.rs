@@ -2,16 +2,20 @@
 //! publishes the plan's Events.
 
 use kube::api::{Patch, PatchParams};
-use kube::runtime::events::{Event, EventType, Recorder};
+use std::collections::BTreeMap;
+
+use k8s_openapi::jiff::Timestamp;
+use kube::runtime::events::Recorder;
 use kube::{Api, Resource, ResourceExt};
 use serde_json::json;
 
 use super::plan::Notice;
-use crate::api::{MutexRunConfig, MutexRunConfigStatus};
+use crate::api::{JobResult, MutexRunConfig, MutexRunConfigStatus, NodePhase};
+use crate::metrics::Metrics;
 use crate::{Error, Result};
 
 /// Field manager of the run-config status.
-const STATUS_MANAGER: &str = "numo-run-config-status";
+pub const STATUS_MANAGER: &str = "numo-run-config-status";
 
 /// Writes `status` unless the object already has exactly it.
 pub async fn write(client: &kube::Client, rc: &MutexRunConfig, status: &MutexRunConfigStatus) -> Result<()> {
@@ -29,30 +33,70 @@ pub async fn write(client: &kube::Client, rc: &MutexRunConfig, status: &MutexRun
     Ok(())
 }
 
-/// Publishes Events about `rc`; a failure to publish is logged, never fails the reconcile.
+/// Publishes the plan's Events about `rc`.
 pub async fn publish(recorder: &Recorder, rc: &MutexRunConfig, notices: &[Notice]) {
-    let reference = rc.object_ref(&());
     for notice in notices {
-        let event = Event {
-            type_: if notice.warning { EventType::Warning } else { EventType::Normal },
-            reason: notice.reason.into(),
-            note: Some(truncate(&notice.note, 1000)),
-            action: notice.action.into(),
-            secondary: None,
-        };
-        if let Err(error) = recorder.publish(&event, &reference).await {
-            tracing::warn!(%error, reason = notice.reason, "could not publish an Event");
+        crate::events::publish(recorder, rc, notice.warning, notice.reason, notice.action, notice.note.clone()).await;
+    }
+}
+
+/// Updates the metrics from the transition between the status the object had and the one just written: nodes by
+/// phase, Jobs that finished, nodes that finished and how long they took.
+pub fn record_metrics(metrics: &Metrics, rc: &MutexRunConfig, status: &MutexRunConfigStatus, now: Timestamp) {
+    let key = format!("{}/{}", rc.namespace().unwrap_or_default(), rc.name_any());
+    let prev = rc.status.clone().unwrap_or_default();
+    let same_rollout = prev.target_version == status.target_version;
+    let mut counts: BTreeMap<NodePhase, u32> = BTreeMap::new();
+    for entry in &status.nodes {
+        *counts.entry(entry.phase).or_default() += 1;
+    }
+    counts.insert(NodePhase::Pending, status.pending_nodes);
+    counts.insert(NodePhase::Done, status.completed_nodes.len() as u32);
+    counts.insert(NodePhase::Skipped, status.skipped_nodes.len() as u32);
+    for phase in ALL_PHASES {
+        metrics.set_nodes_by_phase(&key, phase, counts.get(&phase).copied().unwrap_or(0));
+    }
+    let prev_jobs: BTreeMap<&str, JobResult> =
+        prev.nodes.iter().flat_map(|e| &e.jobs).map(|j| (j.name.as_str(), j.result)).collect();
+    for job in status.nodes.iter().flat_map(|e| &e.jobs) {
+        let before = if same_rollout { prev_jobs.get(job.name.as_str()).copied() } else { None };
+        if job.result != JobResult::Running && before != Some(job.result) {
+            metrics.job_finished(if job.phase == "gate" { "gate" } else { "cleanup" }, job.result);
+        }
+    }
+    if !same_rollout {
+        return;
+    }
+    let seconds = |name: &str| {
+        prev.nodes
+            .iter()
+            .find(|e| e.name == name)
+            .and_then(|e| e.started_at.as_ref())
+            .and_then(|t| std::time::Duration::try_from(now.duration_since(t.0)).ok())
+            .map_or(0.0, |d| d.as_secs_f64())
+    };
+    for entry in &prev.nodes {
+        if status.completed_nodes.contains(&entry.name) {
+            metrics.node_finished("done", seconds(&entry.name));
+        } else if status.skipped_nodes.contains(&entry.name) {
+            metrics.node_finished("skipped", seconds(&entry.name));
+        }
+    }
+    for entry in status.nodes.iter().filter(|e| e.phase == NodePhase::Failed) {
+        let was_failed = prev.nodes.iter().any(|p| p.name == entry.name && p.phase == NodePhase::Failed);
+        if !was_failed {
+            metrics.node_finished("failed", seconds(&entry.name));
         }
     }
 }
 
-fn truncate(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_string();
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &text[..end])
-}
+const ALL_PHASES: [NodePhase; 8] = [
+    NodePhase::Pending,
+    NodePhase::Gating,
+    NodePhase::Released,
+    NodePhase::Upgrading,
+    NodePhase::CleaningUp,
+    NodePhase::Done,
+    NodePhase::Failed,
+    NodePhase::Skipped,
+];
