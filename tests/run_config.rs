@@ -371,3 +371,59 @@ async fn a_restarted_operator_resumes_without_duplicates_or_skips() -> anyhow::R
     assert_eq!(setup.pools().await?, before);
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_that_never_reaches_the_version_times_out_and_can_be_skipped() -> anyhow::Result<()> {
+    let mut setup = Setup::new("timeout", 2).await?;
+    // The simulated MCO fails to update worker-0: it never reports the new version.
+    let broken = json!({"metadata": {"annotations": {"sim.numo.openshift-optional.skrzypek.io/fail-update": "true"}}});
+    Api::<k8s_openapi::api::core::v1::Node>::all(setup.client.clone())
+        .patch("worker-0", &PatchParams::default(), &Patch::Merge(&broken))
+        .await?;
+    setup.rule("check", job_spec("1s", false), None).await?;
+    setup.target("workers", &["worker"]).await?;
+    setup.run_config("bounded", &["check"], &["workers"], json!({"nodeTimeout": "20s"})).await?;
+    setup.start_operator().await?;
+    setup.upgrade_cluster(NEW).await?;
+
+    let failed = setup.wait_phase("bounded", RunPhase::Failed, ROLLOUT).await?;
+    let status = failed.status.clone().unwrap_or_default();
+    let condition = status.conditions.iter().find(|c| c.type_ == "NodeUpgrade").expect("NodeUpgrade");
+    assert_eq!(condition.reason, "NodeTimedOut");
+    assert!(condition.message.contains("worker-0") && condition.message.contains("20s"), "{}", condition.message);
+    assert!(setup.pools().await?["worker"].0, "the target pool stays paused");
+    let worker1 = setup.nodes().await?.into_iter().find(|n| n.name_any() == "worker-1").expect("worker-1");
+    assert!(
+        worker1.labels().keys().any(|k| k.starts_with(numo::labels::RULE_LABEL_PREFIX)),
+        "worker-1 is still held: nothing after the failed node started"
+    );
+
+    let skip = json!({"metadata": {"annotations": {numo::labels::SKIP_ANNOTATION: "worker-0"}}});
+    setup.run_configs().patch("bounded", &PatchParams::default(), &Patch::Merge(&skip)).await?;
+    let done = setup.wait_phase("bounded", RunPhase::Completed, ROLLOUT).await?;
+    let status = done.status.unwrap_or_default();
+    assert_eq!(status.skipped_nodes, vec!["worker-0".to_string()]);
+    assert_eq!(status.completed_nodes, vec!["worker-1".to_string()]);
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_version_is_read_from_the_rendered_machine_config_without_node_labels() -> anyhow::Result<()> {
+    let mut setup = Setup::new("rendered-version", 2).await?;
+    // No NFD: the nodes carry no release-image-version label.
+    let unlabel = json!({"metadata": {"labels": {numo::openshift::RELEASE_VERSION: null}}});
+    let nodes = Api::<k8s_openapi::api::core::v1::Node>::all(setup.client.clone());
+    for node in setup.nodes().await? {
+        nodes.patch(&node.name_any(), &PatchParams::default(), &Patch::Merge(&unlabel)).await?;
+    }
+    setup.rule("check", job_spec("1s", false), None).await?;
+    setup.target("workers", &["worker"]).await?;
+    setup.run_config("native", &["check"], &["workers"], json!({"versionSource": "RenderedConfig"})).await?;
+    setup.start_operator().await?;
+    let idle = setup.wait_phase("native", RunPhase::Idle, Duration::from_secs(60)).await?;
+    assert_eq!(idle.status.unwrap_or_default().total_nodes, 2, "both workers are known to run the current version");
+    setup.upgrade_cluster(NEW).await?;
+    let done = setup.wait_phase("native", RunPhase::Completed, ROLLOUT).await?;
+    assert_eq!(done.status.unwrap_or_default().progress.as_deref(), Some("2/2"));
+    Ok(())
+}
