@@ -1,0 +1,20 @@
+#![forbid(unsafe_code)]
+//! numo's project tasks, run as `cargo xtask <task>` (an alias in `.cargo/config.toml`).
+//!
+//! `cargo xtask bundle` generates the OLM bundle (`bundle/`, `bundle.Dockerfile`) from `config/`;
+//! `cargo xtask bundle --check` fails when the committed bundle differs from what `config/` generates.
+
+pub mod bundle;
+pub mod manifests;
+pub mod yaml;
+
+use std::path::PathBuf;
+
+/// The repository root (the parent of the xtask crate).
+pub fn repo_root() -> PathBuf {
+    let manifest_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    manifest_dir.parent().map(PathBuf::from).unwrap_or(manifest_dir)
+}
+
+/// The version of the workspace, and so of the operator, its image and its bundle.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -1,0 +1,61 @@
+#![forbid(unsafe_code)]
+//! `cargo xtask`: numo's project tasks.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// numo's project tasks.
+#[derive(Debug, Parser)]
+#[command(name = "cargo xtask")]
+struct Cli {
+    #[command(subcommand)]
+    task: Task,
+}
+
+#[derive(Debug, Subcommand)]
+enum Task {
+    /// Generate the OLM bundle (bundle/, bundle.Dockerfile) from config/.
+    Bundle {
+        /// Change nothing; fail when the committed bundle differs from what config/ generates.
+        #[arg(long)]
+        check: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let root = xtask::repo_root();
+    match cli.task {
+        Task::Bundle { check } => {
+            let bundle = xtask::bundle::generate(&root)?;
+            if check {
+                let drift = bundle.drift(&root)?;
+                if drift.is_empty() {
+                    println!("bundle is up to date ({} files)", bundle.files.len());
+                    return Ok(ExitCode::SUCCESS);
+                }
+                for d in &drift {
+                    eprintln!("{d}");
+                }
+                eprintln!("the bundle is out of date with config/: run `cargo xtask bundle` and commit the result");
+                return Ok(ExitCode::FAILURE);
+            }
+            let changed = bundle.write(&root)?;
+            for change in &changed {
+                println!("{change}");
+            }
+            println!("bundle: {} files, {} changed", bundle.files.len(), changed.len());
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
