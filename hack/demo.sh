@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# `make demo`: a local cluster, a simulated OpenShift with 6 workers at 4.16.4, numo running, and a live upgrade to
+# 4.16.5 — node by node, with gate and cleanup Jobs — until every node runs 4.16.5 and the pools are restored.
+#
+# Environment: CLUSTER (default numo-demo), WORKERS (default 6), FROM (4.16.4), TO (4.16.5).
+set -euo pipefail
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$repo"
+# shellcheck source=hack/versions.sh
+source hack/versions.sh
+cluster="${CLUSTER:-numo-demo}" workers="${WORKERS:-6}" from="${FROM:-4.16.4}" to="${TO:-4.16.5}"
+logs="$NUMO_CACHE/demo-logs"
+mkdir -p "$logs"
+say() { printf '\n\033[1m==> %s\033[0m\n' "$*"; }
+started=$SECONDS
+
+say "Starting the local cluster '$cluster' (binaries are built once and cached in $NUMO_CACHE)"
+kubeconfig="$(hack/cluster-up.sh "$cluster" | tail -n 1)"
+export KUBECONFIG="$kubeconfig" PATH="$K8S_BIN:$PATH"
+
+say "Building numo and the OpenShift simulator"
+cargo build --quiet --bin numo -p numo --bin numo-sim -p numo-simulator
+numo="$repo/target/debug/numo" sim="$repo/target/debug/numo-sim"
+
+pids=()
+cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; wait 2>/dev/null || true; }
+trap cleanup EXIT
+
+say "Installing numo's CRDs and seeding a simulated OpenShift: 3 masters, $workers workers at $from"
+"$numo" crds | kubectl apply --server-side -f - >/dev/null
+"$sim" seed --version "$from" --workers "$workers" --masters 3
+"$sim" run >"$logs/simulator.log" 2>&1 &
+pids+=($!)
+kubectl create namespace numo-demo --dry-run=client -o yaml | kubectl apply -f - >/dev/null
+
+say "Starting numo (logs: $logs/numo.log)"
+"$numo" run --leader-election=false --metrics-address 127.0.0.1:0 >"$logs/numo.log" 2>&1 &
+pids+=($!)
+
+say "Creating the admin's objects (hack/demo/rollout.yaml): canary pool, two rules, the worker target, the run config"
+kubectl apply -f hack/demo/rollout.yaml >/dev/null
+kubectl wait -n numo-demo mutexrunconfig/demo --for=jsonpath='{.status.phase}'=Idle --timeout=120s >/dev/null
+
+say "Upgrading the cluster to $to (what 'oc adm upgrade --to=$to' does)"
+"$sim" upgrade --version "$to"
+
+show() {
+  [[ -t 1 ]] && printf '\033[H\033[2J'
+  printf '\033[1mnumo demo — upgrading %s → %s   (%ss)\033[0m\n\n' "$from" "$to" "$((SECONDS - started))"
+  kubectl get mutexrunconfig -n numo-demo -o wide 2>/dev/null || true
+  echo
+  kubectl get clusterversion version \
+    -o custom-columns='CLUSTER VERSION:.spec.desiredUpdate.version,CONTROL PLANE:.status.history[0].state' 2>/dev/null || true
+  echo
+  kubectl get machineconfigpools \
+    -o custom-columns='POOL:.metadata.name,PAUSED:.spec.paused,MACHINES:.status.machineCount,UPDATED:.status.updatedMachineCount,SELECTOR:.spec.nodeSelector.matchExpressions[*].operator' 2>/dev/null || true
+  echo
+  kubectl get nodes -l node-role.kubernetes.io/worker \
+    -o custom-columns='NODE:.metadata.name,VERSION:.metadata.labels.machineconfiguration\.openshift\.io/release-image-version,MCO STATE:.metadata.annotations.machineconfiguration\.openshift\.io/state,CORDONED:.spec.unschedulable' 2>/dev/null || true
+  echo
+  kubectl get mutexrunconfig demo -n numo-demo \
+    -o custom-columns='IN FLIGHT:.status.nodes[*].name,PHASE:.status.nodes[*].phase,DONE:.status.completedNodes' 2>/dev/null || true
+  echo
+  kubectl get jobs -n numo-demo --sort-by=.metadata.creationTimestamp \
+    -o custom-columns='JOB:.metadata.name,NODE:.metadata.labels.openshift-optional\.skrzypek\.io/node,PHASE:.metadata.labels.openshift-optional\.skrzypek\.io/phase,SUCCEEDED:.status.succeeded' 2>/dev/null | tail -n 8 || true
+}
+
+deadline=$((SECONDS + 900))
+while :; do
+  show
+  phase="$(kubectl get mutexrunconfig demo -n numo-demo -o jsonpath='{.status.phase}' 2>/dev/null || true)"
+  [[ "$phase" == Completed ]] && break
+  if [[ "$phase" == Failed || $SECONDS -gt $deadline ]]; then
+    echo "The rollout stopped in phase '$phase'; see $logs/numo.log and 'kubectl describe mrc demo -n numo-demo'." >&2
+    exit 1
+  fi
+  sleep 2 # the display refresh only; numo itself reacts to watch events
+done
+
+say "Done in $((SECONDS - started))s: every worker runs $to and the pools are restored exactly."
+cat <<MSG
+Look around (the cluster keeps running; numo and the simulator stopped with this script):
+  export KUBECONFIG=$kubeconfig PATH=$K8S_BIN:\$PATH
+  kubectl get mutexrunconfig,mutexrule,mutextarget -n numo-demo       # or: kubectl get numo -n numo-demo
+  kubectl describe mutexrunconfig demo -n numo-demo                     # conditions and the Events of every step
+  kubectl get events -n numo-demo --sort-by=.metadata.creationTimestamp
+  kubectl get jobs -n numo-demo -L openshift-optional.skrzypek.io/node,openshift-optional.skrzypek.io/phase
+  kubectl get machineconfigpools
+Remove it all with: make cluster-down CLUSTER=$cluster
+MSG
