@@ -1,0 +1,184 @@
+//! Removes what earlier tests left in the shared cluster, so each test starts from an empty world: numo's objects
+//! (finalizers of a killed operator removed first), test namespaces with their pods, the OpenShift singletons and
+//! nodes. Every step waits until the objects are really gone.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
+use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
+use kube::core::ApiResource;
+use kube::runtime::watcher::{self, Event};
+use kube::runtime::WatchStreamExt;
+use kube::Client;
+use numo::api::{MutexRule, MutexRunConfig, MutexTarget};
+use numo::openshift::{ClusterVersion, MachineConfig, MachineConfigPool};
+
+/// Label on every namespace the test kit creates; its value is the test's name (label-safe).
+pub const TEST_NAMESPACE_LABEL: &str = "testkit.numo.openshift-optional.skrzypek.io/test";
+
+/// How long one kind may take to disappear.
+const GONE_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// One kind of object to remove.
+struct Kind {
+    resource: ApiResource,
+    namespaced: bool,
+    /// Only objects with these labels (`None`: all).
+    selector: Option<String>,
+}
+
+impl Kind {
+    fn of<K: kube::Resource<DynamicType = ()>>(namespaced: bool) -> Self {
+        Self { resource: ApiResource::erase::<K>(&()), namespaced, selector: None }
+    }
+
+    fn list_params(&self) -> ListParams {
+        match &self.selector {
+            Some(selector) => ListParams::default().labels(selector),
+            None => ListParams::default(),
+        }
+    }
+
+    fn watcher_config(&self) -> watcher::Config {
+        match &self.selector {
+            Some(selector) => watcher::Config::default().labels(selector),
+            None => watcher::Config::default(),
+        }
+    }
+
+    fn api_all(&self, client: &Client) -> Api<DynamicObject> {
+        Api::all_with(client.clone(), &self.resource)
+    }
+
+    fn api_for(&self, client: &Client, object: &DynamicObject) -> Api<DynamicObject> {
+        match object.metadata.namespace.as_deref().filter(|_| self.namespaced) {
+            Some(namespace) => Api::namespaced_with(client.clone(), namespace, &self.resource),
+            None => self.api_all(client),
+        }
+    }
+}
+
+/// Deletes the leftovers of earlier tests and waits until they are gone.
+pub async fn remove_leftovers(client: &Client) -> anyhow::Result<()> {
+    // numo's objects first: their finalizers would otherwise hold their namespaces in Terminating forever.
+    for kind in [Kind::of::<MutexRunConfig>(true), Kind::of::<MutexTarget>(true), Kind::of::<MutexRule>(true)] {
+        delete_all(client, &kind).await?;
+    }
+    // Test namespaces next, while the nodes their pods run on still exist.
+    let namespaces = Kind { selector: Some(TEST_NAMESPACE_LABEL.to_string()), ..Kind::of::<Namespace>(false) };
+    delete_all(client, &namespaces).await?;
+    for kind in [
+        Kind::of::<ClusterVersion>(false),
+        Kind::of::<MachineConfigPool>(false),
+        Kind::of::<MachineConfig>(false),
+        Kind::of::<Node>(false),
+    ] {
+        delete_all(client, &kind).await?;
+    }
+    Ok(())
+}
+
+/// Deletes every object of `kind` (finalizers removed) and waits until none is left.
+async fn delete_all(client: &Client, kind: &Kind) -> anyhow::Result<()> {
+    let objects = kind
+        .api_all(client)
+        .list(&kind.list_params())
+        .await
+        .with_context(|| format!("listing {}", kind.resource.plural))?;
+    if objects.items.is_empty() {
+        return Ok(());
+    }
+    tracing::debug!(kind = %kind.resource.kind, count = objects.items.len(), "removing leftovers");
+    for object in &objects.items {
+        let name = object.metadata.name.as_deref().unwrap_or_default();
+        let api = kind.api_for(client, object);
+        if object.metadata.finalizers.as_ref().is_some_and(|f| !f.is_empty()) {
+            let patch = serde_json::json!({ "metadata": { "finalizers": null } });
+            ignore_not_found(api.patch(name, &PatchParams::default(), &Patch::Merge(&patch)).await)
+                .with_context(|| format!("removing the finalizers of {} {name}", kind.resource.kind))?;
+        }
+        ignore_not_found(api.delete(name, &DeleteParams::background()).await)
+            .with_context(|| format!("deleting {} {name}", kind.resource.kind))?;
+        if kind.resource.kind == "Namespace" {
+            force_delete_pods(client, name).await?;
+        }
+    }
+    wait_all_gone(client, kind).await
+}
+
+/// Deletes the pods of a terminating namespace at once, finalizers removed: a pod whose node or Job controller is
+/// gone would otherwise hold the namespace.
+async fn force_delete_pods(client: &Client, namespace: &str) -> anyhow::Result<()> {
+    let pods: Api<Pod> = Api::namespaced(client.clone(), namespace);
+    let list = pods.list(&ListParams::default()).await.with_context(|| format!("listing pods in {namespace}"))?;
+    for pod in list.items {
+        let name = pod.metadata.name.as_deref().unwrap_or_default();
+        if pod.metadata.finalizers.as_ref().is_some_and(|f| !f.is_empty()) {
+            let patch = serde_json::json!({ "metadata": { "finalizers": null } });
+            ignore_not_found(pods.patch(name, &PatchParams::default(), &Patch::Merge(&patch)).await)
+                .with_context(|| format!("removing the finalizers of pod {namespace}/{name}"))?;
+        }
+        ignore_not_found(
+            pods.delete(name, &DeleteParams { grace_period_seconds: Some(0), ..Default::default() }).await,
+        )
+        .with_context(|| format!("deleting pod {namespace}/{name}"))?;
+    }
+    Ok(())
+}
+
+/// Watches `kind` until no object of it is left, or fails after [`GONE_TIMEOUT`] naming those that remain.
+async fn wait_all_gone(client: &Client, kind: &Kind) -> anyhow::Result<()> {
+    let mut remaining = BTreeSet::new();
+    let events = watcher::watcher(kind.api_all(client), kind.watcher_config()).default_backoff();
+    let watching = async {
+        futures::pin_mut!(events);
+        let mut listing = BTreeSet::new();
+        let mut listed = false;
+        while let Some(event) = events.next().await {
+            match event {
+                Ok(Event::Init) => listing.clear(),
+                Ok(Event::InitApply(object)) => {
+                    listing.insert(key(&object));
+                }
+                Ok(Event::InitDone) => {
+                    remaining = std::mem::take(&mut listing);
+                    listed = true;
+                }
+                Ok(Event::Apply(object)) => {
+                    remaining.insert(key(&object));
+                }
+                Ok(Event::Delete(object)) => {
+                    remaining.remove(&key(&object));
+                }
+                Err(err) => tracing::debug!(%err, "watch error while waiting for leftovers to go"),
+            }
+            if listed && remaining.is_empty() {
+                return;
+            }
+        }
+    };
+    tokio::time::timeout(GONE_TIMEOUT, watching).await.map_err(|_| {
+        anyhow::anyhow!(
+            "{} left by earlier tests still exist after {GONE_TIMEOUT:?}: {remaining:?}",
+            kind.resource.plural
+        )
+    })
+}
+
+fn key(object: &DynamicObject) -> String {
+    match &object.metadata.namespace {
+        Some(namespace) => format!("{namespace}/{}", object.metadata.name.as_deref().unwrap_or_default()),
+        None => object.metadata.name.clone().unwrap_or_default(),
+    }
+}
+
+fn ignore_not_found<T>(result: kube::Result<T>) -> kube::Result<()> {
+    match result {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(status)) if status.is_not_found() => Ok(()),
+        Err(err) => Err(err),
+    }
+}
