@@ -13,10 +13,10 @@ use anyhow::{bail, Context as _};
 use k8s_openapi::api::authorization::v1::{ResourceAttributes, SubjectAccessReview, SubjectAccessReviewSpec};
 use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
+use k8s_openapi::serde::de::DeserializeOwned;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
 use kube::Client;
-use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 /// The namespace `config/rbac` puts the operator's ServiceAccount and leader-election Role in.
@@ -120,7 +120,7 @@ pub async fn apply_operator_rbac(client: &Client) -> anyhow::Result<()> {
 
 async fn apply<K>(api: Api<K>, object: &Value) -> anyhow::Result<()>
 where
-    K: kube::Resource + Clone + DeserializeOwned + serde::Serialize + std::fmt::Debug,
+    K: kube::Resource + Clone + DeserializeOwned + k8s_openapi::serde::Serialize + std::fmt::Debug,
 {
     let name = object["metadata"]["name"].as_str().context("an object of config/rbac has no name")?;
     let mut object = object.clone();
