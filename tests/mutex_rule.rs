@@ -1,0 +1,263 @@
+//! The MutexRule controller against a real apiserver: what an admin sees in a rule's status and Events.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::core::v1::{Event, Namespace};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+use kube::api::{ListParams, ObjectMeta, Patch, PatchParams, PostParams};
+use kube::runtime::{watcher, WatchStreamExt};
+use kube::{Api, ResourceExt};
+use numo::api::MutexRule;
+use numo::metrics::Metrics;
+use numo::{Context, OperatorConfig};
+use serde_json::json;
+
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The reference document's MutexRule example, unchanged.
+const REFERENCE_RULE: &str = r#"
+apiVersion: openshift-optional.skrzypek.io/v1alpha1
+kind: MutexRule
+metadata:
+  name: k8s-example
+spec:
+  jobName: "example" # Jobs will be run with this prefix name
+  jobNamespace: "node-upgrade-mutex-operator" # Jobs will be run in this namespace
+  jobSpec: # Accepts full 'batch/v1' job spec
+    selector: {}
+    template:
+      metadata:
+        name: mutex
+      spec:
+        containers:
+        - command:
+          - sleep
+          args:
+          - "30"
+          image: ubi9/toolbox
+          name: mutex
+        restartPolicy: Never
+  cleanUpJobSpec: # Accepts full 'batch/v1' job spec (Optional)
+    selector: {}
+    template:
+      metadata:
+        name: mutex
+      spec:
+        containers:
+        - command:
+          - sleep
+          args:
+          - "30"
+          image: ubi9/toolbox
+          name: mutex
+        restartPolicy: Never
+  type: kubernetes
+"#;
+
+/// The namespace the reference example's Jobs run in.
+const REFERENCE_JOB_NAMESPACE: &str = "node-upgrade-mutex-operator";
+
+fn context(client: kube::Client, allowed: &[&str]) -> Context {
+    let config = OperatorConfig {
+        allowed_job_namespaces: allowed.iter().map(|n| n.to_string()).collect(),
+        ..Default::default()
+    };
+    Context::new(client, config, Arc::new(Metrics::default()))
+}
+
+fn valid_config(rule: &MutexRule) -> Option<&Condition> {
+    rule.status.as_ref().and_then(|s| s.conditions.iter().find(|c| c.type_ == "ValidConfig"))
+}
+
+/// Whether the rule's status describes its current spec and says `status` (True/False).
+fn judged(rule: &MutexRule, status: &str) -> bool {
+    let current = rule.status.as_ref().and_then(|s| s.observed_generation) == rule.metadata.generation;
+    current
+        && valid_config(rule).is_some_and(|c| c.status == status && c.observed_generation == rule.metadata.generation)
+}
+
+/// A rule named `name` in `namespace` with the given `jobSpec`.
+fn rule(
+    name: &str,
+    namespace: &str,
+    job_name: &str,
+    job_namespace: Option<&str>,
+    job_spec: serde_json::Value,
+) -> MutexRule {
+    let mut value = json!({
+        "apiVersion": "openshift-optional.skrzypek.io/v1alpha1",
+        "kind": "MutexRule",
+        "metadata": { "name": name, "namespace": namespace },
+        "spec": { "jobName": job_name, "jobSpec": job_spec },
+    });
+    if let Some(ns) = job_namespace {
+        value["spec"]["jobNamespace"] = json!(ns);
+    }
+    serde_json::from_value(value).unwrap_or_else(|e| panic!("test rule does not parse: {e}"))
+}
+
+fn job_spec(image: serde_json::Value, container_name: &str) -> serde_json::Value {
+    json!({
+        "template": { "spec": {
+            "containers": [{ "name": container_name, "image": image, "command": ["true"] }],
+            "restartPolicy": "Never"
+        }}
+    })
+}
+
+/// Waits (by watch) for an Event about the object `name` with `reason`; returns its message.
+async fn event(client: &kube::Client, namespace: &str, name: &str, reason: &str) -> anyhow::Result<String> {
+    let api: Api<Event> = Api::namespaced(client.clone(), namespace);
+    let config = watcher::Config::default().fields(&format!("involvedObject.name={name}"));
+    let mut events = watcher::watcher(api, config).applied_objects().boxed();
+    let found = tokio::time::timeout(TIMEOUT, async {
+        while let Some(event) = events.next().await {
+            if let Ok(event) = event {
+                if event.reason.as_deref() == Some(reason) {
+                    return Some(event.message.unwrap_or_default());
+                }
+            }
+        }
+        None
+    })
+    .await;
+    match found {
+        Ok(Some(message)) => Ok(message),
+        _ => anyhow::bail!("no Event {reason} about {namespace}/{name} within {TIMEOUT:?}"),
+    }
+}
+
+/// Jobs anywhere in the cluster whose name starts with `prefix`.
+async fn jobs_named(client: &kube::Client, prefix: &str) -> anyhow::Result<Vec<String>> {
+    let jobs: Api<Job> = Api::all(client.clone());
+    let names = jobs.list(&ListParams::default()).await?.items.iter().map(|j| j.name_any()).collect::<Vec<_>>();
+    Ok(names.into_iter().filter(|n| n.starts_with(prefix)).collect())
+}
+
+#[tokio::test]
+async fn the_reference_example_becomes_valid() -> anyhow::Result<()> {
+    numo_testkit::init_tracing();
+    let cluster = numo_testkit::cluster().await?;
+    let mut world = cluster.world("rule-reference").await?;
+    let client = world.client.clone();
+    // The example's Jobs run in another namespace: it exists and the operator allows it.
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    let namespace = Namespace {
+        metadata: ObjectMeta {
+            name: Some(REFERENCE_JOB_NAMESPACE.into()),
+            labels: Some([(numo_testkit::TEST_NAMESPACE_LABEL.to_string(), "rule-reference".to_string())].into()),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    match namespaces.create(&PostParams::default(), &namespace).await {
+        Ok(_) => {}
+        Err(kube::Error::Api(status)) if status.code == 409 => {}
+        Err(error) => return Err(error.into()),
+    }
+    world.spawn(numo::controllers::mutex_rule::run(context(client.clone(), &[REFERENCE_JOB_NAMESPACE])));
+
+    let mut example: MutexRule = serde_yaml::from_str(REFERENCE_RULE)?;
+    example.metadata.namespace = Some(world.namespace.clone());
+    let rules: Api<MutexRule> = Api::namespaced(client.clone(), &world.namespace);
+    rules.create(&PostParams::default(), &example).await?;
+
+    let judged_rule =
+        numo_testkit::wait_until(&rules, "k8s-example", TIMEOUT, "ValidConfig=True", |r| judged(r, "True")).await?;
+    let condition = valid_config(&judged_rule).map(|c| (c.reason.clone(), c.message.clone()));
+    assert_eq!(condition.as_ref().map(|c| c.0.as_str()), Some("Valid"), "{condition:?}");
+    let message = event(&client, &world.namespace, "k8s-example", "Valid").await?;
+    assert!(message.contains("spec.cleanUpJobSpec"), "both templates were checked: {message}");
+    assert!(jobs_named(&client, "example").await?.is_empty(), "validation creates no Job");
+    Ok(())
+}
+
+#[tokio::test]
+async fn an_invalid_job_spec_names_the_bad_field_until_it_is_fixed() -> anyhow::Result<()> {
+    numo_testkit::init_tracing();
+    let cluster = numo_testkit::cluster().await?;
+    let mut world = cluster.world("rule-invalid").await?;
+    let client = world.client.clone();
+    world.spawn(numo::controllers::mutex_rule::run(context(client.clone(), &[])));
+    let rules: Api<MutexRule> = Api::namespaced(client.clone(), &world.namespace);
+
+    let bad = rule("bad-image", &world.namespace, "bad-image", None, job_spec(json!(42), "gate"));
+    rules.create(&PostParams::default(), &bad).await?;
+    let seen =
+        numo_testkit::wait_until(&rules, "bad-image", TIMEOUT, "ValidConfig=False", |r| judged(r, "False")).await?;
+    let condition = valid_config(&seen).cloned();
+    assert_eq!(condition.as_ref().map(|c| c.reason.as_str()), Some("InvalidJobSpec"), "{condition:?}");
+    let message = condition.map(|c| c.message).unwrap_or_default();
+    assert!(message.starts_with("spec.jobSpec.template.spec.containers[0].image: "), "{message}");
+    let warning = event(&client, &world.namespace, "bad-image", "InvalidJobSpec").await?;
+    assert_eq!(warning, message);
+
+    // The admin fixes the image: the rule becomes valid.
+    let fix = json!({ "spec": { "jobSpec": job_spec(json!("registry.example/gate:1"), "gate") } });
+    rules.patch("bad-image", &PatchParams::default(), &Patch::Merge(&fix)).await?;
+    numo_testkit::wait_until(&rules, "bad-image", TIMEOUT, "ValidConfig=True after the fix", |r| judged(r, "True"))
+        .await?;
+
+    // A bad cleanup template is reported as such.
+    let mut cleanup = rule("bad-cleanup", &world.namespace, "bad-cleanup", None, job_spec(json!("img"), "gate"));
+    cleanup.spec.clean_up_job_spec =
+        Some(json!({ "template": { "spec": { "containers": [{ "name": "c", "image": "i" }] } } }));
+    rules.create(&PostParams::default(), &cleanup).await?;
+    let seen =
+        numo_testkit::wait_until(&rules, "bad-cleanup", TIMEOUT, "ValidConfig=False", |r| judged(r, "False")).await?;
+    let condition = valid_config(&seen).cloned();
+    assert_eq!(condition.as_ref().map(|c| c.reason.as_str()), Some("InvalidCleanUpJobSpec"), "{condition:?}");
+    let message = condition.map(|c| c.message).unwrap_or_default();
+    assert!(message.starts_with("spec.cleanUpJobSpec.template.spec.restartPolicy: "), "{message}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_apiservers_own_validation_speaks_through_the_dry_run() -> anyhow::Result<()> {
+    numo_testkit::init_tracing();
+    let cluster = numo_testkit::cluster().await?;
+    let mut world = cluster.world("rule-dry-run").await?;
+    let client = world.client.clone();
+    world.spawn(numo::controllers::mutex_rule::run(context(client.clone(), &[])));
+    let rules: Api<MutexRule> = Api::namespaced(client.clone(), &world.namespace);
+
+    // Schema-valid, but a container name must be a DNS label: only the apiserver knows.
+    let bad = rule("bad-name", &world.namespace, "dry-gate", None, job_spec(json!("img"), "Not_A_DNS_Label"));
+    rules.create(&PostParams::default(), &bad).await?;
+    let seen =
+        numo_testkit::wait_until(&rules, "bad-name", TIMEOUT, "ValidConfig=False", |r| judged(r, "False")).await?;
+    let condition = valid_config(&seen).cloned();
+    assert_eq!(condition.as_ref().map(|c| c.reason.as_str()), Some("DryRunRejected"), "{condition:?}");
+    let message = condition.map(|c| c.message).unwrap_or_default();
+    assert!(message.contains("spec.jobSpec.template.spec.containers[0].name"), "{message}");
+    assert!(jobs_named(&client, "dry-gate").await?.is_empty(), "a dry run stores nothing");
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_job_namespace_off_the_allow_list_is_rejected_and_nothing_is_created() -> anyhow::Result<()> {
+    numo_testkit::init_tracing();
+    let cluster = numo_testkit::cluster().await?;
+    let mut world = cluster.world("rule-namespace").await?;
+    let client = world.client.clone();
+    world.spawn(numo::controllers::mutex_rule::run(context(client.clone(), &["ops"])));
+    let rules: Api<MutexRule> = Api::namespaced(client.clone(), &world.namespace);
+
+    let sneaky = rule("sneaky", &world.namespace, "sneaky-gate", Some("kube-system"), job_spec(json!("img"), "gate"));
+    rules.create(&PostParams::default(), &sneaky).await?;
+    let seen = numo_testkit::wait_until(&rules, "sneaky", TIMEOUT, "ValidConfig=False", |r| judged(r, "False")).await?;
+    let condition = valid_config(&seen).cloned();
+    assert_eq!(condition.as_ref().map(|c| c.reason.as_str()), Some("JobNamespaceNotAllowed"), "{condition:?}");
+    let message = condition.map(|c| c.message).unwrap_or_default();
+    assert!(message.contains("kube-system"), "{message}");
+    assert!(
+        message.contains("--allowed-job-namespaces") && message.contains("NUMO_ALLOWED_JOB_NAMESPACES"),
+        "{message}"
+    );
+    event(&client, &world.namespace, "sneaky", "JobNamespaceNotAllowed").await?;
+    assert!(jobs_named(&client, "sneaky-gate").await?.is_empty(), "no Job anywhere");
+    Ok(())
+}
