@@ -106,7 +106,10 @@ async fn delete_all(client: &Client, kind: &Kind) -> anyhow::Result<()> {
             force_delete_pods(client, name).await?;
         }
     }
-    wait_all_gone(client, kind).await
+    let started = std::time::Instant::now();
+    wait_all_gone(client, kind).await?;
+    tracing::debug!(kind = %kind.resource.kind, elapsed = ?started.elapsed(), "leftovers gone");
+    Ok(())
 }
 
 /// Deletes the pods of a terminating namespace at once, finalizers removed: a pod whose node or Job controller is

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Everything CI checks (`make test`, `.ci/run`): formatting, clippy, and every test (unit, schema, and integration tests
+# against a local cluster). Prints the time each step took.
+#
+#   hack/test.sh
+#
+# Environment:
+#   KEEP_CLUSTER=1   leave the test cluster running at the end (it is stopped otherwise, if this run started it;
+#                    a cluster that was already running is left as it was)
+#   CLUSTER          the test cluster's name (default numo-test, the one the test kit starts by itself)
+set -euo pipefail
+log_prefix=test
+# shellcheck source=hack/lib/cluster.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/cluster.sh"
+cd "$repo_dir"
+
+cluster="${CLUSTER:-numo-test}"
+started=$SECONDS
+timings=()
+
+# Runs "$@" as the step named $1 and records how long it took.
+step() {
+  local name="$1" start=$SECONDS
+  shift
+  log "── $name"
+  "$@"
+  timings+=("$(printf '%-28s %4ss' "$name" $((SECONDS - start)))")
+}
+
+report() {
+  local rc=$?
+  if [[ "${stop_cluster:-0}" == 1 && "${KEEP_CLUSTER:-}" != 1 ]]; then
+    step "stop cluster $cluster" "$hack_dir/cluster-down.sh" "$cluster" || rc=$?
+  elif cluster_ready "$cluster"; then
+    log "cluster $cluster left running: hack/cluster-down.sh $cluster"
+  fi
+  log "timings:"
+  for line in "${timings[@]}"; do log "  $line"; done
+  log "total $((SECONDS - started))s: $([[ $rc == 0 ]] && echo ok || echo "FAILED (exit $rc)")"
+  exit "$rc"
+}
+trap report EXIT
+
+step "build tools" "$hack_dir/build-tools.sh" kubernetes etcd kwok
+
+stop_cluster=0
+cluster_ready "$cluster" || stop_cluster=1
+# The test kit installs the CRDs itself (in-process, once per test binary).
+step "start cluster $cluster" env NUMO_SKIP_CRDS=1 "$hack_dir/cluster-up.sh" "$cluster" >/dev/null
+NUMO_TEST_KUBECONFIG="$(cluster_kubeconfig "$cluster")"
+export NUMO_TEST_KUBECONFIG
+
+step "cargo fmt --check" cargo fmt --all -- --check
+step "cargo clippy" cargo clippy --workspace --all-targets -- -D warnings
+step "cargo test" cargo test --workspace
