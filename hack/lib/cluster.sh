@@ -14,6 +14,8 @@ export KWOK_WORKDIR="${KWOK_WORKDIR:-$NUMO_CACHE/kwok-workdir}"
 # kwokctl runs kubectl from PATH: the locally built one comes first, never /usr/bin/kubectl.
 export PATH="$K8S_BIN:$KWOK_BIN:$PATH"
 
+command -v flock >/dev/null || { echo "error: flock (util-linux) is required" >&2; exit 1; }
+
 log() { printf '[%s %s] %s\n' "${log_prefix:-cluster}" "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 

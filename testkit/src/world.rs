@@ -59,7 +59,6 @@ impl World {
     pub async fn openshift(&mut self, shape: ClusterShape, config: SimConfig) -> anyhow::Result<()> {
         self.simulator = None;
         numo_simulator::seed(&self.client, &shape).await?;
-        let _enter = self.runtime.enter();
         self.simulator = Some(Simulator::start(self.client.clone(), config));
         Ok(())
     }
