@@ -12,11 +12,11 @@ pub mod selector;
 pub use error::{Error, Result};
 pub mod context;
 pub mod controllers;
-pub mod metrics;
 pub mod crdgen;
 pub mod events;
 pub mod leader;
 pub mod membership;
+pub mod metrics;
 pub mod server;
 pub mod telemetry;
 
