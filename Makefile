@@ -31,3 +31,27 @@ crds: ## regenerate config/crd from the Rust types
 
 demo: ## a local cluster, a simulated OpenShift, numo and a live upgrade
 	hack/demo.sh
+
+# --- Images and the OLM bundle (podman or buildah; see README) ---
+VERSION ?= $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
+IMG ?= quay.io/numo-operator/numo:$(VERSION)
+BUNDLE_IMG ?= quay.io/numo-operator/numo-bundle:$(VERSION)
+.PHONY: bundle bundle-validate docker-build docker-push bundle-build bundle-push
+
+bundle: ## regenerate the OLM bundle (bundle/, bundle.Dockerfile) from config/
+	cargo xtask bundle
+
+bundle-validate: ## check the bundle matches config/ and passes operator-sdk validation with no warning
+	hack/validate-bundle.sh
+
+docker-build: ## build the operator image IMG with podman or buildah
+	hack/container-build.sh build Dockerfile $(IMG)
+
+docker-push: ## push the operator image IMG
+	hack/container-build.sh push $(IMG)
+
+bundle-build: ## build the OLM bundle image BUNDLE_IMG
+	hack/container-build.sh build bundle.Dockerfile $(BUNDLE_IMG)
+
+bundle-push: ## push the OLM bundle image BUNDLE_IMG
+	hack/container-build.sh push $(BUNDLE_IMG)

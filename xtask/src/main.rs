@@ -20,6 +20,10 @@ enum Task {
         /// Change nothing; fail when the committed bundle differs from what config/ generates.
         #[arg(long)]
         check: bool,
+        /// Install this operator image instead of config/manager's (e.g. a release image by digest, which also
+        /// marks the bundle as ready for disconnected clusters). Tagged images must carry the crate version.
+        #[arg(long, value_name = "IMAGE")]
+        image: Option<String>,
     },
 }
 
@@ -36,8 +40,8 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let root = xtask::repo_root();
     match cli.task {
-        Task::Bundle { check } => {
-            let bundle = xtask::bundle::generate(&root)?;
+        Task::Bundle { check, image } => {
+            let bundle = xtask::bundle::generate_with(&root, &xtask::bundle::Options { image })?;
             if check {
                 let drift = bundle.drift(&root)?;
                 if drift.is_empty() {
@@ -52,7 +56,12 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             }
             let changed = bundle.write(&root)?;
             for change in &changed {
-                println!("{change}");
+                match change {
+                    xtask::bundle::Drift::Stale(path) => println!("removed {}", path.display()),
+                    xtask::bundle::Drift::Missing(path) | xtask::bundle::Drift::Changed(path) => {
+                        println!("wrote {}", path.display())
+                    }
+                }
             }
             println!("bundle: {} files, {} changed", bundle.files.len(), changed.len());
             Ok(ExitCode::SUCCESS)

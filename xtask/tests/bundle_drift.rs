@@ -84,3 +84,25 @@ fn a_descriptor_for_a_field_the_crd_lacks_is_refused() {
 fn generated_csv() -> PathBuf {
     PathBuf::from("bundle/manifests/openshift-node-upgrade-mutex-operator.clusterserviceversion.yaml")
 }
+
+#[test]
+fn a_release_image_by_digest_is_installed_and_marks_the_bundle_disconnected_ready() {
+    let root = xtask::repo_root();
+    let image = "quay.io/numo-operator/numo@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+    let options = bundle::Options { image: Some(image.to_string()) };
+    let generated = bundle::generate_with(&root, &options).expect("generate with a digest image");
+    let csv: serde_json::Value = serde_yaml::from_str(&generated.files[&generated_csv()]).expect("parse the CSV");
+    assert_eq!(csv["metadata"]["annotations"]["containerImage"], image);
+    assert_eq!(csv["metadata"]["annotations"]["features.operators.openshift.io/disconnected"], "true");
+    assert_eq!(csv["spec"]["relatedImages"][0]["image"], image);
+    let pod = &csv["spec"]["install"]["spec"]["deployments"][0]["spec"]["template"]["spec"];
+    assert_eq!(pod["containers"][0]["image"], image);
+
+    let committed = bundle::generate(&root).expect("generate as committed");
+    let csv: serde_json::Value = serde_yaml::from_str(&committed.files[&generated_csv()]).expect("parse the CSV");
+    assert_eq!(csv["metadata"]["annotations"]["features.operators.openshift.io/disconnected"], "false");
+
+    let wrong_tag = bundle::Options { image: Some("quay.io/numo-operator/numo:9.9.9".into()) };
+    let error = bundle::generate_with(&root, &wrong_tag).err().map(|e| format!("{e:#}")).unwrap_or_default();
+    assert!(error.contains("not tagged with the crate version"), "{error}");
+}

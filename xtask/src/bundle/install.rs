@@ -17,11 +17,14 @@ pub struct Install {
     pub services: Vec<Value>,
 }
 
-/// Builds the install strategy.
-pub fn install(manager: &[Object], rbac: &[Object]) -> anyhow::Result<Install> {
+/// Builds the install strategy; `image` replaces the Deployment's image when given.
+pub fn install(manager: &[Object], rbac: &[Object], image: Option<&str>) -> anyhow::Result<Install> {
     let deployments: Vec<&Object> = manager.iter().filter(|o| o.kind() == "Deployment").collect();
     let [deployment] = deployments.as_slice() else { bail!("config/manager must hold exactly one Deployment") };
-    let spec = &deployment.value["spec"];
+    let mut spec = deployment.value["spec"].clone();
+    if let Some(image) = image {
+        spec["template"]["spec"]["containers"][0]["image"] = Value::from(image);
+    }
     let pod = &spec["template"]["spec"];
     let account = pod["serviceAccountName"].as_str().context("the Deployment names no serviceAccountName")?;
     let containers = pod["containers"].as_array().cloned().unwrap_or_default();
@@ -42,7 +45,7 @@ pub fn install(manager: &[Object], rbac: &[Object]) -> anyhow::Result<Install> {
         "deployments": [{
             "name": deployment.name(),
             "label": deployment.value["metadata"]["labels"],
-            "spec": spec,
+            "spec": &spec,
         }],
     });
     if !rules.is_empty() {

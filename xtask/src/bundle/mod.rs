@@ -55,8 +55,21 @@ impl fmt::Display for Drift {
     }
 }
 
-/// Generates the bundle from the `config/` of the repository at `root`.
+/// Choices that change the generated bundle.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// The operator image to install instead of config/manager's, e.g. a release image pinned by digest
+    /// (`quay.io/numo-operator/numo@sha256:...`); the committed bundle uses config/manager's.
+    pub image: Option<String>,
+}
+
+/// Generates the bundle from the `config/` of the repository at `root`, as committed.
 pub fn generate(root: &Path) -> anyhow::Result<Bundle> {
+    generate_with(root, &Options::default())
+}
+
+/// Generates the bundle from the `config/` of the repository at `root`, with `options`.
+pub fn generate_with(root: &Path, options: &Options) -> anyhow::Result<Bundle> {
     let config = root.join("config");
     let settings = settings::Settings::load(&config.join("manifests/bundle.yaml"))?;
     let base_path = config.join(format!("manifests/bases/{}.clusterserviceversion.yaml", settings.package));
@@ -66,7 +79,7 @@ pub fn generate(root: &Path) -> anyhow::Result<Bundle> {
     let rbac = manifests::kustomization(&config.join("rbac"))?;
     let manager = manifests::kustomization(&config.join("manager"))?;
     let samples = manifests::kustomization(&config.join("samples"))?;
-    let install = install::install(&manager, &rbac)?;
+    let install = install::install(&manager, &rbac, options.image.as_deref())?;
 
     let crd_values: Vec<Value> = crds.iter().map(|o| o.value.clone()).collect();
     let csv = csv::csv(&csv::Inputs {
