@@ -1,9 +1,62 @@
+#![forbid(unsafe_code)]
 //! numo-simulator: plays OpenShift's cluster-version operator (CVO) and machine-config operator (MCO) against a
-//! plain Kubernetes API server, so numo can be tested and demonstrated without OpenShift.
+//! plain Kubernetes API server, so numo can be tested and demonstrated without OpenShift. It works only through the
+//! API, as the real operators do, and aims to be faithful to what they show there, not to what numo needs.
+//!
+//! ```no_run
+//! # async fn example(client: kube::Client) -> anyhow::Result<()> {
+//! use numo_simulator::{seed, ClusterShape, SimConfig, Simulator};
+//! seed(&client, &ClusterShape { version: "4.16.4".into(), workers: 6, masters: 3 }).await?;
+//! let simulator = Simulator::start(client, SimConfig::default()); // stops when dropped
+//! # Ok(()) }
+//! ```
+//!
+//! # The simulated world
+//! - **Seeding** ([`seed`]): ClusterVersion `version`; the MCO's template MachineConfigs `00-master` and `00-worker`
+//!   (they carry the release the MCO runs); pools `master` and `worker` selecting configs by
+//!   `machineconfiguration.openshift.io/role` and nodes by `node-role.kubernetes.io/<role>`; each pool's rendered
+//!   config `rendered-<pool>-<hash>`; nodes `master-N` and `worker-N` managed by kwok, Done on their pool's config,
+//!   labelled with their release.
+//! - **CVO** ([`cvo`]): a new `spec.desiredUpdate.version` gets a `Partial` history entry at once; after the
+//!   control-plane step the templates move to the new release (the MCO is updated); the entry becomes `Completed`
+//!   when the master pool has rolled, without waiting for other pools.
+//! - **MCO** ([`mco`]): renders every pool from the configs it selects (custom pools that select the worker role
+//!   render the worker content under their own name); decides membership ([`membership`]); in unpaused pools
+//!   targets nodes at most `maxUnavailable` at a time ([`rollout`]); runs the daemon on targeted nodes
+//!   ([`daemon`]: Working, cordon, reboot, Done, uncordon, release label); keeps each pool's status true
+//!   ([`status`]).
+//!
+//! # Fault injection
+//! Node annotations (see [`faults`]):
+//! - `sim.numo.openshift-optional.skrzypek.io/fail-update: "true"`: the node's update ends in state `Degraded` with a
+//!   reason, cordoned, on its old config; its pool goes `Degraded`/`NodeDegraded`. Remove the annotation and the
+//!   daemon retries.
+//! - `sim.numo.openshift-optional.skrzypek.io/reboot-seconds: "30"`: the node reboots that long (a slow node).
+//!
+//! # Not modelled
+//! Drain (pods are not evicted), the `UpdateInProgress` taint, Events, MachineConfigNodes, layered (OS image) pools,
+//! the content of Ignition beyond files and units, and ClusterOperators.
+
+use std::sync::Arc;
+use std::time::Duration;
 
 pub mod crds;
+pub mod cvo;
+pub mod daemon;
+pub mod faults;
+pub mod mco;
+pub mod membership;
+pub mod node_state;
+pub mod render;
+pub mod rollout;
+mod runner;
+mod seed;
+pub mod status;
 
-use std::time::Duration;
+pub use seed::{seed, KWOK_NODE_ANNOTATION};
+
+/// Field manager of every write the simulator makes.
+pub const FIELD_MANAGER: &str = "numo-simulator";
 
 /// The cluster a test or the demo starts from.
 #[derive(Clone, Debug)]
@@ -22,35 +75,53 @@ impl Default for ClusterShape {
     }
 }
 
-/// Timings of the simulated operators.
+/// Timings of the simulated operators. The defaults roll a 10-node pool in about 25 seconds.
 #[derive(Clone, Debug)]
 pub struct SimConfig {
-    /// How long a node "reboots" while the MCO updates it.
+    /// How long a node "reboots" while the daemon updates it (a node's `reboot-seconds` annotation overrides it).
     pub reboot: Duration,
+    /// How long the control plane takes to upgrade before the CVO updates the MCO.
+    pub control_plane: Duration,
+    /// How long to wait before trying again after an API error.
+    pub retry: Duration,
 }
 
 impl Default for SimConfig {
     fn default() -> Self {
-        Self { reboot: Duration::from_secs(2) }
+        Self { reboot: Duration::from_secs(2), control_plane: Duration::from_secs(2), retry: Duration::from_secs(1) }
     }
-}
-
-/// Creates the ClusterVersion, pools, rendered MachineConfigs and nodes of `shape`.
-pub async fn seed(_client: &kube::Client, _shape: &ClusterShape) -> anyhow::Result<()> {
-    anyhow::bail!("the simulator's seeding is not written yet")
 }
 
 /// The running simulated operators; they stop when this is dropped.
 pub struct SimulatorHandle {
-    _private: (),
+    tasks: Vec<tokio::task::AbortHandle>,
+}
+
+impl SimulatorHandle {
+    /// Stops the simulated operators now (the same as dropping the handle).
+    pub fn stop(self) {}
+}
+
+impl Drop for SimulatorHandle {
+    fn drop(&mut self) {
+        for task in &self.tasks {
+            task.abort();
+        }
+    }
+}
+
+impl std::fmt::Debug for SimulatorHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SimulatorHandle").field("tasks", &self.tasks.len()).finish()
+    }
 }
 
 /// The simulated CVO and MCO.
 pub struct Simulator;
 
 impl Simulator {
-    /// Starts the simulated operators on the current tokio runtime.
-    pub fn start(_client: kube::Client, _config: SimConfig) -> SimulatorHandle {
-        SimulatorHandle { _private: () }
+    /// Starts the simulated operators on the current tokio runtime (panics outside one, like `tokio::spawn`).
+    pub fn start(client: kube::Client, config: SimConfig) -> SimulatorHandle {
+        SimulatorHandle { tasks: runner::start(client, Arc::new(config)) }
     }
 }

@@ -1,10 +1,23 @@
 #![forbid(unsafe_code)]
-//! `numo-sim`: the OpenShift simulator's command line. For now only `install-crds`; the simulator itself is being
-//! written in the library.
+//! `numo-sim`: the OpenShift simulator's command line. Every subcommand talks to the cluster of `$KUBECONFIG` (or
+//! the default kubeconfig).
+//!
+//! ```text
+//! numo-sim install-crds [--from DIR]
+//! numo-sim seed --version 4.16.4 --workers 6 --masters 3
+//! numo-sim run [--reboot 2s] [--control-plane 2s]        # until Ctrl-C / SIGTERM
+//! numo-sim upgrade --version 4.16.5
+//! ```
 
 use std::path::PathBuf;
+use std::time::Duration;
 
+use anyhow::Context as _;
 use clap::{Parser, Subcommand};
+use kube::api::{Api, Patch, PatchParams};
+use numo::openshift::{ClusterVersion, CLUSTER_VERSION_NAME};
+use numo_simulator::{ClusterShape, SimConfig, Simulator, FIELD_MANAGER};
+use serde_json::json;
 
 /// The OpenShift simulator of numo's test world.
 #[derive(Parser)]
@@ -17,23 +30,130 @@ struct Cli {
 #[derive(Subcommand)]
 enum Commands {
     /// Install the OpenShift CRDs (from a folder of real CRDs, else derived from numo's types) and wait until each
-    /// is Established. Uses $KUBECONFIG or the default kubeconfig.
+    /// is Established.
     InstallCrds {
-        /// Folder of CRD YAML files, e.g. ../shared/openshift-crds.
+        /// Folder of CRD YAML files; default: ../shared/openshift-crds next to the workspace, if it exists.
         #[arg(long)]
         from: Option<PathBuf>,
+    },
+    /// Create the ClusterVersion, pools, rendered MachineConfigs and nodes of a cluster shape (what exists is kept).
+    Seed {
+        /// The release the cluster runs.
+        #[arg(long, default_value = "4.16.4")]
+        version: String,
+        /// Number of worker nodes.
+        #[arg(long, default_value_t = 3)]
+        workers: usize,
+        /// Number of control-plane nodes.
+        #[arg(long, default_value_t = 1)]
+        masters: usize,
+    },
+    /// Run the simulated CVO and MCO until Ctrl-C or SIGTERM.
+    Run {
+        /// How long a node reboots during an update (e.g. 2s, 500ms, 1m).
+        #[arg(long, value_parser = parse_duration, default_value = "2s")]
+        reboot: Duration,
+        /// How long the control plane takes to upgrade before the MCO is updated.
+        #[arg(long, value_parser = parse_duration, default_value = "2s")]
+        control_plane: Duration,
+        /// How long to wait before retrying after an API error.
+        #[arg(long, value_parser = parse_duration, default_value = "1s")]
+        retry: Duration,
+    },
+    /// Request an upgrade: set the ClusterVersion's spec.desiredUpdate.
+    Upgrade {
+        /// The release to upgrade to.
+        #[arg(long)]
+        version: String,
+        /// The release image; default: derived from the version.
+        #[arg(long)]
+        image: Option<String>,
     },
 }
 
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
-    match Cli::parse().command {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
+
+    let command = Cli::parse().command;
+    let client = kube::Client::try_default().await.context("connecting to the cluster of $KUBECONFIG")?;
+    match command {
         Commands::InstallCrds { from } => {
-            let client = kube::Client::try_default().await?;
+            let from = from.or_else(default_crds_dir);
             for name in numo_simulator::crds::install_openshift_crds(&client, from.as_deref()).await? {
                 println!("{name}");
             }
         }
+        Commands::Seed { version, workers, masters } => {
+            numo_simulator::seed(&client, &ClusterShape { version, workers, masters }).await?;
+        }
+        Commands::Run { reboot, control_plane, retry } => {
+            let simulator = Simulator::start(client, SimConfig { reboot, control_plane, retry });
+            shutdown_signal().await?;
+            tracing::info!("stopping");
+            simulator.stop();
+        }
+        Commands::Upgrade { version, image } => {
+            let image = image.unwrap_or_else(|| numo_simulator::render::release_image(&version));
+            let body = json!({"spec": {"desiredUpdate": {"version": version, "image": image}}});
+            let params = PatchParams { field_manager: Some(FIELD_MANAGER.into()), ..PatchParams::default() };
+            Api::<ClusterVersion>::all(client)
+                .patch(CLUSTER_VERSION_NAME, &params, &Patch::Merge(&body))
+                .await
+                .context("setting spec.desiredUpdate of ClusterVersion version")?;
+            println!("clusterversion/{CLUSTER_VERSION_NAME} desiredUpdate set to {version}");
+        }
     }
     Ok(())
+}
+
+/// `../shared/openshift-crds` next to the workspace this binary was built from, if it exists.
+fn default_crds_dir() -> Option<PathBuf> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/openshift-crds");
+    dir.is_dir().then_some(dir)
+}
+
+/// Waits for Ctrl-C or SIGTERM.
+async fn shutdown_signal() -> anyhow::Result<()> {
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    tokio::select! {
+        result = tokio::signal::ctrl_c() => result?,
+        _ = term.recv() => {}
+    }
+    Ok(())
+}
+
+/// A duration like `2s`, `500ms`, `1m`, or a number of seconds (`1.5`).
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let (number, unit) = match text.find(|c: char| c.is_ascii_alphabetic()) {
+        Some(i) => text.split_at(i),
+        None => (text, "s"),
+    };
+    let value: f64 = number.trim().parse().map_err(|_| format!("not a duration: {text:?} (try 2s, 500ms, 1m)"))?;
+    let seconds = match unit {
+        "ms" => value / 1000.0,
+        "s" => value,
+        "m" => value * 60.0,
+        _ => return Err(format!("unknown unit {unit:?} in {text:?} (use ms, s or m)")),
+    };
+    Duration::try_from_secs_f64(seconds).map_err(|e| format!("{text:?}: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse_with_units_or_as_seconds() {
+        assert_eq!(parse_duration("2s"), Ok(Duration::from_secs(2)));
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("1m"), Ok(Duration::from_secs(60)));
+        assert_eq!(parse_duration("1.5"), Ok(Duration::from_millis(1500)));
+        assert!(parse_duration("soon").is_err());
+        assert!(parse_duration("3h").is_err());
+        assert!(parse_duration("-1s").is_err());
+    }
 }

@@ -59,6 +59,29 @@ pub struct ClusterVersionStatus {
     /// Releases the cluster may update to.
     #[serde(default)]
     pub available_updates: Option<Vec<Release>>,
+    /// The CVO's conditions (`Available`, `Progressing`, `Failing`, ...).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conditions: Vec<ClusterVersionCondition>,
+}
+
+/// A condition of the CVO (the ClusterOperatorStatusCondition shape: no observedGeneration).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterVersionCondition {
+    /// Condition type, e.g. `Progressing`.
+    #[serde(rename = "type")]
+    pub type_: String,
+    /// True, False or Unknown.
+    pub status: String,
+    /// When the status last changed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_transition_time: Option<Time>,
+    /// Machine-readable reason.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// Human-readable message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
 }
 
 /// A release.

@@ -9,7 +9,9 @@ pub mod cluster_version;
 pub mod machine_config;
 pub mod machine_config_pool;
 
-pub use cluster_version::{ClusterVersion, ClusterVersionSpec, ClusterVersionStatus, Release, Update, UpdateHistory};
+pub use cluster_version::{
+    ClusterVersion, ClusterVersionCondition, ClusterVersionSpec, ClusterVersionStatus, Release, Update, UpdateHistory,
+};
 pub use machine_config::{MachineConfig, MachineConfigSpec};
 pub use machine_config_pool::{
     MachineConfigPool, MachineConfigPoolCondition, MachineConfigPoolSpec, MachineConfigPoolStatus,

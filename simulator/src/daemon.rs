@@ -1,0 +1,149 @@
+//! The simulated machine-config daemon: one task per node update, started when a node's `desiredConfig` differs
+//! from its `currentConfig` (or its state is not Done). Like the real daemon it reads the node and both rendered
+//! configs from the API, sets `state=Working`, cordons, "reboots" (a timer), then writes `currentConfig`,
+//! `state=Done`, uncordons and labels the node with the release it now runs. When the two rendered configs have the
+//! same content there is nothing to reboot for: no cordon, no wait (a rebootless update).
+//!
+//! Faults ([`crate::faults`]) are read from the node at the moment they matter, so a test that annotates a node
+//! before releasing it never races the simulator.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use k8s_openapi::api::core::v1::Node;
+use kube::api::{Api, Patch, PatchParams};
+use numo::openshift::{MachineConfig, CURRENT_CONFIG, DESIRED_CONFIG, MCD_REASON, MCD_STATE, RELEASE_VERSION};
+use serde_json::{json, Value};
+use tokio::time::Instant;
+
+use crate::faults;
+use crate::node_state::{self, STATE_DEGRADED, STATE_DONE, STATE_UNRECONCILABLE, STATE_WORKING};
+use crate::FIELD_MANAGER;
+
+/// How an update ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// The node needed nothing.
+    Nothing,
+    /// The node now runs `config`.
+    Updated {
+        /// The rendered config applied.
+        config: String,
+    },
+    /// The update to `config` failed; the node is Degraded.
+    Failed {
+        /// The rendered config that could not be applied.
+        config: String,
+    },
+}
+
+/// Whether the daemon has work on `node`: a desired config is set and differs from the current one, or the state
+/// is not Done; a node Degraded by the fail-update fault waits until the fault is removed.
+pub fn has_work(node: &Node) -> bool {
+    let desired = node_state::desired_config(node);
+    if desired.is_empty() {
+        return false;
+    }
+    let state = node_state::state(node);
+    let annotations = node.metadata.annotations.clone().unwrap_or_default();
+    if matches!(state, STATE_DEGRADED | STATE_UNRECONCILABLE) && faults::fails_updates(&annotations) {
+        return false;
+    }
+    desired != node_state::current_config(node) || state != STATE_DONE
+}
+
+/// Runs one update of node `name`; `reboot` is the default reboot time.
+pub async fn update(client: kube::Client, name: String, reboot: Duration) -> anyhow::Result<Outcome> {
+    let nodes: Api<Node> = Api::all(client.clone());
+    let configs: Api<MachineConfig> = Api::all(client);
+    let node = nodes.get(&name).await.with_context(|| format!("reading node {name}"))?;
+    if !has_work(&node) {
+        return Ok(Outcome::Nothing);
+    }
+    let current = node_state::current_config(&node).to_string();
+    let desired = node_state::desired_config(&node).to_string();
+    let was_cordoned = node.spec.as_ref().and_then(|s| s.unschedulable).unwrap_or(false);
+    let recovering = matches!(node_state::state(&node), STATE_DEGRADED | STATE_UNRECONCILABLE);
+
+    let Some(target) = configs.get_opt(&desired).await.with_context(|| format!("reading MachineConfig {desired}"))?
+    else {
+        let reason = format!("machineconfig.machineconfiguration.openshift.io \"{desired}\" not found");
+        patch(&nodes, &name, degraded(&reason)).await?;
+        return Ok(Outcome::Failed { config: desired });
+    };
+    let source = match current.as_str() {
+        "" => None,
+        c => configs.get_opt(c).await.with_context(|| format!("reading MachineConfig {c}"))?,
+    };
+    let rebootless = source.as_ref().is_some_and(|s| s.spec == target.spec);
+
+    tracing::info!(node = %name, from = %current, to = %desired, rebootless, "updating node");
+    let cordon = !rebootless || faults::fails_updates(node.metadata.annotations.as_ref().unwrap_or(&BTreeMap::new()));
+    let mut working = json!({"metadata": {"annotations": {MCD_STATE: STATE_WORKING, MCD_REASON: ""}}});
+    if cordon {
+        working["spec"] = json!({"unschedulable": true});
+    }
+    patch(&nodes, &name, working).await?;
+
+    if cordon {
+        let reboot = faults::reboot_time(node.metadata.annotations.as_ref().unwrap_or(&BTreeMap::new()), reboot);
+        tokio::time::sleep_until(Instant::now() + reboot).await;
+    }
+
+    let after = nodes.get(&name).await.with_context(|| format!("reading node {name}"))?;
+    if faults::fails_updates(after.metadata.annotations.as_ref().unwrap_or(&BTreeMap::new())) {
+        let reason =
+            format!("failed to update to {desired}: simulated failure ({}=true on the node)", faults::FAIL_UPDATE);
+        tracing::info!(node = %name, %reason, "node update failed");
+        patch(&nodes, &name, degraded(&reason)).await?;
+        return Ok(Outcome::Failed { config: desired });
+    }
+
+    let mut done = json!({
+        "metadata": {"annotations": {CURRENT_CONFIG: desired, DESIRED_CONFIG: desired, MCD_STATE: STATE_DONE, MCD_REASON: ""}},
+    });
+    if let Some(version) = target.release_version() {
+        done["metadata"]["labels"] = json!({RELEASE_VERSION: version});
+    }
+    if cordon || (recovering && was_cordoned) {
+        done["spec"] = json!({"unschedulable": null});
+    }
+    patch(&nodes, &name, done).await?;
+    tracing::info!(node = %name, config = %desired, "node updated");
+    Ok(Outcome::Updated { config: desired })
+}
+
+fn degraded(reason: &str) -> Value {
+    json!({"metadata": {"annotations": {MCD_STATE: STATE_DEGRADED, MCD_REASON: reason}}})
+}
+
+async fn patch(nodes: &Api<Node>, name: &str, body: Value) -> anyhow::Result<()> {
+    let params = PatchParams { field_manager: Some(FIELD_MANAGER.into()), ..PatchParams::default() };
+    nodes.patch(name, &params, &Patch::Merge(&body)).await.with_context(|| format!("patching node {name}"))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::node_state::tests::node;
+
+    #[test]
+    fn the_daemon_works_on_nodes_behind_their_desired_config_or_not_done() {
+        assert!(!has_work(&node("a", "r1", "r1", STATE_DONE)));
+        assert!(has_work(&node("a", "r1", "r2", STATE_DONE)));
+        assert!(has_work(&node("a", "r1", "r2", STATE_WORKING)), "an interrupted update resumes");
+        assert!(has_work(&node("a", "r1", "r1", STATE_DEGRADED)), "a degraded node on its config recovers");
+        assert!(!has_work(&node("a", "", "", "")), "no desired config: not managed yet");
+    }
+
+    #[test]
+    fn a_node_failed_by_the_fault_waits_until_the_fault_is_removed() {
+        let mut n = node("a", "r1", "r2", STATE_DEGRADED);
+        n.metadata.annotations.as_mut().unwrap().insert(faults::FAIL_UPDATE.into(), "true".into());
+        assert!(!has_work(&n));
+        n.metadata.annotations.as_mut().unwrap().remove(faults::FAIL_UPDATE);
+        assert!(has_work(&n), "the daemon retries");
+    }
+}

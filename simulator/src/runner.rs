@@ -1,0 +1,123 @@
+//! Runs the simulated operators: one watch (reflector) per kind fills a cache and wakes a single loop, which runs a
+//! CVO pass and an MCO pass over the caches. Besides events, the loop wakes only at the end of the control-plane
+//! step and after an API error.
+
+use std::fmt::Debug;
+use std::hash::Hash;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::Node;
+use k8s_openapi::jiff::Timestamp;
+use kube::api::Api;
+use kube::runtime::reflector::{self, Store};
+use kube::runtime::{watcher, WatchStreamExt};
+use kube::Resource;
+use numo::openshift::{ClusterVersion, MachineConfig, MachineConfigPool};
+use serde::de::DeserializeOwned;
+use tokio::sync::Notify;
+use tokio::task::AbortHandle;
+use tokio::time::Instant;
+
+use crate::cvo::Cvo;
+use crate::mco::{Mco, View};
+use crate::SimConfig;
+
+/// The caches the passes read.
+struct Caches {
+    nodes: Store<Node>,
+    pools: Store<MachineConfigPool>,
+    configs: Store<MachineConfig>,
+    versions: Store<ClusterVersion>,
+}
+
+/// Starts the watches and the loop; returns their tasks.
+pub(crate) fn start(client: kube::Client, config: Arc<SimConfig>) -> Vec<AbortHandle> {
+    let notify = Arc::new(Notify::new());
+    let (nodes, nodes_writer) = reflector::store();
+    let (pools, pools_writer) = reflector::store();
+    let (configs, configs_writer) = reflector::store();
+    let (versions, versions_writer) = reflector::store();
+    let tasks = vec![
+        watch(Api::<Node>::all(client.clone()), nodes_writer, notify.clone()),
+        watch(Api::<MachineConfigPool>::all(client.clone()), pools_writer, notify.clone()),
+        watch(Api::<MachineConfig>::all(client.clone()), configs_writer, notify.clone()),
+        watch(Api::<ClusterVersion>::all(client.clone()), versions_writer, notify.clone()),
+    ];
+    let caches = Caches { nodes, pools, configs, versions };
+    let run = tokio::spawn(run(client, config, caches, notify));
+    tasks.into_iter().chain([run.abort_handle()]).collect()
+}
+
+/// Keeps `writer`'s cache in step with the API and pokes `notify` on every event.
+fn watch<K>(api: Api<K>, writer: reflector::store::Writer<K>, notify: Arc<Notify>) -> AbortHandle
+where
+    K: Resource + Clone + Debug + DeserializeOwned + Send + Sync + 'static,
+    K::DynamicType: Default + Eq + Hash + Clone + Send + Sync,
+{
+    let events = watcher::watcher(api, watcher::Config::default()).default_backoff().reflect(writer);
+    tokio::spawn(async move {
+        futures::pin_mut!(events);
+        while let Some(event) = events.next().await {
+            if let Err(err) = event {
+                tracing::debug!(kind = %K::kind(&K::DynamicType::default()), error = %err, "watch error; retrying");
+            }
+            notify.notify_one();
+        }
+    })
+    .abort_handle()
+}
+
+/// The loop: a CVO pass and an MCO pass per wake-up.
+async fn run(client: kube::Client, config: Arc<SimConfig>, caches: Caches, notify: Arc<Notify>) {
+    let ready = async {
+        caches.nodes.wait_until_ready().await?;
+        caches.pools.wait_until_ready().await?;
+        caches.configs.wait_until_ready().await?;
+        caches.versions.wait_until_ready().await
+    };
+    if ready.await.is_err() {
+        tracing::error!("a watch stopped before its cache was filled; the simulator does not run");
+        return;
+    }
+    tracing::info!("simulated CVO and MCO running");
+    let mut cvo = Cvo::new(client.clone(), config.control_plane);
+    let mut mco = Mco::new(client, config.reboot, config.retry, notify.clone());
+    loop {
+        let view = View { nodes: caches.nodes.state(), pools: caches.pools.state(), configs: caches.configs.state() };
+        let mut wake = match cvo.reconcile(&caches.versions.state(), &view.pools, &view.configs).await {
+            Ok(at) => at.map(instant_of),
+            Err(err) => {
+                tracing::warn!(error = %format!("{err:#}"), "CVO pass failed; retrying");
+                Some(Instant::now() + config.retry)
+            }
+        };
+        if let Err(err) = mco.reconcile(&view).await {
+            tracing::debug!(error = %format!("{err:#}"), "MCO pass incomplete; retrying");
+            wake = earliest(wake, Some(Instant::now() + config.retry));
+        }
+        match wake {
+            Some(at) => {
+                tokio::select! {
+                    _ = notify.notified() => {}
+                    _ = tokio::time::sleep_until(at) => {}
+                }
+            }
+            None => notify.notified().await,
+        }
+    }
+}
+
+/// The monotonic instant of a wall-clock time (now if it has passed).
+fn instant_of(at: Timestamp) -> Instant {
+    let left = Duration::try_from(at.duration_since(Timestamp::now())).unwrap_or_default();
+    Instant::now() + left
+}
+
+fn earliest(a: Option<Instant>, b: Option<Instant>) -> Option<Instant> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}

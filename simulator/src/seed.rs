@@ -1,0 +1,249 @@
+//! Seeding a cluster shape: the ClusterVersion, the MCO's template MachineConfigs, the `master` and `worker` pools
+//! with their rendered configs, and the nodes. Every object is created only if missing, so seeding twice neither
+//! duplicates nor resets anything; what exists (an upgraded pool, an updated node) is left as it is.
+
+use std::collections::BTreeMap;
+
+use anyhow::Context as _;
+use futures::future::try_join_all;
+use k8s_openapi::api::core::v1::{Node, NodeSpec, Taint};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use k8s_openapi::jiff::Timestamp;
+use kube::api::{Api, ObjectMeta, Patch, PatchParams, PostParams};
+use kube::{Resource, ResourceExt};
+use numo::openshift::{
+    ClusterVersion, ClusterVersionSpec, MachineConfig, MachineConfigPool, MachineConfigPoolSpec, RenderedConfiguration,
+    Update, CLUSTER_VERSION_NAME, CURRENT_CONFIG, DESIRED_CONFIG, MCD_REASON, MCD_STATE, MC_ROLE, RELEASE_VERSION,
+};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_json::json;
+use sha2::{Digest, Sha256};
+
+use crate::membership::{MASTER, WORKER};
+use crate::node_state::STATE_DONE;
+use crate::{cvo, render, ClusterShape, FIELD_MANAGER};
+
+/// Node label of a node's role, completed by the role name.
+const ROLE_LABEL_PREFIX: &str = "node-role.kubernetes.io/";
+/// kwok manages the nodes that carry this annotation (value `fake`).
+pub const KWOK_NODE_ANNOTATION: &str = "kwok.x-k8s.io/node";
+
+/// Creates what is missing of `shape`; see the module docs.
+pub async fn seed(client: &kube::Client, shape: &ClusterShape) -> anyhow::Result<()> {
+    let version = shape.version.as_str();
+    ensure_cluster_version(client, version).await?;
+    for role in [MASTER, WORKER] {
+        create_if_missing(client, render::template_config(role, version)).await?;
+    }
+    let configs: Vec<MachineConfig> = Api::<MachineConfig>::all(client.clone())
+        .list(&Default::default())
+        .await
+        .context("listing MachineConfigs")?
+        .items;
+    let master = ensure_pool(client, pool(MASTER, None), &configs).await?;
+    let worker = ensure_pool(client, pool(WORKER, Some(IntOrString::Int(1))), &configs).await?;
+
+    let mut nodes = Vec::new();
+    for (pool, count) in [(&master, shape.masters), (&worker, shape.workers)] {
+        let role = pool.name_any();
+        let config = pool.spec.configuration.as_ref().and_then(|c| c.name.clone()).unwrap_or_default();
+        let release = configs
+            .iter()
+            .find(|c| c.name_any() == config)
+            .and_then(|c| c.release_version())
+            .unwrap_or(version)
+            .to_string();
+        for i in 0..count {
+            nodes.push(node(&format!("{role}-{i}"), &role, &config, &release));
+        }
+    }
+    try_join_all(nodes.into_iter().map(|n| create_if_missing(client, n))).await?;
+    tracing::info!(%version, masters = shape.masters, workers = shape.workers, "seeded");
+    Ok(())
+}
+
+/// Creates the ClusterVersion `version` if missing, and gives it an installed status if it has none.
+async fn ensure_cluster_version(client: &kube::Client, version: &str) -> anyhow::Result<()> {
+    let image = render::release_image(version);
+    let minor: Vec<&str> = version.split('.').take(2).collect();
+    let cv = ClusterVersion::new(
+        CLUSTER_VERSION_NAME,
+        ClusterVersionSpec {
+            cluster_id: cluster_id(),
+            channel: Some(format!("stable-{}", minor.join("."))),
+            desired_update: Some(Update { version: Some(version.into()), image: Some(image.clone()), force: None }),
+        },
+    );
+    let cv = create_if_missing(client, cv).await?;
+    if cv.status.is_none() {
+        let status = cvo::installed_status(version, &image, Timestamp::now());
+        let patch: json_patch::Patch = serde_json::from_value(cvo::status_patch(&status, false))?;
+        Api::<ClusterVersion>::all(client.clone())
+            .patch_status(CLUSTER_VERSION_NAME, &params(), &Patch::Json::<()>(patch))
+            .await
+            .context("writing the installed ClusterVersion status")?;
+    }
+    Ok(())
+}
+
+/// Creates `pool` (targeting its rendered config) and that rendered config if missing; returns the pool as stored.
+async fn ensure_pool(
+    client: &kube::Client,
+    mut pool: MachineConfigPool,
+    configs: &[MachineConfig],
+) -> anyhow::Result<MachineConfigPool> {
+    let name = pool.name_any();
+    let rendered =
+        render::render(&pool, &render::sources(&pool, configs)).with_context(|| format!("rendering pool {name}"))?;
+    pool.spec.configuration = Some(RenderedConfiguration { name: Some(rendered.name.clone()) });
+    let stored = create_if_missing(client, pool).await?;
+    let current = stored.spec.configuration.as_ref().and_then(|c| c.name.as_deref());
+    if current.is_none() || current == Some(rendered.name.as_str()) {
+        create_if_missing(client, render::rendered_config(&stored, &rendered)).await?;
+    }
+    if current.is_none() {
+        let body = json!({"spec": {"configuration": {"name": rendered.name}}});
+        return Api::<MachineConfigPool>::all(client.clone())
+            .patch(&name, &params(), &Patch::Merge(&body))
+            .await
+            .with_context(|| format!("pointing pool {name} at {}", rendered.name));
+    }
+    Ok(stored)
+}
+
+/// The pool `role` as the installer creates it.
+fn pool(role: &str, max_unavailable: Option<IntOrString>) -> MachineConfigPool {
+    let selector = |key: String| LabelSelector {
+        match_labels: Some(BTreeMap::from([(key, role.to_string())])),
+        match_expressions: None,
+    };
+    let mut pool = MachineConfigPool::new(
+        role,
+        MachineConfigPoolSpec {
+            machine_config_selector: Some(selector(MC_ROLE.to_string())),
+            node_selector: Some(LabelSelector {
+                match_labels: Some(BTreeMap::from([(format!("{ROLE_LABEL_PREFIX}{role}"), String::new())])),
+                match_expressions: None,
+            }),
+            paused: false,
+            max_unavailable,
+            configuration: None,
+        },
+    );
+    pool.metadata.labels = Some(BTreeMap::from([
+        ("machineconfiguration.openshift.io/mco-built-in".to_string(), String::new()),
+        (format!("pools.operator.machineconfiguration.openshift.io/{role}"), String::new()),
+    ]));
+    pool
+}
+
+/// A kwok node of `role` running `config` (release `release`), as the MCO leaves a node after installation.
+fn node(name: &str, role: &str, config: &str, release: &str) -> Node {
+    let mut labels = BTreeMap::from([
+        (format!("{ROLE_LABEL_PREFIX}{role}"), String::new()),
+        ("kubernetes.io/os".to_string(), "linux".to_string()),
+        ("kubernetes.io/arch".to_string(), "amd64".to_string()),
+        ("kubernetes.io/hostname".to_string(), name.to_string()),
+        ("beta.kubernetes.io/os".to_string(), "linux".to_string()),
+        ("beta.kubernetes.io/arch".to_string(), "amd64".to_string()),
+        ("node.openshift.io/os_id".to_string(), "rhcos".to_string()),
+        (RELEASE_VERSION.to_string(), release.to_string()),
+    ]);
+    let mut taints = None;
+    if role == MASTER {
+        labels.insert(format!("{ROLE_LABEL_PREFIX}control-plane"), String::new());
+        // mastersSchedulable is false by default: the MCO keeps this taint on control-plane nodes.
+        taints = Some(vec![Taint {
+            key: format!("{ROLE_LABEL_PREFIX}{MASTER}"),
+            effect: "NoSchedule".into(),
+            ..Taint::default()
+        }]);
+    }
+    let annotations = BTreeMap::from([
+        (KWOK_NODE_ANNOTATION.to_string(), "fake".to_string()),
+        (CURRENT_CONFIG.to_string(), config.to_string()),
+        (DESIRED_CONFIG.to_string(), config.to_string()),
+        (MCD_STATE.to_string(), STATE_DONE.to_string()),
+        (MCD_REASON.to_string(), String::new()),
+    ]);
+    Node {
+        metadata: ObjectMeta {
+            name: Some(name.into()),
+            labels: Some(labels),
+            annotations: Some(annotations),
+            ..ObjectMeta::default()
+        },
+        spec: Some(NodeSpec { taints, ..NodeSpec::default() }),
+        status: None,
+    }
+}
+
+/// Creates a cluster-scoped object unless one of its name exists; returns the stored object.
+async fn create_if_missing<K>(client: &kube::Client, object: K) -> anyhow::Result<K>
+where
+    K: Resource<DynamicType = (), Scope = k8s_openapi::ClusterResourceScope>
+        + Clone
+        + std::fmt::Debug
+        + Serialize
+        + DeserializeOwned,
+{
+    let api: Api<K> = Api::all(client.clone());
+    let name = object.name_any();
+    let post = PostParams { field_manager: Some(FIELD_MANAGER.into()), ..PostParams::default() };
+    match api.create(&post, &object).await {
+        Ok(created) => Ok(created),
+        Err(kube::Error::Api(status)) if status.code == 409 => {
+            api.get(&name).await.with_context(|| format!("reading {} {name}", K::kind(&())))
+        }
+        Err(err) => Err(err).with_context(|| format!("creating {} {name}", K::kind(&()))),
+    }
+}
+
+/// A fresh cluster ID in UUID form.
+fn cluster_id() -> String {
+    let seed = format!("{:?} {}", Timestamp::now(), std::process::id());
+    let hex: String = Sha256::digest(seed.as_bytes()).iter().map(|b| format!("{b:02x}")).collect();
+    format!("{}-{}-4{}-a{}-{}", &hex[0..8], &hex[8..12], &hex[13..16], &hex[17..20], &hex[20..32])
+}
+
+fn params() -> PatchParams {
+    PatchParams { field_manager: Some(FIELD_MANAGER.into()), ..PatchParams::default() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::membership;
+
+    #[test]
+    fn seeded_nodes_land_in_their_pool_and_are_done_on_its_config() {
+        let pools = [pool(MASTER, None), pool(WORKER, Some(IntOrString::Int(1)))];
+        let worker = node("worker-0", WORKER, "rendered-worker-x", "4.16.4");
+        let master = node("master-0", MASTER, "rendered-master-x", "4.16.4");
+        assert_eq!(membership::pool_of(&worker, &pools), Ok(Some(WORKER)));
+        assert_eq!(membership::pool_of(&master, &pools), Ok(Some(MASTER)));
+        assert_eq!(crate::node_state::current_config(&worker), "rendered-worker-x");
+        assert!(crate::node_state::is_done(&worker));
+        assert_eq!(worker.labels().get(RELEASE_VERSION).map(String::as_str), Some("4.16.4"));
+        assert_eq!(worker.annotations().get(KWOK_NODE_ANNOTATION).map(String::as_str), Some("fake"));
+        assert!(worker.spec.as_ref().and_then(|s| s.taints.as_ref()).is_none());
+    }
+
+    #[test]
+    fn seeded_pools_render_from_their_role() {
+        let configs = [render::template_config(MASTER, "4.16.4"), render::template_config(WORKER, "4.16.4")];
+        let worker = pool(WORKER, Some(IntOrString::Int(1)));
+        let rendered = render::render(&worker, &render::sources(&worker, &configs)).unwrap();
+        assert_eq!(rendered.sources, ["00-worker"]);
+        assert!(rendered.name.starts_with("rendered-worker-"));
+    }
+
+    #[test]
+    fn cluster_ids_look_like_uuids() {
+        let id = cluster_id();
+        let parts: Vec<usize> = id.split('-').map(str::len).collect();
+        assert_eq!(parts, [8, 4, 4, 4, 12]);
+    }
+}
