@@ -28,11 +28,21 @@ struct Kind {
     namespaced: bool,
     /// Only objects with these labels (`None`: all).
     selector: Option<String>,
+    /// Only objects in this namespace (`None`: all namespaces).
+    namespace: Option<String>,
 }
 
 impl Kind {
     fn of<K: kube::Resource<DynamicType = ()>>(namespaced: bool) -> Self {
-        Self { resource: ApiResource::erase::<K>(&()), namespaced, selector: None }
+        Self { resource: ApiResource::erase::<K>(&()), namespaced, selector: None, namespace: None }
+    }
+
+    fn labelled(self, selector: &str) -> Self {
+        Self { selector: Some(selector.to_string()), ..self }
+    }
+
+    fn within(self, namespace: &str) -> Self {
+        Self { namespace: Some(namespace.to_string()), ..self }
     }
 
     fn list_params(&self) -> ListParams {
@@ -49,14 +59,18 @@ impl Kind {
         }
     }
 
+    /// The API of every object of this kind (in [`Kind::namespace`] when set).
     fn api_all(&self, client: &Client) -> Api<DynamicObject> {
-        Api::all_with(client.clone(), &self.resource)
+        match &self.namespace {
+            Some(namespace) => Api::namespaced_with(client.clone(), namespace, &self.resource),
+            None => Api::all_with(client.clone(), &self.resource),
+        }
     }
 
     fn api_for(&self, client: &Client, object: &DynamicObject) -> Api<DynamicObject> {
         match object.metadata.namespace.as_deref().filter(|_| self.namespaced) {
             Some(namespace) => Api::namespaced_with(client.clone(), namespace, &self.resource),
-            None => self.api_all(client),
+            None => Api::all_with(client.clone(), &self.resource),
         }
     }
 }
@@ -67,9 +81,17 @@ pub async fn remove_leftovers(client: &Client) -> anyhow::Result<()> {
     for kind in [Kind::of::<MutexRunConfig>(true), Kind::of::<MutexTarget>(true), Kind::of::<MutexRule>(true)] {
         delete_all(client, &kind).await?;
     }
-    // Test namespaces next, while the nodes their pods run on still exist.
-    let namespaces = Kind { selector: Some(TEST_NAMESPACE_LABEL.to_string()), ..Kind::of::<Namespace>(false) };
-    delete_all(client, &namespaces).await?;
+    // Test namespaces next, while the nodes their pods run on still exist. Their pods go at once, finalizers
+    // removed: a pod whose node or Job controller is gone would otherwise hold its namespace.
+    let namespaces = Kind::of::<Namespace>(false).labelled(TEST_NAMESPACE_LABEL);
+    let terminating = request_deletion(client, &namespaces, &DeleteParams::background()).await?;
+    let now = DeleteParams { grace_period_seconds: Some(0), ..DeleteParams::background() };
+    for namespace in &terminating {
+        request_deletion(client, &Kind::of::<Pod>(true).within(namespace), &now).await?;
+    }
+    if !terminating.is_empty() {
+        wait_all_gone(client, &namespaces).await?;
+    }
     for kind in [
         Kind::of::<ClusterVersion>(false),
         Kind::of::<MachineConfigPool>(false),
@@ -83,53 +105,36 @@ pub async fn remove_leftovers(client: &Client) -> anyhow::Result<()> {
 
 /// Deletes every object of `kind` (finalizers removed) and waits until none is left.
 async fn delete_all(client: &Client, kind: &Kind) -> anyhow::Result<()> {
+    if !request_deletion(client, kind, &DeleteParams::background()).await?.is_empty() {
+        wait_all_gone(client, kind).await?;
+    }
+    Ok(())
+}
+
+/// Removes the finalizers of every object of `kind` and deletes it; returns the names of the objects.
+async fn request_deletion(client: &Client, kind: &Kind, params: &DeleteParams) -> anyhow::Result<Vec<String>> {
     let objects = kind
         .api_all(client)
         .list(&kind.list_params())
         .await
         .with_context(|| format!("listing {}", kind.resource.plural))?;
-    if objects.items.is_empty() {
-        return Ok(());
+    if !objects.items.is_empty() {
+        tracing::debug!(kind = %kind.resource.kind, count = objects.items.len(), "removing leftovers");
     }
-    tracing::debug!(kind = %kind.resource.kind, count = objects.items.len(), "removing leftovers");
+    let mut names = Vec::with_capacity(objects.items.len());
     for object in &objects.items {
-        let name = object.metadata.name.as_deref().unwrap_or_default();
+        let name = object.metadata.name.clone().unwrap_or_default();
         let api = kind.api_for(client, object);
         if object.metadata.finalizers.as_ref().is_some_and(|f| !f.is_empty()) {
             let patch = serde_json::json!({ "metadata": { "finalizers": null } });
-            ignore_not_found(api.patch(name, &PatchParams::default(), &Patch::Merge(&patch)).await)
-                .with_context(|| format!("removing the finalizers of {} {name}", kind.resource.kind))?;
+            ignore_not_found(api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch)).await)
+                .with_context(|| format!("removing the finalizers of {} {}", kind.resource.kind, key(object)))?;
         }
-        ignore_not_found(api.delete(name, &DeleteParams::background()).await)
-            .with_context(|| format!("deleting {} {name}", kind.resource.kind))?;
-        if kind.resource.kind == "Namespace" {
-            force_delete_pods(client, name).await?;
-        }
+        ignore_not_found(api.delete(&name, params).await)
+            .with_context(|| format!("deleting {} {}", kind.resource.kind, key(object)))?;
+        names.push(name);
     }
-    let started = std::time::Instant::now();
-    wait_all_gone(client, kind).await?;
-    tracing::debug!(kind = %kind.resource.kind, elapsed = ?started.elapsed(), "leftovers gone");
-    Ok(())
-}
-
-/// Deletes the pods of a terminating namespace at once, finalizers removed: a pod whose node or Job controller is
-/// gone would otherwise hold the namespace.
-async fn force_delete_pods(client: &Client, namespace: &str) -> anyhow::Result<()> {
-    let pods: Api<Pod> = Api::namespaced(client.clone(), namespace);
-    let list = pods.list(&ListParams::default()).await.with_context(|| format!("listing pods in {namespace}"))?;
-    for pod in list.items {
-        let name = pod.metadata.name.as_deref().unwrap_or_default();
-        if pod.metadata.finalizers.as_ref().is_some_and(|f| !f.is_empty()) {
-            let patch = serde_json::json!({ "metadata": { "finalizers": null } });
-            ignore_not_found(pods.patch(name, &PatchParams::default(), &Patch::Merge(&patch)).await)
-                .with_context(|| format!("removing the finalizers of pod {namespace}/{name}"))?;
-        }
-        ignore_not_found(
-            pods.delete(name, &DeleteParams { grace_period_seconds: Some(0), ..Default::default() }).await,
-        )
-        .with_context(|| format!("deleting pod {namespace}/{name}"))?;
-    }
-    Ok(())
+    Ok(names)
 }
 
 /// Watches `kind` until no object of it is left, or fails after [`GONE_TIMEOUT`] naming those that remain.
@@ -163,12 +168,15 @@ async fn wait_all_gone(client: &Client, kind: &Kind) -> anyhow::Result<()> {
             }
         }
     };
+    let started = std::time::Instant::now();
     tokio::time::timeout(GONE_TIMEOUT, watching).await.map_err(|_| {
         anyhow::anyhow!(
             "{} left by earlier tests still exist after {GONE_TIMEOUT:?}: {remaining:?}",
             kind.resource.plural
         )
-    })
+    })?;
+    tracing::debug!(kind = %kind.resource.kind, elapsed = ?started.elapsed(), "leftovers gone");
+    Ok(())
 }
 
 fn key(object: &DynamicObject) -> String {

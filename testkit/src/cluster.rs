@@ -60,7 +60,7 @@ impl TestCluster {
     /// and across test binaries running concurrently), deletes the leftovers of earlier tests (nodes,
     /// MachineConfigPools, MachineConfigs, ClusterVersions, numo's objects, test namespaces — waiting until they are
     /// gone, finalizers of numo's objects removed), then creates a fresh namespace `<test-name>-<random>` labelled as
-    /// a test namespace.
+    /// a test namespace. A test holds one World at a time: asking for a second while holding the first waits forever.
     pub async fn world(&self, test_name: &str) -> anyhow::Result<World> {
         let lock = lock::acquire(self.lock.clone()).await?;
         let client = self.client();
