@@ -36,7 +36,7 @@ demo: ## a local cluster, a simulated OpenShift, numo and a live upgrade
 VERSION ?= $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 IMG ?= quay.io/numo-operator/numo:$(VERSION)
 BUNDLE_IMG ?= quay.io/numo-operator/numo-bundle:$(VERSION)
-.PHONY: bundle bundle-validate docker-build docker-push bundle-build bundle-push
+.PHONY: bundle bundle-validate docker-build docker-push bundle-build bundle-push install-check
 
 bundle: ## regenerate the OLM bundle (bundle/, bundle.Dockerfile) from config/
 	cargo xtask bundle
@@ -55,3 +55,6 @@ bundle-build: ## build the OLM bundle image BUNDLE_IMG
 
 bundle-push: ## push the OLM bundle image BUNDLE_IMG
 	hack/container-build.sh push $(BUNDLE_IMG)
+
+install-check: ## kubectl apply -k config/default on a fresh local cluster, then a sample rollout by numo as its ServiceAccount
+	hack/install-check.sh
