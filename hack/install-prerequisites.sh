@@ -11,7 +11,7 @@ if command -v rustup >/dev/null; then
 fi
 
 missing=()
-for tool in curl git make; do command -v "$tool" >/dev/null || missing+=("$tool"); done
+for tool in curl git make unzip; do command -v "$tool" >/dev/null || missing+=("$tool"); done
 command -v column >/dev/null || missing+=(bsdextrautils)
 if [[ ${#missing[@]} -gt 0 ]]; then
   log "installing Debian packages: ${missing[*]}"
