@@ -1,0 +1,222 @@
+//! The simulated MCO against the real API server: paused and unpaused pools, maxUnavailable, custom pools, and the
+//! fault annotations. Each test gets the shared test cluster to itself (numo_testkit) and seeds its own world.
+
+mod support;
+
+use std::collections::BTreeMap;
+
+use numo::openshift::{MachineConfigPool, MachineConfigPoolSpec, MCD_REASON, MC_ROLE};
+use numo_simulator::faults::{FAIL_UPDATE, REBOOT_SECONDS};
+use numo_simulator::ClusterShape;
+use serde_json::json;
+use support::*;
+
+fn shape(workers: usize) -> ClusterShape {
+    ClusterShape { version: OLD.into(), workers, masters: 1 }
+}
+
+/// A custom pool that renders the worker configs plus its own, selecting nodes labelled
+/// `node-role.kubernetes.io/<name>`, as the OpenShift docs create one.
+fn custom_pool(name: &str) -> anyhow::Result<MachineConfigPool> {
+    let spec: MachineConfigPoolSpec = serde_json::from_value(json!({
+        "machineConfigSelector": {"matchExpressions": [{"key": MC_ROLE, "operator": "In", "values": ["worker", name]}]},
+        "nodeSelector": {"matchLabels": {format!("node-role.kubernetes.io/{name}"): ""}},
+    }))?;
+    Ok(MachineConfigPool::new(name, spec))
+}
+
+#[tokio::test]
+async fn unpausing_a_paused_pool_rolls_it_within_max_unavailable() -> anyhow::Result<()> {
+    numo_testkit::init_tracing();
+    let mut world = numo_testkit::cluster().await?.world("sim-unpause").await?;
+    world.openshift(shape(5), fast()).await?;
+    let before = wait_rolled_out(&world, "worker", 5).await?;
+    let old_config = spec_config(&before).unwrap_or_default();
+    patch(&pools(&world), "worker", json!({"spec": {"paused": true, "maxUnavailable": 2}})).await?;
+    let invariants = PoolInvariants::watch(&mut world, BTreeMap::from([("worker".to_string(), 2)])).await?;
+
+    upgrade(&world, NEW).await?;
+    numo_testkit::wait_until(&versions(&world), "version", WAIT, "the control plane at 4.16.5", |cv| {
+        cv.control_plane_completed(NEW)
+    })
+    .await?;
+    wait_rolled_out(&world, "master", 1).await?;
+
+    // The control plane rolled (a node rebooted), so an unpaused worker pool would have started by now.
+    let paused = pools(&world).get("worker").await?;
+    assert_ne!(spec_config(&paused), Some(old_config.clone()), "the paused pool gets the new rendered config");
+    assert_eq!(status_config(&paused), Some(old_config.clone()), "but its machines stay on the old one");
+    assert_eq!(counts(&paused), (5, 0, 0, 0, 0));
+    assert!(condition_is(&paused, "Updated", "False") && condition_is(&paused, "Updating", "False"));
+    assert!(condition_message(&paused, "Updating").is_some_and(|m| m.starts_with("Pool is paused; will not update")));
+    for (name, node) in all_nodes(&world).await?.iter().filter(|(n, _)| n.starts_with("worker-")) {
+        assert_eq!(
+            (current(node), desired(node), state(node)),
+            (old_config.clone(), old_config.clone(), "Done".into())
+        );
+        assert_eq!(release(node), OLD, "{name} keeps its release");
+        assert!(!cordoned(node), "{name} is schedulable");
+    }
+
+    let workers = ["worker-0", "worker-1", "worker-2", "worker-3", "worker-4"];
+    let concurrency = Concurrency::watch(&mut world, &workers).await?;
+    patch(&pools(&world), "worker", json!({"spec": {"paused": false}})).await?;
+    let done = wait_rolled_out(&world, "worker", 5).await?;
+
+    let new_config = spec_config(&done).unwrap_or_default();
+    assert_ne!(new_config, old_config);
+    assert_eq!(counts(&done), (5, 5, 5, 0, 0));
+    for name in workers {
+        let node = nodes(&world).get(name).await?;
+        assert_eq!((current(&node), state(&node), release(&node)), (new_config.clone(), "Done".into(), NEW.into()));
+        assert!(!cordoned(&node), "{name} is uncordoned after its update");
+    }
+    assert_eq!(concurrency.max(), 2, "nodes update two at a time, never more");
+    assert!(invariants.seen() > 0);
+    assert_eq!(invariants.violations(), Vec::<String>::new());
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_node_labelled_into_an_unpaused_custom_pool_is_upgraded() -> anyhow::Result<()> {
+    numo_testkit::init_tracing();
+    let mut world = numo_testkit::cluster().await?.world("sim-custom-pool").await?;
+    world.openshift(shape(3), fast()).await?;
+    let worker = wait_rolled_out(&world, "worker", 3).await?;
+    let old_config = spec_config(&worker).unwrap_or_default();
+    patch(&pools(&world), "worker", json!({"spec": {"paused": true}})).await?;
+    upgrade(&world, NEW).await?;
+    numo_testkit::wait_until(&versions(&world), "version", WAIT, "the control plane at 4.16.5", |cv| {
+        cv.control_plane_completed(NEW)
+    })
+    .await?;
+
+    pools(&world).create(&Default::default(), &custom_pool("canary")?).await?;
+    let canary = wait_rolled_out(&world, "canary", 0).await?;
+    let canary_config = spec_config(&canary).unwrap_or_default();
+    assert!(canary_config.starts_with("rendered-canary-"), "{canary_config}");
+
+    patch(&nodes(&world), "worker-1", json!({"metadata": {"labels": {"node-role.kubernetes.io/canary": ""}}})).await?;
+    let moved = numo_testkit::wait_until(&nodes(&world), "worker-1", WAIT, "worker-1 on the canary config", {
+        let canary_config = canary_config.clone();
+        move |n| current(n) == canary_config && state(n) == "Done" && !cordoned(n)
+    })
+    .await?;
+    assert_eq!(release(&moved), NEW);
+    wait_rolled_out(&world, "canary", 1).await?;
+
+    let worker =
+        numo_testkit::wait_until(&pools(&world), "worker", WAIT, "worker pool without worker-1", |p| counts(p).0 == 2)
+            .await?;
+    assert_eq!(counts(&worker), (2, 0, 0, 0, 0), "the paused pool's own nodes are untouched");
+    for name in ["worker-0", "worker-2"] {
+        let node = nodes(&world).get(name).await?;
+        assert_eq!((current(&node), release(&node)), (old_config.clone(), OLD.to_string()), "{name} stays behind");
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_node_matching_two_custom_pools_degrades_both_until_it_matches_one() -> anyhow::Result<()> {
+    numo_testkit::init_tracing();
+    let mut world = numo_testkit::cluster().await?.world("sim-two-custom-pools").await?;
+    world.openshift(shape(2), fast()).await?;
+    wait_rolled_out(&world, "worker", 2).await?;
+    for name in ["infra", "gpu"] {
+        pools(&world).create(&Default::default(), &custom_pool(name)?).await?;
+    }
+    let labels =
+        json!({"metadata": {"labels": {"node-role.kubernetes.io/infra": "", "node-role.kubernetes.io/gpu": ""}}});
+    patch(&nodes(&world), "worker-0", labels).await?;
+
+    let message = "node worker-0 belongs to 2 custom roles, cannot proceed with this Node";
+    for name in ["infra", "gpu"] {
+        let pool = numo_testkit::wait_until(&pools(&world), name, WAIT, "the pool Degraded", move |p| {
+            condition_is(p, "Degraded", "True")
+        })
+        .await?;
+        assert_eq!(condition_message(&pool, "Degraded").as_deref(), Some(message));
+        assert_eq!(counts(&pool).0, 0, "the node is in neither pool");
+    }
+    let worker = numo_testkit::wait_until(&pools(&world), "worker", WAIT, "worker-0 out of the worker pool", |p| {
+        counts(p).0 == 1
+    })
+    .await?;
+    assert!(condition_is(&worker, "Degraded", "False"), "the worker pool is not affected");
+
+    patch(&nodes(&world), "worker-0", json!({"metadata": {"labels": {"node-role.kubernetes.io/gpu": null}}})).await?;
+    let infra = wait_rolled_out(&world, "infra", 1).await?;
+    assert!(condition_is(&infra, "Degraded", "False"));
+    let gpu = numo_testkit::wait_until(&pools(&world), "gpu", WAIT, "gpu no longer Degraded", |p| {
+        condition_is(p, "Degraded", "False")
+    })
+    .await?;
+    assert_eq!(counts(&gpu).0, 0);
+    let node = nodes(&world).get("worker-0").await?;
+    assert_eq!(current(&node), spec_config(&infra).unwrap_or_default(), "worker-0 runs the infra pool's config");
+    assert_eq!(release(&node), OLD, "same release: only the pool changed");
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_node_that_fails_its_update_degrades_the_pool_until_the_fault_is_removed() -> anyhow::Result<()> {
+    numo_testkit::init_tracing();
+    let mut world = numo_testkit::cluster().await?.world("sim-fail-update").await?;
+    world.openshift(shape(3), fast()).await?;
+    let worker = wait_rolled_out(&world, "worker", 3).await?;
+    let old_config = spec_config(&worker).unwrap_or_default();
+    patch(&nodes(&world), "worker-1", json!({"metadata": {"annotations": {FAIL_UPDATE: "true"}}})).await?;
+    upgrade(&world, NEW).await?;
+
+    let degraded = numo_testkit::wait_until(&pools(&world), "worker", WAIT, "the worker pool Degraded", |p| {
+        condition_is(p, "Degraded", "True") && condition_is(p, "NodeDegraded", "True")
+    })
+    .await?;
+    let failed = nodes(&world).get("worker-1").await?;
+    assert_eq!(state(&failed), "Degraded");
+    assert!(annotation(&failed, MCD_REASON).contains(FAIL_UPDATE), "{}", annotation(&failed, MCD_REASON));
+    assert!(cordoned(&failed), "a failed node stays cordoned");
+    assert_eq!((current(&failed), release(&failed)), (old_config, OLD.to_string()), "on its old config");
+    assert_eq!(desired(&failed), spec_config(&degraded).unwrap_or_default());
+    assert_eq!(counts(&degraded).4, 1, "one degraded machine");
+    assert!(condition_message(&degraded, "NodeDegraded").is_some_and(|m| m.starts_with("Node worker-1 is reporting:")));
+    let others = all_nodes(&world).await?;
+    for name in ["worker-0", "worker-2"] {
+        assert!(!updating(&others[name]), "maxUnavailable 1 and a failed node: {name} must not be mid-update");
+    }
+
+    patch(&nodes(&world), "worker-1", json!({"metadata": {"annotations": {FAIL_UPDATE: null}}})).await?;
+    let done = wait_rolled_out(&world, "worker", 3).await?;
+    assert!(condition_is(&done, "Degraded", "False") && condition_is(&done, "NodeDegraded", "False"));
+    let recovered = nodes(&world).get("worker-1").await?;
+    assert_eq!((state(&recovered), release(&recovered)), ("Done".into(), NEW.into()));
+    assert!(!cordoned(&recovered));
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_slow_node_lets_the_faster_ones_finish_first() -> anyhow::Result<()> {
+    numo_testkit::init_tracing();
+    let mut world = numo_testkit::cluster().await?.world("sim-slow-node").await?;
+    world.openshift(shape(3), fast()).await?;
+    wait_rolled_out(&world, "worker", 3).await?;
+    patch(&pools(&world), "worker", json!({"spec": {"maxUnavailable": "100%"}})).await?;
+    patch(&nodes(&world), "worker-0", json!({"metadata": {"annotations": {REBOOT_SECONDS: "600"}}})).await?;
+    upgrade(&world, NEW).await?;
+
+    for name in ["worker-1", "worker-2"] {
+        numo_testkit::wait_until(&nodes(&world), name, WAIT, "the node on the new release", |n| {
+            release(n) == NEW && state(n) == "Done"
+        })
+        .await?;
+    }
+    let slow = nodes(&world).get("worker-0").await?;
+    assert_eq!((state(&slow), release(&slow)), ("Working".into(), OLD.into()), "worker-0 is still rebooting");
+    assert!(cordoned(&slow));
+    let pool = numo_testkit::wait_until(&pools(&world), "worker", WAIT, "two of three updated", |p| {
+        counts(p) == (3, 2, 2, 1, 0)
+    })
+    .await?;
+    assert!(condition_is(&pool, "Updating", "True") && condition_is(&pool, "Updated", "False"));
+    Ok(())
+}
