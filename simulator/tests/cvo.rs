@@ -88,3 +88,29 @@ async fn seeding_again_leaves_an_upgraded_cluster_as_it_is() -> anyhow::Result<(
     }
     Ok(())
 }
+
+#[tokio::test]
+async fn a_restarted_cvo_continues_the_update_it_started() -> anyhow::Result<()> {
+    numo_testkit::init_tracing();
+    let mut world = numo_testkit::cluster().await?.world("sim-restart-cvo").await?;
+    let shape = ClusterShape { version: OLD.into(), workers: 1, masters: 1 };
+    let slow_control_plane = numo_simulator::SimConfig { control_plane: std::time::Duration::from_secs(600), ..fast() };
+    world.openshift(shape.clone(), slow_control_plane).await?;
+    upgrade(&world, NEW).await?;
+    let partial = numo_testkit::wait_until(&versions(&world), "version", WAIT, "a Partial entry for 4.16.5", |cv| {
+        newest(cv).is_some_and(|h| h.version == NEW && h.state == "Partial")
+    })
+    .await?;
+    let started = newest(&partial).map(|h| h.started_time.clone());
+
+    world.openshift(shape, fast()).await?;
+
+    let completed = numo_testkit::wait_until(&versions(&world), "version", WAIT, "4.16.5 Completed", |cv| {
+        cv.control_plane_completed(NEW)
+    })
+    .await?;
+    let history = completed.status.map(|s| s.history).unwrap_or_default();
+    assert_eq!(history.len(), 2, "the same update, not a second one: {history:?}");
+    assert_eq!(Some(history[0].started_time.clone()), started);
+    Ok(())
+}

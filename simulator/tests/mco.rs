@@ -220,3 +220,30 @@ async fn a_slow_node_lets_the_faster_ones_finish_first() -> anyhow::Result<()> {
     assert!(condition_is(&pool, "Updating", "True") && condition_is(&pool, "Updated", "False"));
     Ok(())
 }
+
+#[tokio::test]
+async fn a_restarted_simulator_finishes_an_interrupted_update() -> anyhow::Result<()> {
+    numo_testkit::init_tracing();
+    let mut world = numo_testkit::cluster().await?.world("sim-restart-mco").await?;
+    world.openshift(shape(2), fast()).await?;
+    let old_config = spec_config(&wait_rolled_out(&world, "worker", 2).await?);
+    patch(&nodes(&world), "worker-0", json!({"metadata": {"annotations": {REBOOT_SECONDS: "600"}}})).await?;
+    upgrade(&world, NEW).await?;
+    numo_testkit::wait_until(&nodes(&world), "worker-0", WAIT, "worker-0 rebooting", |n| {
+        state(n) == "Working" && cordoned(n)
+    })
+    .await?;
+
+    patch(&nodes(&world), "worker-0", json!({"metadata": {"annotations": {REBOOT_SECONDS: null}}})).await?;
+    // Replaces the running simulator (stopped mid-reboot) with a new one; seeding again changes nothing.
+    world.openshift(shape(2), fast()).await?;
+
+    numo_testkit::wait_until(&pools(&world), "worker", WAIT, "workers on the new config", move |p| {
+        rolled_out(p, 2) && spec_config(p) != old_config
+    })
+    .await?;
+    let node = nodes(&world).get("worker-0").await?;
+    assert_eq!((state(&node), release(&node)), ("Done".into(), NEW.into()));
+    assert!(!cordoned(&node));
+    Ok(())
+}
