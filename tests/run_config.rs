@@ -68,8 +68,7 @@ async fn happy_path_gates_every_node_and_restores_the_pools() -> anyhow::Result<
     // node reached the version.
     let jobs = setup.jobs().await?;
     for node in FIVE_WORKERS {
-        let released =
-            timeline.first(|s| matches!(s, Seen::NodeLabels { node: n, held: false } if n == node)).map(second);
+        let released = timeline.released(node).map(second);
         let upgraded = timeline
             .first(|s| matches!(s, Seen::NodeVersion { node: n, version: Some(v) } if n == node && v == NEW))
             .map(second)

@@ -39,7 +39,7 @@ impl Setup {
         numo_testkit::init_tracing();
         let cluster = numo_testkit::cluster().await?;
         let mut world = cluster.world(test).await?;
-        let shape = numo_simulator::ClusterShape { version: OLD.into(), workers, masters: 1, ..Default::default() };
+        let shape = numo_simulator::ClusterShape { version: OLD.into(), workers, masters: 1 };
         world.openshift(shape, numo_simulator::SimConfig::default()).await?;
         let client = world.client.clone();
         let ns = world.namespace.clone();
@@ -299,6 +299,17 @@ impl Timeline {
     /// When a condition on what was seen first held.
     pub fn first(&self, f: impl Fn(&Seen) -> bool) -> Option<SystemTime> {
         self.events().into_iter().find(|(_, s)| f(s)).map(|(t, _)| t)
+    }
+
+    /// When a node's rule labels were removed after it had been held by them.
+    pub fn released(&self, node: &str) -> Option<SystemTime> {
+        let events = self.events();
+        let held =
+            events.iter().position(|(_, s)| matches!(s, Seen::NodeLabels { node: n, held: true } if n == node))?;
+        events[held..]
+            .iter()
+            .find(|(_, s)| matches!(s, Seen::NodeLabels { node: n, held: false } if n == node))
+            .map(|(t, _)| *t)
     }
 }
 
