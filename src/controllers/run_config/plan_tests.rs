@@ -196,7 +196,7 @@ impl Fixture {
             }
         }
         self.s.run_config.status = p.status.clone();
-        self.s.now = self.s.now + Duration::from_secs(1);
+        self.s.now += Duration::from_secs(1);
     }
 
     fn finish_jobs(&mut self, result: JobResult) {
@@ -213,7 +213,7 @@ impl Fixture {
     }
 
     /// Runs the rollout until it reaches the per-node gating (pools claimed, nodes labelled, pools steered).
-    fn to_gating(&mut self) {
+    fn advance_to_gating(&mut self) {
         for _ in 0..4 {
             self.step();
         }
@@ -424,7 +424,7 @@ fn nodes_are_labelled_then_pools_steered_then_gated_one_at_a_time() {
 #[test]
 fn gate_jobs_run_in_rule_order_then_the_node_is_released_upgraded_and_cleaned_up() {
     let mut f = Fixture::new(2).rules(vec![rule("first", false), rule("second", true)]);
-    f.to_gating();
+    f.advance_to_gating();
     assert_eq!(f.s.jobs.len(), 1);
     assert_eq!(f.s.jobs[0].rule, "ops/first");
     let p = f.step();
@@ -467,7 +467,7 @@ fn gate_jobs_run_in_rule_order_then_the_node_is_released_upgraded_and_cleaned_up
 fn concurrency_bounds_the_nodes_in_flight_in_a_stable_order() {
     let mut f = Fixture::new(5);
     f.s.run_config.spec.concurrency = 2;
-    f.to_gating();
+    f.advance_to_gating();
     let started: BTreeSet<_> = f.s.jobs.iter().map(|j| j.node.clone()).collect();
     assert_eq!(started, BTreeSet::from(["worker-0".to_string(), "worker-1".to_string()]));
     let p = f.step();
@@ -478,7 +478,7 @@ fn concurrency_bounds_the_nodes_in_flight_in_a_stable_order() {
 #[test]
 fn a_failed_gate_job_holds_the_rollout_and_the_retry_annotation_resumes_it() {
     let mut f = Fixture::new(2);
-    f.to_gating();
+    f.advance_to_gating();
     f.finish_jobs(JobResult::Failed);
     let p = f.step();
     assert_eq!(p.status.phase, Some(RunPhase::Failed));
@@ -508,7 +508,7 @@ fn a_failed_gate_job_holds_the_rollout_and_the_retry_annotation_resumes_it() {
 fn with_on_failure_continue_other_nodes_go_on_and_the_pools_stay_paused() {
     let mut f = Fixture::new(2);
     f.s.run_config.spec.on_failure = FailurePolicy::Continue;
-    f.to_gating();
+    f.advance_to_gating();
     f.finish_jobs(JobResult::Failed);
     let p = f.step();
     assert_eq!(jobs_created(&p), vec![("worker-1".to_string(), "gate".to_string(), 1)]);
@@ -528,14 +528,14 @@ fn with_on_failure_continue_other_nodes_go_on_and_the_pools_stay_paused() {
 fn a_node_that_does_not_reach_the_version_in_time_fails_and_a_retry_restarts_its_clock() {
     let mut f = Fixture::new(1);
     f.s.run_config.spec.node_timeout = Some("10m".into());
-    f.to_gating();
+    f.advance_to_gating();
     let p = f.step();
     let requeue = p.requeue_after.expect("a reconcile is due at the timeout");
     assert!(requeue <= Duration::from_secs(600) && requeue > Duration::from_secs(590), "{requeue:?}");
     f.finish_jobs(JobResult::Succeeded);
     f.step();
     f.step();
-    f.s.now = f.s.now + Duration::from_secs(601);
+    f.s.now += Duration::from_secs(601);
     let p = f.step();
     assert_eq!(node_phase(&p, "worker-0"), Some(NodePhase::Failed));
     assert_eq!(condition(&p, condition::NODE_UPGRADE).reason, "NodeTimedOut");
@@ -553,7 +553,7 @@ fn a_node_that_does_not_reach_the_version_in_time_fails_and_a_retry_restarts_its
 fn skipped_nodes_are_not_gated_and_count_as_finished() {
     let mut f = Fixture::new(2);
     f.s.run_config.skip = BTreeSet::from(["worker-0".to_string()]);
-    f.to_gating();
+    f.advance_to_gating();
     assert!(f.s.jobs.iter().all(|j| j.node == "worker-1"));
     let p = f.plan();
     assert_eq!(p.status.skipped_nodes, vec!["worker-0".to_string()]);
@@ -563,7 +563,7 @@ fn skipped_nodes_are_not_gated_and_count_as_finished() {
 fn spec_paused_stops_new_nodes_from_starting() {
     let mut f = Fixture::new(2);
     f.s.run_config.spec.paused = true;
-    f.to_gating();
+    f.advance_to_gating();
     let p = f.step();
     assert!(f.s.jobs.is_empty());
     assert_eq!(p.status.phase, Some(RunPhase::Waiting));
@@ -574,7 +574,7 @@ fn spec_paused_stops_new_nodes_from_starting() {
 fn nodes_already_at_the_target_version_are_done_without_jobs() {
     let mut f = Fixture::new(2);
     f.upgrade("worker-0");
-    f.to_gating();
+    f.advance_to_gating();
     assert!(f.s.jobs.iter().all(|j| j.node == "worker-1"));
     let p = f.plan();
     assert!(p.status.completed_nodes.contains(&"worker-0".to_string()));
@@ -645,7 +645,7 @@ fn restoring_happens_pools_first_then_labels() {
 #[test]
 fn deleting_restores_pools_and_labels_before_the_finalizer_goes() {
     let mut f = Fixture::new(2);
-    f.to_gating();
+    f.advance_to_gating();
     f.s.run_config.deleting = true;
     let p = f.step();
     assert!(p.intents.iter().any(|i| matches!(i, Intent::RestorePool { pool, .. } if pool == "worker")));
@@ -693,7 +693,7 @@ fn a_stale_claim_is_taken_over_keeping_its_recorded_original() {
 #[test]
 fn an_invalid_config_mid_rollout_holds_without_restoring() {
     let mut f = Fixture::new(2);
-    f.to_gating();
+    f.advance_to_gating();
     f.s.rules[0].found = None;
     let p = f.plan();
     assert_eq!(p.status.phase, Some(RunPhase::Invalid));
@@ -704,7 +704,7 @@ fn an_invalid_config_mid_rollout_holds_without_restoring() {
 #[test]
 fn a_restart_replans_the_same_steps_from_the_cluster_alone() {
     let mut f = Fixture::new(2);
-    f.to_gating();
+    f.advance_to_gating();
     let p = f.plan();
     // The status was lost (or never written): the Jobs and labels still tell where the rollout is.
     f.s.run_config.status = Default::default();
