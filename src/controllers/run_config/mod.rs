@@ -42,6 +42,7 @@ type Guarded = DeserializeGuard<MutexRunConfig>;
 
 /// Runs the controller until the process shuts down.
 pub async fn run(ctx: Context) {
+    ctx.readiness.register(CONTROLLER);
     let client = ctx.client.clone();
     let config = watcher::Config::default().any_semantic();
 
@@ -106,6 +107,14 @@ pub async fn run(ctx: Context) {
         cluster_versions,
         jobs,
     };
+    let ready = {
+        let (stores, readiness) = (stores.clone(), ctx.readiness.clone());
+        async move {
+            if stores.ready().await.is_ok() {
+                readiness.set_ready(CONTROLLER);
+            }
+        }
+    };
     let shared = Arc::new(RunConfigContext { ctx, stores });
 
     let all = {
@@ -122,7 +131,7 @@ pub async fn run(ctx: Context) {
         move |target: DeserializeGuard<MutexTarget>| referencing(&store, &target, |spec| &spec.mutex_targets)
     };
 
-    Controller::for_stream(rc_stream, run_configs)
+    let controller = Controller::for_stream(rc_stream, run_configs)
         .watches_stream(rule_stream, referencing_rule)
         .watches_stream(target_stream, referencing_target)
         .watches_stream(pool_stream, move |_| all_for_pools())
@@ -136,8 +145,8 @@ pub async fn run(ctx: Context) {
             if let Err(error) = result {
                 tracing::debug!(%error, "run-config reconcile did not complete");
             }
-        })
-        .await;
+        });
+    futures::join!(controller, ready);
 }
 
 /// Run configs react to spec, annotation (retry/skip), finalizer and deletion changes, not to their own status writes.
