@@ -22,7 +22,8 @@
 //!   when the master pool has rolled, without waiting for other pools.
 //! - **MCO** ([`mco`]): renders every pool from the configs it selects (custom pools that select the worker role
 //!   render the worker content under their own name); decides membership ([`membership`]); in unpaused pools
-//!   targets nodes at most `maxUnavailable` at a time ([`rollout`]); runs the daemon on targeted nodes
+//!   targets nodes at most `maxUnavailable` at a time, tainting the others `UpdateInProgress:PreferNoSchedule` until
+//!   they are targeted ([`rollout`]); runs the daemon on targeted nodes
 //!   ([`daemon`]: Working, cordon, reboot, Done, uncordon, release label); keeps each pool's status true
 //!   ([`status`]).
 //!
@@ -34,8 +35,8 @@
 //! - `sim.numo.openshift-optional.skrzypek.io/reboot-seconds: "30"`: the node reboots that long (a slow node).
 //!
 //! # Not modelled
-//! Drain (pods are not evicted), the `UpdateInProgress` taint, Events, MachineConfigNodes, layered (OS image) pools,
-//! the content of Ignition beyond files and units, and ClusterOperators.
+//! Drain (pods are not evicted), Events, MachineConfigNodes, layered (OS image) pools, the content of Ignition beyond
+//! files and units, ClusterOperators, and the MCO's 5-second delay before it acts on a change.
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -1,6 +1,6 @@
 //! The simulated machine-config controller, one pass over the cached cluster at a time: render every pool (create
 //! its rendered MachineConfig, point `spec.configuration` at it), decide membership, target the next nodes of each
-//! unpaused pool within `maxUnavailable`, start the daemon on nodes that have work, and write each pool's status.
+//! unpaused pool within `maxUnavailable` (tainting those not yet targeted `UpdateInProgress:PreferNoSchedule`), start the daemon on nodes that have work, and write each pool's status.
 //!
 //! The caches lag the writes of the pass before. So that a stale cache never lets two passes target more nodes than
 //! `maxUnavailable` allows, the controller remembers what it wrote (a node's `desiredConfig`, a pool's target and
@@ -44,6 +44,8 @@ pub struct Mco {
     notify: Arc<Notify>,
     /// Node → the `desiredConfig` last written, until the cache shows it.
     desired: HashMap<String, String>,
+    /// Node → whether the update taint was last added or removed, until the cache shows it.
+    taints: HashMap<String, bool>,
     /// Pool → the `spec.configuration.name` last written, until the cache shows it.
     targets: HashMap<String, String>,
     /// Pool → the status last written, until the cache shows it.
@@ -63,6 +65,7 @@ impl Mco {
             retry,
             notify,
             desired: HashMap::new(),
+            taints: HashMap::new(),
             targets: HashMap::new(),
             statuses: HashMap::new(),
             created: HashSet::new(),
@@ -85,7 +88,11 @@ impl Mco {
 
         for pool in &pools {
             if let Err(err) = self.sync_pool(pool, &configs, &membership, &mut nodes).await {
-                tracing::warn!(pool = %pool.name_any(), error = %format!("{err:#}"), "syncing pool failed");
+                if is_conflict(&err) {
+                    tracing::debug!(pool = %pool.name_any(), error = %format!("{err:#}"), "stale cache; retrying");
+                } else {
+                    tracing::warn!(pool = %pool.name_any(), error = %format!("{err:#}"), "syncing pool failed");
+                }
                 errors.push(err);
             }
         }
@@ -116,9 +123,24 @@ impl Mco {
         };
 
         let member_names = membership.members_of(&name);
+        let mut taint_error = None;
         if let Some(target) =
             target.as_deref().filter(|_| !pool.spec.paused && pool.metadata.deletion_timestamp.is_none())
         {
+            for node in member_names {
+                let Some(n) = nodes.get(node) else { continue };
+                let wanted = rollout::wants_update_taint(n, target);
+                if wanted != rollout::has_update_taint(n) {
+                    let updated = rollout::with_update_taint(n.clone(), wanted);
+                    match self.set_update_taint(&updated, wanted).await {
+                        Ok(()) => {
+                            nodes.insert(node.clone(), updated);
+                        }
+                        // A stale cache (409) or a passing error: the taint is cosmetic to the rollout, go on.
+                        Err(err) => taint_error = Some(err),
+                    }
+                }
+            }
             let members: Vec<&Node> = member_names.iter().filter_map(|n| nodes.get(n)).collect();
             match rollout::max_unavailable(pool.spec.max_unavailable.as_ref(), members.len()) {
                 Ok(max) => {
@@ -154,7 +176,10 @@ impl Mco {
                 .with_context(|| format!("writing the status of pool {name}"))?;
             self.statuses.insert(name, computed);
         }
-        Ok(())
+        match taint_error {
+            Some(err) => Err(err),
+            None => Ok(()),
+        }
     }
 
     /// Creates the rendered MachineConfig unless it exists.
@@ -209,16 +234,39 @@ impl Mco {
         Ok(())
     }
 
-    /// The cached nodes with the `desiredConfig` this controller wrote and the cache does not show yet.
+    /// Writes `node`'s taints (with the update taint added or removed). Taints are replaced as a whole list (they
+    /// have no merge key), so the write is conditional on the node's resourceVersion: a stale cache gets a conflict
+    /// instead of dropping someone else's taint.
+    async fn set_update_taint(&mut self, node: &Node, tainted: bool) -> anyhow::Result<()> {
+        let name = node.name_any();
+        let taints = node.spec.as_ref().and_then(|s| s.taints.clone());
+        let body = json!({
+            "metadata": {"resourceVersion": node.metadata.resource_version},
+            "spec": {"taints": taints},
+        });
+        let api: Api<Node> = Api::all(self.client.clone());
+        api.patch(&name, &params(), &Patch::Merge(&body)).await.with_context(|| {
+            format!("{} the update taint of node {name}", if tainted { "adding" } else { "removing" })
+        })?;
+        self.taints.insert(name, tainted);
+        Ok(())
+    }
+
+    /// The cached nodes with the `desiredConfig` and update taint this controller wrote and the cache does not show
+    /// yet.
     fn nodes_as_written(&self, view: &View) -> BTreeMap<String, Node> {
         view.nodes
             .iter()
             .map(|n| {
                 let mut node = Node::clone(n);
-                if let Some(desired) = self.desired.get(&node.name_any()) {
+                let name = node.name_any();
+                if let Some(desired) = self.desired.get(&name) {
                     node.annotations_mut().insert(DESIRED_CONFIG.into(), desired.clone());
                 }
-                (node.name_any(), node)
+                if let Some(tainted) = self.taints.get(&name) {
+                    node = rollout::with_update_taint(node, *tainted);
+                }
+                (name, node)
             })
             .collect()
     }
@@ -229,6 +277,7 @@ impl Mco {
         self.desired.retain(|name, desired| {
             nodes.get(name).is_some_and(|n| crate::node_state::desired_config(n) != desired.as_str())
         });
+        self.taints.retain(|name, tainted| nodes.get(name).is_some_and(|n| rollout::has_update_taint(n) != *tainted));
         let pools: HashMap<String, &MachineConfigPool> =
             view.pools.iter().map(|p| (p.name_any(), p.as_ref())).collect();
         self.targets.retain(|name, target| {
@@ -327,6 +376,11 @@ impl Daemons {
             }
         });
     }
+}
+
+/// Whether the error is a write conflict (the cache was stale).
+fn is_conflict(err: &anyhow::Error) -> bool {
+    err.chain().any(|e| matches!(e.downcast_ref::<kube::Error>(), Some(kube::Error::Api(s)) if s.code == 409))
 }
 
 fn params() -> PatchParams {

@@ -3,13 +3,46 @@
 
 use std::cmp::Ordering;
 
-use k8s_openapi::api::core::v1::Node;
+use k8s_openapi::api::core::v1::{Node, Taint};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use crate::node_state::{desired_config, is_failing, is_ready, is_unavailable};
 
 /// Node label of the zone; the MCO updates nodes zone by zone.
 const ZONE_LABEL: &str = "topology.kubernetes.io/zone";
+/// Key of the `PreferNoSchedule` taint the MCO keeps on the nodes of an unpaused pool that are not yet targeted at
+/// the pool's config, so workloads prefer nodes that will not reboot soon.
+pub const UPDATE_IN_PROGRESS_TAINT: &str = "UpdateInProgress";
+/// Effect of [`UPDATE_IN_PROGRESS_TAINT`].
+pub const UPDATE_IN_PROGRESS_EFFECT: &str = "PreferNoSchedule";
+
+/// Whether `node` carries the [`UPDATE_IN_PROGRESS_TAINT`].
+pub fn has_update_taint(node: &Node) -> bool {
+    let taints = node.spec.as_ref().and_then(|s| s.taints.as_deref()).unwrap_or_default();
+    taints.iter().any(|t| t.key == UPDATE_IN_PROGRESS_TAINT && t.effect == UPDATE_IN_PROGRESS_EFFECT)
+}
+
+/// Whether the MCO wants the [`UPDATE_IN_PROGRESS_TAINT`] on `node`, a node of an unpaused pool targeting `target`:
+/// while the node is not targeted at it.
+pub fn wants_update_taint(node: &Node, target: &str) -> bool {
+    desired_config(node) != target
+}
+
+/// `node` with the [`UPDATE_IN_PROGRESS_TAINT`] added or removed.
+pub fn with_update_taint(mut node: Node, tainted: bool) -> Node {
+    let spec = node.spec.get_or_insert_with(Default::default);
+    let mut taints = spec.taints.take().unwrap_or_default();
+    taints.retain(|t| !(t.key == UPDATE_IN_PROGRESS_TAINT && t.effect == UPDATE_IN_PROGRESS_EFFECT));
+    if tainted {
+        taints.push(Taint {
+            key: UPDATE_IN_PROGRESS_TAINT.into(),
+            effect: UPDATE_IN_PROGRESS_EFFECT.into(),
+            ..Taint::default()
+        });
+    }
+    spec.taints = (!taints.is_empty()).then_some(taints);
+    node
+}
 
 /// How many nodes of a pool of `total` may be unavailable: an integer, or a percentage of `total` rounded down;
 /// 0 (or a percentage that rounds to 0) means 1; unset means 1. A string that is not a percentage is an error.
@@ -109,6 +142,19 @@ mod tests {
         assert_eq!(next_targets(&[&failed, &b, &c], "new", 2), ["b"]);
         let failed_cordoned = cordoned(node("a", "old", "new", STATE_DEGRADED));
         assert!(next_targets(&[&failed_cordoned, &b, &c], "new", 2).is_empty(), "cordoned and failing: counted twice");
+    }
+
+    #[test]
+    fn nodes_not_yet_targeted_carry_the_update_taint() {
+        let behind = node("a", "old", "old", STATE_DONE);
+        assert!(wants_update_taint(&behind, "new"));
+        let targeted = node("a", "old", "new", STATE_WORKING);
+        assert!(!wants_update_taint(&targeted, "new"), "removed once targeted, before the update ends");
+        let tainted = with_update_taint(behind, true);
+        assert!(has_update_taint(&tainted));
+        assert!(has_update_taint(&with_update_taint(tainted.clone(), true)), "added once");
+        assert_eq!(tainted.spec.as_ref().and_then(|s| s.taints.as_ref()).map(Vec::len), Some(1));
+        assert!(!has_update_taint(&with_update_taint(tainted, false)));
     }
 
     #[test]

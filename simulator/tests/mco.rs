@@ -41,6 +41,13 @@ async fn unpausing_a_paused_pool_rolls_it_within_max_unavailable() -> anyhow::Re
     })
     .await?;
     wait_rolled_out(&world, "master", 1).await?;
+    let master = nodes(&world).get("master-0").await?;
+    let taints = master.spec.as_ref().and_then(|s| s.taints.clone()).unwrap_or_default();
+    assert!(
+        taints.iter().any(|t| t.key == "node-role.kubernetes.io/master" && t.effect == "NoSchedule"),
+        "the control-plane taint survives the update taint's coming and going: {taints:?}"
+    );
+    assert!(!update_tainted(&master));
 
     // The control plane rolled (a node rebooted), so an unpaused worker pool would have started by now.
     let paused = pools(&world).get("worker").await?;
@@ -56,6 +63,7 @@ async fn unpausing_a_paused_pool_rolls_it_within_max_unavailable() -> anyhow::Re
         );
         assert_eq!(release(node), OLD, "{name} keeps its release");
         assert!(!cordoned(node), "{name} is schedulable");
+        assert!(!update_tainted(node), "the MCO taints no node of a paused pool");
     }
 
     let workers = ["worker-0", "worker-1", "worker-2", "worker-3", "worker-4"];
@@ -70,6 +78,7 @@ async fn unpausing_a_paused_pool_rolls_it_within_max_unavailable() -> anyhow::Re
         let node = nodes(&world).get(name).await?;
         assert_eq!((current(&node), state(&node), release(&node)), (new_config.clone(), "Done".into(), NEW.into()));
         assert!(!cordoned(&node), "{name} is uncordoned after its update");
+        assert!(!update_tainted(&node), "{name} lost the UpdateInProgress taint");
     }
     assert_eq!(concurrency.max(), 2, "nodes update two at a time, never more");
     assert!(invariants.seen() > 0);
@@ -182,7 +191,10 @@ async fn a_node_that_fails_its_update_degrades_the_pool_until_the_fault_is_remov
     assert!(condition_message(&degraded, "NodeDegraded").is_some_and(|m| m.starts_with("Node worker-1 is reporting:")));
     let others = all_nodes(&world).await?;
     for name in ["worker-0", "worker-2"] {
-        assert!(!updating(&others[name]), "maxUnavailable 1 and a failed node: {name} must not be mid-update");
+        let node = &others[name];
+        assert!(!updating(node), "maxUnavailable 1 and a failed node: {name} must not be mid-update");
+        let targeted = desired(node) == desired(&failed);
+        assert!(targeted || update_tainted(node), "{name} waits for its update with the UpdateInProgress taint");
     }
 
     patch(&nodes(&world), "worker-1", json!({"metadata": {"annotations": {FAIL_UPDATE: null}}})).await?;

@@ -132,6 +132,12 @@ pub fn cordoned(node: &Node) -> bool {
     node.spec.as_ref().and_then(|s| s.unschedulable).unwrap_or(false)
 }
 
+/// Whether the MCO's `UpdateInProgress:PreferNoSchedule` taint is on the node.
+pub fn update_tainted(node: &Node) -> bool {
+    let taints = node.spec.as_ref().and_then(|s| s.taints.as_deref()).unwrap_or_default();
+    taints.iter().any(|t| t.key == "UpdateInProgress" && t.effect == "PreferNoSchedule")
+}
+
 /// Working or cordoned: what counts against `maxUnavailable` while a node updates.
 pub fn updating(node: &Node) -> bool {
     state(node) == "Working" || cordoned(node)
