@@ -10,6 +10,7 @@ pub mod openshift;
 pub mod selector;
 
 pub use error::{Error, Result};
+pub mod caches;
 pub mod context;
 pub mod controllers;
 pub mod crdgen;

@@ -23,6 +23,7 @@ use kube::ResourceExt;
 use tracing::instrument;
 
 use crate::api::MutexRule;
+use crate::caches::InitialLists;
 use crate::{Context, Error, Result};
 use plan::{Step, Verdict};
 
@@ -38,17 +39,16 @@ pub async fn run(ctx: Context) {
     ctx.readiness.register(CONTROLLER);
     let api: Api<DeserializeGuard<MutexRule>> = Api::all(ctx.client.clone());
     let (reader, writer) = reflector::store();
-    let rules = watcher(api, watcher::Config::default().any_semantic())
-        .default_backoff()
-        .reflect(writer)
+    let lists = InitialLists::new(&["MutexRules"]);
+    let rules = lists
+        .track("MutexRules", watcher(api, watcher::Config::default().any_semantic()).default_backoff().reflect(writer))
         .applied_objects()
         .predicate_filter(predicates::generation, Default::default());
     let ready = {
-        let (reader, readiness) = (reader.clone(), ctx.readiness.clone());
+        let readiness = ctx.readiness.clone();
         async move {
-            if reader.wait_until_ready().await.is_ok() {
-                readiness.set_ready(CONTROLLER);
-            }
+            lists.wait().await;
+            readiness.set_ready(CONTROLLER);
         }
     };
     let controller = Controller::for_stream(rules, reader).run(reconcile, error_policy, Arc::new(ctx)).for_each(

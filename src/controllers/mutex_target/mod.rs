@@ -25,6 +25,7 @@ use kube::ResourceExt;
 use tracing::instrument;
 
 use crate::api::MutexTarget;
+use crate::caches::InitialLists;
 use crate::openshift::MachineConfigPool;
 use crate::{Context, Error, Result};
 use triggers::{hash_json, hash_of, labels_fingerprint, ChangeFilter};
@@ -41,6 +42,8 @@ struct TargetContext {
     ctx: Context,
     nodes: Store<PartialObjectMeta<Node>>,
     pools: Store<DeserializeGuard<MachineConfigPool>>,
+    /// Whether the node and pool caches hold their first full list.
+    lists: InitialLists,
 }
 
 /// Runs the controller until the process shuts down.
@@ -48,44 +51,52 @@ pub async fn run(ctx: Context) {
     ctx.readiness.register(CONTROLLER);
     let client = ctx.client.clone();
 
+    let lists = InitialLists::new(&["Nodes", "MachineConfigPools", "MutexTargets"]);
     let (nodes, node_writer) = reflector::store();
     let mut node_changes = ChangeFilter::new(|n: &PartialObjectMeta<Node>| labels_fingerprint(n.labels()));
     // `Api<PartialObjectMeta<Node>>` watches metadata only (what kube 5 made of `metadata_watcher`).
-    let node_triggers =
-        watcher(Api::<PartialObjectMeta<Node>>::all(client.clone()), watcher::Config::default().any_semantic())
-            .default_backoff()
-            .reflect(node_writer)
-            .filter_map(move |event| future::ready(relevant(&mut node_changes, event, "Node")));
+    let node_triggers = lists
+        .track(
+            "Nodes",
+            watcher(Api::<PartialObjectMeta<Node>>::all(client.clone()), watcher::Config::default().any_semantic())
+                .default_backoff()
+                .reflect(node_writer),
+        )
+        .filter_map(move |event| future::ready(relevant(&mut node_changes, event, "Node")));
 
     let (pools, pool_writer) = reflector::store();
     let mut pool_changes = ChangeFilter::new(pool_fingerprint);
-    let pool_triggers = watcher(
-        Api::<DeserializeGuard<MachineConfigPool>>::all(client.clone()),
-        watcher::Config::default().any_semantic(),
-    )
-    .default_backoff()
-    .reflect(pool_writer)
-    .filter_map(move |event| future::ready(relevant(&mut pool_changes, event, "MachineConfigPool")));
+    let pool_triggers = lists
+        .track(
+            "MachineConfigPools",
+            watcher(
+                Api::<DeserializeGuard<MachineConfigPool>>::all(client.clone()),
+                watcher::Config::default().any_semantic(),
+            )
+            .default_backoff()
+            .reflect(pool_writer),
+        )
+        .filter_map(move |event| future::ready(relevant(&mut pool_changes, event, "MachineConfigPool")));
 
     let (targets, target_writer) = reflector::store();
-    let target_stream =
-        watcher(Api::<DeserializeGuard<MutexTarget>>::all(client), watcher::Config::default().any_semantic())
-            .default_backoff()
-            .reflect(target_writer)
-            .applied_objects()
-            .predicate_filter(predicates::generation, Default::default());
+    let target_stream = lists
+        .track(
+            "MutexTargets",
+            watcher(Api::<DeserializeGuard<MutexTarget>>::all(client), watcher::Config::default().any_semantic())
+                .default_backoff()
+                .reflect(target_writer),
+        )
+        .applied_objects()
+        .predicate_filter(predicates::generation, Default::default());
 
     let ready = {
-        let (nodes, pools, targets, readiness) = (nodes.clone(), pools.clone(), targets.clone(), ctx.readiness.clone());
+        let (lists, readiness) = (lists.clone(), ctx.readiness.clone());
         async move {
-            let (n, p, t) =
-                futures::join!(nodes.wait_until_ready(), pools.wait_until_ready(), targets.wait_until_ready());
-            if n.is_ok() && p.is_ok() && t.is_ok() {
-                readiness.set_ready(CONTROLLER);
-            }
+            lists.wait().await;
+            readiness.set_ready(CONTROLLER);
         }
     };
-    let context = Arc::new(TargetContext { ctx, nodes, pools });
+    let context = Arc::new(TargetContext { ctx, nodes, pools, lists });
     let controller = Controller::for_stream(target_stream, targets)
         .with_config(Config::default().debounce(DEBOUNCE))
         .reconcile_all_on(futures::stream::select(node_triggers, pool_triggers))
@@ -147,11 +158,7 @@ async fn reconcile(guard: Arc<DeserializeGuard<MutexTarget>>, context: Arc<Targe
 
 async fn reconcile_target(target: &MutexTarget, context: &TargetContext) -> Result<Action> {
     // Before the caches hold their first full list, an empty cache would read as "no pools, no nodes".
-    let (nodes_ready, pools_ready) = futures::join!(context.nodes.wait_until_ready(), context.pools.wait_until_ready());
-    if nodes_ready.is_err() || pools_ready.is_err() {
-        // The watches are gone: the process is shutting down.
-        return Ok(Action::await_change());
-    }
+    context.lists.wait().await;
     let pools = observe::pools(&context.pools);
     let nodes = observe::nodes(&context.nodes);
     let plan = plan::plan(

@@ -25,6 +25,7 @@ use kube::{Api, Resource, ResourceExt};
 use tracing::instrument;
 
 use crate::api::{MutexRule, MutexRunConfig, MutexTarget};
+use crate::caches::InitialLists;
 use crate::labels;
 use crate::openshift::{self, ClusterVersion, MachineConfig, MachineConfigPool};
 use crate::{Context, Error, Result};
@@ -36,6 +37,8 @@ pub const CONTROLLER: &str = "mutexrunconfig";
 struct RunConfigContext {
     ctx: Context,
     stores: observe::Stores,
+    /// Whether every cache holds its first full list.
+    lists: InitialLists,
 }
 
 type Guarded = DeserializeGuard<MutexRunConfig>;
@@ -47,55 +50,88 @@ pub async fn run(ctx: Context) {
     let config = watcher::Config::default().any_semantic();
 
     let (run_configs, rc_writer) = reflector::store::<Guarded>();
-    let rc_stream = watcher(Api::<Guarded>::all(client.clone()), config.clone())
-        .default_backoff()
-        .reflect(rc_writer)
+    let lists = InitialLists::new(&[
+        "MutexRunConfigs",
+        "MutexRules",
+        "MutexTargets",
+        "MachineConfigPools",
+        "Nodes",
+        "MachineConfigs",
+        "ClusterVersions",
+        "Jobs",
+    ]);
+    let rc_stream = lists
+        .track(
+            "MutexRunConfigs",
+            watcher(Api::<Guarded>::all(client.clone()), config.clone()).default_backoff().reflect(rc_writer),
+        )
         .applied_objects()
         .predicate_filter(run_config_predicate, Default::default());
 
     let (rules, writer) = reflector::store::<DeserializeGuard<MutexRule>>();
-    let rule_stream = watcher(Api::<DeserializeGuard<MutexRule>>::all(client.clone()), config.clone())
-        .default_backoff()
-        .reflect(writer)
+    let rule_stream = lists
+        .track(
+            "MutexRules",
+            watcher(Api::<DeserializeGuard<MutexRule>>::all(client.clone()), config.clone())
+                .default_backoff()
+                .reflect(writer),
+        )
         .touched_objects();
     let (targets, writer) = reflector::store::<DeserializeGuard<MutexTarget>>();
-    let target_stream = watcher(Api::<DeserializeGuard<MutexTarget>>::all(client.clone()), config.clone())
-        .default_backoff()
-        .reflect(writer)
+    let target_stream = lists
+        .track(
+            "MutexTargets",
+            watcher(Api::<DeserializeGuard<MutexTarget>>::all(client.clone()), config.clone())
+                .default_backoff()
+                .reflect(writer),
+        )
         .touched_objects();
     let (pools, writer) = reflector::store::<MachineConfigPool>();
-    let pool_stream = watcher(Api::<MachineConfigPool>::all(client.clone()), config.clone())
-        .default_backoff()
-        .reflect(writer)
+    let pool_stream = lists
+        .track(
+            "MachineConfigPools",
+            watcher(Api::<MachineConfigPool>::all(client.clone()), config.clone()).default_backoff().reflect(writer),
+        )
         .touched_objects();
     let (nodes, writer) = reflector::store::<Node>();
-    let node_stream = watcher(Api::<Node>::all(client.clone()), config.clone())
-        .default_backoff()
-        .reflect(writer)
+    let node_stream = lists
+        .track("Nodes", watcher(Api::<Node>::all(client.clone()), config.clone()).default_backoff().reflect(writer))
         .touched_objects()
         .predicate_filter(node_predicate, Default::default());
     let (machine_configs, writer) = reflector::store();
-    let mc_stream = watcher(Api::<PartialObjectMeta<MachineConfig>>::all(client.clone()), config.clone())
-        .default_backoff()
-        .reflect(writer)
+    let mc_stream = lists
+        .track(
+            "MachineConfigs",
+            watcher(Api::<PartialObjectMeta<MachineConfig>>::all(client.clone()), config.clone())
+                .default_backoff()
+                .reflect(writer),
+        )
         .touched_objects()
         .predicate_filter(predicates::annotations, Default::default());
     let (cluster_versions, writer) = reflector::store::<ClusterVersion>();
-    let cv_stream = watcher(
-        Api::<ClusterVersion>::all(client.clone()),
-        config.clone().fields(&format!("metadata.name={}", openshift::CLUSTER_VERSION_NAME)),
-    )
-    .default_backoff()
-    .reflect(writer)
-    .touched_objects();
+    let cv_stream = lists
+        .track(
+            "ClusterVersions",
+            watcher(
+                Api::<ClusterVersion>::all(client.clone()),
+                config.clone().fields(&format!("metadata.name={}", openshift::CLUSTER_VERSION_NAME)),
+            )
+            .default_backoff()
+            .reflect(writer),
+        )
+        .touched_objects();
     let (jobs, writer) = reflector::store::<Job>();
-    let job_stream = watcher(
-        Api::<Job>::all(client.clone()),
-        config.clone().labels(&format!("{}={}", labels::JOB_MANAGED_BY, labels::MANAGER)),
-    )
-    .default_backoff()
-    .reflect(writer)
-    .touched_objects();
+    let job_stream = lists
+        .track(
+            "Jobs",
+            watcher(
+                Api::<Job>::all(client.clone()),
+                config.clone().labels(&format!("{}={}", labels::JOB_MANAGED_BY, labels::MANAGER)),
+            )
+            .default_backoff()
+            .reflect(writer),
+        )
+        .touched_objects();
 
     let stores = observe::Stores {
         run_configs: run_configs.clone(),
@@ -108,14 +144,13 @@ pub async fn run(ctx: Context) {
         jobs,
     };
     let ready = {
-        let (stores, readiness) = (stores.clone(), ctx.readiness.clone());
+        let (lists, readiness) = (lists.clone(), ctx.readiness.clone());
         async move {
-            if stores.ready().await.is_ok() {
-                readiness.set_ready(CONTROLLER);
-            }
+            lists.wait().await;
+            readiness.set_ready(CONTROLLER);
         }
     };
-    let shared = Arc::new(RunConfigContext { ctx, stores });
+    let shared = Arc::new(RunConfigContext { ctx, stores, lists });
 
     let all = {
         let store = run_configs.clone();
@@ -218,7 +253,8 @@ fn job_owner(job: Job) -> Option<ObjectRef<Guarded>> {
     namespace = %obj.meta().namespace.as_deref().unwrap_or_default()))]
 async fn reconcile(obj: Arc<Guarded>, shared: Arc<RunConfigContext>) -> Result<Action> {
     let started = std::time::Instant::now();
-    shared.stores.ready().await.map_err(|_| Error::MissingField("caches (the watches stopped)"))?;
+    // Before every watch delivered its first list, a half-filled cache would read as missing pools or nodes.
+    shared.lists.wait().await;
     let rc = match &obj.0 {
         Ok(rc) => rc,
         Err(invalid) => {

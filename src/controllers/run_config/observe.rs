@@ -38,20 +38,6 @@ pub struct Stores {
     pub jobs: Store<Job>,
 }
 
-impl Stores {
-    /// Waits until every cache holds its initial list, so no plan is made from a half-filled cache.
-    pub async fn ready(&self) -> Result<(), kube::runtime::reflector::store::WriterDropped> {
-        self.run_configs.wait_until_ready().await?;
-        self.rules.wait_until_ready().await?;
-        self.targets.wait_until_ready().await?;
-        self.pools.wait_until_ready().await?;
-        self.nodes.wait_until_ready().await?;
-        self.machine_configs.wait_until_ready().await?;
-        self.cluster_versions.wait_until_ready().await?;
-        self.jobs.wait_until_ready().await
-    }
-}
-
 /// Builds the snapshot for one run config.
 pub fn snapshot(stores: &Stores, rc: &MutexRunConfig, now: Timestamp) -> Snapshot {
     let namespace = rc.namespace().unwrap_or_default();
