@@ -373,7 +373,8 @@ async fn a_restarted_operator_resumes_without_duplicates_or_skips() -> anyhow::R
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_node_that_never_reaches_the_version_times_out_and_can_be_skipped() -> anyhow::Result<()> {
-    let mut setup = Setup::new("timeout", 2).await?;
+    // Three workers: worker-0 stays cordoned after its failed update, so the Jobs gating worker-1 run on worker-2.
+    let mut setup = Setup::new("timeout", 3).await?;
     // The simulated MCO fails to update worker-0: it never reports the new version.
     let broken = json!({"metadata": {"annotations": {"sim.numo.openshift-optional.skrzypek.io/fail-update": "true"}}});
     Api::<k8s_openapi::api::core::v1::Node>::all(setup.client.clone())
@@ -402,7 +403,7 @@ async fn a_node_that_never_reaches_the_version_times_out_and_can_be_skipped() ->
     let done = setup.wait_phase("bounded", RunPhase::Completed, ROLLOUT).await?;
     let status = done.status.unwrap_or_default();
     assert_eq!(status.skipped_nodes, vec!["worker-0".to_string()]);
-    assert_eq!(status.completed_nodes, vec!["worker-1".to_string()]);
+    assert_eq!(status.completed_nodes, vec!["worker-1".to_string(), "worker-2".to_string()]);
     Ok(())
 }
 

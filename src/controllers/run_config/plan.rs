@@ -393,8 +393,12 @@ impl<'a> Planner<'a> {
             self.status = MutexRunConfigStatus { target_version: Some(version.clone()), ..Default::default() };
         }
         let nodes = self.gated_nodes();
-        let behind: Vec<&NodeView> =
-            nodes.iter().copied().filter(|n| is_behind(n.version.as_deref(), &version)).collect();
+        // A skipped node may never reach the version (that is often why it was skipped): it starts no rollout.
+        let behind: Vec<&NodeView> = nodes
+            .iter()
+            .copied()
+            .filter(|n| is_behind(n.version.as_deref(), &version) && !self.s.run_config.skip.contains(&n.name))
+            .collect();
         let control_plane_done = self.s.cluster.as_ref().is_some_and(|c| c.control_plane_completed);
         let claimed = self.claimed();
         let active = !claimed.is_empty();
@@ -580,12 +584,14 @@ impl<'a> Planner<'a> {
             states.into_iter().map(|(n, st)| (n.name.as_str(), (n, st))).collect();
         let order: Vec<&str> = nodes.iter().map(|n| n.name.as_str()).collect();
 
-        // Step 4: hold every gated node that has not been released with the rule labels.
+        // Step 4: hold every node that has not been released with the rule labels. A skipped node is held too (or
+        // held again, if it failed after its release): it stays in its paused pool, out of the canary, where a broken
+        // node would use up the canary's maxUnavailable; its pool upgrades it, ungated, once restored.
         let mut labelling = false;
         if control_plane_done {
             for name in &order {
                 let (node, state) = &states[name];
-                if !matches!(state, NodeState::Skipped) && !self.released(node, version) {
+                if matches!(state, NodeState::Skipped) || !self.released(node, version) {
                     let missing: Vec<String> = keys.iter().filter(|k| !node.labels.contains_key(*k)).cloned().collect();
                     if !missing.is_empty() {
                         self.intents.push(Intent::LabelNode { node: node.name.clone(), labels: missing });

@@ -8,6 +8,7 @@ use k8s_openapi::jiff::Timestamp;
 use serde_json::json;
 
 use super::*;
+use crate::labels::RULE_LABEL_PREFIX;
 use crate::api::{CanaryPool, FailurePolicy, MutexRunConfigSpec, ObjectReference, VersionSource};
 use crate::controllers::run_config::snapshot::{
     ClusterView, FoundRule, NodeView, PoolOriginal, PoolView, RuleView, RunConfigView, TargetView,
@@ -557,6 +558,31 @@ fn skipped_nodes_are_not_gated_and_count_as_finished() {
     assert!(f.s.jobs.iter().all(|j| j.node == "worker-1"));
     let p = f.plan();
     assert_eq!(p.status.skipped_nodes, vec!["worker-0".to_string()]);
+    assert!(f.s.nodes["worker-0"].labels.keys().any(|k| k.starts_with(RULE_LABEL_PREFIX)), "held in its own pool");
+}
+
+#[test]
+fn a_node_skipped_after_its_release_is_held_again_and_the_next_node_goes() {
+    let mut f = Fixture::new(2);
+    f.s.run_config.spec.node_timeout = Some("10m".into());
+    f.advance_to_gating();
+    f.step();
+    f.finish_jobs(JobResult::Succeeded);
+    f.step();
+    f.step();
+    assert!(!f.s.nodes["worker-0"].labels.keys().any(|k| k.starts_with(RULE_LABEL_PREFIX)), "released");
+    f.s.now += Duration::from_secs(601);
+    assert_eq!(f.step().status.phase, Some(RunPhase::Failed));
+
+    f.s.run_config.skip = BTreeSet::from(["worker-0".to_string()]);
+    let p = f.step();
+    assert!(f.s.nodes["worker-0"].labels.keys().any(|k| k.starts_with(RULE_LABEL_PREFIX)), "held again");
+    assert_eq!(p.status.skipped_nodes, vec!["worker-0".to_string()]);
+    f.step();
+    assert!(f.s.jobs.iter().any(|j| j.node == "worker-1"), "the next node started");
+    let p = run_to_end(&mut f);
+    assert_eq!(p.status.phase, Some(RunPhase::Completed));
+    assert!(f.s.nodes.values().all(|n| !n.labels.keys().any(|k| k.starts_with(RULE_LABEL_PREFIX))), "labels gone");
 }
 
 #[test]
