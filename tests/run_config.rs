@@ -193,7 +193,10 @@ async fn a_failing_gate_job_holds_the_rollout_until_retried() -> anyhow::Result<
     );
 
     // The admin fixes the rule and asks for a retry: the node goes on and the rollout completes.
-    let fixed = json!({"spec": {"jobSpec": job_spec("1s", false)}});
+    let mut fixed = json!({"spec": {"jobSpec": job_spec("1s", false)}});
+    // A merge patch keeps keys it does not name: the failing annotation is removed explicitly.
+    fixed["spec"]["jobSpec"]["template"]["metadata"]["annotations"]
+        ["sim.numo.openshift-optional.skrzypek.io/job-result"] = serde_json::Value::Null;
     Api::<numo::api::MutexRule>::namespaced(setup.client.clone(), &setup.ns)
         .patch("check", &PatchParams::default(), &Patch::Merge(&fixed))
         .await?;

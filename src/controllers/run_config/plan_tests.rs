@@ -8,11 +8,11 @@ use k8s_openapi::jiff::Timestamp;
 use serde_json::json;
 
 use super::*;
-use crate::labels::RULE_LABEL_PREFIX;
 use crate::api::{CanaryPool, FailurePolicy, MutexRunConfigSpec, ObjectReference, VersionSource};
 use crate::controllers::run_config::snapshot::{
     ClusterView, FoundRule, NodeView, PoolOriginal, PoolView, RuleView, RunConfigView, TargetView,
 };
+use crate::labels::RULE_LABEL_PREFIX;
 
 const OLD: &str = "4.16.4";
 const NEW: &str = "4.16.5";
