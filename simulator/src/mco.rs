@@ -1,6 +1,7 @@
 //! The simulated machine-config controller, one pass over the cached cluster at a time: render every pool (create
 //! its rendered MachineConfig, point `spec.configuration` at it), decide membership, target the next nodes of each
-//! unpaused pool within `maxUnavailable` (tainting those not yet targeted `UpdateInProgress:PreferNoSchedule`), start the daemon on nodes that have work, and write each pool's status.
+//! unpaused pool within `maxUnavailable` (tainting those not yet targeted `UpdateInProgress:PreferNoSchedule`),
+//! start the daemon on nodes that have work, and write each pool's status.
 //!
 //! The caches lag the writes of the pass before. So that a stale cache never lets two passes target more nodes than
 //! `maxUnavailable` allows, the controller remembers what it wrote (a node's `desiredConfig`, a pool's target and
