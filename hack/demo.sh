@@ -14,7 +14,9 @@ mkdir -p "$logs"
 say() { printf '\n\033[1m==> %s\033[0m\n' "$*"; }
 started=$SECONDS
 
-say "Starting the local cluster '$cluster' (binaries are built once and cached in $NUMO_CACHE)"
+say "Starting a fresh local cluster '$cluster' (binaries are built once and cached in $NUMO_CACHE)"
+# Every demo starts from a clean slate: a cluster left by an earlier demo is replaced (a cold start takes seconds).
+hack/cluster-down.sh "$cluster" >/dev/null 2>&1 || true
 kubeconfig="$(hack/cluster-up.sh "$cluster" | tail -n 1)"
 export KUBECONFIG="$kubeconfig" PATH="$K8S_BIN:$PATH"
 
