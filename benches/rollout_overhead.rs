@@ -75,6 +75,13 @@ async fn main() -> anyhow::Result<()> {
             }
         }
     }
+    let measured: usize = gaps.values().map(Vec::len).sum();
+    // Per node: a gate Job after each but the first, the release, and a cleanup Job per rule (a few may be missed at
+    // the rollout's edges); far fewer means the watches saw too little to measure anything.
+    anyhow::ensure!(
+        measured >= workers * 3,
+        "the watches saw only {measured} steps of {workers} nodes; nothing measured"
+    );
     let overhead: Duration = gaps.values().flatten().sum();
     println!(
         "rollout of {workers} nodes, 2 rules with gate and cleanup Jobs (1s each): {:.1}s in all",
@@ -107,7 +114,9 @@ fn record_jobs(setup: &mut Setup, seen: Arc<Mutex<Vec<(SystemTime, Step)>>>) {
         let mut created = std::collections::BTreeSet::new();
         let events = watcher::watcher(api, config).default_backoff();
         futures::pin_mut!(events);
-        while let Some(Ok(Event::Apply(job) | Event::InitApply(job))) = events.next().await {
+        while let Some(event) = events.next().await {
+            // Init/InitDone/Delete and watch errors (the watcher retries) say nothing about a step.
+            let Ok(Event::Apply(job) | Event::InitApply(job)) = event else { continue };
             let phase = job.labels().get("openshift-optional.skrzypek.io/phase").cloned().unwrap_or_default();
             let now = SystemTime::now();
             if created.insert(job.name_any()) {
@@ -128,7 +137,8 @@ fn record_nodes(setup: &mut Setup, seen: Arc<Mutex<Vec<(SystemTime, Step)>>>) {
         let mut upgraded = std::collections::BTreeSet::new();
         let events = watcher::watcher(api, watcher::Config::default()).default_backoff();
         futures::pin_mut!(events);
-        while let Some(Ok(Event::Apply(node) | Event::InitApply(node))) = events.next().await {
+        while let Some(event) = events.next().await {
+            let Ok(Event::Apply(node) | Event::InitApply(node)) = event else { continue };
             let name = node.name_any();
             let now = SystemTime::now();
             let is_held = node.labels().keys().any(|k| k.starts_with(numo::labels::RULE_LABEL_PREFIX));
