@@ -283,7 +283,19 @@ async fn invalid_configurations_are_reported_and_change_nothing() -> anyhow::Res
         ("canary-is-target", "also a target pool"),
         ("paused-canary", "is paused"),
     ] {
-        let rc = setup.wait_phase(name, RunPhase::Invalid, Duration::from_secs(60)).await?;
+        // A run config is Invalid at once while its rule is not validated yet; wait for the message to settle.
+        let rc = numo_testkit::wait_until(
+            &setup.run_configs(),
+            name,
+            Duration::from_secs(60),
+            &format!("Invalid naming {expected:?}"),
+            move |rc: &numo::api::MutexRunConfig| {
+                let status = rc.status.clone().unwrap_or_default();
+                status.phase == Some(RunPhase::Invalid)
+                    && status.conditions.iter().any(|c| c.type_ == "ConfigValidated" && c.message.contains(expected))
+            },
+        )
+        .await?;
         let condition = rc
             .status
             .unwrap_or_default()
@@ -429,4 +441,64 @@ async fn the_version_is_read_from_the_rendered_machine_config_without_node_label
     let done = setup.wait_phase("native", RunPhase::Completed, ROLLOUT).await?;
     assert_eq!(done.status.unwrap_or_default().progress.as_deref(), Some("2/2"));
     Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_of_another_custom_pool_never_falls_into_the_canary() -> anyhow::Result<()> {
+    let mut setup = Setup::new("outsider", 3).await?;
+    // worker-2 belongs to the custom pool "infra", which is not a target: the steered canary (workers without the
+    // rule labels) would match it too, and the MCO degrades a node matched by two custom pools.
+    let infra: numo::openshift::MachineConfigPool = serde_json::from_value(json!({
+        "apiVersion": "machineconfiguration.openshift.io/v1", "kind": "MachineConfigPool",
+        "metadata": {"name": "infra"},
+        "spec": {
+            "machineConfigSelector": {"matchExpressions": [{"key": "machineconfiguration.openshift.io/role",
+                "operator": "In", "values": ["worker", "infra"]}]},
+            "nodeSelector": {"matchLabels": {"node-role.kubernetes.io/infra": ""}},
+            "paused": false
+        }
+    }))?;
+    Api::<numo::openshift::MachineConfigPool>::all(setup.client.clone()).create(&Default::default(), &infra).await?;
+    let role = json!({"metadata": {"labels": {"node-role.kubernetes.io/infra": ""}}});
+    Api::<k8s_openapi::api::core::v1::Node>::all(setup.client.clone())
+        .patch("worker-2", &PatchParams::default(), &Patch::Merge(&role))
+        .await?;
+    let degraded = record_degraded_pools(&mut setup);
+    setup.rule("check", job_spec("1s", false), None).await?;
+    setup.target("workers", &["worker"]).await?;
+    setup.run_config("scoped", &["check"], &["workers"], json!({})).await?;
+    setup.start_operator().await?;
+    setup.upgrade_cluster(NEW).await?;
+
+    let done = setup.wait_phase("scoped", RunPhase::Completed, ROLLOUT).await?;
+    assert_eq!(done.status.unwrap_or_default().total_nodes, 2, "worker-2 is not a target node");
+    assert!(setup.jobs().await?.iter().all(|j| j.annotations()["openshift-optional.skrzypek.io/node"] != "worker-2"));
+    let seen = degraded.lock().map(|d| d.clone()).unwrap_or_default();
+    assert!(seen.is_empty(), "pools went Degraded during the rollout: {seen:?}");
+    assert!(!setup.pools().await?["infra"].0, "the infra pool was never paused");
+    Ok(())
+}
+
+/// Records every pool that showed `Degraded=True`, with the condition's message.
+fn record_degraded_pools(setup: &mut Setup) -> std::sync::Arc<std::sync::Mutex<Vec<String>>> {
+    use futures::StreamExt;
+    use kube::runtime::watcher::{self, Event};
+    use kube::runtime::WatchStreamExt;
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let api = Api::<numo::openshift::MachineConfigPool>::all(setup.client.clone());
+    let record = seen.clone();
+    setup.world.spawn(async move {
+        let events = watcher::watcher(api, watcher::Config::default()).default_backoff();
+        futures::pin_mut!(events);
+        while let Some(event) = events.next().await {
+            let Ok(Event::Apply(pool) | Event::InitApply(pool)) = event else { continue };
+            let conditions = pool.status.as_ref().map(|s| s.conditions.clone()).unwrap_or_default();
+            for c in conditions.iter().filter(|c| c.type_ == "Degraded" && c.status == "True") {
+                if let Ok(mut seen) = record.lock() {
+                    seen.push(format!("{}: {}", pool.name_any(), c.message.clone().unwrap_or_default()));
+                }
+            }
+        }
+    });
+    seen
 }

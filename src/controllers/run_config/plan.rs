@@ -599,6 +599,13 @@ impl<'a> Planner<'a> {
                     }
                 }
             }
+            for node in self.outsiders_the_canary_would_take(nodes) {
+                let missing: Vec<String> = keys.iter().filter(|k| !node.labels.contains_key(*k)).cloned().collect();
+                if !missing.is_empty() {
+                    self.intents.push(Intent::LabelNode { node: node.name.clone(), labels: missing });
+                    labelling = true;
+                }
+            }
         }
         let labels_applied = control_plane_done && !labelling;
         self.conditions.push(if labels_applied {
@@ -695,6 +702,20 @@ impl<'a> Planner<'a> {
             return;
         }
         self.summarize(&states, version, control_plane_done, labels_applied, steered, hold);
+    }
+
+    /// Nodes outside the targets that the steered canary (its `matchLabels`, rule labels absent) would select. They
+    /// are held with the rule labels too, so the canary only ever takes released target nodes: never a node of a pool
+    /// the admin paused, nor one of another custom pool (which the MCO would degrade as matched by two custom pools).
+    /// The labels change no other pool's membership; they go with everyone else's at the restore.
+    fn outsiders_the_canary_would_take(&self, gated: &[&NodeView]) -> Vec<&'a NodeView> {
+        let Some(canary) = self.s.pools.get(&self.s.run_config.spec.canary.name) else { return Vec::new() };
+        let steered = selector::with_expressions_replaced(canary.effective_selector(), &[]);
+        self.s
+            .nodes
+            .values()
+            .filter(|n| !gated.iter().any(|g| g.name == n.name) && selector::matches(Some(&steered), &n.labels))
+            .collect()
     }
 
     /// Whether a node's gate Jobs all succeeded for `version` (or the status recorded it released, in case its Jobs

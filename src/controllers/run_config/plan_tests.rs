@@ -562,6 +562,28 @@ fn skipped_nodes_are_not_gated_and_count_as_finished() {
 }
 
 #[test]
+fn nodes_of_other_pools_the_steered_canary_would_match_are_held_but_not_gated() {
+    let mut f = Fixture::new(2);
+    f.s.pools.insert("infra".into(), pool("infra", selector("node-role.kubernetes.io/infra")));
+    let labels = BTreeMap::from([
+        ("node-role.kubernetes.io/worker".to_string(), String::new()),
+        ("node-role.kubernetes.io/infra".to_string(), String::new()),
+    ]);
+    f.s.nodes
+        .insert("infra-0".into(), NodeView { name: "infra-0".into(), labels, ready: true, version: Some(OLD.into()) });
+    f.advance_to_gating();
+    let held = |f: &Fixture, node: &str| f.s.nodes[node].labels.keys().any(|k| k.starts_with(RULE_LABEL_PREFIX));
+    assert!(held(&f, "infra-0"), "out of the canary's reach");
+    assert!(!held(&f, "master-0"), "the canary never selects masters");
+    assert!(!f.s.pools["infra"].paused, "its own pool is left alone");
+    assert!(f.s.pools["infra"].claimed_by.is_none());
+    let p = run_to_end(&mut f);
+    assert_eq!(p.status.total_nodes, 2, "only target nodes are gated");
+    assert!(f.s.jobs.iter().all(|j| j.node != "infra-0"));
+    assert!(!held(&f, "infra-0"), "labels removed at the restore");
+}
+
+#[test]
 fn a_node_skipped_after_its_release_is_held_again_and_the_next_node_goes() {
     let mut f = Fixture::new(2);
     f.s.run_config.spec.node_timeout = Some("10m".into());
