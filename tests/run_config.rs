@@ -366,8 +366,17 @@ async fn a_restarted_operator_resumes_without_duplicates_or_skips() -> anyhow::R
     setup.wait_node_phase("sturdy", "worker-1", NodePhase::Upgrading).await?;
     setup.kill_operator();
     setup.start_operator().await?;
-    // During the restore.
-    setup.wait_phase("sturdy", RunPhase::Restoring, ROLLOUT).await.ok();
+    // During the restore (or, if the watch missed that short phase, right after it).
+    numo_testkit::wait_until(
+        &setup.run_configs(),
+        "sturdy",
+        ROLLOUT,
+        "phase Restoring",
+        |rc: &numo::api::MutexRunConfig| {
+            matches!(rc.status.as_ref().and_then(|s| s.phase), Some(RunPhase::Restoring | RunPhase::Completed))
+        },
+    )
+    .await?;
     setup.kill_operator();
     setup.start_operator().await?;
     setup.wait_phase("sturdy", RunPhase::Completed, ROLLOUT).await?;
