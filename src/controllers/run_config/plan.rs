@@ -589,17 +589,11 @@ impl<'a> Planner<'a> {
         // node would use up the canary's maxUnavailable; its pool upgrades it, ungated, once restored.
         let mut labelling = false;
         if control_plane_done {
-            for name in &order {
-                let (node, state) = &states[name];
-                if matches!(state, NodeState::Skipped) || !self.released(node, version) {
-                    let missing: Vec<String> = keys.iter().filter(|k| !node.labels.contains_key(*k)).cloned().collect();
-                    if !missing.is_empty() {
-                        self.intents.push(Intent::LabelNode { node: node.name.clone(), labels: missing });
-                        labelling = true;
-                    }
-                }
-            }
-            for node in self.outsiders_the_canary_would_take(nodes) {
+            let held = order.iter().map(|name| &states[name]).filter_map(|(node, state)| {
+                (matches!(state, NodeState::Skipped) || !self.released(node, version)).then_some(*node)
+            });
+            let held: Vec<&NodeView> = held.chain(self.outsiders_the_canary_would_take(nodes)).collect();
+            for node in held {
                 let missing: Vec<String> = keys.iter().filter(|k| !node.labels.contains_key(*k)).cloned().collect();
                 if !missing.is_empty() {
                     self.intents.push(Intent::LabelNode { node: node.name.clone(), labels: missing });
