@@ -132,7 +132,7 @@ impl Metrics {
 
     /// Removes every series of `run_config` (call when the run config is deleted).
     pub fn forget_run_config(&self, run_config: &str) {
-        for phase in ALL_NODE_PHASES {
+        for phase in NodePhase::ALL {
             let labels = NodePhaseLabels { run_config: run_config.to_string(), phase: node_phase_label(phase) };
             self.nodes_by_phase.remove(&labels);
         }
@@ -166,17 +166,6 @@ impl Metrics {
         Ok(text)
     }
 }
-
-const ALL_NODE_PHASES: [NodePhase; 8] = [
-    NodePhase::Pending,
-    NodePhase::Gating,
-    NodePhase::Released,
-    NodePhase::Upgrading,
-    NodePhase::CleaningUp,
-    NodePhase::Done,
-    NodePhase::Failed,
-    NodePhase::Skipped,
-];
 
 fn node_phase_label(phase: NodePhase) -> &'static str {
     match phase {

@@ -1,5 +1,7 @@
 //! The MutexRule controller against a real apiserver: what an admin sees in a rule's status and Events.
 
+mod reference;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,47 +17,9 @@ use numo::metrics::Metrics;
 use numo::{Context, OperatorConfig};
 use serde_json::json;
 
-const TIMEOUT: Duration = Duration::from_secs(60);
+use reference::REFERENCE_RULE;
 
-/// The reference document's MutexRule example, unchanged.
-const REFERENCE_RULE: &str = r#"
-apiVersion: openshift-optional.skrzypek.io/v1alpha1
-kind: MutexRule
-metadata:
-  name: k8s-example
-spec:
-  jobName: "example" # Jobs will be run with this prefix name
-  jobNamespace: "node-upgrade-mutex-operator" # Jobs will be run in this namespace
-  jobSpec: # Accepts full 'batch/v1' job spec
-    selector: {}
-    template:
-      metadata:
-        name: mutex
-      spec:
-        containers:
-        - command:
-          - sleep
-          args:
-          - "30"
-          image: ubi9/toolbox
-          name: mutex
-        restartPolicy: Never
-  cleanUpJobSpec: # Accepts full 'batch/v1' job spec (Optional)
-    selector: {}
-    template:
-      metadata:
-        name: mutex
-      spec:
-        containers:
-        - command:
-          - sleep
-          args:
-          - "30"
-          image: ubi9/toolbox
-          name: mutex
-        restartPolicy: Never
-  type: kubernetes
-"#;
+const TIMEOUT: Duration = Duration::from_secs(60);
 
 /// The namespace the reference example's Jobs run in.
 const REFERENCE_JOB_NAMESPACE: &str = "node-upgrade-mutex-operator";

@@ -230,6 +230,20 @@ pub enum NodePhase {
     Skipped,
 }
 
+impl NodePhase {
+    /// Every phase, in the order a node goes through them.
+    pub const ALL: [NodePhase; 8] = [
+        NodePhase::Pending,
+        NodePhase::Gating,
+        NodePhase::Released,
+        NodePhase::Upgrading,
+        NodePhase::CleaningUp,
+        NodePhase::Done,
+        NodePhase::Failed,
+        NodePhase::Skipped,
+    ];
+}
+
 /// One Job numo created for a node.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]

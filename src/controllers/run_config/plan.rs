@@ -422,20 +422,9 @@ impl<'a> Planner<'a> {
                 self.idle_or_completed(&version, &nodes);
                 return;
             }
-            self.conditions.push(Desired::true_(
-                condition::UPGRADE_AVAILABLE,
-                "NodesBehind",
-                format!("{} of {} target nodes run a version below {version}.", behind.len(), nodes.len()),
-            ));
-            if let Some((pool, owner)) = self.conflict() {
-                self.wait_for_conflict(&pool, &owner);
+            if !self.available_and_free("NodesBehind", behind.len(), nodes.len(), &version) {
                 return;
             }
-            self.conditions.push(Desired::false_(
-                condition::CONFLICT,
-                "NoConflict",
-                "No other run config drives these pools.",
-            ));
             self.claim_pools();
             self.status.started_at = Some(self.now());
             self.status.finished_at = None;
@@ -451,20 +440,9 @@ impl<'a> Planner<'a> {
             return;
         }
 
-        self.conditions.push(Desired::true_(
-            condition::UPGRADE_AVAILABLE,
-            "RolloutInProgress",
-            format!("{} of {} target nodes run a version below {version}.", behind.len(), nodes.len()),
-        ));
-        if let Some((pool, owner)) = self.conflict() {
-            self.wait_for_conflict(&pool, &owner);
+        if !self.available_and_free("RolloutInProgress", behind.len(), nodes.len(), &version) {
             return;
         }
-        self.conditions.push(Desired::false_(
-            condition::CONFLICT,
-            "NoConflict",
-            "No other run config drives these pools.",
-        ));
         if self.claim_pools() {
             self.phase = RunPhase::Pausing;
             self.message = "Pausing the target pools.".into();
@@ -483,6 +461,26 @@ impl<'a> Planner<'a> {
             return;
         }
         self.gate(&version, &nodes, control_plane_done);
+    }
+
+    /// Reports the upgrade as available (`reason`, with how many of the target nodes are behind), then whether
+    /// another run config drives one of the pools; returns false (having set the Waiting phase) if one does.
+    fn available_and_free(&mut self, reason: &str, behind: usize, total: usize, version: &str) -> bool {
+        self.conditions.push(Desired::true_(
+            condition::UPGRADE_AVAILABLE,
+            reason,
+            format!("{behind} of {total} target nodes run a version below {version}."),
+        ));
+        if let Some((pool, owner)) = self.conflict() {
+            self.wait_for_conflict(&pool, &owner);
+            return false;
+        }
+        self.conditions.push(Desired::false_(
+            condition::CONFLICT,
+            "NoConflict",
+            "No other run config drives these pools.",
+        ));
+        true
     }
 
     fn wait_for_conflict(&mut self, pool: &str, owner: &str) {

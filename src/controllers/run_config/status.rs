@@ -53,7 +53,7 @@ pub fn record_metrics(metrics: &Metrics, rc: &MutexRunConfig, status: &MutexRunC
     counts.insert(NodePhase::Pending, status.pending_nodes);
     counts.insert(NodePhase::Done, status.completed_nodes.len() as u32);
     counts.insert(NodePhase::Skipped, status.skipped_nodes.len() as u32);
-    for phase in ALL_PHASES {
+    for phase in NodePhase::ALL {
         metrics.set_nodes_by_phase(&key, phase, counts.get(&phase).copied().unwrap_or(0));
     }
     let prev_jobs: BTreeMap<&str, JobResult> =
@@ -89,14 +89,3 @@ pub fn record_metrics(metrics: &Metrics, rc: &MutexRunConfig, status: &MutexRunC
         }
     }
 }
-
-const ALL_PHASES: [NodePhase; 8] = [
-    NodePhase::Pending,
-    NodePhase::Gating,
-    NodePhase::Released,
-    NodePhase::Upgrading,
-    NodePhase::CleaningUp,
-    NodePhase::Done,
-    NodePhase::Failed,
-    NodePhase::Skipped,
-];
