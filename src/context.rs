@@ -2,8 +2,7 @@
 
 use std::sync::Arc;
 
-use kube::runtime::events::{Recorder, Reporter};
-
+use crate::events::Recorder;
 use crate::metrics::Metrics;
 
 /// Operator-wide settings, from flags and environment (see `numo run --help`).
@@ -40,8 +39,7 @@ pub struct Context {
 impl Context {
     /// A context with the given client and settings, reporting Events as `numo`.
     pub fn new(client: kube::Client, config: OperatorConfig, metrics: Arc<Metrics>) -> Self {
-        let reporter = Reporter { controller: "numo".into(), instance: std::env::var("POD_NAME").ok() };
-        let recorder = Recorder::new(client.clone(), reporter);
+        let recorder = Recorder::new(client.clone(), "numo", std::env::var("POD_NAME").ok());
         Self { client, config: Arc::new(config), metrics, recorder, readiness: Default::default() }
     }
 }

@@ -1,11 +1,107 @@
-//! Publishing Kubernetes Events about numo's objects. Publishing never fails a reconcile: an Event that cannot be
-//! written is logged and dropped.
+//! Publishing Kubernetes Events (events.k8s.io/v1) about numo's objects. Publishing never fails a reconcile: an Event
+//! that cannot be written is logged and dropped.
+//!
+//! An Event that repeats one published a short while ago (same object, type, reason, action and note) becomes a
+//! series: its count and last-observed time go up instead of a new Event being created. The note is part of that
+//! identity, so every distinct sentence ("Node worker-3: Running gate Jobs.") stays visible in `kubectl get events`
+//! (kube's own `Recorder` folds Events of one reason into the first one's note).
 
-use kube::runtime::events::{Event, EventType, Recorder};
-use kube::Resource;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use k8s_openapi::api::core::v1::ObjectReference;
+use k8s_openapi::api::events::v1::{Event, EventSeries};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
+use k8s_openapi::jiff::{SignedDuration, Timestamp};
+use kube::api::{ObjectMeta, Patch, PatchParams, PostParams};
+use kube::{Api, Resource};
 
 /// Longest note the events.k8s.io API accepts.
 const MAX_NOTE: usize = 1024;
+/// How long a published Event can still become a series (the Kubernetes event recorder's interval).
+const SERIES_WINDOW: SignedDuration = SignedDuration::from_secs(6 * 60);
+
+/// What makes two Events the same occurrence.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+struct Occurrence {
+    regarding: (Option<String>, Option<String>, Option<String>, Option<String>),
+    warning: bool,
+    reason: String,
+    action: String,
+    note: String,
+}
+
+/// An Event already published: where it is and how often it was seen.
+#[derive(Clone, Debug)]
+struct Published {
+    name: String,
+    count: i32,
+    last: Timestamp,
+}
+
+/// Publishes Events as one reporting controller (and instance, the pod's name when known).
+#[derive(Clone)]
+pub struct Recorder {
+    client: kube::Client,
+    controller: String,
+    instance: String,
+    published: Arc<Mutex<HashMap<Occurrence, Published>>>,
+}
+
+impl Recorder {
+    /// A recorder reporting as `controller` (instance: `instance`, else the controller's name).
+    pub fn new(client: kube::Client, controller: &str, instance: Option<String>) -> Self {
+        Self {
+            client,
+            controller: controller.to_string(),
+            instance: instance.unwrap_or_else(|| controller.to_string()),
+            published: Arc::default(),
+        }
+    }
+
+    /// The Event already published for `occurrence` within the series window, now seen once more.
+    fn repeat_of(&self, occurrence: &Occurrence, now: Timestamp) -> Option<Published> {
+        let mut published = self.published.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        published.retain(|_, p| now.duration_since(p.last) < SERIES_WINDOW);
+        published.get(occurrence).map(|p| Published { count: p.count + 1, last: now, ..p.clone() })
+    }
+
+    fn remember(&self, occurrence: Occurrence, event: Published) {
+        let mut published = self.published.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        published.insert(occurrence, event);
+    }
+
+    async fn write(&self, reference: &ObjectReference, occurrence: &Occurrence) -> Result<Published, kube::Error> {
+        let now = Timestamp::now();
+        let namespace = reference.namespace.clone().unwrap_or_else(|| "default".into());
+        let events: Api<Event> = Api::namespaced(self.client.clone(), &namespace);
+        if let Some(repeat) = self.repeat_of(occurrence, now) {
+            let series = EventSeries { count: repeat.count, last_observed_time: MicroTime(now) };
+            let patch = serde_json::json!({ "series": series });
+            match events.patch(&repeat.name, &PatchParams::default(), &Patch::Merge(&patch)).await {
+                Ok(_) => return Ok(repeat),
+                // Gone already (Events expire): publish it anew.
+                Err(kube::Error::Api(status)) if status.code == 404 => {}
+                Err(error) => return Err(error),
+            }
+        }
+        let name = format!("{}.{:x}", reference.name.as_deref().unwrap_or(&self.controller), now.as_nanosecond());
+        let event = Event {
+            metadata: ObjectMeta { name: Some(name.clone()), namespace: Some(namespace.clone()), ..Default::default() },
+            event_time: Some(MicroTime(now)),
+            type_: Some(if occurrence.warning { "Warning" } else { "Normal" }.into()),
+            reason: Some(occurrence.reason.clone()),
+            action: Some(occurrence.action.clone()),
+            note: Some(occurrence.note.clone()),
+            regarding: Some(reference.clone()),
+            reporting_controller: Some(self.controller.clone()),
+            reporting_instance: Some(self.instance.clone()),
+            ..Default::default()
+        };
+        events.create(&PostParams::default(), &event).await?;
+        Ok(Published { name, count: 1, last: now })
+    }
+}
 
 /// Publishes an Event about `obj`: `Warning` when `warning`, else `Normal`. `reason` is a CamelCase word, `action`
 /// what numo did or tried (e.g. `Validate`), `note` the sentence a person reads. Errors are logged, never returned.
@@ -17,23 +113,24 @@ pub async fn publish(
     action: &str,
     note: String,
 ) {
-    let event = Event {
-        type_: if warning { EventType::Warning } else { EventType::Normal },
-        reason: reason.to_string(),
-        note: Some(truncate(note, MAX_NOTE)),
-        action: action.to_string(),
-        secondary: None,
-    };
     let reference = obj.object_ref(&());
-    if let Err(error) = recorder.publish(&event, &reference).await {
-        tracing::warn!(
+    let occurrence = Occurrence {
+        regarding: (reference.kind.clone(), reference.namespace.clone(), reference.name.clone(), reference.uid.clone()),
+        warning,
+        reason: reason.to_string(),
+        action: action.to_string(),
+        note: truncate(note, MAX_NOTE),
+    };
+    match recorder.write(&reference, &occurrence).await {
+        Ok(published) => recorder.remember(occurrence, published),
+        Err(error) => tracing::warn!(
             %error,
             kind = reference.kind.as_deref().unwrap_or_default(),
             name = reference.name.as_deref().unwrap_or_default(),
             namespace = reference.namespace.as_deref().unwrap_or_default(),
             reason,
             "could not publish an Event"
-        );
+        ),
     }
 }
 

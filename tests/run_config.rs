@@ -57,6 +57,30 @@ async fn happy_path_gates_every_node_and_restores_the_pools() -> anyhow::Result<
     }
     assert_eq!(setup.pools().await?, before, "pools restored exactly");
 
+    // The run config's Events tell each node's story and every phase, with no Warning on the way.
+    let events = Api::<k8s_openapi::api::events::v1::Event>::namespaced(setup.client.clone(), &setup.ns)
+        .list(&kube::api::ListParams::default())
+        .await?;
+    let notes: Vec<(String, String, String)> = events
+        .items
+        .iter()
+        .filter(|e| e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some("example"))
+        .map(|e| {
+            let text = |v: &Option<String>| v.clone().unwrap_or_default();
+            (text(&e.type_), text(&e.reason), text(&e.note))
+        })
+        .collect();
+    assert!(!notes.iter().any(|(kind, ..)| kind == "Warning"), "a Warning in a clean rollout: {notes:?}");
+    for node in FIVE_WORKERS {
+        for reason in ["NodeGating", "NodeReleased", "NodeCleaningUp", "NodeUpgraded"] {
+            assert!(
+                notes.iter().any(|(_, r, note)| r == reason && note.contains(&format!("Node {node}"))),
+                "no {reason} Event names {node}: {notes:?}"
+            );
+        }
+    }
+    assert!(notes.iter().any(|(_, r, note)| r == "PhaseChanged" && note.starts_with("Completed")), "{notes:?}");
+
     // At most one node in flight at any moment the status showed.
     for (_, seen) in timeline.events() {
         if let Seen::Status { in_flight, .. } = seen {

@@ -11,6 +11,7 @@ use kube::ResourceExt;
 
 use super::snapshot::{
     ClusterView, FoundRule, JobView, NodeView, PoolOriginal, PoolView, RuleView, RunConfigView, Snapshot, TargetView,
+    Unusable,
 };
 use crate::api::{JobResult, MutexRule, MutexRunConfig, MutexTarget, VersionSource};
 use crate::jobs::{self, JobPhase};
@@ -98,14 +99,14 @@ pub fn snapshot(stores: &Stores, rc: &MutexRunConfig, now: Timestamp) -> Snapsho
 fn valid_config(
     conditions: &[k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition],
     generation: Option<i64>,
-) -> Result<(), String> {
+) -> Result<(), Unusable> {
     match crate::conditions::find(conditions, "ValidConfig") {
-        None => Err("not validated yet".into()),
+        None => Err(Unusable::NotValidatedYet),
         Some(c) if c.observed_generation.is_some() && c.observed_generation != generation => {
-            Err("not validated yet (its spec changed)".into())
+            Err(Unusable::NotValidatedYet)
         }
         Some(c) if c.status == "True" => Ok(()),
-        Some(c) => Err(c.message.clone()),
+        Some(c) => Err(Unusable::Invalid(c.message.clone())),
     }
 }
 
@@ -122,7 +123,7 @@ fn rule_view(stores: &Stores, namespace: &str, name: &str) -> RuleView {
             cleanup: rule.spec.clean_up_job_spec.clone(),
         },
         Err(invalid) => FoundRule {
-            valid: Err(format!("malformed: {}", invalid.error)),
+            valid: Err(Unusable::Invalid(format!("malformed: {}", invalid.error))),
             job_name: String::new(),
             job_namespace: namespace.to_string(),
             job_spec: serde_json::Value::Null,
@@ -139,7 +140,7 @@ fn target_view(stores: &Stores, namespace: &str, name: &str) -> TargetView {
             target.metadata.generation,
         )
         .map(|()| target.spec.machine_config_pools.clone()),
-        Err(invalid) => Err(format!("malformed: {}", invalid.error)),
+        Err(invalid) => Err(Unusable::Invalid(format!("malformed: {}", invalid.error))),
     });
     TargetView { namespace: namespace.to_string(), name: name.to_string(), found }
 }

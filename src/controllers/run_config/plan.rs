@@ -12,7 +12,7 @@ use std::time::Duration;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, OwnerReference, Time};
 
-use super::snapshot::{JobView, NodeView, PoolOriginal, PoolView, RuleView, Snapshot};
+use super::snapshot::{JobView, NodeView, PoolOriginal, PoolView, RuleView, Snapshot, Unusable};
 use super::version::is_behind;
 use crate::api::{JobRecord, JobResult, MutexRunConfigStatus, NodePhase, NodeProgress, RunPhase};
 use crate::conditions::{self, Desired};
@@ -243,7 +243,15 @@ impl<'a> Planner<'a> {
         if !self.s.run_config.has_finalizer {
             self.intents.push(Intent::AddFinalizer);
         }
-        let problems = self.validate();
+        let (problems, unjudged) = self.validate();
+        if problems.is_empty() && !unjudged.is_empty() {
+            // Created or changed together with the run config: its controller judges it in a moment.
+            let message = format!("Waiting for numo to validate {}.", unjudged.join(", "));
+            self.conditions.push(Desired::false_(condition::CONFIG_VALIDATED, "AwaitingValidation", message.clone()));
+            self.phase = if self.claimed().is_empty() { RunPhase::Idle } else { RunPhase::Waiting };
+            self.message = message;
+            return;
+        }
         if !problems.is_empty() {
             let message = problems.join("; ");
             self.conditions.push(Desired::false_(condition::CONFIG_VALIDATED, "InvalidConfig", message.clone()));
@@ -267,23 +275,26 @@ impl<'a> Planner<'a> {
     }
 
     /// Step 1: every rule and target exists and is valid; the canary exists, is unpaused and is not a target.
-    fn validate(&self) -> Vec<String> {
+    /// Returns the problems, and the rules and targets not judged yet by their own controllers.
+    fn validate(&self) -> (Vec<String>, Vec<String>) {
         let mut problems = Vec::new();
+        let mut unjudged = Vec::new();
         for rule in &self.s.rules {
             match &rule.found {
                 None => problems.push(format!("MutexRule {} not found", rule.key())),
-                Some(found) => {
-                    if let Err(why) = &found.valid {
-                        problems.push(format!("MutexRule {} is invalid: {why}", rule.key()));
-                    }
-                }
+                Some(found) => match &found.valid {
+                    Ok(()) => {}
+                    Err(Unusable::NotValidatedYet) => unjudged.push(format!("MutexRule {}", rule.key())),
+                    Err(Unusable::Invalid(why)) => problems.push(format!("MutexRule {} is invalid: {why}", rule.key())),
+                },
             }
         }
         for target in &self.s.targets {
             let key = format!("{}/{}", target.namespace, target.name);
             match &target.found {
                 None => problems.push(format!("MutexTarget {key} not found")),
-                Some(Err(why)) => problems.push(format!("MutexTarget {key} is invalid: {why}")),
+                Some(Err(Unusable::NotValidatedYet)) => unjudged.push(format!("MutexTarget {key}")),
+                Some(Err(Unusable::Invalid(why))) => problems.push(format!("MutexTarget {key} is invalid: {why}")),
                 Some(Ok(pools)) => {
                     for pool in pools {
                         if !self.s.pools.contains_key(pool) {
@@ -318,7 +329,7 @@ impl<'a> Planner<'a> {
                 "canary MachineConfigPool {canary} is also a target pool; choose a canary that no MutexTarget names"
             ));
         }
-        problems
+        (problems, unjudged)
     }
 
     /// The target pools, in target order, without repeats.

@@ -10,7 +10,7 @@ use serde_json::json;
 use super::*;
 use crate::api::{CanaryPool, FailurePolicy, MutexRunConfigSpec, ObjectReference, VersionSource};
 use crate::controllers::run_config::snapshot::{
-    ClusterView, FoundRule, NodeView, PoolOriginal, PoolView, RuleView, RunConfigView, TargetView,
+    ClusterView, FoundRule, NodeView, PoolOriginal, PoolView, RuleView, RunConfigView, TargetView, Unusable,
 };
 use crate::labels::RULE_LABEL_PREFIX;
 
@@ -277,9 +277,33 @@ fn a_missing_rule_is_invalid_and_changes_nothing() {
 }
 
 #[test]
+fn a_rule_and_target_not_validated_yet_are_awaited_without_a_warning_or_a_change() {
+    let mut f = Fixture::new(2);
+    f.s.rules[0].found.as_mut().unwrap().valid = Err(Unusable::NotValidatedYet);
+    f.s.targets[0].found = Some(Err(Unusable::NotValidatedYet));
+    let p = f.plan();
+    assert!(only_finalizer_or_nothing(&p), "{:?}", p.intents);
+    assert_eq!(p.status.phase, Some(RunPhase::Idle));
+    let c = condition(&p, condition::CONFIG_VALIDATED);
+    assert_eq!((c.status.as_str(), c.reason.as_str()), ("False", "AwaitingValidation"));
+    assert!(
+        c.message.contains("MutexRule ops/first") && c.message.contains("MutexTarget ops/workers"),
+        "{}",
+        c.message
+    );
+    assert!(!p.notices.iter().any(|n| n.warning), "{:?}", p.notices);
+
+    // A real problem beside them is reported as invalid at once.
+    f.s.rules.push(RuleView { found: None, ..rule("second", false) });
+    let p = f.plan();
+    assert_eq!(p.status.phase, Some(RunPhase::Invalid));
+    assert!(condition(&p, condition::CONFIG_VALIDATED).message.contains("MutexRule ops/second not found"));
+}
+
+#[test]
 fn an_invalid_rule_a_missing_target_and_a_missing_pool_are_each_named() {
     let mut f = Fixture::new(1);
-    f.s.rules[0].found.as_mut().unwrap().valid = Err("spec.jobSpec.template: missing".into());
+    f.s.rules[0].found.as_mut().unwrap().valid = Err(Unusable::Invalid("spec.jobSpec.template: missing".into()));
     f.s.targets.push(TargetView { namespace: "ops".into(), name: "gone".into(), found: None });
     f.s.targets.push(TargetView {
         namespace: "ops".into(),

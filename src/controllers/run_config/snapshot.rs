@@ -65,6 +65,15 @@ impl RunConfigView {
     }
 }
 
+/// Why a referenced MutexRule or MutexTarget cannot be used.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Unusable {
+    /// Its controller has not judged its current spec yet (it was just created or changed).
+    NotValidatedYet,
+    /// Its controller found it invalid: why.
+    Invalid(String),
+}
+
 /// A referenced MutexRule.
 #[derive(Clone, Debug)]
 pub struct RuleView {
@@ -80,7 +89,7 @@ pub struct RuleView {
 #[derive(Clone, Debug)]
 pub struct FoundRule {
     /// `Ok` when its ValidConfig condition is True for its current generation; else why not.
-    pub valid: Result<(), String>,
+    pub valid: Result<(), Unusable>,
     /// `spec.jobName`.
     pub job_name: String,
     /// Where its Jobs run.
@@ -111,7 +120,7 @@ pub struct TargetView {
     /// The target's name.
     pub name: String,
     /// The target, if it exists: `Ok(pools)` when valid, else why not.
-    pub found: Option<Result<Vec<String>, String>>,
+    pub found: Option<Result<Vec<String>, Unusable>>,
 }
 
 /// What a pool's `original` annotation records: the pool as it was before numo changed it.

@@ -4,8 +4,8 @@
 use kube::api::{Patch, PatchParams};
 use std::collections::BTreeMap;
 
+use crate::events::Recorder;
 use k8s_openapi::jiff::Timestamp;
-use kube::runtime::events::Recorder;
 use kube::{Api, Resource, ResourceExt};
 use serde_json::json;
 
