@@ -248,7 +248,7 @@ impl<'a> Planner<'a> {
             // Created or changed together with the run config: its controller judges it in a moment.
             let message = format!("Waiting for numo to validate {}.", unjudged.join(", "));
             self.conditions.push(Desired::false_(condition::CONFIG_VALIDATED, "AwaitingValidation", message.clone()));
-            self.phase = if self.claimed().is_empty() { RunPhase::Idle } else { RunPhase::Waiting };
+            self.phase = RunPhase::Waiting;
             self.message = message;
             return;
         }

@@ -283,7 +283,7 @@ fn a_rule_and_target_not_validated_yet_are_awaited_without_a_warning_or_a_change
     f.s.targets[0].found = Some(Err(Unusable::NotValidatedYet));
     let p = f.plan();
     assert!(only_finalizer_or_nothing(&p), "{:?}", p.intents);
-    assert_eq!(p.status.phase, Some(RunPhase::Idle));
+    assert_eq!(p.status.phase, Some(RunPhase::Waiting));
     let c = condition(&p, condition::CONFIG_VALIDATED);
     assert_eq!((c.status.as_str(), c.reason.as_str()), ("False", "AwaitingValidation"));
     assert!(
