@@ -52,7 +52,7 @@ export NUMO_TEST_KUBECONFIG
 
 step "cargo fmt --check" cargo fmt --all -- --check
 step "cargo clippy" cargo clippy --workspace --all-targets -- -D warnings
-step "cargo test" cargo test --workspace
+step "cargo test" cargo test --workspace --no-fail-fast
 
 # The OLM bundle: equal to what config/ generates, and operator-sdk's operatorframework suite reports no error and no
 # warning (builds operator-sdk into the cache on first use).

@@ -246,7 +246,7 @@ impl<'a> Planner<'a> {
         let (problems, unjudged) = self.validate();
         if problems.is_empty() && !unjudged.is_empty() {
             // Created or changed together with the run config: its controller judges it in a moment.
-            let message = format!("Waiting for numo to validate {}.", unjudged.join(", "));
+            let message = format!("{}: not validated yet; nothing is changed until they are.", unjudged.join(", "));
             self.conditions.push(Desired::false_(condition::CONFIG_VALIDATED, "AwaitingValidation", message.clone()));
             self.phase = RunPhase::Waiting;
             self.message = message;
