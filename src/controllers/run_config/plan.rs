@@ -181,6 +181,11 @@ struct Planner<'a> {
     message: String,
     status: MutexRunConfigStatus,
     requeue_after: Option<Duration>,
+    /// The rollout's Jobs by node (a plan looks a node's Jobs up many times; thousands of nodes have thousands).
+    jobs_by_node: BTreeMap<&'a str, Vec<&'a JobView>>,
+    /// The nodes the previous status counted as done or skipped.
+    completed_before: BTreeSet<&'a str>,
+    skipped_before: BTreeSet<&'a str>,
 }
 
 impl<'a> Planner<'a> {
@@ -207,7 +212,24 @@ impl<'a> Planner<'a> {
                 ..Default::default()
             },
             requeue_after: None,
+            jobs_by_node: s.jobs.iter().fold(BTreeMap::new(), |mut by_node, job| {
+                by_node.entry(job.node.as_str()).or_insert_with(Vec::new).push(job);
+                by_node
+            }),
+            completed_before: prev.completed_nodes.iter().map(String::as_str).collect(),
+            skipped_before: prev.skipped_nodes.iter().map(String::as_str).collect(),
         }
+    }
+
+    /// The rollout's Jobs for `node` and `version`.
+    fn jobs_of<'s>(&'s self, node: &str, version: &'s str) -> impl Iterator<Item = &'a JobView> + 's {
+        self.jobs_by_node
+            .get(node)
+            .map(|jobs| jobs.as_slice())
+            .unwrap_or_default()
+            .iter()
+            .copied()
+            .filter(move |j| j.target_version == version)
     }
 
     fn now(&self) -> Time {
@@ -714,10 +736,11 @@ impl<'a> Planner<'a> {
     fn outsiders_the_canary_would_take(&self, gated: &[&NodeView]) -> Vec<&'a NodeView> {
         let Some(canary) = self.s.pools.get(&self.s.run_config.spec.canary.name) else { return Vec::new() };
         let steered = selector::with_expressions_replaced(canary.effective_selector(), &[]);
+        let gated: BTreeSet<&str> = gated.iter().map(|g| g.name.as_str()).collect();
         self.s
             .nodes
             .values()
-            .filter(|n| !gated.iter().any(|g| g.name == n.name) && selector::matches(Some(&steered), &n.labels))
+            .filter(|n| !gated.contains(n.name.as_str()) && selector::matches(Some(&steered), &n.labels))
             .collect()
     }
 
@@ -742,11 +765,7 @@ impl<'a> Planner<'a> {
 
     fn latest_job(&self, node: &str, rule: &RuleView, phase: JobPhase, version: &str) -> Option<&'a JobView> {
         let key = rule.key();
-        self.s
-            .jobs
-            .iter()
-            .filter(|j| j.node == node && j.rule == key && j.phase == phase && j.target_version == version)
-            .max_by_key(|j| j.attempt)
+        self.jobs_of(node, version).filter(|j| j.rule == key && j.phase == phase).max_by_key(|j| j.attempt)
     }
 
     fn previous_entry(&self, node: &str, version: &str) -> Option<&'a NodeProgress> {
@@ -767,7 +786,7 @@ impl<'a> Planner<'a> {
             return NodeState::Skipped;
         }
         let same_rollout = self.prev.target_version.as_deref() == Some(version);
-        if same_rollout && self.prev.completed_nodes.contains(&node.name) {
+        if same_rollout && self.completed_before.contains(node.name.as_str()) {
             return NodeState::Done { already: false };
         }
         let keys = self.rule_labels();
@@ -981,9 +1000,9 @@ impl<'a> Planner<'a> {
             let phase = state.phase();
             let previous = self.status.nodes.iter().find(|e| e.name == *name).cloned();
             let previous_phase = previous.as_ref().map(|e| e.phase).or_else(|| {
-                if self.prev.completed_nodes.iter().any(|n| n == name) {
+                if self.completed_before.contains(name) {
                     Some(NodePhase::Done)
-                } else if self.prev.skipped_nodes.iter().any(|n| n == name) {
+                } else if self.skipped_before.contains(name) {
                     Some(NodePhase::Skipped)
                 } else {
                     Some(NodePhase::Pending)
@@ -1087,8 +1106,7 @@ impl<'a> Planner<'a> {
 
     fn job_records(&self, node: &NodeView, version: &str) -> Vec<JobRecord> {
         let rule_order = |rule: &str| self.s.rules.iter().position(|r| r.key() == rule).unwrap_or(usize::MAX);
-        let mut jobs: Vec<&JobView> =
-            self.s.jobs.iter().filter(|j| j.node == node.name && j.target_version == version).collect();
+        let mut jobs: Vec<&JobView> = self.jobs_of(&node.name, version).collect();
         jobs.sort_by_key(|j| (j.phase, rule_order(&j.rule), j.attempt));
         jobs.into_iter()
             .map(|j| JobRecord {
