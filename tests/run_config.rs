@@ -58,18 +58,7 @@ async fn happy_path_gates_every_node_and_restores_the_pools() -> anyhow::Result<
     assert_eq!(setup.pools().await?, before, "pools restored exactly");
 
     // The run config's Events tell each node's story and every phase, with no Warning on the way.
-    let events = Api::<k8s_openapi::api::events::v1::Event>::namespaced(setup.client.clone(), &setup.ns)
-        .list(&kube::api::ListParams::default())
-        .await?;
-    let notes: Vec<(String, String, String)> = events
-        .items
-        .iter()
-        .filter(|e| e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some("example"))
-        .map(|e| {
-            let text = |v: &Option<String>| v.clone().unwrap_or_default();
-            (text(&e.type_), text(&e.reason), text(&e.note))
-        })
-        .collect();
+    let notes = setup.events_about("example").await?;
     assert!(!notes.iter().any(|(kind, ..)| kind == "Warning"), "a Warning in a clean rollout: {notes:?}");
     for node in FIVE_WORKERS {
         for reason in ["NodeGating", "NodeReleased", "NodeCleaningUp", "NodeUpgraded"] {
@@ -208,12 +197,10 @@ async fn a_failing_gate_job_holds_the_rollout_until_retried() -> anyhow::Result<
         setup.jobs().await?.iter().all(|j| j.annotations()["openshift-optional.skrzypek.io/node"] == "worker-0"),
         "no other node started"
     );
-    let events = Api::<k8s_openapi::api::events::v1::Event>::namespaced(setup.client.clone(), &setup.ns)
-        .list(&Default::default())
-        .await?;
+    let events = setup.events_about("held").await?;
     assert!(
-        events.items.iter().any(|e| e.reason.as_deref() == Some("NodeFailed") && e.type_.as_deref() == Some("Warning")),
-        "a Warning Event says why"
+        events.iter().any(|(kind, reason, _)| reason == "NodeFailed" && kind == "Warning"),
+        "a Warning Event says why: {events:?}"
     );
 
     // The admin fixes the rule and asks for a retry: the node goes on and the rollout completes.

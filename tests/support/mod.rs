@@ -165,6 +165,20 @@ impl Setup {
         Ok(Api::<Node>::all(self.client.clone()).list(&Default::default()).await?.items)
     }
 
+    /// The Events about the run config `name`, as `(type, reason, note)`.
+    pub async fn events_about(&self, name: &str) -> anyhow::Result<Vec<(String, String, String)>> {
+        let events = Api::<k8s_openapi::api::events::v1::Event>::namespaced(self.client.clone(), &self.ns)
+            .list(&Default::default())
+            .await?;
+        let text = |v: &Option<String>| v.clone().unwrap_or_default();
+        Ok(events
+            .items
+            .iter()
+            .filter(|e| e.regarding.as_ref().and_then(|r| r.name.as_deref()) == Some(name))
+            .map(|e| (text(&e.type_), text(&e.reason), text(&e.note)))
+            .collect())
+    }
+
     pub async fn jobs(&self) -> anyhow::Result<Vec<Job>> {
         let params = kube::api::ListParams::default().labels("app.kubernetes.io/managed-by=numo");
         Ok(Api::<Job>::all(self.client.clone()).list(&params).await?.items)

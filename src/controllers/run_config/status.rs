@@ -1,16 +1,16 @@
 //! Writes a run config's status (server-side apply on the status subresource, skipped when nothing changed) and
 //! publishes the plan's Events.
 
-use kube::api::{Patch, PatchParams};
 use std::collections::BTreeMap;
 
-use crate::events::Recorder;
 use k8s_openapi::jiff::Timestamp;
+use kube::api::{Patch, PatchParams};
 use kube::{Api, Resource, ResourceExt};
 use serde_json::json;
 
 use super::plan::Notice;
 use crate::api::{JobResult, MutexRunConfig, MutexRunConfigStatus, NodePhase};
+use crate::events::Recorder;
 use crate::metrics::Metrics;
 use crate::{Error, Result};
 
