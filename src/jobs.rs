@@ -107,6 +107,15 @@ pub const NODE_ANNOTATION: &str = "openshift-optional.skrzypek.io/node";
 pub const RULE_ANNOTATION: &str = "openshift-optional.skrzypek.io/rule";
 /// Annotation on numo's Jobs: the target version, unshortened.
 pub const VERSION_ANNOTATION: &str = "openshift-optional.skrzypek.io/target-version";
+/// Annotation on numo's Jobs: the run config that created the Job, `namespace/name`, unshortened (its labels may be
+/// shortened with a hash, which names no object).
+pub const RUN_CONFIG_ANNOTATION: &str = "openshift-optional.skrzypek.io/run-config";
+/// Finalizer on numo's Jobs: the Job stays readable after someone (its TTL, an admin) deletes it until the run
+/// config's status records its result; numo then removes the finalizer.
+pub const RESULT_FINALIZER: &str = "openshift-optional.skrzypek.io/record-result";
+/// `ttlSecondsAfterFinished` of numo's Jobs when the rule's template sets none: finished Jobs are collected after a
+/// day (their results live on in the run config's status).
+pub const DEFAULT_TTL_SECONDS: i32 = 24 * 60 * 60;
 
 /// What a Job needs besides its key.
 pub struct JobTemplate<'a> {
@@ -129,6 +138,7 @@ pub fn render(key: &JobKey<'_>, template: &JobTemplate<'_>) -> Result<Job, serde
     let mut raw = template.spec.clone();
     drop_empty_selector(&mut raw);
     let mut spec: JobSpec = serde_json::from_value(raw)?;
+    spec.ttl_seconds_after_finished.get_or_insert(DEFAULT_TTL_SECONDS);
     let labels = key.labels();
     let pod_meta = spec.template.metadata.get_or_insert_with(Default::default);
     pod_meta.labels.get_or_insert_with(Default::default).extend(labels.clone());
@@ -147,8 +157,10 @@ pub fn render(key: &JobKey<'_>, template: &JobTemplate<'_>) -> Result<Job, serde
                 (NODE_ANNOTATION.to_string(), key.node.to_string()),
                 (RULE_ANNOTATION.to_string(), format!("{}/{}", key.rule_namespace, key.rule)),
                 (VERSION_ANNOTATION.to_string(), key.target_version.to_string()),
+                (RUN_CONFIG_ANNOTATION.to_string(), format!("{}/{}", key.run_config_namespace, key.run_config)),
             ])),
             owner_references: template.owner.clone().map(|o| vec![o]),
+            finalizers: Some(vec![RESULT_FINALIZER.to_string()]),
             ..Default::default()
         },
         spec: Some(spec),

@@ -18,6 +18,7 @@ pub mod events;
 pub mod leader;
 pub mod membership;
 pub mod metrics;
+pub mod pool_claim;
 pub mod server;
 pub mod telemetry;
 

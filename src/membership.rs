@@ -15,10 +15,9 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement};
-use serde::Deserialize;
-
 use crate::openshift::MachineConfigPool;
+use crate::pool_claim::{ClaimAnnotations, PoolClaim};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement};
 
 /// Name of the MCO's master pool.
 pub const MASTER: &str = "master";
@@ -88,26 +87,11 @@ fn requirement_is_valid(r: &LabelSelectorRequirement) -> bool {
     }
 }
 
-/// The part of numo's original-pool annotation that membership needs.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct RecordedOriginal {
-    #[serde(default)]
-    node_selector: Option<LabelSelector>,
-}
-
 /// The node selector that decides a pool's membership: the original recorded by numo while numo claims the pool,
-/// else the pool's current `spec.nodeSelector`.
+/// else the pool's current `spec.nodeSelector` (see [`crate::pool_claim`]).
 pub fn effective_node_selector(pool: &MachineConfigPool) -> Option<LabelSelector> {
-    let annotations = pool.metadata.annotations.as_ref();
-    let claimed = annotations.is_some_and(|a| a.contains_key(crate::labels::POOL_CLAIMED_BY));
-    let original = annotations
-        .and_then(|a| a.get(crate::labels::POOL_ORIGINAL))
-        .and_then(|text| serde_json::from_str::<RecordedOriginal>(text).ok());
-    match original {
-        Some(original) if claimed => original.node_selector,
-        _ => pool.spec.node_selector.clone(),
-    }
+    let claim = pool.metadata.annotations.as_ref().map(PoolClaim::read).unwrap_or(ClaimAnnotations::None);
+    claim.effective_selector(pool.spec.node_selector.as_ref()).cloned()
 }
 
 #[cfg(test)]

@@ -52,6 +52,15 @@ pub fn with_expressions_replaced(
     }
 }
 
+/// `selector` without the requirements on numo's rule labels (what is left of a steered pool's own selector).
+pub fn without_rule_labels(selector: &LabelSelector) -> LabelSelector {
+    let mut selector = selector.clone();
+    if let Some(expressions) = selector.match_expressions.as_mut() {
+        expressions.retain(|r| !r.key.starts_with(crate::labels::RULE_LABEL_PREFIX));
+    }
+    selector
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -244,7 +244,8 @@ impl NodePhase {
     ];
 }
 
-/// One Job numo created for a node.
+/// One Job numo created for a node. The record outlives the Job: a Job deleted after it finished (its TTL, an
+/// admin) keeps its result here, so the step is never run again.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct JobRecord {
@@ -258,6 +259,16 @@ pub struct JobRecord {
     pub phase: String,
     /// Running, Succeeded or Failed.
     pub result: JobResult,
+    /// The attempt (1, 2, ...): a retry of a failed step runs the next one.
+    #[serde(default = "first_attempt")]
+    pub attempt: u32,
+    /// Why the Job failed (its Failed condition), or that it was deleted before it finished.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+fn first_attempt() -> u32 {
+    1
 }
 
 /// The outcome of a Job.

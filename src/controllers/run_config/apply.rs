@@ -1,6 +1,8 @@
-//! Carries a plan's intents out, in order, each idempotent: pool writes are conditional on the resourceVersion the
-//! plan saw (a JSON Patch `test`), label patches name only numo's keys, Jobs have deterministic names (an existing Job
-//! means the step was created before). The first failure stops the rest; the next reconcile plans again.
+//! Carries a plan's intents out, in order, each idempotent: a pool's first claim is conditional on the
+//! resourceVersion the plan saw, later pool writes on the claim still being this run config's (a JSON Patch `test`,
+//! so the MCO's status updates do not make them fail); label patches name only numo's keys; Jobs have deterministic
+//! names (an existing Job means the step was created before). The first failure stops the rest and is returned with
+//! the intent that failed, for the status to say; the next reconcile plans again.
 
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::Node;
@@ -8,22 +10,57 @@ use kube::api::{Patch, PatchParams, PostParams};
 use kube::{Api, ResourceExt};
 use serde_json::{json, Value};
 
-use super::plan::Intent;
-use super::snapshot::{PoolOriginal, Snapshot};
+use super::plan::{Intent, PoolPrecondition, PoolSpec};
+use super::snapshot::Snapshot;
 use crate::api::MutexRunConfig;
-use crate::labels;
 use crate::openshift::MachineConfigPool;
+use crate::pool_claim::PoolClaim;
+use crate::{jobs, labels};
 use crate::{Error, Result};
 
-/// Field manager of numo's writes to pools, nodes and run-config metadata.
+/// Field manager of numo's writes to pools, nodes, Jobs and run-config metadata.
 const MANAGER: &str = "numo";
 
-/// Applies every intent in order.
-pub async fn apply(client: &kube::Client, rc: &MutexRunConfig, snapshot: &Snapshot, intents: &[Intent]) -> Result<()> {
+/// A write that failed: which one, and why.
+#[derive(Debug)]
+pub struct Failed {
+    /// The write, as a phrase ("pause and claim MachineConfigPool worker").
+    pub what: String,
+    /// The error.
+    pub error: Error,
+}
+
+/// Applies every intent in order; stops at the first failure.
+pub async fn apply(
+    client: &kube::Client,
+    rc: &MutexRunConfig,
+    snapshot: &Snapshot,
+    intents: &[Intent],
+) -> std::result::Result<(), Failed> {
     for intent in intents {
-        apply_one(client, rc, snapshot, intent).await?;
+        if let Err(error) = apply_one(client, rc, snapshot, intent).await {
+            return Err(Failed { what: describe(intent), error });
+        }
     }
     Ok(())
+}
+
+/// What an intent does, as a phrase for a status message.
+pub fn describe(intent: &Intent) -> String {
+    match intent {
+        Intent::AddFinalizer => "add the finalizer to the run config".into(),
+        Intent::RemoveFinalizer => "remove the finalizer from the run config".into(),
+        Intent::ClaimPool { pool, .. } => format!("claim MachineConfigPool {pool}"),
+        Intent::SteerPool { pool, .. } => format!("steer MachineConfigPool {pool}"),
+        Intent::RestorePool { pool, .. } => format!("restore MachineConfigPool {pool}"),
+        Intent::LabelNode { node, .. } => format!("add the rule labels to node {node}"),
+        Intent::UnlabelNode { node, .. } => format!("remove the rule labels from node {node}"),
+        Intent::CreateJob(job) => {
+            format!("create Job {}/{}", job.namespace().unwrap_or_default(), job.name_any())
+        }
+        Intent::ReleaseJob { namespace, name } => format!("remove numo's finalizer from Job {namespace}/{name}"),
+        Intent::ClearRetry => "remove the retry annotation".into(),
+    }
 }
 
 async fn apply_one(client: &kube::Client, rc: &MutexRunConfig, snapshot: &Snapshot, intent: &Intent) -> Result<()> {
@@ -46,31 +83,36 @@ async fn apply_one(client: &kube::Client, rc: &MutexRunConfig, snapshot: &Snapsh
             let patch = json!({"metadata": {"annotations": {labels::RETRY_ANNOTATION: null}}});
             run_configs.patch(&rc.name_any(), &params, &Patch::Merge(&patch)).await?;
         }
-        Intent::WritePool { pool, resource_version, record, claim, paused, node_selector } => {
-            let has_annotations = snapshot_pool_has_annotations(snapshot, pool);
+        Intent::ClaimPool { pool, resource_version, owner, original, spec } => {
+            let has_annotations = snapshot.pools.get(pool).is_some_and(|p| p.has_annotations);
             let mut ops = vec![json!({"op": "test", "path": "/metadata/resourceVersion", "value": resource_version})];
-            if let Some(original) = record {
-                if !has_annotations {
-                    ops.push(json!({"op": "add", "path": "/metadata/annotations", "value": {}}));
-                }
-                ops.push(add(&annotation_path(labels::POOL_CLAIMED_BY), json!(claim)));
-                ops.push(add(&annotation_path(labels::POOL_ORIGINAL), json!(serde_json::to_string(original)?)));
+            if !has_annotations {
+                ops.push(json!({"op": "add", "path": "/metadata/annotations", "value": {}}));
             }
-            ops.push(add("/spec/paused", json!(paused)));
-            if let Some(selector) = node_selector {
-                ops.push(add("/spec/nodeSelector", serde_json::to_value(selector)?));
+            for (key, value) in PoolClaim::annotations(owner, original)? {
+                ops.push(add(&annotation_path(key), json!(value)));
             }
+            ops.extend(spec_ops(spec)?);
             json_patch(&pools, pool, ops).await?;
         }
-        Intent::RestorePool { pool, resource_version, original } => {
-            let current = snapshot.pools.get(pool);
-            let mut ops = vec![json!({"op": "test", "path": "/metadata/resourceVersion", "value": resource_version})];
-            ops.extend(restore_ops(original, current.is_some_and(|p| p.node_selector.is_some())));
-            if current.is_some_and(|p| p.claimed_by.is_some()) {
-                ops.push(json!({"op": "remove", "path": annotation_path(labels::POOL_CLAIMED_BY)}));
+        Intent::SteerPool { pool, owner, spec } => {
+            let mut ops = vec![claim_test(owner)];
+            ops.extend(spec_ops(spec)?);
+            json_patch(&pools, pool, ops).await?;
+        }
+        Intent::RestorePool { pool, precondition, spec, has_selector, annotations } => {
+            let mut ops = vec![match precondition {
+                PoolPrecondition::ClaimedBy(owner) => claim_test(owner),
+                PoolPrecondition::ResourceVersion(version) => {
+                    json!({"op": "test", "path": "/metadata/resourceVersion", "value": version})
+                }
+            }];
+            ops.extend(spec_ops(spec)?);
+            if spec.node_selector.is_none() && *has_selector {
+                ops.push(json!({"op": "remove", "path": "/spec/nodeSelector"}));
             }
-            if current.is_some_and(|p| p.original_recorded) {
-                ops.push(json!({"op": "remove", "path": annotation_path(labels::POOL_ORIGINAL)}));
+            for key in annotations {
+                ops.push(json!({"op": "remove", "path": annotation_path(key)}));
             }
             json_patch(&pools, pool, ops).await?;
         }
@@ -89,24 +131,34 @@ async fn apply_one(client: &kube::Client, rc: &MutexRunConfig, snapshot: &Snapsh
                 Err(e) => return Err(e.into()),
             }
         }
+        Intent::ReleaseJob { namespace, name } => {
+            let jobs: Api<Job> = Api::namespaced(client.clone(), namespace);
+            let patch = json!({"metadata": {"$deleteFromPrimitiveList/finalizers": [jobs::RESULT_FINALIZER]}});
+            match jobs.patch(name, &params, &Patch::Strategic(&patch)).await {
+                Ok(_) => {}
+                Err(kube::Error::Api(status)) if status.code == 404 => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
     }
     Ok(())
 }
 
-/// The JSON Patch operations that put a pool's `paused` and `nodeSelector` back as recorded.
-fn restore_ops(original: &Option<PoolOriginal>, has_selector: bool) -> Vec<Value> {
-    let Some(original) = original else { return Vec::new() };
-    let mut ops = vec![add("/spec/paused", json!(original.paused))];
-    match &original.node_selector {
-        Some(selector) => ops.push(add("/spec/nodeSelector", serde_json::to_value(selector).unwrap_or_default())),
-        None if has_selector => ops.push(json!({"op": "remove", "path": "/spec/nodeSelector"})),
-        None => {}
+/// The operations that set `paused` and, when given, `nodeSelector` and `maxUnavailable`.
+fn spec_ops(spec: &PoolSpec) -> Result<Vec<Value>> {
+    let mut ops = vec![add("/spec/paused", json!(spec.paused))];
+    if let Some(selector) = &spec.node_selector {
+        ops.push(add("/spec/nodeSelector", serde_json::to_value(selector)?));
     }
-    ops
+    if let Some(max_unavailable) = &spec.max_unavailable {
+        ops.push(add("/spec/maxUnavailable", serde_json::to_value(max_unavailable)?));
+    }
+    Ok(ops)
 }
 
-fn snapshot_pool_has_annotations(snapshot: &Snapshot, pool: &str) -> bool {
-    snapshot.pools.get(pool).is_some_and(|p| p.has_annotations)
+/// A JSON Patch test that the pool is still claimed by `owner`.
+fn claim_test(owner: &str) -> Value {
+    json!({"op": "test", "path": annotation_path(labels::POOL_CLAIMED_BY), "value": owner})
 }
 
 fn add(path: &str, value: Value) -> Value {
@@ -147,11 +199,9 @@ mod tests {
     }
 
     #[test]
-    fn restore_removes_a_selector_the_pool_did_not_have() {
-        let original = Some(PoolOriginal { paused: true, node_selector: None });
-        let ops = restore_ops(&original, true);
-        assert_eq!(ops[0], json!({"op": "add", "path": "/spec/paused", "value": true}));
-        assert_eq!(ops[1], json!({"op": "remove", "path": "/spec/nodeSelector"}));
-        assert!(restore_ops(&None, true).is_empty());
+    fn a_pool_spec_sets_only_what_it_names() {
+        let spec = PoolSpec { paused: true, node_selector: None, max_unavailable: None };
+        let ops = spec_ops(&spec).unwrap_or_default();
+        assert_eq!(ops, vec![json!({"op": "add", "path": "/spec/paused", "value": true})]);
     }
 }

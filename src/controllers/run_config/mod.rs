@@ -3,6 +3,7 @@
 //! happened and publishes Events.
 
 pub mod apply;
+mod malformed;
 pub mod observe;
 pub mod plan;
 pub mod snapshot;
@@ -242,10 +243,9 @@ fn referencing<K: Resource>(
         .collect()
 }
 
-/// The run config a Job belongs to, from its labels.
+/// The run config a Job belongs to, from its annotation (its labels may be shortened with a hash).
 fn job_owner(job: Job) -> Option<ObjectRef<Guarded>> {
-    let name = job.labels().get(labels::JOB_RUN_CONFIG)?;
-    let namespace = job.labels().get(labels::JOB_RUN_CONFIG_NAMESPACE)?;
+    let (namespace, name) = job.annotations().get(crate::jobs::RUN_CONFIG_ANNOTATION)?.split_once('/')?;
     Some(ObjectRef::new(name).within(namespace))
 }
 
@@ -257,28 +257,34 @@ async fn reconcile(obj: Arc<Guarded>, shared: Arc<RunConfigContext>) -> Result<A
     shared.lists.wait().await;
     let rc = match &obj.0 {
         Ok(rc) => rc,
-        Err(invalid) => {
-            crate::controllers::malformed::report(
-                &shared.ctx,
-                &obj,
-                invalid,
-                plan::condition::CONFIG_VALIDATED,
-                status::STATUS_MANAGER,
-            )
-            .await?;
-            return Ok(Action::await_change());
-        }
+        Err(invalid) => return malformed::reconcile(&shared.ctx, &shared.stores, &obj, invalid).await,
     };
     let snapshot = observe::snapshot(&shared.stores, rc, Timestamp::now());
-    let plan = plan::plan(&snapshot);
+    let mut plan = plan::plan(&snapshot);
     tracing::debug!(intents = plan.intents.len(), phase = ?plan.status.phase, "planned");
-    apply::apply(&shared.ctx.client, rc, &snapshot, &plan.intents).await?;
-    if !plan.intents.contains(&plan::Intent::RemoveFinalizer) {
+    let applied = apply::apply(&shared.ctx.client, rc, &snapshot, &plan.intents).await;
+    if let Err(failed) = &applied {
+        if !matches!(failed.error, Error::Conflict(_)) {
+            // A refused write (a webhook, a quota, RBAC) is said in the status and an Event, not only in the log.
+            let note = format!("Could not {}: {}; numo retries.", failed.what, failed.error);
+            plan.status.message = Some(format!("{} {note}", plan.status.message.as_deref().unwrap_or_default()));
+            plan.notices.push(plan::Notice::warning("WriteFailed", "Apply", note));
+        }
+    }
+    let letting_go = applied.is_ok() && plan.intents.contains(&plan::Intent::RemoveFinalizer);
+    if !letting_go {
         status::write(&shared.ctx.client, rc, &plan.status).await?;
     }
+    if applied.is_ok() {
+        if let Err(failed) = apply::apply(&shared.ctx.client, rc, &snapshot, &plan.after_status).await {
+            tracing::warn!(error = %failed.error, "could not {}", failed.what);
+        }
+    }
+    status::log_transitions(rc, &plan);
     status::publish(&shared.ctx.recorder, rc, &plan.notices).await;
     status::record_metrics(&shared.ctx.metrics, rc, &plan.status, snapshot.now);
     shared.ctx.metrics.reconcile_duration(CONTROLLER, started.elapsed().as_secs_f64());
+    applied.map_err(|failed| failed.error)?;
     Ok(plan.requeue_after.map_or_else(Action::await_change, Action::requeue))
 }
 

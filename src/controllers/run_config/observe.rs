@@ -10,7 +10,7 @@ use kube::runtime::reflector::{ObjectRef, Store};
 use kube::ResourceExt;
 
 use super::snapshot::{
-    ClusterView, FoundRule, JobView, NodeView, PoolOriginal, PoolView, RuleView, RunConfigView, Snapshot, TargetView,
+    ClusterView, FoundRule, JobView, NodeView, PoolClaim, PoolView, RuleView, RunConfigView, Snapshot, TargetView,
     Unusable,
 };
 use crate::api::{JobResult, MutexRule, MutexRunConfig, MutexTarget, VersionSource};
@@ -146,18 +146,17 @@ fn target_view(stores: &Stores, namespace: &str, name: &str) -> TargetView {
 }
 
 fn pool_view(pool: &MachineConfigPool) -> PoolView {
-    let annotations = pool.annotations();
+    let status = pool.status.as_ref();
+    let current = status.is_some_and(|st| Some(st.observed_generation) >= pool.metadata.generation);
     PoolView {
         name: pool.name_any(),
         resource_version: pool.resource_version().unwrap_or_default(),
         paused: pool.spec.paused,
         node_selector: pool.spec.node_selector.clone(),
-        claimed_by: annotations.get(labels::POOL_CLAIMED_BY).cloned(),
-        original: annotations
-            .get(labels::POOL_ORIGINAL)
-            .and_then(|json| serde_json::from_str::<PoolOriginal>(json).ok()),
+        max_unavailable: pool.spec.max_unavailable.clone(),
+        claim: PoolClaim::read(pool.annotations()),
         has_annotations: pool.metadata.annotations.is_some(),
-        original_recorded: annotations.contains_key(labels::POOL_ORIGINAL),
+        updated: current && pool.condition_true("Updated"),
     }
 }
 
@@ -195,5 +194,7 @@ fn job_view(job: &Job, namespace: &str, name: &str) -> Option<JobView> {
         target_version: a.get(jobs::VERSION_ANNOTATION)?.clone(),
         result: jobs::job_result(job),
         message: (jobs::job_result(job) == JobResult::Failed).then(|| jobs::failure_message(job)).flatten(),
+        deleting: job.metadata.deletion_timestamp.is_some(),
+        holds_result: job.finalizers().iter().any(|f| f == jobs::RESULT_FINALIZER),
     })
 }

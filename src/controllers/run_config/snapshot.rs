@@ -4,11 +4,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use k8s_openapi::jiff::Timestamp;
-use serde::{Deserialize, Serialize};
 
 use crate::api::{JobResult, MutexRunConfigSpec, MutexRunConfigStatus};
 use crate::jobs::JobPhase;
+pub use crate::pool_claim::{ClaimAnnotations, PoolClaim, PoolOriginal};
 
 /// Everything observed for one reconcile of one run config.
 #[derive(Clone, Debug)]
@@ -123,45 +124,36 @@ pub struct TargetView {
     pub found: Option<Result<Vec<String>, Unusable>>,
 }
 
-/// What a pool's `original` annotation records: the pool as it was before numo changed it.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PoolOriginal {
-    /// `spec.paused` before numo.
-    pub paused: bool,
-    /// `spec.nodeSelector` before numo (absent if it had none).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub node_selector: Option<LabelSelector>,
-}
-
 /// A MachineConfigPool.
 #[derive(Clone, Debug, Default)]
 pub struct PoolView {
     /// The pool's name.
     pub name: String,
-    /// `metadata.resourceVersion`; numo's pool writes are conditional on it.
+    /// `metadata.resourceVersion`; numo's first claim of a pool is conditional on it.
     pub resource_version: String,
     /// `spec.paused`.
     pub paused: bool,
     /// `spec.nodeSelector`.
     pub node_selector: Option<LabelSelector>,
-    /// The run config (`namespace/name`) that claims this pool, from its annotation.
-    pub claimed_by: Option<String>,
-    /// The pool before numo changed it, from its annotation.
-    pub original: Option<PoolOriginal>,
+    /// `spec.maxUnavailable`.
+    pub max_unavailable: Option<IntOrString>,
+    /// numo's claim annotations.
+    pub claim: ClaimAnnotations,
     /// Whether the pool has any annotations (a JSON Patch must create the map first otherwise).
     pub has_annotations: bool,
-    /// Whether the pool carries numo's `original` annotation, readable or not.
-    pub original_recorded: bool,
+    /// Whether the pool's status describes its current spec and says Updated (every node on its rendered config).
+    pub updated: bool,
 }
 
 impl PoolView {
     /// The selector to compute membership with: the recorded original while numo steers the pool, else the current.
     pub fn effective_selector(&self) -> Option<&LabelSelector> {
-        match &self.original {
-            Some(original) if self.claimed_by.is_some() => original.node_selector.as_ref(),
-            _ => self.node_selector.as_ref(),
-        }
+        self.claim.effective_selector(self.node_selector.as_ref())
+    }
+
+    /// The run config (`namespace/name`) that claims this pool.
+    pub fn owner(&self) -> Option<&str> {
+        self.claim.claim().map(|c| c.owner.as_str())
     }
 }
 
@@ -208,4 +200,8 @@ pub struct JobView {
     pub result: JobResult,
     /// Why it failed.
     pub message: Option<String>,
+    /// Whether it is being deleted (its TTL ran out, or an admin deleted it).
+    pub deleting: bool,
+    /// Whether it still carries numo's result finalizer.
+    pub holds_result: bool,
 }

@@ -8,7 +8,7 @@ use kube::api::{Patch, PatchParams};
 use kube::{Api, Resource, ResourceExt};
 use serde_json::json;
 
-use super::plan::Notice;
+use super::plan::{Notice, Plan};
 use crate::api::{JobResult, MutexRunConfig, MutexRunConfigStatus, NodePhase};
 use crate::events::Recorder;
 use crate::metrics::Metrics;
@@ -31,6 +31,21 @@ pub async fn write(client: &kube::Client, rc: &MutexRunConfig, status: &MutexRun
     });
     api.patch_status(&rc.name_any(), &PatchParams::apply(STATUS_MANAGER).force(), &Patch::Apply(&body)).await?;
     Ok(())
+}
+
+/// Logs what a person would want to follow at INFO level: each phase change, and each Event's sentence.
+pub fn log_transitions(rc: &MutexRunConfig, plan: &Plan) {
+    let before = rc.status.as_ref().and_then(|s| s.phase);
+    if before != plan.status.phase {
+        tracing::info!(from = ?before, to = ?plan.status.phase, message = plan.status.message.as_deref().unwrap_or_default(), "phase changed");
+    }
+    for notice in &plan.notices {
+        if notice.warning {
+            tracing::warn!(reason = notice.reason, "{}", notice.note);
+        } else {
+            tracing::info!(reason = notice.reason, "{}", notice.note);
+        }
+    }
 }
 
 /// Publishes the plan's Events about `rc`.

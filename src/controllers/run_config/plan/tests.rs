@@ -9,9 +9,13 @@ use serde_json::json;
 
 use super::*;
 use crate::api::{CanaryPool, FailurePolicy, MutexRunConfigSpec, ObjectReference, VersionSource};
+use crate::api::{JobResult, NodePhase, RunPhase};
 use crate::controllers::run_config::snapshot::{
-    ClusterView, FoundRule, NodeView, PoolOriginal, PoolView, RuleView, RunConfigView, TargetView, Unusable,
+    ClaimAnnotations, ClusterView, FoundRule, NodeView, PoolClaim, PoolOriginal, PoolView, RuleView, RunConfigView,
+    TargetView, Unusable,
 };
+use crate::controllers::run_config::snapshot::{JobView, Snapshot};
+use crate::jobs::{self, JobPhase};
 use crate::labels::RULE_LABEL_PREFIX;
 
 const OLD: &str = "4.16.4";
@@ -39,6 +43,7 @@ fn pool(name: &str, node_selector: LabelSelector) -> PoolView {
         resource_version: "1".into(),
         node_selector: Some(node_selector),
         has_annotations: true,
+        updated: true,
         ..Default::default()
     }
 }
@@ -144,25 +149,27 @@ impl Fixture {
     fn absorb(&mut self, p: &Plan) {
         for intent in &p.intents {
             match intent {
-                Intent::WritePool { pool, record, claim, paused, node_selector, .. } => {
+                Intent::ClaimPool { pool, owner, original, spec, .. } => {
                     let view = self.s.pools.get_mut(pool).unwrap();
-                    if let Some(record) = record {
-                        view.original = Some(record.clone());
-                        view.claimed_by = Some(claim.clone());
-                    }
-                    view.paused = *paused;
-                    if node_selector.is_some() {
-                        view.node_selector = node_selector.clone();
-                    }
-                    view.resource_version = format!("{}x", view.resource_version);
+                    view.claim =
+                        ClaimAnnotations::Claimed(PoolClaim { owner: owner.clone(), original: Ok(original.clone()) });
+                    apply_spec(view, spec);
                 }
-                Intent::RestorePool { pool, original, .. } => {
+                Intent::SteerPool { pool, spec, .. } => apply_spec(self.s.pools.get_mut(pool).unwrap(), spec),
+                Intent::RestorePool { pool, spec, .. } => {
                     let view = self.s.pools.get_mut(pool).unwrap();
-                    let original = original.clone().unwrap();
-                    view.paused = original.paused;
-                    view.node_selector = original.node_selector;
-                    view.claimed_by = None;
-                    view.original = None;
+                    view.paused = spec.paused;
+                    view.node_selector = spec.node_selector.clone();
+                    view.max_unavailable = spec.max_unavailable.clone();
+                    view.claim = ClaimAnnotations::None;
+                    // The MCO moves the pool's nodes to its own rendered config before it reports Updated again.
+                    view.updated = false;
+                }
+                Intent::ReleaseJob { name, .. } => {
+                    self.s.jobs.retain(|j| !(j.name == *name && j.deleting));
+                    for job in self.s.jobs.iter_mut().filter(|j| j.name == *name) {
+                        job.holds_result = false;
+                    }
                 }
                 Intent::LabelNode { node, labels } => {
                     for l in labels {
@@ -188,6 +195,8 @@ impl Fixture {
                             target_version: a[jobs::VERSION_ANNOTATION].clone(),
                             result: JobResult::Running,
                             message: None,
+                            deleting: false,
+                            holds_result: true,
                         });
                     }
                 }
@@ -197,6 +206,11 @@ impl Fixture {
             }
         }
         self.s.run_config.status = p.status.clone();
+        for intent in &p.after_status {
+            if let Intent::ReleaseJob { name, .. } = intent {
+                self.s.jobs.retain(|j| !(j.name == *name && j.deleting));
+            }
+        }
         self.s.now += Duration::from_secs(1);
     }
 
@@ -218,6 +232,17 @@ impl Fixture {
         for _ in 0..4 {
             self.step();
         }
+    }
+}
+
+/// Sets a pool's spec as a write would; the MCO then reports the pool Updated.
+fn apply_spec(view: &mut PoolView, spec: &PoolSpec) {
+    view.paused = spec.paused;
+    if spec.node_selector.is_some() {
+        view.node_selector = spec.node_selector.clone();
+    }
+    if spec.max_unavailable.is_some() {
+        view.max_unavailable = spec.max_unavailable.clone();
     }
 }
 
@@ -377,9 +402,13 @@ fn pools_are_paused_and_recorded_as_soon_as_an_upgrade_is_available() {
         .intents
         .iter()
         .filter_map(|i| match i {
-            Intent::WritePool { pool, record, paused, node_selector, claim, .. } => {
-                Some((pool.as_str(), record.clone(), *paused, node_selector.clone(), claim.as_str()))
-            }
+            Intent::ClaimPool { pool, original, spec, owner, .. } => Some((
+                pool.as_str(),
+                Some(original.clone()),
+                spec.paused,
+                f.s.pools[pool].node_selector.clone(),
+                owner.as_str(),
+            )),
             _ => None,
         })
         .collect();
@@ -410,7 +439,7 @@ fn nodes_are_labelled_then_pools_steered_then_gated_one_at_a_time() {
     let p = f.step();
     let labelled: Vec<_> = p.intents.iter().filter(|i| matches!(i, Intent::LabelNode { .. })).collect();
     assert_eq!(labelled.len(), 3);
-    assert!(!p.intents.iter().any(|i| matches!(i, Intent::WritePool { .. })), "no steering before labels");
+    assert!(!p.intents.iter().any(|i| matches!(i, Intent::SteerPool { .. })), "no steering before labels");
     let key = crate::labels::rule_label("first", "ops");
     assert_eq!(p.intents[0], Intent::LabelNode { node: "worker-0".into(), labels: vec![key.clone()] });
 
@@ -420,9 +449,7 @@ fn nodes_are_labelled_then_pools_steered_then_gated_one_at_a_time() {
         .intents
         .iter()
         .filter_map(|i| match i {
-            Intent::WritePool { pool, node_selector, record: None, .. } => {
-                Some((pool.clone(), node_selector.clone().unwrap()))
-            }
+            Intent::SteerPool { pool, spec, .. } => Some((pool.clone(), spec.node_selector.clone().unwrap())),
             _ => None,
         })
         .collect();
@@ -600,7 +627,7 @@ fn nodes_of_other_pools_the_steered_canary_would_match_are_held_but_not_gated() 
     assert!(held(&f, "infra-0"), "out of the canary's reach");
     assert!(!held(&f, "master-0"), "the canary never selects masters");
     assert!(!f.s.pools["infra"].paused, "its own pool is left alone");
-    assert!(f.s.pools["infra"].claimed_by.is_none());
+    assert!(f.s.pools["infra"].owner().is_none());
     let p = run_to_end(&mut f);
     assert_eq!(p.status.total_nodes, 2, "only target nodes are gated");
     assert!(f.s.jobs.iter().all(|j| j.node != "infra-0"));
@@ -659,6 +686,9 @@ fn run_to_end(f: &mut Fixture) -> Plan {
         if p.status.phase == Some(RunPhase::Completed) {
             return p;
         }
+        if p.status.phase == Some(RunPhase::Restoring) {
+            f.s.pools.values_mut().for_each(|pool| pool.updated = true);
+        }
         f.finish_jobs(JobResult::Succeeded);
         let released: Vec<String> =
             f.s.run_config
@@ -685,7 +715,7 @@ fn at_the_end_every_pool_is_restored_exactly_and_every_label_removed() {
     let after: BTreeMap<_, _> =
         f.s.pools.iter().map(|(n, p)| (n.clone(), (p.paused, p.node_selector.clone()))).collect();
     assert_eq!(before, after);
-    assert!(f.s.pools.values().all(|p| p.claimed_by.is_none()));
+    assert!(f.s.pools.values().all(|p| p.owner().is_none()));
     let key = crate::labels::rule_label("first", "ops");
     assert!(f.s.nodes.values().all(|n| !n.labels.contains_key(&key)));
     assert_eq!(p.status.progress.as_deref(), Some("3/3"));
@@ -736,8 +766,8 @@ fn a_pool_driven_by_another_run_config_makes_this_one_wait_naming_it() {
     let mut f = Fixture::new(1);
     f.s.run_configs.insert("team/other".into());
     let worker = f.s.pools.get_mut("worker").unwrap();
-    worker.claimed_by = Some("team/other".into());
-    worker.original = Some(PoolOriginal { paused: false, node_selector: worker.node_selector.clone() });
+    let original = PoolOriginal { paused: false, node_selector: worker.node_selector.clone(), max_unavailable: None };
+    worker.claim = ClaimAnnotations::Claimed(PoolClaim { owner: "team/other".into(), original: Ok(original) });
     let p = f.plan();
     assert!(only_finalizer_or_nothing(&p), "{:?}", p.intents);
     assert_eq!(p.status.phase, Some(RunPhase::Waiting));
@@ -749,14 +779,18 @@ fn a_pool_driven_by_another_run_config_makes_this_one_wait_naming_it() {
 #[test]
 fn a_stale_claim_is_taken_over_keeping_its_recorded_original() {
     let mut f = Fixture::new(1);
-    let recorded = PoolOriginal { paused: false, node_selector: Some(selector("node-role.kubernetes.io/worker")) };
+    let recorded = PoolOriginal {
+        paused: false,
+        node_selector: Some(selector("node-role.kubernetes.io/worker")),
+        max_unavailable: None,
+    };
     let worker = f.s.pools.get_mut("worker").unwrap();
-    worker.claimed_by = Some("team/deleted".into());
-    worker.original = Some(recorded.clone());
+    worker.claim =
+        ClaimAnnotations::Claimed(PoolClaim { owner: "team/deleted".into(), original: Ok(recorded.clone()) });
     worker.paused = true;
     let p = f.plan();
     let record = p.intents.iter().find_map(|i| match i {
-        Intent::WritePool { pool, record, .. } if pool == "worker" => record.clone(),
+        Intent::ClaimPool { pool, original, .. } if pool == "worker" => Some(original.clone()),
         _ => None,
     });
     assert_eq!(record, Some(recorded));
@@ -827,6 +861,8 @@ fn at_two_thousand_nodes_the_status_stays_small_and_writes_are_for_the_nodes_in_
                 target_version: NEW.into(),
                 result: JobResult::Succeeded,
                 message: None,
+                deleting: false,
+                holds_result: true,
             });
         }
         // Real node names are longer (worker-N.<cluster>.<domain>); the status lists the done ones by name.

@@ -1,0 +1,95 @@
+//! The ends of a rollout: completion (Idle or Completed once the target pools caught up), deletion (restore every
+//! claimed pool, remove every rule label, let go of every Job, then of the run config), and letting go of Jobs whose
+//! results the status records.
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+
+use super::intent::Intent;
+use super::pools;
+use super::resolve::Resolved;
+use super::stage::{Stage, Upgrade};
+use super::{Draft, Notice};
+use crate::api::RunPhase;
+use crate::controllers::run_config::snapshot::Snapshot;
+
+/// Removes `labels` from every node that carries one of them.
+pub fn unlabel(s: &Snapshot, labels: &[String]) -> Vec<Intent> {
+    s.nodes
+        .values()
+        .filter_map(|n| {
+            let present: Vec<String> = labels.iter().filter(|k| n.labels.contains_key(*k)).cloned().collect();
+            (!present.is_empty()).then(|| Intent::UnlabelNode { node: n.name.clone(), labels: present })
+        })
+        .collect()
+}
+
+/// Deletion: restore every claimed pool (targets before the canary), remove every rule label (the spec's, and any
+/// that a claimed pool's selector still names), let go of every Job, then of the run config. Returns the intents
+/// and whether anything is left to restore.
+pub fn plan(s: &Snapshot) -> (Vec<Intent>, bool) {
+    let owner = s.run_config.key();
+    let claimed: Vec<_> = s.pools.values().filter(|p| p.owner() == Some(owner.as_str())).collect();
+    let mut labels: Vec<String> = s.rules.iter().map(|r| r.label()).collect();
+    for pool in &claimed {
+        for requirement in pool.node_selector.iter().flat_map(|sel| sel.match_expressions.iter().flatten()) {
+            if requirement.key.starts_with(crate::labels::RULE_LABEL_PREFIX) && !labels.contains(&requirement.key) {
+                labels.push(requirement.key.clone());
+            }
+        }
+    }
+    let mut intents = pools::restore_all(claimed.iter().copied(), &owner, &s.run_config.spec.canary.name);
+    intents.extend(unlabel(s, &labels));
+    let restoring = !intents.is_empty();
+    intents.extend(
+        s.jobs
+            .iter()
+            .filter(|j| j.holds_result)
+            .map(|j| Intent::ReleaseJob { namespace: j.namespace.clone(), name: j.name.clone() }),
+    );
+    if intents.is_empty() && s.run_config.has_finalizer {
+        intents.push(Intent::RemoveFinalizer);
+    }
+    (intents, restoring)
+}
+
+/// Jobs being deleted that still wait for numo: their results are in the status about to be written.
+pub fn release_deleted_jobs(s: &Snapshot) -> Vec<Intent> {
+    s.jobs
+        .iter()
+        .filter(|j| j.deleting && j.holds_result)
+        .map(|j| Intent::ReleaseJob { namespace: j.namespace.clone(), name: j.name.clone() })
+        .collect()
+}
+
+/// No pool is claimed and no node is behind: Completed if a rollout to this version ran (once the target pools
+/// moved every node to their own rendered config: until then still Restoring), else Idle.
+pub fn completion(s: &Snapshot, resolved: &Resolved<'_>, upgrade: Upgrade, draft: &mut Draft) -> Stage {
+    let prev = &s.run_config.status;
+    let rolled_out = prev.target_version.as_deref() == Some(upgrade.version.as_str())
+        && matches!(prev.phase, Some(RunPhase::Restoring | RunPhase::Completed | RunPhase::Upgrading));
+    let status = &mut draft.status;
+    status.nodes.clear();
+    status.pending_nodes = 0;
+    status.total_nodes = upgrade.total as u32;
+    draft.release_jobs = true;
+    if !rolled_out {
+        status.completed_nodes = resolved.gated.iter().map(|n| n.name.clone()).collect();
+        status.skipped_nodes.clear();
+        return Stage::Idle(upgrade);
+    }
+    let progress = format!("{}/{}", status.completed_nodes.len() + status.skipped_nodes.len(), upgrade.total);
+    status.progress = Some(progress.clone());
+    let waiting_for: Vec<String> =
+        resolved.targets.iter().filter(|p| !p.paused && !p.updated).map(|p| p.name.clone()).collect();
+    if prev.phase == Some(RunPhase::Restoring) && !waiting_for.is_empty() {
+        return Stage::Restoring { upgrade, progress, waiting_for };
+    }
+    if status.finished_at.is_none() {
+        status.finished_at = Some(Time(s.now));
+    }
+    let stage = Stage::Completed { upgrade, progress };
+    if prev.phase != Some(RunPhase::Completed) {
+        draft.notices.push(Notice::normal("RolloutCompleted", "Complete", stage.phase_and_message().1));
+    }
+    stage
+}

@@ -1,0 +1,214 @@
+//! Steps 4–6 once the target pools are claimed and paused: hold every unreleased node with the rule labels, steer
+//! the pools, then move each node on within the concurrency limit (gate Jobs, release, cleanup Jobs), acting on a
+//! retry annotation.
+
+use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+
+use super::intent::Intent;
+use super::node_state::{self, Inputs, NextJob, NodeState, Records, Retry};
+use super::pools;
+use super::resolve::{Resolved, Rule};
+use super::Notice;
+use crate::api::FailurePolicy;
+use crate::controllers::run_config::snapshot::{NodeView, Snapshot};
+use crate::jobs::{self, JobKey, JobPhase, JobTemplate};
+
+/// One gated node as this reconcile leaves it.
+pub struct GatedNode<'a> {
+    /// The node.
+    pub node: &'a NodeView,
+    /// Its state, after retries and new starts.
+    pub state: NodeState,
+    /// Its Jobs (cluster and status record merged).
+    pub records: Records,
+    /// Whether the retry annotation restarted its clock.
+    pub timer_reset: bool,
+}
+
+/// What gating decided.
+pub struct Gate<'a> {
+    /// Changes to make, in order.
+    pub intents: Vec<Intent>,
+    /// Events about retries.
+    pub notices: Vec<Notice>,
+    /// Every gated node, in release order.
+    pub nodes: Vec<GatedNode<'a>>,
+    /// Whether every held node carries the rule labels.
+    pub labels_applied: bool,
+    /// Whether every pool is steered.
+    pub steered: bool,
+}
+
+/// Plans the gating of every node.
+pub fn plan<'a>(s: &'a Snapshot, inputs: &Inputs<'a, '_>, control_plane_done: bool) -> Gate<'a> {
+    let resolved = inputs.resolved;
+    let mut intents = Vec::new();
+    let mut notices = Vec::new();
+    let mut nodes: Vec<GatedNode<'a>> = resolved
+        .gated
+        .iter()
+        .map(|node| {
+            let records = node_state::job_records(inputs, &node.name);
+            let state = node_state::derive(inputs, node, &records);
+            GatedNode { node, state, records, timer_reset: false }
+        })
+        .collect();
+
+    // Step 4: hold every node not released with the rule labels. A skipped node is held too (or held again, if it
+    // failed after its release): it stays in its paused pool, out of the canary, where a broken node would use up
+    // the canary's maxUnavailable; its pool upgrades it, ungated, once restored.
+    if control_plane_done {
+        let labels = resolved.labels();
+        let held = nodes
+            .iter()
+            .filter(|g| matches!(g.state, NodeState::Skipped) || !node_state::released(inputs, g.node, &g.records))
+            .map(|g| g.node)
+            .chain(resolved.outsiders.iter().copied());
+        for node in held {
+            let missing: Vec<String> = labels.iter().filter(|k| !node.labels.contains_key(*k)).cloned().collect();
+            if !missing.is_empty() {
+                intents.push(Intent::LabelNode { node: node.name.clone(), labels: missing });
+            }
+        }
+    }
+    let labels_applied = control_plane_done && intents.is_empty();
+
+    // Labels of rules the spec no longer has go before the selectors stop naming them.
+    for node in s.nodes.values() {
+        let stale: Vec<String> =
+            resolved.stale_labels.iter().filter(|k| node.labels.contains_key(*k)).cloned().collect();
+        if !stale.is_empty() {
+            intents.push(Intent::UnlabelNode { node: node.name.clone(), labels: stale });
+        }
+    }
+
+    // Step 5: steer the pools once every held node is labelled.
+    let spec = &s.run_config.spec;
+    let steering = if labels_applied { pools::steer(resolved, spec.concurrency) } else { Vec::new() };
+    let steered = labels_applied && steering.is_empty();
+    intents.extend(steering);
+
+    // Step 6: a retry, new starts within the concurrency limit, then each node's next step.
+    let retried = s.run_config.retry.as_deref().map(|name| retry(inputs, &mut nodes, name, &mut notices));
+    let hold = spec.on_failure == FailurePolicy::Hold;
+    let any_failed = nodes.iter().any(|g| matches!(g.state, NodeState::Failed { .. }));
+    if steered && !spec.paused && !(hold && any_failed) {
+        let in_flight = nodes.iter().filter(|g| g.state.in_flight()).count();
+        let free = (spec.concurrency as usize).saturating_sub(in_flight);
+        for gated in nodes.iter_mut().filter(|g| g.state == NodeState::Pending).take(free) {
+            gated.state = NodeState::Gating { next: Some(NextJob { rule: 0, attempt: 1 }) };
+        }
+    }
+    if steered {
+        for gated in &nodes {
+            intents.extend(act(s, resolved, gated, inputs.version, &mut notices));
+        }
+    }
+    if retried.is_some() {
+        // Only after the retry's Job: a failed create keeps the annotation, so the retry is not lost.
+        intents.push(Intent::ClearRetry);
+    }
+    Gate { intents, notices, nodes, labels_applied, steered }
+}
+
+/// Acts on the retry annotation naming `name`; returns whether a node was retried.
+fn retry(inputs: &Inputs<'_, '_>, nodes: &mut [GatedNode<'_>], name: &str, notices: &mut Vec<Notice>) -> bool {
+    let Some(gated) = nodes.iter_mut().find(|g| g.node.name == name && matches!(g.state, NodeState::Failed { .. }))
+    else {
+        notices.push(Notice::warning(
+            "NothingToRetry",
+            "Retry",
+            format!("The retry annotation names {name}, which has not failed; ignored."),
+        ));
+        return false;
+    };
+    if let NodeState::Failed { retry, .. } = &gated.state {
+        gated.state = match retry {
+            Retry::Job(JobPhase::Gate, next) => NodeState::Gating { next: Some(*next) },
+            Retry::Job(JobPhase::Cleanup, next) => NodeState::CleaningUp { next: Some(*next) },
+            Retry::ResetTimer => {
+                // The clock restarts now.
+                gated.timer_reset = true;
+                node_state::without_timeout(inputs, gated.node, &gated.records)
+            }
+        };
+    }
+    notices.push(Notice::normal("NodeRetried", "Retry", format!("Retrying node {name} as the retry annotation asks.")));
+    true
+}
+
+/// The intents that move one node on.
+fn act(
+    s: &Snapshot,
+    resolved: &Resolved<'_>,
+    gated: &GatedNode<'_>,
+    version: &str,
+    notices: &mut Vec<Notice>,
+) -> Vec<Intent> {
+    let (phase, next) = match &gated.state {
+        NodeState::Gating { next: Some(next) } => (JobPhase::Gate, *next),
+        NodeState::CleaningUp { next: Some(next) } => (JobPhase::Cleanup, *next),
+        NodeState::Releasing => {
+            let labels: Vec<String> =
+                resolved.labels().into_iter().filter(|k| gated.node.labels.contains_key(k)).collect();
+            return vec![Intent::UnlabelNode { node: gated.node.name.clone(), labels }];
+        }
+        _ => return Vec::new(),
+    };
+    let Some(rule) = resolved.rules.get(next.rule) else { return Vec::new() };
+    match render(s, rule, &gated.node.name, phase, next.attempt, version) {
+        Some(Ok(job)) => vec![Intent::CreateJob(Box::new(job))],
+        Some(Err(e)) => {
+            notices.push(Notice::warning(
+                "JobRenderFailed",
+                "CreateJob",
+                format!("The {} spec of MutexRule {} is not a valid JobSpec: {e}", phase.as_str(), rule.key),
+            ));
+            Vec::new()
+        }
+        None => Vec::new(),
+    }
+}
+
+/// The Job of one step, exactly as it is created; None when the rule has no cleanup Job.
+fn render(
+    s: &Snapshot,
+    rule: &Rule<'_>,
+    node: &str,
+    phase: JobPhase,
+    attempt: u32,
+    version: &str,
+) -> Option<Result<Job, serde_json::Error>> {
+    let spec = match phase {
+        JobPhase::Gate => &rule.found.job_spec,
+        JobPhase::Cleanup => rule.found.cleanup.as_ref()?,
+    };
+    let rc = &s.run_config;
+    let key = JobKey {
+        run_config_namespace: &rc.namespace,
+        run_config: &rc.name,
+        node,
+        target_version: version,
+        rule_namespace: &rule.view.namespace,
+        rule: &rule.view.name,
+        phase,
+        attempt,
+    };
+    let owner = (rule.found.job_namespace == rc.namespace).then(|| OwnerReference {
+        api_version: format!("{}/{}", crate::api::GROUP, crate::api::VERSION),
+        kind: "MutexRunConfig".into(),
+        name: rc.name.clone(),
+        uid: rc.uid.clone(),
+        controller: Some(true),
+        block_owner_deletion: None,
+    });
+    let template = JobTemplate {
+        prefix: &rule.found.job_name,
+        namespace: &rule.found.job_namespace,
+        spec,
+        owner,
+        avoid_node: rc.spec.avoid_target_node,
+    };
+    Some(jobs::render(&key, &template))
+}

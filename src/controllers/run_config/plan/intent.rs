@@ -1,0 +1,96 @@
+//! The changes a plan asks for; `apply` carries them out, in order, each idempotent.
+
+use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+
+use crate::pool_claim::PoolOriginal;
+
+/// What must still hold for a pool write to go ahead.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PoolPrecondition {
+    /// The pool is unchanged since the plan saw it (its first claim: nobody else may claim it in between).
+    ResourceVersion(String),
+    /// The pool is still claimed by this run config (every later write: status churn by the MCO does not matter).
+    ClaimedBy(String),
+}
+
+/// A pool's new `spec.paused`, `spec.nodeSelector` and `spec.maxUnavailable`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PoolSpec {
+    /// `spec.paused`.
+    pub paused: bool,
+    /// `spec.nodeSelector`; None leaves it as it is.
+    pub node_selector: Option<LabelSelector>,
+    /// `spec.maxUnavailable`; None leaves it as it is.
+    pub max_unavailable: Option<IntOrString>,
+}
+
+/// A change to make in the cluster.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Intent {
+    /// Add numo's finalizer to the run config.
+    AddFinalizer,
+    /// Remove numo's finalizer (everything is restored).
+    RemoveFinalizer,
+    /// Claim a pool for this run config, recording how it was.
+    ClaimPool {
+        /// The pool.
+        pool: String,
+        /// The resourceVersion the plan saw.
+        resource_version: String,
+        /// The claim value, `namespace/name`.
+        owner: String,
+        /// The pool as it was (kept from a stale claim when taking one over).
+        original: PoolOriginal,
+        /// The spec to set with the claim.
+        spec: PoolSpec,
+    },
+    /// Change a pool this run config claims.
+    SteerPool {
+        /// The pool.
+        pool: String,
+        /// The claim value, `namespace/name`.
+        owner: String,
+        /// The spec to set.
+        spec: PoolSpec,
+    },
+    /// Put a pool back as recorded and drop numo's annotations.
+    RestorePool {
+        /// The pool.
+        pool: String,
+        /// What must still hold.
+        precondition: PoolPrecondition,
+        /// What to put back.
+        spec: PoolSpec,
+        /// Whether the pool has a `spec.nodeSelector` now (restoring "none" removes it).
+        has_selector: bool,
+        /// The annotation keys of numo's claim present on the pool.
+        annotations: Vec<&'static str>,
+    },
+    /// Add rule labels to a node (holding it in its target pool).
+    LabelNode {
+        /// The node.
+        node: String,
+        /// The label keys.
+        labels: Vec<String>,
+    },
+    /// Remove rule labels from a node (releasing it to the canary pool, or at the end).
+    UnlabelNode {
+        /// The node.
+        node: String,
+        /// The label keys.
+        labels: Vec<String>,
+    },
+    /// Create a Job (an existing Job of that name means it was created before).
+    CreateJob(Box<Job>),
+    /// Remove numo's result finalizer from a Job that is being deleted (its result is in the status).
+    ReleaseJob {
+        /// The Job's namespace.
+        namespace: String,
+        /// The Job's name.
+        name: String,
+    },
+    /// Remove the retry annotation (it was acted on).
+    ClearRetry,
+}

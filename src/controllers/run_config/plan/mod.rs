@@ -1,0 +1,294 @@
+//! The run-config state machine as small pure steps: a [`Snapshot`] of the cluster in, the [`Plan`] (intents to
+//! apply, the status to write, the Events to publish, when to look again) out. Every step of SPEC.md's procedure is
+//! decided here; `apply` only carries the intents out, idempotently.
+//!
+//! The steps, each its own module: `resolve` validates into a typed [`resolve::Resolved`] configuration;
+//! `node_state` derives each node's state once; `pools` writes the pools (claim, steer, restore); `gate` holds,
+//! starts and moves nodes on; `record` writes the per-node status; `stage` says where the rollout is and states
+//! every condition; `finalize` handles deletion. This module composes them.
+//!
+//! The state a rollout needs lives in the cluster, so a restarted operator derives the same plan: which pools numo
+//! drives and how they were before (pool annotations), which nodes are held (rule labels), which steps ran (Jobs
+//! with deterministic names, and their results recorded in the status).
+
+mod finalize;
+mod gate;
+mod intent;
+mod node_state;
+mod pools;
+mod record;
+mod resolve;
+mod stage;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+
+use super::snapshot::{JobView, Snapshot};
+use super::version::is_behind;
+use crate::api::{MutexRunConfigStatus, RunPhase};
+use crate::conditions;
+pub use intent::{Intent, PoolPrecondition, PoolSpec};
+use node_state::{History, Inputs, NodeState};
+use resolve::{Resolved, Verdict};
+pub use stage::condition;
+use stage::{Failure, Gating, Stage, Upgrade};
+
+/// A Kubernetes Event to publish about the run config.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Notice {
+    /// Warning (true) or Normal.
+    pub warning: bool,
+    /// CamelCase reason.
+    pub reason: &'static str,
+    /// What numo did.
+    pub action: &'static str,
+    /// A sentence for people.
+    pub note: String,
+}
+
+impl Notice {
+    /// A Normal Event.
+    pub fn normal(reason: &'static str, action: &'static str, note: String) -> Self {
+        Self { warning: false, reason, action, note }
+    }
+
+    /// A Warning Event.
+    pub fn warning(reason: &'static str, action: &'static str, note: String) -> Self {
+        Self { warning: true, reason, action, note }
+    }
+}
+
+/// The outcome of planning.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// Changes to make before the status is written, in order; apply stops at the first failure.
+    pub intents: Vec<Intent>,
+    /// The status to write (not written when the run config is let go: [`Intent::RemoveFinalizer`]).
+    pub status: MutexRunConfigStatus,
+    /// Changes that need the status written first (Jobs let go once their results are recorded).
+    pub after_status: Vec<Intent>,
+    /// Events to publish.
+    pub notices: Vec<Notice>,
+    /// When to reconcile again without a change (a node's timeout).
+    pub requeue_after: Option<Duration>,
+}
+
+/// What the steps decided, before the status is put together.
+struct Draft {
+    intents: Vec<Intent>,
+    notices: Vec<Notice>,
+    status: MutexRunConfigStatus,
+    release_jobs: bool,
+    requeue_after: Option<Duration>,
+}
+
+/// Plans one reconcile.
+pub fn plan(s: &Snapshot) -> Plan {
+    if s.run_config.deleting {
+        let (intents, restoring) = finalize::plan(s);
+        let draft =
+            Draft { intents, notices: Vec::new(), status: carried(s), release_jobs: false, requeue_after: None };
+        return finish(s, draft, Stage::Deleting { restoring }, "");
+    }
+    let prev = &s.run_config.status;
+    let mut draft = Draft {
+        intents: Vec::new(),
+        notices: Vec::new(),
+        status: carried(s),
+        release_jobs: false,
+        requeue_after: None,
+    };
+    if !s.run_config.has_finalizer {
+        draft.intents.push(Intent::AddFinalizer);
+    }
+    let owner = s.run_config.key();
+    let holding = s.pools.values().any(|p| p.owner() == Some(owner.as_str()));
+    let resolved = match resolve::resolve(s) {
+        Verdict::Valid(resolved) => resolved,
+        Verdict::Awaiting(message) => return finish(s, draft, Stage::Awaiting(message), ""),
+        Verdict::Invalid(problems) => {
+            let stage = Stage::Invalid { message: problems.join("; "), holding };
+            if prev.phase != Some(RunPhase::Invalid) {
+                draft.notices.push(Notice::warning("InvalidConfig", "Validate", stage.phase_and_message().1));
+            }
+            return finish(s, draft, stage, "");
+        }
+    };
+    let mut validated =
+        "Every MutexRule and MutexTarget exists and is valid, and the canary pool is usable.".to_string();
+    for finding in &resolved.findings {
+        validated.push(' ');
+        validated.push_str(finding);
+        validated.push('.');
+    }
+    let Some(version) = s.cluster.as_ref().and_then(|c| c.target_version.clone()) else {
+        return finish(s, draft, Stage::NoClusterVersion { holding }, &validated);
+    };
+    let stage = rollout(s, &resolved, &version, holding, &mut draft);
+    finish(s, draft, stage, &validated)
+}
+
+/// Steps 2–7 for a valid configuration.
+fn rollout(s: &Snapshot, resolved: &Resolved<'_>, version: &str, holding: bool, draft: &mut Draft) -> Stage {
+    let prev = &s.run_config.status;
+    if prev.target_version.as_deref() != Some(version) {
+        draft.status = MutexRunConfigStatus { target_version: Some(version.to_string()), ..Default::default() };
+    }
+    let skip = &s.run_config.skip;
+    let behind = resolved.gated.iter().filter(|n| is_behind(n.version.as_deref(), version) && !skip.contains(&n.name));
+    let upgrade = Upgrade {
+        version: version.to_string(),
+        control_plane_done: s.cluster.as_ref().is_some_and(|c| c.control_plane_completed),
+        behind: behind.count(),
+        total: resolved.gated.len(),
+    };
+    let conflict = resolved.involved().into_iter().find_map(|pool| {
+        let owner = pool.owner()?;
+        (owner != resolved.owner && s.run_configs.contains(owner)).then(|| (pool.name.clone(), owner.to_string()))
+    });
+    if !holding {
+        // Leftover rule labels (a restore cut short) go.
+        draft.intents.extend(finalize::unlabel(s, &resolved.labels()));
+        if upgrade.behind == 0 {
+            return finalize::completion(s, resolved, upgrade, draft);
+        }
+    }
+    if let Some((pool, owner)) = conflict {
+        let stage = Stage::Conflict { upgrade, pool, owner, holding };
+        let was_waiting =
+            prev.phase == Some(RunPhase::Waiting) && conditions::is_true(&prev.conditions, condition::CONFLICT);
+        if !was_waiting {
+            draft.notices.push(Notice::warning("WaitingForOtherRunConfig", "Wait", stage.phase_and_message().1));
+        }
+        return stage;
+    }
+    if !holding {
+        draft.intents.extend(pools::claim(resolved));
+        let targets: Vec<&str> = resolved.targets.iter().map(|t| t.name.as_str()).collect();
+        draft.notices.push(Notice::normal(
+            "PausingPools",
+            "Pause",
+            format!("Upgrade to {version} available; pausing {}.", targets.join(", ")),
+        ));
+        let total = resolved.gated.len() as u32;
+        let status = &mut draft.status;
+        (status.started_at, status.finished_at) = (Some(Time(s.now)), None);
+        (status.total_nodes, status.pending_nodes, status.progress) = (total, total, Some(format!("0/{total}")));
+        (status.completed_nodes, status.skipped_nodes, status.nodes) = Default::default();
+        return Stage::Pausing(upgrade);
+    }
+    // Pools claimed for an earlier shape of the spec (another canary, a removed target) go back first.
+    draft.intents.extend(pools::restore_all(
+        resolved.stale_pools.iter().copied(),
+        &resolved.owner,
+        &resolved.canary.name,
+    ));
+    let claims = pools::claim(resolved);
+    if !claims.is_empty() || !resolved.targets.iter().all(|t| t.paused) {
+        draft.intents.extend(claims);
+        return Stage::Pausing(upgrade);
+    }
+    gate(s, resolved, upgrade, draft)
+}
+
+/// Steps 4–7 once every target pool is claimed and paused.
+fn gate(s: &Snapshot, resolved: &Resolved<'_>, upgrade: Upgrade, draft: &mut Draft) -> Stage {
+    let version = upgrade.version.as_str();
+    let history = History::of(&s.run_config.status, version);
+    let mut jobs: BTreeMap<&str, Vec<&JobView>> = BTreeMap::new();
+    for job in s.jobs.iter().filter(|j| j.target_version == version) {
+        jobs.entry(job.node.as_str()).or_default().push(job);
+    }
+    let spec = &s.run_config.spec;
+    let timeout = spec.node_timeout().map(|d| (spec.node_timeout.as_deref().unwrap_or_default(), d));
+    let inputs =
+        Inputs { resolved, version, history: &history, jobs: &jobs, skip: &s.run_config.skip, timeout, now: s.now };
+    let gate = gate::plan(s, &inputs, upgrade.control_plane_done);
+    let recorded = record::record(&gate.nodes, &history, version, &Time(s.now), spec.node_timeout());
+    draft.intents.extend(gate.intents);
+    draft.notices.extend(gate.notices);
+    draft.notices.extend(recorded.notices);
+    draft.requeue_after = recorded.requeue_after;
+    draft.release_jobs = true;
+    let nodes = recorded.nodes;
+    let progress = nodes.progress();
+    let status = &mut draft.status;
+    (status.nodes, status.completed_nodes, status.skipped_nodes) = (nodes.entries, nodes.completed, nodes.skipped);
+    (status.pending_nodes, status.total_nodes, status.progress) = (nodes.pending, nodes.total, Some(progress.clone()));
+
+    if gate.steered && gate.nodes.iter().all(|g| g.state.finished()) {
+        let owner = resolved.owner.as_str();
+        draft.intents.extend(pools::restore_all(s.pools.values(), owner, &resolved.canary.name));
+        draft.intents.extend(finalize::unlabel(s, &resolved.labels()));
+        for problem in pools::unreadable_originals(s.pools.values(), owner) {
+            draft.notices.push(Notice::warning("PoolOriginalUnreadable", "Restore", problem));
+        }
+        if s.run_config.status.phase != Some(RunPhase::Restoring) {
+            let note = "Every node finished; restoring the pools exactly as they were.".to_string();
+            draft.notices.push(Notice::normal("RestoringPools", "Restore", note));
+        }
+        return Stage::Restoring { upgrade, progress, waiting_for: Vec::new() };
+    }
+    let failed = gate.nodes.iter().find_map(|g| match &g.state {
+        NodeState::Failed { message, timed_out, .. } => {
+            Some(Failure { node: g.node.name.clone(), message: message.clone(), timed_out: *timed_out })
+        }
+        _ => None,
+    });
+    let job_failure = gate.nodes.iter().find_map(|g| match &g.state {
+        NodeState::Failed { message, timed_out: false, .. } => Some(message.clone()),
+        _ => None,
+    });
+    let summary = Gating {
+        labels_applied: gate.labels_applied,
+        steered: gate.steered,
+        in_flight: gate.nodes.iter().filter(|g| g.state.in_flight()).count(),
+        pending: gate.nodes.iter().filter(|g| g.state == NodeState::Pending).count(),
+        failed,
+        job_failure,
+        hold: spec.on_failure == crate::api::FailurePolicy::Hold,
+        paused_by_spec: spec.paused,
+        progress,
+    };
+    Stage::Gating(upgrade, summary)
+}
+
+/// The parts of the previous status that a stage which does not recount the nodes keeps.
+fn carried(s: &Snapshot) -> MutexRunConfigStatus {
+    let prev = &s.run_config.status;
+    MutexRunConfigStatus {
+        target_version: prev.target_version.clone(),
+        progress: prev.progress.clone(),
+        started_at: prev.started_at.clone(),
+        finished_at: prev.finished_at.clone(),
+        total_nodes: prev.total_nodes,
+        completed_nodes: prev.completed_nodes.clone(),
+        skipped_nodes: prev.skipped_nodes.clone(),
+        pending_nodes: prev.pending_nodes,
+        nodes: prev.nodes.clone(),
+        ..Default::default()
+    }
+}
+
+/// Puts the status together from the stage: phase, message, every condition, and the Events of a phase change.
+fn finish(s: &Snapshot, mut draft: Draft, stage: Stage, validated: &str) -> Plan {
+    let prev = &s.run_config.status;
+    let (phase, message) = stage.phase_and_message();
+    if prev.phase != Some(phase) && phase != RunPhase::Invalid {
+        draft.notices.push(Notice::normal("PhaseChanged", "Reconcile", format!("{phase:?}: {message}")));
+    }
+    let generation = s.run_config.generation;
+    let now = Time(s.now);
+    let mut status = draft.status;
+    status.observed_generation = generation;
+    status.phase = Some(phase);
+    status.message = Some(message);
+    status.conditions = conditions::merge(&prev.conditions, &stage.conditions(validated), generation, &now);
+    let after_status = if draft.release_jobs { finalize::release_deleted_jobs(s) } else { Vec::new() };
+    Plan { intents: draft.intents, status, after_status, notices: draft.notices, requeue_after: draft.requeue_after }
+}
+
+#[cfg(test)]
+mod tests;

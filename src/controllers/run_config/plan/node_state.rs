@@ -1,0 +1,304 @@
+//! A node's place in the rollout, computed once per reconcile from its labels, its version, its Jobs and the record
+//! of its Jobs in the run config's status. A Job that is gone keeps the result its record holds: a Job deleted after
+//! it finished (a TTL, an admin) is not a Job that never ran.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use k8s_openapi::jiff::Timestamp;
+
+use super::resolve::Resolved;
+use crate::api::{JobRecord, JobResult, MutexRunConfigStatus, NodePhase, NodeProgress};
+use crate::controllers::run_config::snapshot::{JobView, NodeView};
+use crate::controllers::run_config::version::is_behind;
+use crate::jobs::JobPhase;
+
+/// The next Job to create for a node: which rule (index in rule order) and which attempt.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NextJob {
+    /// Index of the rule in rule order.
+    pub rule: usize,
+    /// 1 for the first run; a retry runs the next attempt.
+    pub attempt: u32,
+}
+
+/// What a retry of a failed node does.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Retry {
+    /// Run the failed Job's step again, as the next attempt.
+    Job(JobPhase, NextJob),
+    /// Restart the node's clock (it timed out).
+    ResetTimer,
+}
+
+/// Where a node is.
+#[derive(Clone, Debug, PartialEq)]
+pub enum NodeState {
+    /// An admin skipped it.
+    Skipped,
+    /// Finished; `already` when it ran the target version before the rollout touched it.
+    Done {
+        /// It needed nothing.
+        already: bool,
+    },
+    /// Not started.
+    Pending,
+    /// Gate Jobs are running; `next` is the one to create now.
+    Gating {
+        /// The Job to create.
+        next: Option<NextJob>,
+    },
+    /// Every gate Job succeeded; its rule labels go now.
+    Releasing,
+    /// Released; the MCO upgrades it.
+    Upgrading,
+    /// At the target version; cleanup Jobs are running.
+    CleaningUp {
+        /// The Job to create.
+        next: Option<NextJob>,
+    },
+    /// A Job failed or the node timed out.
+    Failed {
+        /// Why, as a sentence.
+        message: String,
+        /// Whether `nodeTimeout` ran out (else a Job failed).
+        timed_out: bool,
+        /// What a retry does.
+        retry: Retry,
+    },
+}
+
+impl NodeState {
+    /// The phase shown in the status.
+    pub fn phase(&self) -> NodePhase {
+        match self {
+            NodeState::Skipped => NodePhase::Skipped,
+            NodeState::Done { .. } => NodePhase::Done,
+            NodeState::Pending => NodePhase::Pending,
+            NodeState::Gating { .. } => NodePhase::Gating,
+            NodeState::Releasing => NodePhase::Released,
+            NodeState::Upgrading => NodePhase::Upgrading,
+            NodeState::CleaningUp { .. } => NodePhase::CleaningUp,
+            NodeState::Failed { .. } => NodePhase::Failed,
+        }
+    }
+
+    /// Whether the node counts against the concurrency limit.
+    pub fn in_flight(&self) -> bool {
+        matches!(
+            self,
+            NodeState::Gating { .. } | NodeState::Releasing | NodeState::Upgrading | NodeState::CleaningUp { .. }
+        )
+    }
+
+    /// Whether the node needs nothing more from this rollout.
+    pub fn finished(&self) -> bool {
+        matches!(self, NodeState::Skipped | NodeState::Done { .. })
+    }
+}
+
+/// A node's Jobs by (phase, rule index, attempt), from the cluster and the status record.
+pub type Records = BTreeMap<(JobPhase, usize, u32), JobRecord>;
+
+/// What the previous status says about the current rollout (empty when it described another version).
+pub struct History<'a> {
+    entries: BTreeMap<&'a str, &'a NodeProgress>,
+    completed: BTreeSet<&'a str>,
+    skipped: BTreeSet<&'a str>,
+}
+
+impl<'a> History<'a> {
+    /// The previous status's facts about the rollout to `version`.
+    pub fn of(status: &'a MutexRunConfigStatus, version: &str) -> Self {
+        if status.target_version.as_deref() != Some(version) {
+            return Self { entries: BTreeMap::new(), completed: BTreeSet::new(), skipped: BTreeSet::new() };
+        }
+        Self {
+            entries: status.nodes.iter().map(|e| (e.name.as_str(), e)).collect(),
+            completed: status.completed_nodes.iter().map(String::as_str).collect(),
+            skipped: status.skipped_nodes.iter().map(String::as_str).collect(),
+        }
+    }
+
+    /// The node's entry, if it had one.
+    pub fn entry(&self, node: &str) -> Option<&'a NodeProgress> {
+        self.entries.get(node).copied()
+    }
+
+    /// The phase the previous status gave the node.
+    pub fn phase(&self, node: &str) -> NodePhase {
+        match self.entry(node) {
+            Some(entry) => entry.phase,
+            None if self.completed.contains(node) => NodePhase::Done,
+            None if self.skipped.contains(node) => NodePhase::Skipped,
+            None => NodePhase::Pending,
+        }
+    }
+}
+
+/// Everything a node's state is derived from besides the node itself.
+pub struct Inputs<'a, 'r> {
+    /// The valid configuration.
+    pub resolved: &'r Resolved<'a>,
+    /// The target version.
+    pub version: &'r str,
+    /// The previous status, for this version.
+    pub history: &'r History<'a>,
+    /// The rollout's Jobs by node, for this version.
+    pub jobs: &'r BTreeMap<&'a str, Vec<&'a JobView>>,
+    /// Nodes the skip annotation names.
+    pub skip: &'r BTreeSet<String>,
+    /// `spec.nodeTimeout`, as written and parsed.
+    pub timeout: Option<(&'r str, Duration)>,
+    /// Now.
+    pub now: Timestamp,
+}
+
+/// A node's Jobs, from the cluster and from the status record, keyed by (phase, rule, attempt).
+pub fn job_records(inputs: &Inputs<'_, '_>, node: &str) -> Records {
+    let rule_index = |key: &str| inputs.resolved.rules.iter().position(|r| r.key == key);
+    let mut records = BTreeMap::new();
+    for record in inputs.history.entry(node).map(|e| e.jobs.as_slice()).unwrap_or_default() {
+        let (Some(phase), Some(rule)) = (JobPhase::parse(&record.phase), rule_index(&record.rule)) else { continue };
+        let mut record = record.clone();
+        if record.result == JobResult::Running {
+            // Seen running, now gone: deleted before numo saw it finish (a Job seen again below replaces this).
+            record.result = JobResult::Failed;
+            record.message = Some(format!(
+                "the Job was deleted before numo saw it finish; retry to run the step again ({})",
+                record.name
+            ));
+        }
+        records.insert((phase, rule, record.attempt), record);
+    }
+    for job in inputs.jobs.get(node).map(Vec::as_slice).unwrap_or_default() {
+        let Some(rule) = rule_index(&job.rule) else { continue };
+        let (result, message) = match (job.result, job.deleting) {
+            (JobResult::Running, true) => {
+                (JobResult::Failed, Some("the Job was deleted before it finished; retry to run the step again".into()))
+            }
+            (result, _) => (result, job.message.clone()),
+        };
+        let record = JobRecord {
+            name: job.name.clone(),
+            namespace: job.namespace.clone(),
+            rule: job.rule.clone(),
+            phase: job.phase.as_str().to_string(),
+            result,
+            attempt: job.attempt,
+            message,
+        };
+        records.insert((job.phase, rule, job.attempt), record);
+    }
+    records
+}
+
+/// Derives a node's state, before retries and new starts.
+pub fn derive(inputs: &Inputs<'_, '_>, node: &NodeView, records: &Records) -> NodeState {
+    let state = without_timeout(inputs, node, records);
+    with_timeout(inputs, node, state)
+}
+
+/// The latest attempt of a rule's Job in `phase`.
+fn latest(records: &Records, phase: JobPhase, rule: usize) -> Option<&JobRecord> {
+    records.range((phase, rule, 0)..=(phase, rule, u32::MAX)).next_back().map(|(_, r)| r)
+}
+
+/// Whether every gate Job succeeded, or the status recorded the node as released.
+pub fn released(inputs: &Inputs<'_, '_>, node: &NodeView, records: &Records) -> bool {
+    let by_status = inputs.history.entry(&node.name).is_some_and(|e| {
+        matches!(e.phase, NodePhase::Released | NodePhase::Upgrading | NodePhase::CleaningUp)
+            || (e.phase == NodePhase::Failed && e.released_at.is_some())
+    });
+    by_status
+        || (0..inputs.resolved.rules.len())
+            .all(|rule| latest(records, JobPhase::Gate, rule).is_some_and(|r| r.result == JobResult::Succeeded))
+}
+
+/// A node's state from its labels, version and Jobs, not counting its timeout.
+pub fn without_timeout(inputs: &Inputs<'_, '_>, node: &NodeView, records: &Records) -> NodeState {
+    if inputs.skip.contains(&node.name) {
+        return NodeState::Skipped;
+    }
+    if inputs.history.phase(&node.name) == NodePhase::Done {
+        return NodeState::Done { already: false };
+    }
+    let labelled = inputs.resolved.rules.iter().any(|r| node.labels.contains_key(&r.label));
+    let at_version = !is_behind(node.version.as_deref(), inputs.version);
+    let started = inputs.history.entry(&node.name).is_some_and(|e| e.phase != NodePhase::Pending)
+        || records.keys().any(|(phase, _, _)| *phase == JobPhase::Gate);
+    if !started {
+        return if at_version { NodeState::Done { already: true } } else { NodeState::Pending };
+    }
+    if !released(inputs, node, records) {
+        walk(inputs, records, JobPhase::Gate)
+    } else if labelled {
+        NodeState::Releasing
+    } else if !(at_version && node.ready) {
+        NodeState::Upgrading
+    } else {
+        walk(inputs, records, JobPhase::Cleanup)
+    }
+}
+
+/// The next step of a node's gate or cleanup Jobs, in rule order.
+fn walk(inputs: &Inputs<'_, '_>, records: &Records, phase: JobPhase) -> NodeState {
+    let running = |next| match phase {
+        JobPhase::Gate => NodeState::Gating { next },
+        JobPhase::Cleanup => NodeState::CleaningUp { next },
+    };
+    for (rule, resolved) in inputs.resolved.rules.iter().enumerate() {
+        if phase == JobPhase::Cleanup && resolved.found.cleanup.is_none() {
+            continue;
+        }
+        match latest(records, phase, rule) {
+            None => return running(Some(NextJob { rule, attempt: 1 })),
+            Some(job) => match job.result {
+                JobResult::Succeeded => continue,
+                JobResult::Running => return running(None),
+                JobResult::Failed => {
+                    return NodeState::Failed {
+                        message: format!(
+                            "{} Job {}/{} of MutexRule {} failed: {}",
+                            phase.as_str(),
+                            job.namespace,
+                            job.name,
+                            resolved.key,
+                            job.message.as_deref().unwrap_or("no reason given")
+                        ),
+                        timed_out: false,
+                        retry: Retry::Job(phase, NextJob { rule, attempt: job.attempt + 1 }),
+                    }
+                }
+            },
+        }
+    }
+    match phase {
+        JobPhase::Gate => NodeState::Releasing,
+        JobPhase::Cleanup => NodeState::Done { already: false },
+    }
+}
+
+/// How long a node has been in flight, from its recorded start.
+pub fn elapsed(inputs: &Inputs<'_, '_>, node: &str) -> Option<Duration> {
+    let started = inputs.history.entry(node)?.started_at.as_ref()?;
+    Some(Duration::try_from(inputs.now.duration_since(started.0)).unwrap_or_default())
+}
+
+/// A node in flight longer than `nodeTimeout` fails.
+fn with_timeout(inputs: &Inputs<'_, '_>, node: &NodeView, state: NodeState) -> NodeState {
+    let (Some((text, timeout)), true) = (inputs.timeout, state.in_flight()) else { return state };
+    if elapsed(inputs, &node.name).is_none_or(|e| e < timeout) {
+        return state;
+    }
+    let what = match state {
+        NodeState::Gating { .. } => "finish its gate Jobs",
+        NodeState::Releasing | NodeState::Upgrading => "reach the target version",
+        _ => "finish its cleanup Jobs",
+    };
+    NodeState::Failed {
+        message: format!("node {} did not {what} within {text} (nodeTimeout)", node.name),
+        timed_out: true,
+        retry: Retry::ResetTimer,
+    }
+}

@@ -1,0 +1,155 @@
+//! The pool writes of a rollout: claiming (recording each pool as it was, pausing the targets), steering the
+//! selectors (targets take only held nodes, the canary only released ones; the canary's `maxUnavailable` follows
+//! `spec.concurrency`), and restoring exactly what was recorded — target pools before the canary, so a released
+//! node always has a pool.
+
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+
+use super::intent::{Intent, PoolPrecondition, PoolSpec};
+use super::resolve::Resolved;
+use crate::controllers::run_config::snapshot::PoolView;
+use crate::pool_claim::PoolOriginal;
+use crate::selector;
+
+/// Claims every involved pool not yet claimed by this run config, pausing the targets.
+pub fn claim(resolved: &Resolved<'_>) -> Vec<Intent> {
+    let mut intents = Vec::new();
+    for pool in resolved.involved() {
+        if pool.owner() == Some(resolved.owner.as_str()) {
+            continue;
+        }
+        // A stale claim (its run config is gone) keeps the original it recorded.
+        let original = match pool.claim.claim().map(|c| &c.original) {
+            Some(Ok(original)) => original.clone(),
+            _ => PoolOriginal {
+                paused: pool.paused,
+                node_selector: pool.node_selector.clone(),
+                max_unavailable: pool.max_unavailable.clone(),
+            },
+        };
+        intents.push(Intent::ClaimPool {
+            pool: pool.name.clone(),
+            resource_version: pool.resource_version.clone(),
+            owner: resolved.owner.clone(),
+            original,
+            spec: PoolSpec {
+                paused: resolved.is_target(&pool.name) || pool.paused,
+                node_selector: None,
+                max_unavailable: None,
+            },
+        });
+    }
+    intents
+}
+
+/// The canary's `maxUnavailable` during a rollout: at least `concurrency`, so the MCO updates every released node
+/// at once (numo decides how many are released).
+fn canary_max_unavailable(original: Option<&IntOrString>, concurrency: u32) -> Option<IntOrString> {
+    let wanted = i32::try_from(concurrency).unwrap_or(i32::MAX);
+    match original {
+        Some(IntOrString::Int(n)) if *n >= wanted => Some(IntOrString::Int(*n)),
+        None if wanted <= 1 => None,
+        _ => Some(IntOrString::Int(wanted)),
+    }
+}
+
+/// Steers every involved pool: targets select only held nodes (`<label> Exists`), the canary only released ones
+/// (`<label> DoesNotExist`, replacing its own expressions). Returns the writes still needed (none: steered).
+pub fn steer(resolved: &Resolved<'_>, concurrency: u32) -> Vec<Intent> {
+    let labels = resolved.labels();
+    let mut intents = Vec::new();
+    for pool in resolved.involved() {
+        let original = match pool.claim.claim().map(|c| &c.original) {
+            Some(Ok(original)) => original.clone(),
+            _ => PoolOriginal { paused: pool.paused, node_selector: pool.node_selector.clone(), max_unavailable: None },
+        };
+        let is_canary = pool.name == resolved.canary.name;
+        let (selector, max_unavailable) = if is_canary {
+            let exprs: Vec<_> = labels.iter().map(|k| selector::requirement(k, "DoesNotExist")).collect();
+            (
+                selector::with_expressions_replaced(original.node_selector.as_ref(), &exprs),
+                canary_max_unavailable(original.max_unavailable.as_ref(), concurrency),
+            )
+        } else {
+            let exprs: Vec<_> = labels.iter().map(|k| selector::requirement(k, "Exists")).collect();
+            (selector::with_requirements(original.node_selector.as_ref(), &exprs), None)
+        };
+        let paused = !is_canary || pool.paused;
+        let max_unavailable = max_unavailable.filter(|m| pool.max_unavailable.as_ref() != Some(m));
+        if pool.node_selector.as_ref() != Some(&selector) || pool.paused != paused || max_unavailable.is_some() {
+            intents.push(Intent::SteerPool {
+                pool: pool.name.clone(),
+                owner: resolved.owner.clone(),
+                spec: PoolSpec { paused, node_selector: Some(selector), max_unavailable },
+            });
+        }
+    }
+    intents
+}
+
+/// What restoring `pool` writes: the recorded original, or — when the record is unreadable — the pool unpaused
+/// with numo's rule-label requirements taken out of its selector (the rest cannot be known).
+pub fn restore(pool: &PoolView, owner: &str) -> Intent {
+    let spec = match pool.claim.claim().map(|c| &c.original) {
+        Some(Ok(original)) => PoolSpec {
+            paused: original.paused,
+            node_selector: original.node_selector.clone(),
+            max_unavailable: original.max_unavailable.clone().or_else(|| pool.max_unavailable.clone()),
+        },
+        _ => PoolSpec {
+            paused: false,
+            node_selector: pool.node_selector.as_ref().map(selector::without_rule_labels),
+            max_unavailable: pool.max_unavailable.clone(),
+        },
+    };
+    let precondition = match pool.owner() {
+        Some(_) => PoolPrecondition::ClaimedBy(owner.to_string()),
+        None => PoolPrecondition::ResourceVersion(pool.resource_version.clone()),
+    };
+    let annotations = pool.claim.present_keys();
+    Intent::RestorePool {
+        pool: pool.name.clone(),
+        precondition,
+        spec,
+        has_selector: pool.node_selector.is_some(),
+        annotations,
+    }
+}
+
+/// Restores every pool in `pools` that this run config claims: target pools first, the canary last, so that a
+/// released node never matches no pool.
+pub fn restore_all<'p>(pools: impl IntoIterator<Item = &'p PoolView>, owner: &str, canary: &str) -> Vec<Intent> {
+    let mut claimed: Vec<&PoolView> = pools.into_iter().filter(|p| p.owner() == Some(owner)).collect();
+    claimed.sort_by_key(|p| (p.name == canary, p.name.clone()));
+    claimed.into_iter().map(|p| restore(p, owner)).collect()
+}
+
+/// Sentences for the pools whose recorded original cannot be read.
+pub fn unreadable_originals<'p>(pools: impl IntoIterator<Item = &'p PoolView>, owner: &str) -> Vec<String> {
+    pools
+        .into_iter()
+        .filter(|p| p.owner() == Some(owner))
+        .filter_map(|p| {
+            let why = p.claim.claim()?.original.as_ref().err()?;
+            Some(format!(
+                "MachineConfigPool {}: {why}; numo unpaused it and removed its rule-label requirements, check its \
+                 nodeSelector and paused flag by hand",
+                p.name
+            ))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_canary_takes_as_many_nodes_at_once_as_the_rollout_releases() {
+        assert_eq!(canary_max_unavailable(None, 1), None);
+        assert_eq!(canary_max_unavailable(None, 5), Some(IntOrString::Int(5)));
+        assert_eq!(canary_max_unavailable(Some(&IntOrString::Int(10)), 5), Some(IntOrString::Int(10)));
+        assert_eq!(canary_max_unavailable(Some(&IntOrString::Int(2)), 5), Some(IntOrString::Int(5)));
+        assert_eq!(canary_max_unavailable(Some(&IntOrString::String("10%".into())), 3), Some(IntOrString::Int(3)));
+    }
+}

@@ -1,0 +1,157 @@
+//! The per-node part of the status and the Events of node transitions: full entries (with every Job and its result)
+//! for nodes in flight or failed, name lists and counts for the rest.
+
+use std::time::Duration;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+
+use super::gate::GatedNode;
+use super::node_state::{History, NodeState};
+use super::Notice;
+use crate::api::{NodePhase, NodeProgress};
+use crate::labels::{RETRY_ANNOTATION, SKIP_ANNOTATION};
+
+/// The per-node status of a rollout.
+#[derive(Clone, Debug, Default)]
+pub struct NodesStatus {
+    /// Entries of nodes in flight or failed.
+    pub entries: Vec<NodeProgress>,
+    /// Nodes done.
+    pub completed: Vec<String>,
+    /// Nodes skipped.
+    pub skipped: Vec<String>,
+    /// Nodes not started.
+    pub pending: u32,
+    /// Every gated node.
+    pub total: u32,
+}
+
+impl NodesStatus {
+    /// `done/total`.
+    pub fn progress(&self) -> String {
+        format!("{}/{}", self.completed.len() + self.skipped.len(), self.total)
+    }
+}
+
+/// What recording decided.
+pub struct Recorded {
+    /// The per-node status.
+    pub nodes: NodesStatus,
+    /// Events for the nodes that changed phase.
+    pub notices: Vec<Notice>,
+    /// When the earliest `nodeTimeout` of a node in flight runs out.
+    pub requeue_after: Option<Duration>,
+}
+
+/// Records every gated node.
+pub fn record(
+    gated: &[GatedNode<'_>],
+    history: &History<'_>,
+    version: &str,
+    now: &Time,
+    timeout: Option<Duration>,
+) -> Recorded {
+    let mut out = NodesStatus { total: gated.len() as u32, ..Default::default() };
+    let mut notices = Vec::new();
+    let mut requeue_after: Option<Duration> = None;
+    for GatedNode { node, state, records, timer_reset } in gated {
+        let name = node.name.as_str();
+        let phase = state.phase();
+        let previous_phase = history.phase(name);
+        match state {
+            NodeState::Done { already } => {
+                out.completed.push(name.to_string());
+                if !already && previous_phase != NodePhase::Done {
+                    notices.push(Notice::normal(
+                        "NodeUpgraded",
+                        "Complete",
+                        format!("Node {name} runs {version}; its gate and cleanup Jobs succeeded."),
+                    ));
+                }
+                continue;
+            }
+            NodeState::Skipped => {
+                out.skipped.push(name.to_string());
+                if previous_phase != NodePhase::Skipped {
+                    notices.push(Notice::warning(
+                        "NodeSkipped",
+                        "Skip",
+                        format!("Node {name} is skipped as the skip annotation asks; it is not gated."),
+                    ));
+                }
+                continue;
+            }
+            NodeState::Pending => {
+                out.pending += 1;
+                continue;
+            }
+            _ => {}
+        }
+        // A node that starts again (a retry) keeps its record; one that starts fresh gets a new one.
+        let previous = history.entry(name).filter(|e| e.phase != NodePhase::Pending);
+        let started_at = match (timer_reset, previous.and_then(|e| e.started_at.clone())) {
+            (false, Some(started)) => started,
+            _ => now.clone(),
+        };
+        let released_at = previous.and_then(|e| e.released_at.clone()).or_else(|| {
+            matches!(state, NodeState::Releasing | NodeState::Upgrading | NodeState::CleaningUp { .. })
+                .then(|| now.clone())
+        });
+        let finished_at = match state {
+            NodeState::Failed { .. } if !timer_reset => {
+                previous.and_then(|e| e.finished_at.clone()).or_else(|| Some(now.clone()))
+            }
+            _ => None,
+        };
+        let message = match state {
+            NodeState::Gating { .. } => "Running gate Jobs.".to_string(),
+            NodeState::Releasing => "Gate Jobs succeeded; releasing the node to the canary pool.".to_string(),
+            NodeState::Upgrading => format!("Waiting for the node to run {version} and be Ready."),
+            NodeState::CleaningUp { .. } => "Running cleanup Jobs.".to_string(),
+            NodeState::Failed { message, .. } => message.clone(),
+            _ => String::new(),
+        };
+        if previous_phase != phase {
+            notices.push(transition(name, phase, &message));
+        }
+        if let (Some(timeout), true) = (timeout, state.in_flight()) {
+            let elapsed = Duration::try_from(now.0.duration_since(started_at.0)).unwrap_or_default();
+            let left = timeout.saturating_sub(elapsed) + Duration::from_millis(50);
+            requeue_after = Some(requeue_after.map_or(left, |r| r.min(left)));
+        }
+        out.entries.push(NodeProgress {
+            name: name.to_string(),
+            phase,
+            jobs: records.values().cloned().collect(),
+            started_at: Some(started_at),
+            released_at,
+            finished_at,
+            message: Some(message),
+        });
+    }
+    Recorded { nodes: out, notices, requeue_after }
+}
+
+/// The Event of a node entering `phase`.
+fn transition(name: &str, phase: NodePhase, message: &str) -> Notice {
+    let reason = match phase {
+        NodePhase::Gating => "NodeGating",
+        NodePhase::Released => "NodeReleased",
+        NodePhase::Upgrading => "NodeUpgrading",
+        NodePhase::CleaningUp => "NodeCleaningUp",
+        NodePhase::Failed => "NodeFailed",
+        _ => "NodeProgress",
+    };
+    if phase == NodePhase::Failed {
+        return Notice::warning(
+            reason,
+            "Gate",
+            format!(
+                "{message}. The target pools stay paused. Fix the cause, then annotate the run config with \
+                 {RETRY_ANNOTATION}={name} to retry, or {SKIP_ANNOTATION}={name} to skip the node, or delete the run \
+                 config to restore the pools."
+            ),
+        );
+    }
+    Notice::normal(reason, "Gate", format!("Node {name}: {message}"))
+}

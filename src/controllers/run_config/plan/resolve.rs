@@ -1,0 +1,253 @@
+//! Step 1, validation: every referenced rule and target exists and is valid, the canary is usable, and no node a
+//! target pool selects sits in the canary. A valid configuration comes out as a [`Resolved`] value that every later
+//! step takes as input: the rules with their labels, the target pools in order, the canary, the gated nodes in
+//! release order, and what numo still holds from an earlier shape of the spec.
+
+use std::collections::BTreeSet;
+
+use super::super::snapshot::{FoundRule, NodeView, PoolView, RuleView, Snapshot, Unusable};
+use crate::membership::{self, PoolSelector};
+use crate::selector;
+
+/// A rule of a valid configuration.
+#[derive(Clone, Debug)]
+pub struct Rule<'a> {
+    /// The rule as observed.
+    pub view: &'a RuleView,
+    /// The rule's spec.
+    pub found: &'a FoundRule,
+    /// The node label that holds nodes for this rule.
+    pub label: String,
+    /// `namespace/name`.
+    pub key: String,
+}
+
+/// A valid configuration, resolved against the cluster.
+#[derive(Clone, Debug)]
+pub struct Resolved<'a> {
+    /// `namespace/name` of the run config: the value of its pool claims.
+    pub owner: String,
+    /// The rules, in spec order.
+    pub rules: Vec<Rule<'a>>,
+    /// The target pools in target order, without repeats.
+    pub targets: Vec<&'a PoolView>,
+    /// The canary pool.
+    pub canary: &'a PoolView,
+    /// The gated nodes in release order (target order, then name).
+    pub gated: Vec<&'a NodeView>,
+    /// Nodes outside the targets that the steered canary would select (held with the rule labels, never gated).
+    pub outsiders: Vec<&'a NodeView>,
+    /// Pools this run config still claims that the spec no longer involves (a changed canary, a removed target).
+    pub stale_pools: Vec<&'a PoolView>,
+    /// Rule labels in the selectors of pools this run config claims that no rule of the spec has any more.
+    pub stale_labels: Vec<String>,
+    /// Nodes a target pool selects that another pool owns, as sentences (they are not gated).
+    pub findings: Vec<String>,
+}
+
+impl Resolved<'_> {
+    /// Every pool the rollout writes, sorted by name (claims are taken in this order, so two run configs never
+    /// deadlock).
+    pub fn involved(&self) -> Vec<&PoolView> {
+        let mut pools: Vec<&PoolView> = self.targets.iter().copied().chain([self.canary]).collect();
+        pools.sort_by(|a, b| a.name.cmp(&b.name));
+        pools
+    }
+
+    /// The rule labels, in rule order.
+    pub fn labels(&self) -> Vec<String> {
+        self.rules.iter().map(|r| r.label.clone()).collect()
+    }
+
+    /// Whether `pool` is a target pool.
+    pub fn is_target(&self, pool: &str) -> bool {
+        self.targets.iter().any(|t| t.name == pool)
+    }
+}
+
+/// What validation decided.
+#[derive(Clone, Debug)]
+pub enum Verdict<'a> {
+    /// Usable.
+    Valid(Box<Resolved<'a>>),
+    /// Some rule or target was not judged by its own controller yet: a sentence naming them.
+    Awaiting(String),
+    /// Invalid: every problem, as sentences.
+    Invalid(Vec<String>),
+}
+
+/// Validates the run config's references against the snapshot.
+pub fn resolve(s: &Snapshot) -> Verdict<'_> {
+    let mut problems = Vec::new();
+    let mut unjudged = Vec::new();
+    let mut rules = Vec::new();
+    for rule in &s.rules {
+        match &rule.found {
+            None => problems.push(format!("MutexRule {} not found", rule.key())),
+            Some(found) => match &found.valid {
+                Ok(()) => rules.push(Rule { view: rule, found, label: rule.label(), key: rule.key() }),
+                Err(Unusable::NotValidatedYet) => unjudged.push(format!("MutexRule {}", rule.key())),
+                Err(Unusable::Invalid(why)) => problems.push(format!("MutexRule {} is invalid: {why}", rule.key())),
+            },
+        }
+    }
+    let mut targets: Vec<&PoolView> = Vec::new();
+    for target in &s.targets {
+        let key = format!("{}/{}", target.namespace, target.name);
+        match &target.found {
+            None => problems.push(format!("MutexTarget {key} not found")),
+            Some(Err(Unusable::NotValidatedYet)) => unjudged.push(format!("MutexTarget {key}")),
+            Some(Err(Unusable::Invalid(why))) => problems.push(format!("MutexTarget {key} is invalid: {why}")),
+            Some(Ok(pools)) => {
+                for name in pools {
+                    match s.pools.get(name) {
+                        None => problems.push(format!("MachineConfigPool {name} of MutexTarget {key} not found")),
+                        Some(_) if name == membership::MASTER => problems.push(format!(
+                            "MutexTarget {key} names the master pool; control-plane nodes cannot be gated \
+                             (pausing them would stop the control-plane upgrade)"
+                        )),
+                        Some(pool) if !targets.iter().any(|t| t.name == *name) => targets.push(pool),
+                        Some(_) => {}
+                    }
+                }
+            }
+        }
+    }
+    let canary_name = &s.run_config.spec.canary.name;
+    let canary = s.pools.get(canary_name);
+    match canary {
+        None => problems.push(format!("canary MachineConfigPool {canary_name} not found")),
+        Some(pool) => {
+            if pool.paused {
+                problems.push(format!(
+                    "canary MachineConfigPool {canary_name} is paused; the canary must be unpaused so it can \
+                     upgrade released nodes"
+                ));
+            }
+            if canary_name == membership::MASTER {
+                problems.push("the canary cannot be the master pool".to_string());
+            }
+        }
+    }
+    if targets.iter().any(|t| &t.name == canary_name) {
+        problems.push(format!(
+            "canary MachineConfigPool {canary_name} is also a target pool; choose a canary that no MutexTarget names"
+        ));
+    }
+    if problems.is_empty() && !unjudged.is_empty() {
+        return Verdict::Awaiting(format!(
+            "{}: not validated yet; nothing is changed until they are.",
+            unjudged.join(", ")
+        ));
+    }
+    let Some(canary) = canary.filter(|_| problems.is_empty()) else { return Verdict::Invalid(problems) };
+    let membership = Membership::of(s, &targets, canary);
+    if !membership.in_canary.is_empty() {
+        return Verdict::Invalid(vec![format!(
+            "canary MachineConfigPool {} holds {} of the nodes the target pools select ({}); the canary would \
+             upgrade them ungated. Give the canary a node selector that no target node matches (the reference's \
+             canary adds `isCanary Exists` to the worker labels)",
+            canary.name,
+            membership.in_canary.len(),
+            sample(&membership.in_canary)
+        )]);
+    }
+    let owner = s.run_config.key();
+    let rule_labels: BTreeSet<String> = rules.iter().map(|r| r.label.clone()).collect();
+    let involved: BTreeSet<&str> = targets.iter().map(|t| t.name.as_str()).chain([canary.name.as_str()]).collect();
+    let claimed: Vec<&PoolView> = s.pools.values().filter(|p| p.owner() == Some(owner.as_str())).collect();
+    let stale_labels: BTreeSet<String> = claimed
+        .iter()
+        .flat_map(|p| p.node_selector.iter().flat_map(|sel| sel.match_expressions.iter().flatten()))
+        .map(|r| r.key.clone())
+        .filter(|k| k.starts_with(crate::labels::RULE_LABEL_PREFIX) && !rule_labels.contains(k))
+        .collect();
+    let outsiders = outsiders_the_canary_would_take(s, canary, &membership.gated);
+    Verdict::Valid(Box::new(Resolved {
+        rules,
+        stale_pools: claimed.into_iter().filter(|p| !involved.contains(p.name.as_str())).collect(),
+        stale_labels: stale_labels.into_iter().collect(),
+        owner,
+        targets,
+        canary,
+        gated: membership.gated,
+        outsiders,
+        findings: membership.findings,
+    }))
+}
+
+/// The target nodes as the MCO assigns them.
+struct Membership<'a> {
+    /// Nodes the target pools own, in release order.
+    gated: Vec<&'a NodeView>,
+    /// Nodes a target pool selects that the canary owns.
+    in_canary: Vec<&'a str>,
+    /// Nodes a target pool selects that another pool owns, summarised per pool.
+    findings: Vec<String>,
+}
+
+impl<'a> Membership<'a> {
+    fn of(s: &'a Snapshot, targets: &[&'a PoolView], canary: &PoolView) -> Self {
+        let selectors: Vec<PoolSelector<'_>> =
+            s.pools.values().map(|p| PoolSelector { name: &p.name, node_selector: p.effective_selector() }).collect();
+        let mut gated: Vec<(usize, &NodeView)> = Vec::new();
+        let mut in_canary = Vec::new();
+        let mut elsewhere: std::collections::BTreeMap<String, Vec<&str>> = Default::default();
+        for node in s.nodes.values() {
+            let owner = membership::pool_of(&node.labels, &selectors);
+            if let Ok(Some(pool)) = owner {
+                if let Some(i) = targets.iter().position(|t| t.name == pool) {
+                    gated.push((i, node));
+                    continue;
+                }
+            }
+            let selected = targets.iter().any(|t| membership::selects(t.effective_selector(), &node.labels));
+            if !selected {
+                continue;
+            }
+            match owner {
+                Ok(Some(pool)) if pool == canary.name => in_canary.push(node.name.as_str()),
+                Ok(Some(pool)) => elsewhere.entry(format!("pool {pool}")).or_default().push(&node.name),
+                Ok(None) => elsewhere.entry("no pool".into()).or_default().push(&node.name),
+                Err(ambiguous) => elsewhere.entry(format!("no pool ({ambiguous})")).or_default().push(&node.name),
+            }
+        }
+        gated.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.name.cmp(&b.1.name)));
+        let findings = elsewhere
+            .into_iter()
+            .map(|(owner, nodes)| {
+                format!(
+                    "{} node(s) the target pools select belong to {owner} and are not gated: {}",
+                    nodes.len(),
+                    sample(&nodes)
+                )
+            })
+            .collect();
+        Self { gated: gated.into_iter().map(|(_, n)| n).collect(), in_canary, findings }
+    }
+}
+
+/// Up to five names, then how many more.
+fn sample(names: &[&str]) -> String {
+    let shown: Vec<&str> = names.iter().take(5).copied().collect();
+    match names.len().saturating_sub(shown.len()) {
+        0 => shown.join(", "),
+        more => format!("{}, and {more} more", shown.join(", ")),
+    }
+}
+
+/// Nodes outside the targets that the steered canary (its `matchLabels`, rule labels absent) would select. They
+/// are held with the rule labels too, so the canary only ever takes released target nodes: never a node of a pool
+/// the admin paused, nor one of another custom pool (which the MCO would degrade as matched by two custom pools).
+fn outsiders_the_canary_would_take<'a>(
+    s: &'a Snapshot,
+    canary: &PoolView,
+    gated: &[&'a NodeView],
+) -> Vec<&'a NodeView> {
+    let steered = selector::with_expressions_replaced(canary.effective_selector(), &[]);
+    let gated: BTreeSet<&str> = gated.iter().map(|g| g.name.as_str()).collect();
+    s.nodes
+        .values()
+        .filter(|n| !gated.contains(n.name.as_str()) && selector::matches(Some(&steered), &n.labels))
+        .collect()
+}

@@ -1,0 +1,501 @@
+//! Where a rollout is, as one value, and everything the status says about it: the phase, the message and every
+//! condition type the controller owns. Every reconcile states every condition, so none keeps a stale truth.
+
+use crate::api::RunPhase;
+use crate::conditions::Desired;
+use crate::labels::{RETRY_ANNOTATION, SKIP_ANNOTATION};
+
+/// Condition types, the reference's plus `Conflict`.
+pub mod condition {
+    /// Every rule, target and the canary are valid.
+    pub const CONFIG_VALIDATED: &str = "ConfigValidated";
+    /// The ClusterVersion was read.
+    pub const UPGRADE_CHECKED: &str = "UpgradeChecked";
+    /// Some target node is below the cluster's target version (or a rollout is under way).
+    pub const UPGRADE_AVAILABLE: &str = "UpgradeAvailable";
+    /// The control plane completed its upgrade to the target version.
+    pub const UPGRADE_READY: &str = "UpgradeReady";
+    /// Every target pool is paused by numo.
+    pub const TARGET_POOLS_PAUSED: &str = "TargetPoolsPaused";
+    /// Every held node carries the rule labels.
+    pub const MUTEX_RULES_APPLIED: &str = "MutexRulesApplied";
+    /// The target and canary pool selectors are steered.
+    pub const MCP_UPDATED: &str = "MCPUpdated";
+    /// No Job of the rollout failed.
+    pub const JOB_RUN: &str = "JobRun";
+    /// No node failed.
+    pub const NODE_UPGRADE: &str = "NodeUpgrade";
+    /// Another run config drives one of this run config's pools.
+    pub const CONFLICT: &str = "Conflict";
+}
+
+/// The cluster's upgrade as far as the target nodes are concerned.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Upgrade {
+    /// The version the nodes go to.
+    pub version: String,
+    /// Whether the control plane completed its upgrade to it.
+    pub control_plane_done: bool,
+    /// Gated nodes below the version (skipped ones not counted).
+    pub behind: usize,
+    /// Gated nodes.
+    pub total: usize,
+}
+
+/// A node failure that decides the status.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Failure {
+    /// The node.
+    pub node: String,
+    /// Why.
+    pub message: String,
+    /// Whether `nodeTimeout` ran out (else a Job failed).
+    pub timed_out: bool,
+}
+
+/// The gating of nodes, summarised.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Gating {
+    /// Every held node carries the rule labels.
+    pub labels_applied: bool,
+    /// Every pool is steered.
+    pub steered: bool,
+    /// Nodes in flight.
+    pub in_flight: usize,
+    /// Nodes not started.
+    pub pending: usize,
+    /// The first failed node, if any.
+    pub failed: Option<Failure>,
+    /// The first failed Job's message, if any (a timeout is not a Job failure).
+    pub job_failure: Option<String>,
+    /// `onFailure: Hold`.
+    pub hold: bool,
+    /// `spec.paused`.
+    pub paused_by_spec: bool,
+    /// `done/total`.
+    pub progress: String,
+}
+
+/// Where the rollout is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Stage {
+    /// The run config is being deleted; `restoring` while pools or labels are left.
+    Deleting {
+        /// Pools or labels are still being restored.
+        restoring: bool,
+    },
+    /// A rule or target was not judged by its own controller yet.
+    Awaiting(String),
+    /// The configuration is invalid; `holding` when a rollout is held with its pools paused.
+    Invalid {
+        /// Every problem.
+        message: String,
+        /// numo holds pools of an interrupted rollout.
+        holding: bool,
+    },
+    /// The ClusterVersion names no version.
+    NoClusterVersion {
+        /// numo holds pools of an interrupted rollout.
+        holding: bool,
+    },
+    /// No node needs the version.
+    Idle(Upgrade),
+    /// Another run config drives one of the pools.
+    Conflict {
+        /// The upgrade.
+        upgrade: Upgrade,
+        /// The contested pool.
+        pool: String,
+        /// The run config that drives it.
+        owner: String,
+        /// Whether this run config holds pools already.
+        holding: bool,
+    },
+    /// The target pools are being claimed and paused.
+    Pausing(Upgrade),
+    /// The target pools are paused; nodes are being labelled, steered and gated.
+    Gating(Upgrade, Gating),
+    /// Every node finished; the pools are restored, then the target pools move their nodes to their own config.
+    Restoring {
+        /// The upgrade.
+        upgrade: Upgrade,
+        /// `done/total`.
+        progress: String,
+        /// Target pools not Updated yet (after the restore).
+        waiting_for: Vec<String>,
+    },
+    /// The rollout finished and the target pools are Updated.
+    Completed {
+        /// The upgrade.
+        upgrade: Upgrade,
+        /// `done/total`.
+        progress: String,
+    },
+}
+
+impl Stage {
+    /// The phase and the status message.
+    pub fn phase_and_message(&self) -> (RunPhase, String) {
+        match self {
+            Stage::Deleting { .. } => {
+                (RunPhase::Restoring, "Deleting: restoring the pools and removing the rule labels.".into())
+            }
+            Stage::Awaiting(message) => (RunPhase::Waiting, message.clone()),
+            Stage::Invalid { message, holding: false } => {
+                (RunPhase::Invalid, format!("Invalid configuration, nothing was changed: {message}"))
+            }
+            Stage::Invalid { message, holding: true } => (
+                RunPhase::Invalid,
+                format!("Invalid configuration; the rollout is held with the target pools paused: {message}"),
+            ),
+            Stage::NoClusterVersion { holding } => (
+                if *holding { RunPhase::Waiting } else { RunPhase::Idle },
+                "Waiting for the ClusterVersion 'version' to name a version.".into(),
+            ),
+            Stage::Idle(u) => (RunPhase::Idle, format!("No upgrade: every target node runs {}.", u.version)),
+            Stage::Conflict { pool, owner, .. } => (
+                RunPhase::Waiting,
+                format!(
+                    "MachineConfigPool {pool} is driven by MutexRunConfig {owner}; waiting until its rollout is \
+                     finished."
+                ),
+            ),
+            Stage::Pausing(u) => {
+                (RunPhase::Pausing, format!("Upgrade to {} available: pausing the target pools.", u.version))
+            }
+            Stage::Gating(u, g) => gating_phase(u, g),
+            Stage::Restoring { waiting_for, .. } if waiting_for.is_empty() => {
+                (RunPhase::Restoring, "Every node finished; restoring the pools.".into())
+            }
+            Stage::Restoring { waiting_for, .. } => (
+                RunPhase::Restoring,
+                format!(
+                    "The pools were restored; waiting for {} to move every node to its own rendered config.",
+                    waiting_for.join(", ")
+                ),
+            ),
+            Stage::Completed { upgrade, .. } => {
+                (RunPhase::Completed, format!("Every target node runs {}; the pools were restored.", upgrade.version))
+            }
+        }
+    }
+
+    /// Every condition type the controller owns, as this stage states it.
+    pub fn conditions(&self, validated_message: &str) -> Vec<Desired> {
+        use condition::*;
+        let not_checked = |type_| Desired::false_(type_, "NotChecked", "Not checked: the configuration is not usable.");
+        let valid = Desired::true_(CONFIG_VALIDATED, "Valid", validated_message);
+        let no_conflict = Desired::false_(CONFLICT, "NoConflict", "No other run config drives these pools.");
+        let no_job_failed = Desired::true_(JOB_RUN, "NoJobFailed", "No Job of this rollout failed.");
+        let not_paused = Desired::false_(TARGET_POOLS_PAUSED, "NotPaused", "numo holds no target pool paused.");
+        let not_labelled = Desired::false_(MUTEX_RULES_APPLIED, "NotApplied", "No node carries the rule labels.");
+        let not_steered = Desired::false_(MCP_UPDATED, "NotSteered", "The pool selectors are not steered.");
+        match self {
+            Stage::Deleting { .. } => vec![
+                Desired::true_(CONFIG_VALIDATED, "Deleting", "The run config is being deleted."),
+                not_checked(UPGRADE_CHECKED),
+                Desired::false_(UPGRADE_AVAILABLE, "Deleting", "The run config is being deleted."),
+                not_checked(UPGRADE_READY),
+                Desired::false_(TARGET_POOLS_PAUSED, "Restoring", "The pools are being restored."),
+                Desired::false_(MUTEX_RULES_APPLIED, "Removing", "The rule labels are being removed."),
+                Desired::false_(MCP_UPDATED, "Restoring", "The pool selectors are being restored."),
+                no_job_failed,
+                Desired::true_(NODE_UPGRADE, "Deleting", "The run config is being deleted."),
+                no_conflict,
+            ],
+            Stage::Awaiting(message) | Stage::Invalid { message, .. } => {
+                let (reason, holding) = match self {
+                    Stage::Invalid { holding, .. } => ("InvalidConfig", *holding),
+                    _ => ("AwaitingValidation", false),
+                };
+                vec![
+                    Desired::false_(CONFIG_VALIDATED, reason, message.clone()),
+                    not_checked(UPGRADE_CHECKED),
+                    not_checked(UPGRADE_AVAILABLE),
+                    not_checked(UPGRADE_READY),
+                    if holding {
+                        Desired::true_(
+                            TARGET_POOLS_PAUSED,
+                            "Held",
+                            "The target pools stay paused until the configuration is fixed or the run config deleted.",
+                        )
+                    } else {
+                        not_paused
+                    },
+                    not_labelled,
+                    not_steered,
+                    no_job_failed,
+                    Desired::true_(NODE_UPGRADE, "NotStarted", "No node is being upgraded."),
+                    no_conflict,
+                ]
+            }
+            Stage::NoClusterVersion { .. } => vec![
+                valid,
+                Desired::false_(
+                    UPGRADE_CHECKED,
+                    "ClusterVersionNotFound",
+                    "The ClusterVersion 'version' does not exist or names no version.",
+                ),
+                not_checked(UPGRADE_AVAILABLE),
+                not_checked(UPGRADE_READY),
+                not_paused,
+                not_labelled,
+                not_steered,
+                no_job_failed,
+                Desired::true_(NODE_UPGRADE, "NotStarted", "No node is being upgraded."),
+                no_conflict,
+            ],
+            Stage::Idle(u) | Stage::Completed { upgrade: u, .. } => {
+                let completed = matches!(self, Stage::Completed { .. });
+                vec![
+                    valid,
+                    checked(u),
+                    Desired::false_(
+                        UPGRADE_AVAILABLE,
+                        if completed { "UpgradeCompleted" } else { "NoUpgrade" },
+                        format!("Every target node runs {}.", u.version),
+                    ),
+                    ready(u),
+                    if completed {
+                        Desired::false_(TARGET_POOLS_PAUSED, "PoolsRestored", "The target pools were restored.")
+                    } else {
+                        not_paused
+                    },
+                    if completed {
+                        Desired::false_(MUTEX_RULES_APPLIED, "LabelsRemoved", "The rule labels were removed.")
+                    } else {
+                        not_labelled
+                    },
+                    if completed {
+                        Desired::false_(MCP_UPDATED, "PoolsRestored", "Every pool selector was restored.")
+                    } else {
+                        not_steered
+                    },
+                    no_job_failed,
+                    match self {
+                        Stage::Completed { progress, .. } => Desired::true_(
+                            NODE_UPGRADE,
+                            "NodesUpgraded",
+                            format!("{progress} nodes upgraded to {}.", u.version),
+                        ),
+                        _ => {
+                            Desired::true_(NODE_UPGRADE, "NoUpgrade", format!("Every target node runs {}.", u.version))
+                        }
+                    },
+                    no_conflict,
+                ]
+            }
+            Stage::Conflict { upgrade, holding, .. } => {
+                let (_, message) = self.phase_and_message();
+                vec![
+                    valid,
+                    checked(upgrade),
+                    available(upgrade, *holding),
+                    ready(upgrade),
+                    if *holding {
+                        Desired::true_(TARGET_POOLS_PAUSED, "Paused", "The target pools are paused.")
+                    } else {
+                        not_paused
+                    },
+                    not_labelled,
+                    not_steered,
+                    no_job_failed,
+                    Desired::true_(NODE_UPGRADE, "NotStarted", "No node is being upgraded."),
+                    Desired::true_(CONFLICT, "PoolInUse", message),
+                ]
+            }
+            Stage::Pausing(u) => vec![
+                valid,
+                checked(u),
+                available(u, false),
+                ready(u),
+                Desired::false_(TARGET_POOLS_PAUSED, "Pausing", "Pausing the target pools."),
+                labels_pending(u),
+                not_steered,
+                no_job_failed,
+                Desired::true_(NODE_UPGRADE, "NotStarted", "No node is being upgraded yet."),
+                no_conflict,
+            ],
+            Stage::Gating(u, g) => vec![
+                valid,
+                checked(u),
+                available(u, true),
+                ready(u),
+                Desired::true_(TARGET_POOLS_PAUSED, "Paused", "The target pools are paused."),
+                if g.labels_applied {
+                    Desired::true_(MUTEX_RULES_APPLIED, "NodesLabelled", "Every held node carries the rule labels.")
+                } else {
+                    labels_pending(u)
+                },
+                if g.steered {
+                    Desired::true_(
+                        MCP_UPDATED,
+                        "PoolsSteered",
+                        "Target pools select only held nodes; the canary selects released ones.",
+                    )
+                } else {
+                    not_steered
+                },
+                match &g.job_failure {
+                    Some(message) => Desired::false_(JOB_RUN, "JobFailed", message.clone()),
+                    None => no_job_failed,
+                },
+                match &g.failed {
+                    Some(f) => Desired::false_(
+                        NODE_UPGRADE,
+                        if f.timed_out { "NodeTimedOut" } else { "NodeFailed" },
+                        f.message.clone(),
+                    ),
+                    None => Desired::true_(
+                        NODE_UPGRADE,
+                        "NodesProgressing",
+                        format!("{} nodes upgraded to {}.", g.progress, u.version),
+                    ),
+                },
+                no_conflict,
+            ],
+            Stage::Restoring { upgrade, progress, .. } => vec![
+                valid,
+                checked(upgrade),
+                available(upgrade, true),
+                ready(upgrade),
+                Desired::false_(TARGET_POOLS_PAUSED, "Restoring", "The target pools are being restored."),
+                Desired::false_(MUTEX_RULES_APPLIED, "Removing", "The rule labels are being removed."),
+                Desired::false_(MCP_UPDATED, "Restoring", "The pool selectors are being restored."),
+                no_job_failed,
+                Desired::true_(
+                    NODE_UPGRADE,
+                    "NodesUpgraded",
+                    format!("{progress} nodes upgraded to {}.", upgrade.version),
+                ),
+                no_conflict,
+            ],
+        }
+    }
+}
+
+fn gating_phase(u: &Upgrade, g: &Gating) -> (RunPhase, String) {
+    if let Some(f) = &g.failed {
+        if g.hold || (g.in_flight == 0 && g.pending == 0) {
+            return (
+                RunPhase::Failed,
+                format!(
+                    "Node {} failed: {}. Target pools stay paused. Annotate {RETRY_ANNOTATION}={} to retry or \
+                     {SKIP_ANNOTATION}={} to skip.",
+                    f.node, f.message, f.node, f.node
+                ),
+            );
+        }
+    }
+    if !u.control_plane_done && g.in_flight == 0 {
+        let message =
+            format!("Target pools paused; waiting for the control plane to complete its upgrade to {}.", u.version);
+        return (RunPhase::Waiting, message);
+    }
+    if !g.labels_applied || !g.steered {
+        return (RunPhase::Upgrading, "Labelling the target nodes and steering the pools.".into());
+    }
+    if g.paused_by_spec && g.in_flight == 0 {
+        return (RunPhase::Waiting, "Paused (spec.paused); no node starts until it is unset.".into());
+    }
+    (RunPhase::Upgrading, format!("Upgrading to {}: {} nodes done, {} in flight.", u.version, g.progress, g.in_flight))
+}
+
+fn checked(u: &Upgrade) -> Desired {
+    Desired::true_(
+        condition::UPGRADE_CHECKED,
+        "ClusterVersionRead",
+        format!("The cluster's target version is {}.", u.version),
+    )
+}
+
+fn available(u: &Upgrade, in_progress: bool) -> Desired {
+    Desired::true_(
+        condition::UPGRADE_AVAILABLE,
+        if in_progress { "RolloutInProgress" } else { "NodesBehind" },
+        format!("{} of {} target nodes run a version below {}.", u.behind, u.total, u.version),
+    )
+}
+
+fn ready(u: &Upgrade) -> Desired {
+    if u.control_plane_done {
+        Desired::true_(
+            condition::UPGRADE_READY,
+            "ControlPlaneUpgraded",
+            format!("The control plane runs {}.", u.version),
+        )
+    } else {
+        Desired::false_(
+            condition::UPGRADE_READY,
+            "ControlPlaneUpgrading",
+            format!("The control plane has not completed its upgrade to {}.", u.version),
+        )
+    }
+}
+
+fn labels_pending(u: &Upgrade) -> Desired {
+    if u.control_plane_done {
+        Desired::false_(condition::MUTEX_RULES_APPLIED, "Labelling", "Adding the rule labels to the target nodes.")
+    } else {
+        Desired::false_(
+            condition::MUTEX_RULES_APPLIED,
+            "WaitingForControlPlane",
+            "Nodes are labelled once the control plane completed its upgrade.",
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn upgrade() -> Upgrade {
+        Upgrade { version: "4.16.5".into(), control_plane_done: true, behind: 1, total: 2 }
+    }
+
+    #[test]
+    fn every_stage_states_every_condition_type_once() {
+        let gating = Gating {
+            labels_applied: true,
+            steered: true,
+            in_flight: 1,
+            pending: 0,
+            failed: None,
+            job_failure: None,
+            hold: true,
+            paused_by_spec: false,
+            progress: "1/2".into(),
+        };
+        let stages = [
+            Stage::Deleting { restoring: true },
+            Stage::Awaiting("x".into()),
+            Stage::Invalid { message: "x".into(), holding: true },
+            Stage::NoClusterVersion { holding: false },
+            Stage::Idle(upgrade()),
+            Stage::Conflict { upgrade: upgrade(), pool: "p".into(), owner: "o".into(), holding: false },
+            Stage::Pausing(upgrade()),
+            Stage::Gating(upgrade(), gating),
+            Stage::Restoring { upgrade: upgrade(), progress: "2/2".into(), waiting_for: vec![] },
+            Stage::Completed { upgrade: upgrade(), progress: "2/2".into() },
+        ];
+        let all = [
+            condition::CONFIG_VALIDATED,
+            condition::UPGRADE_CHECKED,
+            condition::UPGRADE_AVAILABLE,
+            condition::UPGRADE_READY,
+            condition::TARGET_POOLS_PAUSED,
+            condition::MUTEX_RULES_APPLIED,
+            condition::MCP_UPDATED,
+            condition::JOB_RUN,
+            condition::NODE_UPGRADE,
+            condition::CONFLICT,
+        ];
+        for stage in stages {
+            let mut types: Vec<&str> = stage.conditions("ok").iter().map(|d| d.type_).collect();
+            types.sort();
+            let mut expected = all.to_vec();
+            expected.sort();
+            assert_eq!(types, expected, "{stage:?}");
+        }
+    }
+}

@@ -1,0 +1,149 @@
+//! numo's claim on a MachineConfigPool, kept in two annotations of the pool: which run config drives it
+//! (`claimed-by`, `<namespace>/<name>`) and how the pool was before numo changed it (`original`, JSON). This module
+//! is the only place that reads or writes them.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use serde::{Deserialize, Serialize};
+
+use crate::labels::{POOL_CLAIMED_BY, POOL_ORIGINAL};
+
+/// What the `original` annotation records: the pool as it was before numo changed it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PoolOriginal {
+    /// `spec.paused` before numo.
+    pub paused: bool,
+    /// `spec.nodeSelector` before numo (absent if it had none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_selector: Option<LabelSelector>,
+    /// `spec.maxUnavailable` before numo, when numo changes it (the canary, for `spec.concurrency`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_unavailable: Option<IntOrString>,
+}
+
+/// A pool's claim annotations as read from the pool.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PoolClaim {
+    /// The run config that drives the pool, `<namespace>/<name>`.
+    pub owner: String,
+    /// The recorded original: `Ok` when readable, else why not.
+    pub original: Result<PoolOriginal, Unreadable>,
+}
+
+/// Why a claim's recorded original cannot be used.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum Unreadable {
+    /// The `original` annotation is missing.
+    #[error("the annotation {POOL_ORIGINAL} is missing")]
+    Missing,
+    /// The `original` annotation is not the JSON numo writes.
+    #[error("the annotation {POOL_ORIGINAL} is not readable: {0}")]
+    Garbled(String),
+}
+
+/// Whether a pool carries numo's annotations at all: a claim, an `original` without a claim (a restore cut short),
+/// or neither.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum ClaimAnnotations {
+    /// Neither annotation.
+    #[default]
+    None,
+    /// Only the `original` annotation (a restore that removed the claim first).
+    OriginalOnly,
+    /// The claim (with or without a readable original).
+    Claimed(PoolClaim),
+}
+
+impl PoolClaim {
+    /// Reads the claim from a pool's annotations.
+    pub fn read(annotations: &BTreeMap<String, String>) -> ClaimAnnotations {
+        let original = annotations.get(POOL_ORIGINAL);
+        match annotations.get(POOL_CLAIMED_BY) {
+            Some(owner) => ClaimAnnotations::Claimed(PoolClaim {
+                owner: owner.clone(),
+                original: match original {
+                    None => Err(Unreadable::Missing),
+                    Some(text) => serde_json::from_str(text).map_err(|e| Unreadable::Garbled(e.to_string())),
+                },
+            }),
+            None if original.is_some() => ClaimAnnotations::OriginalOnly,
+            None => ClaimAnnotations::None,
+        }
+    }
+
+    /// The annotations that record a claim by `owner` of a pool that was `original`.
+    pub fn annotations(owner: &str, original: &PoolOriginal) -> Result<[(&'static str, String); 2], serde_json::Error> {
+        Ok([(POOL_CLAIMED_BY, owner.to_string()), (POOL_ORIGINAL, serde_json::to_string(original)?)])
+    }
+}
+
+impl ClaimAnnotations {
+    /// The claim, if the pool is claimed.
+    pub fn claim(&self) -> Option<&PoolClaim> {
+        match self {
+            ClaimAnnotations::Claimed(claim) => Some(claim),
+            _ => None,
+        }
+    }
+
+    /// The keys of numo's annotations present on the pool (what a restore removes).
+    pub fn present_keys(&self) -> Vec<&'static str> {
+        match self {
+            ClaimAnnotations::None => Vec::new(),
+            ClaimAnnotations::OriginalOnly => vec![POOL_ORIGINAL],
+            ClaimAnnotations::Claimed(PoolClaim { original: Err(Unreadable::Missing), .. }) => vec![POOL_CLAIMED_BY],
+            ClaimAnnotations::Claimed(_) => vec![POOL_CLAIMED_BY, POOL_ORIGINAL],
+        }
+    }
+
+    /// The node selector that decides membership: the recorded original while a claim with a readable original
+    /// stands, else the pool's `current` selector.
+    pub fn effective_selector<'a>(&'a self, current: Option<&'a LabelSelector>) -> Option<&'a LabelSelector> {
+        match self.claim().map(|c| &c.original) {
+            Some(Ok(original)) => original.node_selector.as_ref(),
+            _ => current,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn annotations(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn a_claim_round_trips_through_its_annotations() {
+        let original = PoolOriginal { paused: true, node_selector: None, max_unavailable: Some(IntOrString::Int(2)) };
+        let written = PoolClaim::annotations("ops/rc", &original).unwrap_or_else(|e| panic!("{e}"));
+        let read = PoolClaim::read(&written.iter().map(|(k, v)| (k.to_string(), v.clone())).collect());
+        assert_eq!(read, ClaimAnnotations::Claimed(PoolClaim { owner: "ops/rc".into(), original: Ok(original) }));
+    }
+
+    #[test]
+    fn unreadable_missing_and_orphaned_originals_are_told_apart() {
+        let garbled = PoolClaim::read(&annotations(&[(POOL_CLAIMED_BY, "ops/rc"), (POOL_ORIGINAL, "{not json")]));
+        assert!(garbled.claim().is_some_and(|c| matches!(c.original, Err(Unreadable::Garbled(_)))));
+        assert_eq!(garbled.present_keys(), [POOL_CLAIMED_BY, POOL_ORIGINAL]);
+        let missing = PoolClaim::read(&annotations(&[(POOL_CLAIMED_BY, "ops/rc")]));
+        assert!(missing.claim().is_some_and(|c| c.original == Err(Unreadable::Missing)));
+        assert_eq!(missing.present_keys(), [POOL_CLAIMED_BY]);
+        assert_eq!(PoolClaim::read(&annotations(&[(POOL_ORIGINAL, "{}")])), ClaimAnnotations::OriginalOnly);
+        assert_eq!(PoolClaim::read(&annotations(&[])), ClaimAnnotations::None);
+    }
+
+    #[test]
+    fn membership_uses_the_original_only_while_claimed_and_readable() {
+        let current = LabelSelector::default();
+        let claimed =
+            PoolClaim::read(&annotations(&[(POOL_CLAIMED_BY, "ops/rc"), (POOL_ORIGINAL, "{\"paused\":false}")]));
+        assert_eq!(claimed.effective_selector(Some(&current)), None);
+        let garbled = PoolClaim::read(&annotations(&[(POOL_CLAIMED_BY, "ops/rc"), (POOL_ORIGINAL, "x")]));
+        assert_eq!(garbled.effective_selector(Some(&current)), Some(&current));
+    }
+}
