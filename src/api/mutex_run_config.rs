@@ -31,8 +31,8 @@ pub struct MutexRunConfigSpec {
     #[serde(default, rename = "skipTLSVerify")]
     pub skip_tls_verify: bool,
 
-    /// The unpaused MachineConfigPool that upgrades each released node. It must exist, must not be paused and must
-    /// not be one of the target pools. During a rollout its `matchExpressions` are replaced by one
+    /// The unpaused MachineConfigPool that upgrades each released node. It must exist, must not be paused, must
+    /// not be one of the target pools and must own no node that a target pool selects. During a rollout its `matchExpressions` are replaced by one
     /// `<rule-label> DoesNotExist` per rule; they are restored exactly afterwards.
     pub canary: CanaryPool,
 
@@ -44,7 +44,9 @@ pub struct MutexRunConfigSpec {
     #[schemars(length(min = 1))]
     pub mutex_targets: Vec<ObjectReference>,
 
-    /// How many nodes may be between their first gate Job and their last cleanup Job at once.
+    /// How many nodes may be between their first gate Job and their last cleanup Job at once. During a rollout numo
+    /// raises the canary pool's `maxUnavailable` to at least this number (so the MCO updates every released node at
+    /// once) and puts it back afterwards.
     #[serde(default = "default_concurrency")]
     #[schemars(range(min = 1, max = 100))]
     pub concurrency: u32,

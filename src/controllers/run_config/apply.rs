@@ -100,7 +100,7 @@ async fn apply_one(client: &kube::Client, rc: &MutexRunConfig, snapshot: &Snapsh
             ops.extend(spec_ops(spec)?);
             json_patch(&pools, pool, ops).await?;
         }
-        Intent::RestorePool { pool, precondition, spec, has_selector, annotations } => {
+        Intent::RestorePool { pool, precondition, spec, remove, annotations } => {
             let mut ops = vec![match precondition {
                 PoolPrecondition::ClaimedBy(owner) => claim_test(owner),
                 PoolPrecondition::ResourceVersion(version) => {
@@ -108,8 +108,8 @@ async fn apply_one(client: &kube::Client, rc: &MutexRunConfig, snapshot: &Snapsh
                 }
             }];
             ops.extend(spec_ops(spec)?);
-            if spec.node_selector.is_none() && *has_selector {
-                ops.push(json!({"op": "remove", "path": "/spec/nodeSelector"}));
+            for path in remove {
+                ops.push(json!({"op": "remove", "path": path}));
             }
             for key in annotations {
                 ops.push(json!({"op": "remove", "path": annotation_path(key)}));

@@ -79,8 +79,12 @@ pub fn completion(s: &Snapshot, resolved: &Resolved<'_>, upgrade: Upgrade, draft
     }
     let progress = format!("{}/{}", status.completed_nodes.len() + status.skipped_nodes.len(), upgrade.total);
     status.progress = Some(progress.clone());
-    let waiting_for: Vec<String> =
-        resolved.targets.iter().filter(|p| !p.paused && !p.updated).map(|p| p.name.clone()).collect();
+    // Skipped nodes upgrade ungated in their own pool once it is restored, and may never get there (that is often
+    // why they were skipped): the rollout is complete without them.
+    let waiting_for: Vec<String> = match status.skipped_nodes.is_empty() {
+        true => resolved.targets.iter().filter(|p| !p.paused && !p.updated).map(|p| p.name.clone()).collect(),
+        false => Vec::new(),
+    };
     if prev.phase == Some(RunPhase::Restoring) && !waiting_for.is_empty() {
         return Stage::Restoring { upgrade, progress, waiting_for };
     }

@@ -63,8 +63,8 @@ pub enum Intent {
         precondition: PoolPrecondition,
         /// What to put back.
         spec: PoolSpec,
-        /// Whether the pool has a `spec.nodeSelector` now (restoring "none" removes it).
-        has_selector: bool,
+        /// Fields the pool has now that the original had not (`/spec/nodeSelector`, `/spec/maxUnavailable`).
+        remove: Vec<&'static str>,
         /// The annotation keys of numo's claim present on the pool.
         annotations: Vec<&'static str>,
     },

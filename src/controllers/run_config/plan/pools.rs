@@ -94,7 +94,7 @@ pub fn restore(pool: &PoolView, owner: &str) -> Intent {
         Some(Ok(original)) => PoolSpec {
             paused: original.paused,
             node_selector: original.node_selector.clone(),
-            max_unavailable: original.max_unavailable.clone().or_else(|| pool.max_unavailable.clone()),
+            max_unavailable: original.max_unavailable.clone(),
         },
         _ => PoolSpec {
             paused: false,
@@ -106,14 +106,14 @@ pub fn restore(pool: &PoolView, owner: &str) -> Intent {
         Some(_) => PoolPrecondition::ClaimedBy(owner.to_string()),
         None => PoolPrecondition::ResourceVersion(pool.resource_version.clone()),
     };
-    let annotations = pool.claim.present_keys();
-    Intent::RestorePool {
-        pool: pool.name.clone(),
-        precondition,
-        spec,
-        has_selector: pool.node_selector.is_some(),
-        annotations,
+    let mut remove = Vec::new();
+    if spec.node_selector.is_none() && pool.node_selector.is_some() {
+        remove.push("/spec/nodeSelector");
     }
+    if spec.max_unavailable.is_none() && pool.max_unavailable.is_some() {
+        remove.push("/spec/maxUnavailable");
+    }
+    Intent::RestorePool { pool: pool.name.clone(), precondition, spec, remove, annotations: pool.claim.present_keys() }
 }
 
 /// Restores every pool in `pools` that this run config claims: target pools first, the canary last, so that a

@@ -1,0 +1,247 @@
+//! The cases of the planner made total: deleted Jobs, canaries that hold target nodes, restore order, pools that
+//! catch up, concurrency, changed specs and total conditions.
+
+use super::*;
+
+fn all_condition_types() -> Vec<&'static str> {
+    let mut all = vec![
+        condition::CONFIG_VALIDATED,
+        condition::UPGRADE_CHECKED,
+        condition::UPGRADE_AVAILABLE,
+        condition::UPGRADE_READY,
+        condition::TARGET_POOLS_PAUSED,
+        condition::MUTEX_RULES_APPLIED,
+        condition::MCP_UPDATED,
+        condition::JOB_RUN,
+        condition::NODE_UPGRADE,
+        condition::CONFLICT,
+    ];
+    all.sort();
+    all
+}
+
+fn position(p: &Plan, wanted: impl Fn(&Intent) -> bool) -> Option<usize> {
+    p.intents.iter().position(wanted)
+}
+
+#[test]
+fn a_finished_job_deleted_by_its_ttl_is_never_run_again() {
+    let mut f = Fixture::new(2);
+    f.advance_to_gating();
+    f.finish_jobs(JobResult::Succeeded);
+    // The TTL controller deletes the Job as soon as it finished: numo's finalizer keeps it readable.
+    f.s.jobs[0].deleting = true;
+    let p = f.step();
+    assert_eq!(node_phase(&p, "worker-0"), Some(NodePhase::Released));
+    let recorded = &p.status.nodes[0].jobs[0];
+    assert_eq!((recorded.result, recorded.attempt), (JobResult::Succeeded, 1));
+    assert_eq!(p.after_status.len(), 1, "the Job is let go once its result is in the status: {:?}", p.after_status);
+    assert!(f.s.jobs.is_empty(), "gone after the finalizer went");
+    for _ in 0..3 {
+        let p = f.step();
+        assert!(jobs_created(&p).iter().all(|(node, _, _)| node != "worker-0"), "{:?}", jobs_created(&p));
+    }
+}
+
+#[test]
+fn a_job_that_vanishes_or_is_deleted_while_running_fails_its_node_instead_of_running_again() {
+    let mut f = Fixture::new(2);
+    f.advance_to_gating();
+    f.step(); // the running Job is recorded
+    f.s.jobs.clear();
+    let p = f.step();
+    assert_eq!(node_phase(&p, "worker-0"), Some(NodePhase::Failed));
+    assert!(jobs_created(&p).is_empty(), "{:?}", jobs_created(&p));
+    assert!(p.status.message.as_deref().unwrap_or_default().contains("deleted"), "{:?}", p.status.message);
+
+    let mut f = Fixture::new(2);
+    f.advance_to_gating();
+    f.s.jobs[0].deleting = true;
+    let p = f.step();
+    assert_eq!(node_phase(&p, "worker-0"), Some(NodePhase::Failed));
+    assert!(jobs_created(&p).is_empty());
+    f.s.run_config.retry = Some("worker-0".into());
+    let p = f.step();
+    assert_eq!(jobs_created(&p), vec![("worker-0".to_string(), "gate".to_string(), 2)], "a retry runs it again");
+}
+
+#[test]
+fn a_retry_annotation_is_cleared_only_after_the_retrys_job() {
+    let mut f = Fixture::new(1);
+    f.advance_to_gating();
+    f.finish_jobs(JobResult::Failed);
+    f.step();
+    f.s.run_config.retry = Some("worker-0".into());
+    let p = f.plan();
+    let create = position(&p, |i| matches!(i, Intent::CreateJob(_)));
+    let clear = position(&p, |i| *i == Intent::ClearRetry);
+    assert!(create.is_some() && create < clear, "{:?}", p.intents);
+}
+
+#[test]
+fn a_canary_that_holds_the_target_nodes_is_refused() {
+    let mut f = Fixture::new(3);
+    // The reference's canary without its isCanary expression: it selects every worker.
+    f.s.pools.get_mut("canary").unwrap().node_selector = Some(selector("node-role.kubernetes.io/worker"));
+    let p = f.plan();
+    assert!(only_finalizer_or_nothing(&p), "{:?}", p.intents);
+    assert_eq!(p.status.phase, Some(RunPhase::Invalid));
+    let c = condition(&p, condition::CONFIG_VALIDATED);
+    assert_eq!(c.status, "False");
+    assert!(c.message.contains("canary") && c.message.contains("worker-0"), "{}", c.message);
+    assert!(p.notices.iter().any(|n| n.warning && n.reason == "InvalidConfig"));
+}
+
+#[test]
+fn target_nodes_another_pool_owns_are_named_not_silently_ignored() {
+    let mut f = Fixture::new(3);
+    f.s.pools.insert("infra".into(), pool("infra", selector("node-role.kubernetes.io/infra")));
+    f.s.nodes.get_mut("worker-2").unwrap().labels.insert("node-role.kubernetes.io/infra".into(), String::new());
+    let p = f.plan();
+    let c = condition(&p, condition::CONFIG_VALIDATED);
+    assert_eq!(c.status, "True");
+    assert!(c.message.contains("pool infra") && c.message.contains("worker-2"), "{}", c.message);
+    assert_eq!(p.status.total_nodes, 2);
+}
+
+#[test]
+fn the_target_pools_are_restored_before_the_canary_and_completion_waits_for_them() {
+    let mut f = Fixture::new(1);
+    let mut restoring = None;
+    for _ in 0..50 {
+        let p = f.step();
+        if p.status.phase == Some(RunPhase::Restoring) {
+            restoring = Some(p);
+            break;
+        }
+        f.finish_jobs(JobResult::Succeeded);
+        f.upgrade("worker-0");
+    }
+    let p = restoring.expect("the rollout reaches Restoring");
+    let worker = position(&p, |i| matches!(i, Intent::RestorePool { pool, .. } if pool == "worker"));
+    let canary = position(&p, |i| matches!(i, Intent::RestorePool { pool, .. } if pool == "canary"));
+    assert!(worker.is_some() && worker < canary, "{:?}", p.intents);
+
+    // The pools are back; the worker pool still moves its nodes to its own rendered config.
+    let p = f.step();
+    assert_eq!(p.status.phase, Some(RunPhase::Restoring), "{:?}", p.status.message);
+    assert!(p.status.message.as_deref().unwrap_or_default().contains("worker"));
+    assert_eq!(condition(&p, condition::MUTEX_RULES_APPLIED).status, "False");
+    f.s.pools.get_mut("worker").unwrap().updated = true;
+    let p = f.step();
+    assert_eq!(p.status.phase, Some(RunPhase::Completed));
+    assert_eq!(condition(&p, condition::MUTEX_RULES_APPLIED).status, "False");
+    assert_eq!(condition(&p, condition::TARGET_POOLS_PAUSED).status, "False");
+}
+
+#[test]
+fn once_the_pools_are_paused_the_phase_never_falls_back_to_pausing() {
+    let mut f = Fixture::new(2);
+    f.s.cluster.as_mut().unwrap().control_plane_completed = false;
+    assert_eq!(f.step().status.phase, Some(RunPhase::Pausing));
+    assert_eq!(f.step().status.phase, Some(RunPhase::Waiting));
+    f.s.cluster.as_mut().unwrap().control_plane_completed = true;
+    for _ in 0..4 {
+        let p = f.step();
+        assert_ne!(p.status.phase, Some(RunPhase::Pausing), "{:?}", p.status.message);
+    }
+}
+
+#[test]
+fn concurrency_above_the_canarys_max_unavailable_raises_it_for_the_rollout_only() {
+    let mut f = Fixture::new(4);
+    f.s.run_config.spec.concurrency = 3;
+    f.advance_to_gating();
+    assert_eq!(f.s.pools["canary"].max_unavailable, Some(IntOrString::Int(3)));
+    assert_eq!(f.s.pools["worker"].max_unavailable, None, "only the canary");
+    assert_eq!(f.s.jobs.len(), 3, "three nodes in flight");
+    run_to_end(&mut f);
+    assert_eq!(f.s.pools["canary"].max_unavailable, None, "put back as it was");
+}
+
+#[test]
+fn a_canary_changed_mid_rollout_gives_the_old_one_back() {
+    let mut f = Fixture::new(2);
+    f.advance_to_gating();
+    f.s.pools.insert("canary2".into(), pool("canary2", canary_selector()));
+    f.s.run_config.spec.canary.name = "canary2".into();
+    let p = f.step();
+    assert!(
+        p.intents.iter().any(|i| matches!(i, Intent::RestorePool { pool, .. } if pool == "canary")),
+        "{:?}",
+        p.intents
+    );
+    assert_eq!(f.s.pools["canary"].node_selector, Some(canary_selector()));
+    assert!(f.s.pools["canary"].owner().is_none());
+}
+
+#[test]
+fn a_rule_removed_mid_rollout_takes_its_labels_with_it() {
+    let mut f = Fixture::new(2).rules(vec![rule("first", false), rule("second", false)]);
+    f.advance_to_gating();
+    let second = crate::labels::rule_label("second", "ops");
+    assert!(f.s.nodes["worker-1"].labels.contains_key(&second));
+    f = f.rules(vec![rule("first", false)]);
+    let p = f.step();
+    let unlabel = position(&p, |i| matches!(i, Intent::UnlabelNode { labels, .. } if labels.contains(&second)));
+    let steer = position(&p, |i| matches!(i, Intent::SteerPool { .. }));
+    assert!(unlabel.is_some() && unlabel < steer, "{:?}", p.intents);
+    for _ in 0..2 {
+        f.step();
+    }
+    assert!(f.s.nodes.values().all(|n| !n.labels.contains_key(&second)));
+    let steered = f.s.pools["worker"].node_selector.clone().unwrap_or_default();
+    assert!(steered.match_expressions.iter().flatten().all(|r| r.key != second));
+}
+
+#[test]
+fn an_unreadable_original_is_restored_as_far_as_it_can_be_and_said() {
+    let mut f = Fixture::new(1);
+    f.advance_to_gating();
+    let worker = f.s.pools.get_mut("worker").unwrap();
+    worker.claim = ClaimAnnotations::Claimed(PoolClaim {
+        owner: ME.into(),
+        original: Err(crate::pool_claim::Unreadable::Garbled("expected value".into())),
+    });
+    f.s.run_config.deleting = true;
+    let p = f.step();
+    let restored = p.intents.iter().find_map(|i| match i {
+        Intent::RestorePool { pool, spec, .. } if pool == "worker" => Some(spec.clone()),
+        _ => None,
+    });
+    let restored = restored.expect("the worker pool is restored");
+    assert!(!restored.paused, "unpaused");
+    let selector = restored.node_selector.unwrap_or_default();
+    assert!(selector.match_expressions.iter().flatten().all(|r| !r.key.starts_with(RULE_LABEL_PREFIX)));
+    assert_eq!(selector.match_labels, super::selector("node-role.kubernetes.io/worker").match_labels);
+}
+
+#[test]
+fn every_reconcile_states_every_condition_and_a_conflict_that_ended_is_false() {
+    let mut f = Fixture::new(1);
+    f.s.run_configs.insert("team/other".into());
+    let original =
+        PoolOriginal { paused: false, node_selector: f.s.pools["worker"].node_selector.clone(), max_unavailable: None };
+    f.s.pools.get_mut("worker").unwrap().claim =
+        ClaimAnnotations::Claimed(PoolClaim { owner: "team/other".into(), original: Ok(original) });
+    let p = f.step();
+    assert_eq!(condition(&p, condition::CONFLICT).status, "True");
+    f.s.run_configs.remove("team/other");
+    for _ in 0..100 {
+        let p = f.step();
+        let mut types: Vec<&str> = p.status.conditions.iter().map(|c| c.type_.as_str()).collect();
+        types.sort();
+        assert_eq!(types, all_condition_types(), "{:?}", p.status.phase);
+        assert_eq!(condition(&p, condition::CONFLICT).status, "False", "{:?}", p.status.phase);
+        if p.status.phase == Some(RunPhase::Completed) {
+            assert_eq!(condition(&p, condition::MUTEX_RULES_APPLIED).status, "False");
+            return;
+        }
+        if p.status.phase == Some(RunPhase::Restoring) {
+            f.s.pools.values_mut().for_each(|pool| pool.updated = true);
+        }
+        f.finish_jobs(JobResult::Succeeded);
+        f.upgrade("worker-0");
+    }
+    panic!("the rollout did not complete");
+}

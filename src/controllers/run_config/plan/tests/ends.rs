@@ -1,0 +1,289 @@
+//! Skips, the end of a rollout, deletion, conflicts, restarts and scale.
+
+use super::*;
+
+#[test]
+fn a_node_that_does_not_reach_the_version_in_time_fails_and_a_retry_restarts_its_clock() {
+    let mut f = Fixture::new(1);
+    f.s.run_config.spec.node_timeout = Some("10m".into());
+    f.advance_to_gating();
+    let p = f.step();
+    let requeue = p.requeue_after.expect("a reconcile is due at the timeout");
+    assert!(requeue <= Duration::from_secs(600) && requeue > Duration::from_secs(590), "{requeue:?}");
+    f.finish_jobs(JobResult::Succeeded);
+    f.step();
+    f.step();
+    f.s.now += Duration::from_secs(601);
+    let p = f.step();
+    assert_eq!(node_phase(&p, "worker-0"), Some(NodePhase::Failed));
+    assert_eq!(condition(&p, condition::NODE_UPGRADE).reason, "NodeTimedOut");
+    assert!(p.status.nodes[0].message.as_deref().unwrap().contains("did not reach the target version within 10m"));
+    assert_eq!(p.status.phase, Some(RunPhase::Failed));
+
+    f.s.run_config.retry = Some("worker-0".into());
+    let p = f.step();
+    assert_eq!(node_phase(&p, "worker-0"), Some(NodePhase::Upgrading));
+    let p = f.step();
+    assert_eq!(node_phase(&p, "worker-0"), Some(NodePhase::Upgrading), "the clock restarted");
+}
+
+#[test]
+fn skipped_nodes_are_not_gated_and_count_as_finished() {
+    let mut f = Fixture::new(2);
+    f.s.run_config.skip = BTreeSet::from(["worker-0".to_string()]);
+    f.advance_to_gating();
+    assert!(f.s.jobs.iter().all(|j| j.node == "worker-1"));
+    let p = f.plan();
+    assert_eq!(p.status.skipped_nodes, vec!["worker-0".to_string()]);
+    assert!(f.s.nodes["worker-0"].labels.keys().any(|k| k.starts_with(RULE_LABEL_PREFIX)), "held in its own pool");
+}
+
+#[test]
+fn nodes_of_other_pools_the_steered_canary_would_match_are_held_but_not_gated() {
+    let mut f = Fixture::new(2);
+    f.s.pools.insert("infra".into(), pool("infra", selector("node-role.kubernetes.io/infra")));
+    let labels = BTreeMap::from([
+        ("node-role.kubernetes.io/worker".to_string(), String::new()),
+        ("node-role.kubernetes.io/infra".to_string(), String::new()),
+    ]);
+    f.s.nodes
+        .insert("infra-0".into(), NodeView { name: "infra-0".into(), labels, ready: true, version: Some(OLD.into()) });
+    f.advance_to_gating();
+    let held = |f: &Fixture, node: &str| f.s.nodes[node].labels.keys().any(|k| k.starts_with(RULE_LABEL_PREFIX));
+    assert!(held(&f, "infra-0"), "out of the canary's reach");
+    assert!(!held(&f, "master-0"), "the canary never selects masters");
+    assert!(!f.s.pools["infra"].paused, "its own pool is left alone");
+    assert!(f.s.pools["infra"].owner().is_none());
+    let p = run_to_end(&mut f);
+    assert_eq!(p.status.total_nodes, 2, "only target nodes are gated");
+    assert!(f.s.jobs.iter().all(|j| j.node != "infra-0"));
+    assert!(!held(&f, "infra-0"), "labels removed at the restore");
+}
+
+#[test]
+fn a_node_skipped_after_its_release_is_held_again_and_the_next_node_goes() {
+    let mut f = Fixture::new(2);
+    f.s.run_config.spec.node_timeout = Some("10m".into());
+    f.advance_to_gating();
+    f.step();
+    f.finish_jobs(JobResult::Succeeded);
+    f.step();
+    f.step();
+    assert!(!f.s.nodes["worker-0"].labels.keys().any(|k| k.starts_with(RULE_LABEL_PREFIX)), "released");
+    f.s.now += Duration::from_secs(601);
+    assert_eq!(f.step().status.phase, Some(RunPhase::Failed));
+
+    f.s.run_config.skip = BTreeSet::from(["worker-0".to_string()]);
+    let p = f.step();
+    assert!(f.s.nodes["worker-0"].labels.keys().any(|k| k.starts_with(RULE_LABEL_PREFIX)), "held again");
+    assert_eq!(p.status.skipped_nodes, vec!["worker-0".to_string()]);
+    f.step();
+    assert!(f.s.jobs.iter().any(|j| j.node == "worker-1"), "the next node started");
+    let p = run_to_end(&mut f);
+    assert_eq!(p.status.phase, Some(RunPhase::Completed));
+    assert!(f.s.nodes.values().all(|n| !n.labels.keys().any(|k| k.starts_with(RULE_LABEL_PREFIX))), "labels gone");
+}
+
+#[test]
+fn spec_paused_stops_new_nodes_from_starting() {
+    let mut f = Fixture::new(2);
+    f.s.run_config.spec.paused = true;
+    f.advance_to_gating();
+    let p = f.step();
+    assert!(f.s.jobs.is_empty());
+    assert_eq!(p.status.phase, Some(RunPhase::Waiting));
+    assert!(p.status.message.as_deref().unwrap().contains("spec.paused"));
+}
+
+#[test]
+fn nodes_already_at_the_target_version_are_done_without_jobs() {
+    let mut f = Fixture::new(2);
+    f.upgrade("worker-0");
+    f.advance_to_gating();
+    assert!(f.s.jobs.iter().all(|j| j.node == "worker-1"));
+    let p = f.plan();
+    assert!(p.status.completed_nodes.contains(&"worker-0".to_string()));
+}
+
+#[test]
+fn at_the_end_every_pool_is_restored_exactly_and_every_label_removed() {
+    let mut f = Fixture::new(3);
+    f.s.pools.get_mut("worker").unwrap().has_annotations = false;
+    let before: BTreeMap<_, _> =
+        f.s.pools.iter().map(|(n, p)| (n.clone(), (p.paused, p.node_selector.clone()))).collect();
+    let p = run_to_end(&mut f);
+    let after: BTreeMap<_, _> =
+        f.s.pools.iter().map(|(n, p)| (n.clone(), (p.paused, p.node_selector.clone()))).collect();
+    assert_eq!(before, after);
+    assert!(f.s.pools.values().all(|p| p.owner().is_none()));
+    let key = crate::labels::rule_label("first", "ops");
+    assert!(f.s.nodes.values().all(|n| !n.labels.contains_key(&key)));
+    assert_eq!(p.status.progress.as_deref(), Some("3/3"));
+    assert_eq!(condition(&p, condition::UPGRADE_AVAILABLE).status, "False");
+    assert!(p.status.finished_at.is_some());
+    assert_eq!(f.s.jobs.iter().filter(|j| j.phase == JobPhase::Gate).count(), 3);
+    assert_eq!(f.s.jobs.iter().filter(|j| j.phase == JobPhase::Cleanup).count(), 3);
+    assert!(f.plan().intents.is_empty(), "a completed rollout is stable");
+}
+
+#[test]
+fn restoring_happens_pools_first_then_labels() {
+    let mut f = Fixture::new(1);
+    for _ in 0..50 {
+        let p = f.plan();
+        if p.status.phase == Some(RunPhase::Restoring) {
+            let first_unlabel = p.intents.iter().position(|i| matches!(i, Intent::UnlabelNode { .. }));
+            let last_restore = p.intents.iter().rposition(|i| matches!(i, Intent::RestorePool { .. }));
+            assert!(last_restore < first_unlabel || first_unlabel.is_none());
+            return;
+        }
+        f.absorb(&p);
+        f.finish_jobs(JobResult::Succeeded);
+        f.upgrade("worker-0");
+    }
+    panic!("never restored");
+}
+
+#[test]
+fn deleting_restores_pools_and_labels_before_the_finalizer_goes() {
+    let mut f = Fixture::new(2);
+    f.advance_to_gating();
+    f.s.run_config.deleting = true;
+    let p = f.step();
+    assert!(p.intents.iter().any(|i| matches!(i, Intent::RestorePool { pool, .. } if pool == "worker")));
+    assert!(p.intents.iter().any(|i| matches!(i, Intent::RestorePool { pool, .. } if pool == "canary")));
+    assert_eq!(p.intents.iter().filter(|i| matches!(i, Intent::UnlabelNode { .. })).count(), 2);
+    assert!(!p.intents.contains(&Intent::RemoveFinalizer));
+    let p = f.step();
+    assert_eq!(p.intents, vec![Intent::RemoveFinalizer]);
+    assert_eq!(f.s.pools["worker"].node_selector, Some(selector("node-role.kubernetes.io/worker")));
+    assert!(!f.s.pools["worker"].paused);
+    assert_eq!(f.s.pools["canary"].node_selector, Some(canary_selector()));
+}
+
+#[test]
+fn a_pool_driven_by_another_run_config_makes_this_one_wait_naming_it() {
+    let mut f = Fixture::new(1);
+    f.s.run_configs.insert("team/other".into());
+    let worker = f.s.pools.get_mut("worker").unwrap();
+    let original = PoolOriginal { paused: false, node_selector: worker.node_selector.clone(), max_unavailable: None };
+    worker.claim = ClaimAnnotations::Claimed(PoolClaim { owner: "team/other".into(), original: Ok(original) });
+    let p = f.plan();
+    assert!(only_finalizer_or_nothing(&p), "{:?}", p.intents);
+    assert_eq!(p.status.phase, Some(RunPhase::Waiting));
+    let c = condition(&p, condition::CONFLICT);
+    assert_eq!(c.status, "True");
+    assert!(c.message.contains("team/other"), "{}", c.message);
+}
+
+#[test]
+fn a_stale_claim_is_taken_over_keeping_its_recorded_original() {
+    let mut f = Fixture::new(1);
+    let recorded = PoolOriginal {
+        paused: false,
+        node_selector: Some(selector("node-role.kubernetes.io/worker")),
+        max_unavailable: None,
+    };
+    let worker = f.s.pools.get_mut("worker").unwrap();
+    worker.claim =
+        ClaimAnnotations::Claimed(PoolClaim { owner: "team/deleted".into(), original: Ok(recorded.clone()) });
+    worker.paused = true;
+    let p = f.plan();
+    let record = p.intents.iter().find_map(|i| match i {
+        Intent::ClaimPool { pool, original, .. } if pool == "worker" => Some(original.clone()),
+        _ => None,
+    });
+    assert_eq!(record, Some(recorded));
+}
+
+#[test]
+fn an_invalid_config_mid_rollout_holds_without_restoring() {
+    let mut f = Fixture::new(2);
+    f.advance_to_gating();
+    f.s.rules[0].found = None;
+    let p = f.plan();
+    assert_eq!(p.status.phase, Some(RunPhase::Invalid));
+    assert!(p.intents.is_empty());
+    assert!(p.status.message.as_deref().unwrap().contains("held"));
+}
+
+#[test]
+fn a_restart_replans_the_same_steps_from_the_cluster_alone() {
+    let mut f = Fixture::new(2);
+    f.advance_to_gating();
+    let p = f.plan();
+    // The status was lost (or never written): the Jobs and labels still tell where the rollout is.
+    f.s.run_config.status = Default::default();
+    let again = f.plan();
+    assert_eq!(jobs_created(&again), jobs_created(&p));
+    assert_eq!(node_phase(&again, "worker-0"), Some(NodePhase::Gating));
+    assert!(!again.intents.iter().any(|i| matches!(i, Intent::LabelNode { .. })));
+}
+
+#[test]
+fn conditions_carry_the_generation_and_keep_their_transition_time() {
+    let mut f = Fixture::new(1);
+    f.s.run_config.generation = Some(7);
+    let p = f.step();
+    let first = condition(&p, condition::CONFIG_VALIDATED).clone();
+    assert_eq!(first.observed_generation, Some(7));
+    let p = f.step();
+    assert_eq!(condition(&p, condition::CONFIG_VALIDATED).last_transition_time, first.last_transition_time);
+    assert_eq!(p.status.observed_generation, Some(7));
+    let _ = Time(f.s.now);
+}
+
+/// OpenShift supports 2,000 nodes: late in such a rollout (1,990 nodes done, their Jobs kept), the status stays far
+/// below etcd's 1.5 MiB object limit, and a reconcile writes only for the nodes in flight.
+#[test]
+fn at_two_thousand_nodes_the_status_stays_small_and_writes_are_for_the_nodes_in_flight_only() {
+    const NODES: usize = 2000;
+    const CONCURRENCY: usize = 10;
+    let mut f = Fixture::new(NODES);
+    f.s.run_config.spec.concurrency = CONCURRENCY as u32;
+    f.advance_to_gating();
+    let label = f.s.rules[0].label();
+    // As a long rollout leaves them: released, upgraded, gate and cleanup Jobs succeeded, counted as done.
+    let mut done = Vec::new();
+    for i in 0..NODES - CONCURRENCY {
+        let name = format!("worker-{i}");
+        let node = f.s.nodes.get_mut(&name).unwrap();
+        node.labels.remove(&label);
+        node.version = Some(NEW.into());
+        for phase in [JobPhase::Gate, JobPhase::Cleanup] {
+            f.s.jobs.push(JobView {
+                name: format!("first-{i}-{}", phase.as_str()),
+                namespace: "ops".into(),
+                node: name.clone(),
+                rule: "ops/first".into(),
+                phase,
+                attempt: 1,
+                target_version: NEW.into(),
+                result: JobResult::Succeeded,
+                message: None,
+                deleting: false,
+                holds_result: true,
+            });
+        }
+        // Real node names are longer (worker-N.<cluster>.<domain>); the status lists the done ones by name.
+        done.push(format!("{name}.cluster-with-a-long-name.apps.example.com"));
+    }
+    f.s.run_config.status.completed_nodes = (0..NODES - CONCURRENCY).map(|i| format!("worker-{i}")).collect();
+
+    let p = f.step();
+    assert_eq!(jobs_created(&p).len(), CONCURRENCY, "the last {CONCURRENCY} nodes start together");
+    assert_eq!(p.intents.len(), CONCURRENCY, "{:?}", p.intents);
+    assert_eq!(p.status.nodes.len(), CONCURRENCY, "full entries only for the nodes in flight");
+    assert_eq!(p.status.completed_nodes.len(), NODES - CONCURRENCY);
+    assert_eq!(p.status.progress.as_deref(), Some("1990/2000"));
+
+    // With the names real clusters use, the status is a small fraction of the 1.5 MiB limit.
+    let mut status = p.status.clone();
+    status.completed_nodes = done;
+    let bytes = serde_json::to_vec(&status).unwrap().len();
+    assert!(bytes < 256 * 1024, "the status of a 2,000-node rollout takes {bytes} bytes");
+
+    // Nothing changed: nothing to write.
+    let p = f.plan();
+    assert!(p.intents.is_empty(), "{:?}", p.intents);
+}

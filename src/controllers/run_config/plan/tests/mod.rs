@@ -1,0 +1,314 @@
+//! Every transition of the run-config state machine, from hand-built snapshots: the fixture here, the tests in
+//! the submodules.
+
+mod cases;
+mod ends;
+mod flow;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement, Time};
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use k8s_openapi::jiff::Timestamp;
+use serde_json::json;
+
+use super::*;
+use crate::api::{CanaryPool, FailurePolicy, MutexRunConfigSpec, ObjectReference, VersionSource};
+use crate::api::{JobResult, NodePhase, RunPhase};
+use crate::controllers::run_config::snapshot::{
+    ClaimAnnotations, ClusterView, FoundRule, NodeView, PoolClaim, PoolOriginal, PoolView, RuleView, RunConfigView,
+    TargetView, Unusable,
+};
+use crate::controllers::run_config::snapshot::{JobView, Snapshot};
+use crate::jobs::{self, JobPhase};
+use crate::labels::RULE_LABEL_PREFIX;
+
+const OLD: &str = "4.16.4";
+const NEW: &str = "4.16.5";
+const ME: &str = "ops/example";
+
+fn selector(label: &str) -> LabelSelector {
+    LabelSelector { match_labels: Some(BTreeMap::from([(label.to_string(), String::new())])), match_expressions: None }
+}
+
+fn canary_selector() -> LabelSelector {
+    LabelSelector {
+        match_labels: Some(BTreeMap::from([("node-role.kubernetes.io/worker".to_string(), String::new())])),
+        match_expressions: Some(vec![LabelSelectorRequirement {
+            key: "isCanary".into(),
+            operator: "Exists".into(),
+            values: None,
+        }]),
+    }
+}
+
+fn pool(name: &str, node_selector: LabelSelector) -> PoolView {
+    PoolView {
+        name: name.into(),
+        resource_version: "1".into(),
+        node_selector: Some(node_selector),
+        has_annotations: true,
+        updated: true,
+        ..Default::default()
+    }
+}
+
+fn rule(name: &str, cleanup: bool) -> RuleView {
+    let spec = json!({"template": {"spec": {"containers": [{"name": "c", "image": "i"}], "restartPolicy": "Never"}}});
+    RuleView {
+        namespace: "ops".into(),
+        name: name.into(),
+        found: Some(FoundRule {
+            valid: Ok(()),
+            job_name: name.into(),
+            job_namespace: "ops".into(),
+            job_spec: spec.clone(),
+            cleanup: cleanup.then_some(spec),
+        }),
+    }
+}
+
+/// A cluster with pools master/worker/canary, `workers` worker nodes at 4.16.4, and a ClusterVersion going to 4.16.5.
+struct Fixture {
+    s: Snapshot,
+}
+
+impl Fixture {
+    fn new(workers: usize) -> Self {
+        let pools = BTreeMap::from([
+            ("master".to_string(), pool("master", selector("node-role.kubernetes.io/master"))),
+            ("worker".to_string(), pool("worker", selector("node-role.kubernetes.io/worker"))),
+            ("canary".to_string(), pool("canary", canary_selector())),
+        ]);
+        let mut nodes = BTreeMap::new();
+        for i in 0..workers {
+            let name = format!("worker-{i}");
+            let labels = BTreeMap::from([("node-role.kubernetes.io/worker".to_string(), String::new())]);
+            nodes.insert(name.clone(), NodeView { name, labels, ready: true, version: Some(OLD.into()) });
+        }
+        let master_labels = BTreeMap::from([("node-role.kubernetes.io/master".to_string(), String::new())]);
+        nodes.insert(
+            "master-0".into(),
+            NodeView { name: "master-0".into(), labels: master_labels, ready: true, version: Some(NEW.into()) },
+        );
+        let spec = MutexRunConfigSpec {
+            skip_tls_verify: false,
+            canary: CanaryPool { name: "canary".into() },
+            mutex_rules: vec![ObjectReference { name: "first".into(), namespace: None }],
+            mutex_targets: vec![ObjectReference { name: "workers".into(), namespace: None }],
+            concurrency: 1,
+            node_timeout: None,
+            on_failure: FailurePolicy::Hold,
+            version_source: VersionSource::Auto,
+            paused: false,
+            avoid_target_node: true,
+        };
+        let run_config = RunConfigView {
+            namespace: "ops".into(),
+            name: "example".into(),
+            uid: "uid-1".into(),
+            generation: Some(1),
+            spec,
+            status: Default::default(),
+            deleting: false,
+            has_finalizer: true,
+            retry: None,
+            skip: BTreeSet::new(),
+        };
+        let s = Snapshot {
+            now: Timestamp::from_second(1_000_000).unwrap(),
+            run_config,
+            rules: vec![rule("first", true)],
+            targets: vec![TargetView {
+                namespace: "ops".into(),
+                name: "workers".into(),
+                found: Some(Ok(vec!["worker".into()])),
+            }],
+            pools,
+            nodes,
+            cluster: Some(ClusterView { target_version: Some(NEW.into()), control_plane_completed: true }),
+            jobs: Vec::new(),
+            run_configs: BTreeSet::from([ME.to_string()]),
+        };
+        Self { s }
+    }
+
+    fn rules(mut self, rules: Vec<RuleView>) -> Self {
+        self.s.run_config.spec.mutex_rules =
+            rules.iter().map(|r| ObjectReference { name: r.name.clone(), namespace: None }).collect();
+        self.s.rules = rules;
+        self
+    }
+
+    fn plan(&self) -> Plan {
+        plan(&self.s)
+    }
+
+    /// Applies a plan's pool, label and Job intents to the snapshot, as the cluster would, and takes its status.
+    fn step(&mut self) -> Plan {
+        let p = self.plan();
+        self.absorb(&p);
+        p
+    }
+
+    fn absorb(&mut self, p: &Plan) {
+        for intent in &p.intents {
+            match intent {
+                Intent::ClaimPool { pool, owner, original, spec, .. } => {
+                    let view = self.s.pools.get_mut(pool).unwrap();
+                    view.claim =
+                        ClaimAnnotations::Claimed(PoolClaim { owner: owner.clone(), original: Ok(original.clone()) });
+                    apply_spec(view, spec);
+                }
+                Intent::SteerPool { pool, spec, .. } => apply_spec(self.s.pools.get_mut(pool).unwrap(), spec),
+                Intent::RestorePool { pool, spec, .. } => {
+                    let view = self.s.pools.get_mut(pool).unwrap();
+                    view.paused = spec.paused;
+                    view.node_selector = spec.node_selector.clone();
+                    view.max_unavailable = spec.max_unavailable.clone();
+                    view.claim = ClaimAnnotations::None;
+                    // The MCO moves the pool's nodes to its own rendered config before it reports Updated again.
+                    view.updated = false;
+                }
+                Intent::ReleaseJob { name, .. } => {
+                    self.s.jobs.retain(|j| !(j.name == *name && j.deleting));
+                    for job in self.s.jobs.iter_mut().filter(|j| j.name == *name) {
+                        job.holds_result = false;
+                    }
+                }
+                Intent::LabelNode { node, labels } => {
+                    for l in labels {
+                        self.s.nodes.get_mut(node).unwrap().labels.insert(l.clone(), String::new());
+                    }
+                }
+                Intent::UnlabelNode { node, labels } => {
+                    for l in labels {
+                        self.s.nodes.get_mut(node).unwrap().labels.remove(l);
+                    }
+                }
+                Intent::CreateJob(job) => {
+                    let a = job.metadata.annotations.clone().unwrap();
+                    let l = job.metadata.labels.clone().unwrap();
+                    if !self.s.jobs.iter().any(|j| Some(&j.name) == job.metadata.name.as_ref()) {
+                        self.s.jobs.push(JobView {
+                            name: job.metadata.name.clone().unwrap(),
+                            namespace: job.metadata.namespace.clone().unwrap(),
+                            node: a[jobs::NODE_ANNOTATION].clone(),
+                            rule: a[jobs::RULE_ANNOTATION].clone(),
+                            phase: JobPhase::parse(&l[crate::labels::JOB_PHASE]).unwrap(),
+                            attempt: l[crate::labels::JOB_ATTEMPT].parse().unwrap(),
+                            target_version: a[jobs::VERSION_ANNOTATION].clone(),
+                            result: JobResult::Running,
+                            message: None,
+                            deleting: false,
+                            holds_result: true,
+                        });
+                    }
+                }
+                Intent::ClearRetry => self.s.run_config.retry = None,
+                Intent::AddFinalizer => self.s.run_config.has_finalizer = true,
+                Intent::RemoveFinalizer => self.s.run_config.has_finalizer = false,
+            }
+        }
+        self.s.run_config.status = p.status.clone();
+        for intent in &p.after_status {
+            if let Intent::ReleaseJob { name, .. } = intent {
+                self.s.jobs.retain(|j| !(j.name == *name && j.deleting));
+            }
+        }
+        self.s.now += Duration::from_secs(1);
+    }
+
+    fn finish_jobs(&mut self, result: JobResult) {
+        for job in self.s.jobs.iter_mut().filter(|j| j.result == JobResult::Running) {
+            job.result = result;
+            if result == JobResult::Failed {
+                job.message = Some("BackoffLimitExceeded: Job has reached the specified backoff limit".into());
+            }
+        }
+    }
+
+    fn upgrade(&mut self, node: &str) {
+        self.s.nodes.get_mut(node).unwrap().version = Some(NEW.into());
+    }
+
+    /// Runs the rollout until it reaches the per-node gating (pools claimed, nodes labelled, pools steered).
+    fn advance_to_gating(&mut self) {
+        for _ in 0..4 {
+            self.step();
+        }
+    }
+}
+
+/// Sets a pool's spec as a write would; the MCO then reports the pool Updated.
+fn apply_spec(view: &mut PoolView, spec: &PoolSpec) {
+    view.paused = spec.paused;
+    if spec.node_selector.is_some() {
+        view.node_selector = spec.node_selector.clone();
+    }
+    if spec.max_unavailable.is_some() {
+        view.max_unavailable = spec.max_unavailable.clone();
+    }
+}
+
+fn jobs_created(p: &Plan) -> Vec<(String, String, u32)> {
+    p.intents
+        .iter()
+        .filter_map(|i| match i {
+            Intent::CreateJob(job) => {
+                let a = job.metadata.annotations.clone().unwrap();
+                let l = job.metadata.labels.clone().unwrap();
+                Some((
+                    a[jobs::NODE_ANNOTATION].clone(),
+                    l[crate::labels::JOB_PHASE].clone(),
+                    l[crate::labels::JOB_ATTEMPT].parse().unwrap(),
+                ))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+fn condition<'a>(p: &'a Plan, type_: &str) -> &'a k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition {
+    p.status.conditions.iter().find(|c| c.type_ == type_).unwrap_or_else(|| panic!("no {type_} condition"))
+}
+
+fn node_phase(p: &Plan, node: &str) -> Option<NodePhase> {
+    p.status
+        .nodes
+        .iter()
+        .find(|e| e.name == node)
+        .map(|e| e.phase)
+        .or_else(|| p.status.completed_nodes.iter().any(|n| n == node).then_some(NodePhase::Done))
+}
+
+fn only_finalizer_or_nothing(p: &Plan) -> bool {
+    p.intents.iter().all(|i| matches!(i, Intent::AddFinalizer))
+}
+
+/// Drives a rollout of `f` to its end, answering Jobs with success and upgrading released nodes.
+fn run_to_end(f: &mut Fixture) -> Plan {
+    for _ in 0..200 {
+        let p = f.step();
+        if p.status.phase == Some(RunPhase::Completed) {
+            return p;
+        }
+        if p.status.phase == Some(RunPhase::Restoring) {
+            f.s.pools.values_mut().for_each(|pool| pool.updated = true);
+        }
+        f.finish_jobs(JobResult::Succeeded);
+        let released: Vec<String> =
+            f.s.run_config
+                .status
+                .nodes
+                .iter()
+                .filter(|e| e.phase == NodePhase::Upgrading)
+                .map(|e| e.name.clone())
+                .collect();
+        for node in released {
+            f.upgrade(&node);
+        }
+    }
+    panic!("the rollout did not complete: {:?}", f.s.run_config.status);
+}
