@@ -10,8 +10,6 @@ use crate::metrics::Metrics;
 pub struct OperatorConfig {
     /// Namespaces (besides a rule's own) that MutexRule Jobs may run in. Empty: only the rule's own namespace.
     pub allowed_job_namespaces: Vec<String>,
-    /// Namespaces whose numo objects this operator reconciles. Empty: all namespaces.
-    pub watch_namespaces: Vec<String>,
 }
 
 impl OperatorConfig {
@@ -53,7 +51,7 @@ mod tests {
         let config = OperatorConfig::default();
         assert!(config.job_namespace_allowed("team-a", "team-a"));
         assert!(!config.job_namespace_allowed("team-a", "kube-system"));
-        let config = OperatorConfig { allowed_job_namespaces: vec!["ops".into()], ..Default::default() };
+        let config = OperatorConfig { allowed_job_namespaces: vec!["ops".into()] };
         assert!(config.job_namespace_allowed("team-a", "ops"));
         assert!(!config.job_namespace_allowed("team-a", "kube-system"));
     }

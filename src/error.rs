@@ -17,10 +17,6 @@ pub enum Error {
     #[error("object is missing {0}")]
     MissingField(&'static str),
 
-    /// The spec is invalid; the reconcile waits for a change of the object.
-    #[error("invalid configuration: {0}")]
-    InvalidConfig(String),
-
     /// Another writer changed an object between read and write; retried at once.
     #[error("conflicting write: {0}")]
     Conflict(String),
@@ -33,16 +29,15 @@ impl Error {
             Error::Kube(_) => "kube",
             Error::Serialization(_) => "serialization",
             Error::MissingField(_) => "missing_field",
-            Error::InvalidConfig(_) => "invalid_config",
             Error::Conflict(_) => "conflict",
         }
     }
 
-    /// How long to wait before the next attempt: permanent errors wait for a change of the object (a long safety
-    /// net), transient ones back off briefly.
+    /// How long to wait before the next attempt: a conflicting write is retried at once, anything else backs off
+    /// briefly. (An invalid spec is not an error: it is a verdict in the status, and the reconcile waits for a
+    /// change.)
     pub fn retry_after(&self) -> Duration {
         match self {
-            Error::InvalidConfig(_) => Duration::from_secs(300),
             Error::Conflict(_) => Duration::from_millis(200),
             Error::Kube(kube::Error::Api(status)) if status.code == 409 => Duration::from_millis(200),
             _ => Duration::from_secs(5),

@@ -68,7 +68,7 @@ struct RunArgs {
 impl RunArgs {
     fn operator_config(&self) -> OperatorConfig {
         let allowed = self.allowed_job_namespaces.iter().map(|n| n.trim().to_string()).filter(|n| !n.is_empty());
-        OperatorConfig { allowed_job_namespaces: allowed.collect(), ..Default::default() }
+        OperatorConfig { allowed_job_namespaces: allowed.collect() }
     }
 
     /// The Lease's namespace: the flag/env, else the in-cluster namespace file; `None` without leader election.

@@ -187,7 +187,7 @@ mod tests {
     #[test]
     fn every_family_is_exposed_with_the_numo_prefix() {
         let metrics = Metrics::default();
-        metrics.reconcile_error("mutex_rule", &crate::Error::InvalidConfig("x".into()));
+        metrics.reconcile_error("mutex_rule", &crate::Error::MissingField("x"));
         metrics.reconcile_duration("mutex_rule", 0.02);
         metrics.set_nodes_by_phase("ns/rc", NodePhase::Gating, 2);
         metrics.job_finished("gate", JobResult::Succeeded);
@@ -195,7 +195,7 @@ mod tests {
         metrics.set_leader(true);
         let text = metrics.encode().unwrap_or_default();
         assert!(
-            text.contains(r#"numo_reconcile_errors_total{controller="mutex_rule",error="invalid_config"} 1"#),
+            text.contains(r#"numo_reconcile_errors_total{controller="mutex_rule",error="missing_field"} 1"#),
             "{text}"
         );
         assert!(text.contains(r#"numo_reconcile_duration_seconds_count{controller="mutex_rule"} 1"#), "{text}");

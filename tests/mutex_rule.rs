@@ -25,10 +25,7 @@ const TIMEOUT: Duration = Duration::from_secs(60);
 const REFERENCE_JOB_NAMESPACE: &str = "node-upgrade-mutex-operator";
 
 fn context(client: kube::Client, allowed: &[&str]) -> Context {
-    let config = OperatorConfig {
-        allowed_job_namespaces: allowed.iter().map(|n| n.to_string()).collect(),
-        ..Default::default()
-    };
+    let config = OperatorConfig { allowed_job_namespaces: allowed.iter().map(|n| n.to_string()).collect() };
     Context::new(client, config, Arc::new(Metrics::default()))
 }
 

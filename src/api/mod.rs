@@ -57,11 +57,6 @@ impl ObjectReference {
     }
 }
 
-/// Anything that can be deserialized from a YAML document; used by the sample and fixture tests.
-pub fn from_yaml<T: serde::de::DeserializeOwned>(yaml: &str) -> Result<T, serde_yaml::Error> {
-    serde_yaml::from_str(yaml)
-}
-
 /// Every numo CRD, in a stable order.
 pub fn crds() -> Vec<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition> {
     use kube::CustomResourceExt;

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use futures::StreamExt;
+use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
 use kube::core::ApiResource;
@@ -77,8 +78,10 @@ impl Kind {
 
 /// Deletes the leftovers of earlier tests and waits until they are gone.
 pub async fn remove_leftovers(client: &Client) -> anyhow::Result<()> {
-    // numo's objects first: their finalizers would otherwise hold their namespaces in Terminating forever.
-    for kind in [Kind::of::<MutexRunConfig>(true), Kind::of::<MutexTarget>(true), Kind::of::<MutexRule>(true)] {
+    // numo's objects first (and its Jobs, which keep a finalizer until their result is recorded): their finalizers
+    // would otherwise hold their namespaces in Terminating forever.
+    let jobs = Kind::of::<Job>(true).labelled(&format!("{}={}", numo::labels::JOB_MANAGED_BY, numo::labels::MANAGER));
+    for kind in [Kind::of::<MutexRunConfig>(true), Kind::of::<MutexTarget>(true), Kind::of::<MutexRule>(true), jobs] {
         delete_all(client, &kind).await?;
     }
     // Test namespaces next, while the nodes their pods run on still exist. Their pods go at once, finalizers

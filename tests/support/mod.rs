@@ -51,8 +51,7 @@ impl Setup {
     pub async fn start_operator(&mut self) -> anyhow::Result<()> {
         let cluster = numo_testkit::cluster().await?;
         let client = numo_testkit::rbac::operator_client(cluster).await?;
-        let config =
-            numo::OperatorConfig { allowed_job_namespaces: self.allowed_job_namespaces.clone(), ..Default::default() };
+        let config = numo::OperatorConfig { allowed_job_namespaces: self.allowed_job_namespaces.clone() };
         let ctx = numo::Context::new(client, config, Default::default());
         self.operator = Some(self.world.spawn(numo::controllers::run(ctx)));
         Ok(())

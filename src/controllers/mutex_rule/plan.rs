@@ -278,7 +278,7 @@ mod tests {
         assert!(verdict.message.contains("--allowed-job-namespaces"), "{}", verdict.message);
         assert!(verdict.message.contains("NUMO_ALLOWED_JOB_NAMESPACES"), "{}", verdict.message);
 
-        let config = OperatorConfig { allowed_job_namespaces: vec!["kube-system".into()], ..Default::default() };
+        let config = OperatorConfig { allowed_job_namespaces: vec!["kube-system".into()] };
         assert!(check(&rule(Some("kube-system"), good_spec(), None), &config).ok().and_then(invalid).is_none());
         assert!(check(&rule(None, good_spec(), None), &OperatorConfig::default()).ok().and_then(invalid).is_none());
     }

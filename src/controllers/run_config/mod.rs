@@ -272,9 +272,12 @@ async fn reconcile(obj: Arc<Guarded>, shared: Arc<RunConfigContext>) -> Result<A
         }
     }
     let letting_go = applied.is_ok() && plan.intents.contains(&plan::Intent::RemoveFinalizer);
-    if !letting_go {
-        status::write(&shared.ctx.client, rc, &plan.status).await?;
+    if letting_go {
+        shared.ctx.metrics.forget_run_config(&snapshot.run_config.key());
+        status::log_transitions(rc, &plan);
+        return Ok(Action::await_change());
     }
+    status::write(&shared.ctx.client, rc, &plan.status).await?;
     if applied.is_ok() {
         if let Err(failed) = apply::apply(&shared.ctx.client, rc, &snapshot, &plan.after_status).await {
             tracing::warn!(error = %failed.error, "could not {}", failed.what);

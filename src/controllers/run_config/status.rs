@@ -59,8 +59,8 @@ pub async fn publish(recorder: &Recorder, rc: &MutexRunConfig, notices: &[Notice
 /// phase, Jobs that finished, nodes that finished and how long they took.
 pub fn record_metrics(metrics: &Metrics, rc: &MutexRunConfig, status: &MutexRunConfigStatus, now: Timestamp) {
     let key = format!("{}/{}", rc.namespace().unwrap_or_default(), rc.name_any());
-    let prev = rc.status.clone().unwrap_or_default();
-    let same_rollout = prev.target_version == status.target_version;
+    let previous = rc.status.clone().unwrap_or_default();
+    let same_rollout = previous.target_version == status.target_version;
     let mut counts: BTreeMap<NodePhase, u32> = BTreeMap::new();
     for entry in &status.nodes {
         *counts.entry(entry.phase).or_default() += 1;
@@ -71,10 +71,10 @@ pub fn record_metrics(metrics: &Metrics, rc: &MutexRunConfig, status: &MutexRunC
     for phase in NodePhase::ALL {
         metrics.set_nodes_by_phase(&key, phase, counts.get(&phase).copied().unwrap_or(0));
     }
-    let prev_jobs: BTreeMap<&str, JobResult> =
-        prev.nodes.iter().flat_map(|e| &e.jobs).map(|j| (j.name.as_str(), j.result)).collect();
+    let previous_jobs: BTreeMap<&str, JobResult> =
+        previous.nodes.iter().flat_map(|e| &e.jobs).map(|j| (j.name.as_str(), j.result)).collect();
     for job in status.nodes.iter().flat_map(|e| &e.jobs) {
-        let before = if same_rollout { prev_jobs.get(job.name.as_str()).copied() } else { None };
+        let before = if same_rollout { previous_jobs.get(job.name.as_str()).copied() } else { None };
         if job.result != JobResult::Running && before != Some(job.result) {
             metrics.job_finished(if job.phase == "gate" { "gate" } else { "cleanup" }, job.result);
         }
@@ -83,14 +83,15 @@ pub fn record_metrics(metrics: &Metrics, rc: &MutexRunConfig, status: &MutexRunC
         return;
     }
     let seconds = |name: &str| {
-        prev.nodes
+        previous
+            .nodes
             .iter()
             .find(|e| e.name == name)
             .and_then(|e| e.started_at.as_ref())
             .and_then(|t| std::time::Duration::try_from(now.duration_since(t.0)).ok())
             .map_or(0.0, |d| d.as_secs_f64())
     };
-    for entry in &prev.nodes {
+    for entry in &previous.nodes {
         if status.completed_nodes.contains(&entry.name) {
             metrics.node_finished("done", seconds(&entry.name));
         } else if status.skipped_nodes.contains(&entry.name) {
@@ -98,7 +99,7 @@ pub fn record_metrics(metrics: &Metrics, rc: &MutexRunConfig, status: &MutexRunC
         }
     }
     for entry in status.nodes.iter().filter(|e| e.phase == NodePhase::Failed) {
-        let was_failed = prev.nodes.iter().any(|p| p.name == entry.name && p.phase == NodePhase::Failed);
+        let was_failed = previous.nodes.iter().any(|p| p.name == entry.name && p.phase == NodePhase::Failed);
         if !was_failed {
             metrics.node_finished("failed", seconds(&entry.name));
         }

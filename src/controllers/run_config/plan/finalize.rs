@@ -13,8 +13,9 @@ use crate::api::RunPhase;
 use crate::controllers::run_config::snapshot::Snapshot;
 
 /// Removes `labels` from every node that carries one of them.
-pub fn unlabel(s: &Snapshot, labels: &[String]) -> Vec<Intent> {
-    s.nodes
+pub fn unlabel(snapshot: &Snapshot, labels: &[String]) -> Vec<Intent> {
+    snapshot
+        .nodes
         .values()
         .filter_map(|n| {
             let present: Vec<String> = labels.iter().filter(|k| n.labels.contains_key(*k)).cloned().collect();
@@ -23,13 +24,13 @@ pub fn unlabel(s: &Snapshot, labels: &[String]) -> Vec<Intent> {
         .collect()
 }
 
-/// Deletion: restore every claimed pool (targets before the canary), remove every rule label (the spec's, and any
+/// Deletion: restore every claimed pool (targets before the canary), remove every rule label (the spec'snapshot, and any
 /// that a claimed pool's selector still names), let go of every Job, then of the run config. Returns the intents
 /// and whether anything is left to restore.
-pub fn plan(s: &Snapshot) -> (Vec<Intent>, bool) {
-    let owner = s.run_config.key();
-    let claimed: Vec<_> = s.pools.values().filter(|p| p.owner() == Some(owner.as_str())).collect();
-    let mut labels: Vec<String> = s.rules.iter().map(|r| r.label()).collect();
+pub fn plan(snapshot: &Snapshot) -> (Vec<Intent>, bool) {
+    let owner = snapshot.run_config.key();
+    let claimed: Vec<_> = snapshot.pools.values().filter(|p| p.owner() == Some(owner.as_str())).collect();
+    let mut labels: Vec<String> = snapshot.rules.iter().map(|r| r.label()).collect();
     for pool in &claimed {
         for requirement in pool.node_selector.iter().flat_map(|sel| sel.match_expressions.iter().flatten()) {
             if requirement.key.starts_with(crate::labels::RULE_LABEL_PREFIX) && !labels.contains(&requirement.key) {
@@ -37,24 +38,26 @@ pub fn plan(s: &Snapshot) -> (Vec<Intent>, bool) {
             }
         }
     }
-    let mut intents = pools::restore_all(claimed.iter().copied(), &owner, &s.run_config.spec.canary.name);
-    intents.extend(unlabel(s, &labels));
+    let mut intents = pools::restore_all(claimed.iter().copied(), &owner, &snapshot.run_config.spec.canary.name);
+    intents.extend(unlabel(snapshot, &labels));
     let restoring = !intents.is_empty();
     intents.extend(
-        s.jobs
+        snapshot
+            .jobs
             .iter()
             .filter(|j| j.holds_result)
             .map(|j| Intent::ReleaseJob { namespace: j.namespace.clone(), name: j.name.clone() }),
     );
-    if intents.is_empty() && s.run_config.has_finalizer {
+    if intents.is_empty() && snapshot.run_config.has_finalizer {
         intents.push(Intent::RemoveFinalizer);
     }
     (intents, restoring)
 }
 
 /// Jobs being deleted that still wait for numo: their results are in the status about to be written.
-pub fn release_deleted_jobs(s: &Snapshot) -> Vec<Intent> {
-    s.jobs
+pub fn release_deleted_jobs(snapshot: &Snapshot) -> Vec<Intent> {
+    snapshot
+        .jobs
         .iter()
         .filter(|j| j.deleting && j.holds_result)
         .map(|j| Intent::ReleaseJob { namespace: j.namespace.clone(), name: j.name.clone() })
@@ -63,10 +66,10 @@ pub fn release_deleted_jobs(s: &Snapshot) -> Vec<Intent> {
 
 /// No pool is claimed and no node is behind: Completed if a rollout to this version ran (once the target pools
 /// moved every node to their own rendered config: until then still Restoring), else Idle.
-pub fn completion(s: &Snapshot, resolved: &Resolved<'_>, upgrade: Upgrade, draft: &mut Draft) -> Stage {
-    let prev = &s.run_config.status;
-    let rolled_out = prev.target_version.as_deref() == Some(upgrade.version.as_str())
-        && matches!(prev.phase, Some(RunPhase::Restoring | RunPhase::Completed | RunPhase::Upgrading));
+pub fn completion(snapshot: &Snapshot, resolved: &Resolved<'_>, upgrade: Upgrade, draft: &mut Draft) -> Stage {
+    let previous = &snapshot.run_config.status;
+    let rolled_out = previous.target_version.as_deref() == Some(upgrade.version.as_str())
+        && matches!(previous.phase, Some(RunPhase::Restoring | RunPhase::Completed | RunPhase::Upgrading));
     let status = &mut draft.status;
     status.nodes.clear();
     status.pending_nodes = 0;
@@ -85,14 +88,14 @@ pub fn completion(s: &Snapshot, resolved: &Resolved<'_>, upgrade: Upgrade, draft
         true => resolved.targets.iter().filter(|p| !p.paused && !p.updated).map(|p| p.name.clone()).collect(),
         false => Vec::new(),
     };
-    if prev.phase == Some(RunPhase::Restoring) && !waiting_for.is_empty() {
+    if previous.phase == Some(RunPhase::Restoring) && !waiting_for.is_empty() {
         return Stage::Restoring { upgrade, progress, waiting_for };
     }
     if status.finished_at.is_none() {
-        status.finished_at = Some(Time(s.now));
+        status.finished_at = Some(Time(snapshot.now));
     }
     let stage = Stage::Completed { upgrade, progress };
-    if prev.phase != Some(RunPhase::Completed) {
+    if previous.phase != Some(RunPhase::Completed) {
         draft.notices.push(Notice::normal("RolloutCompleted", "Complete", stage.phase_and_message().1));
     }
     stage

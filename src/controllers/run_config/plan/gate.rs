@@ -41,7 +41,7 @@ pub struct Gate<'a> {
 }
 
 /// Plans the gating of every node.
-pub fn plan<'a>(s: &'a Snapshot, inputs: &Inputs<'a, '_>, control_plane_done: bool) -> Gate<'a> {
+pub fn plan<'a>(snapshot: &'a Snapshot, inputs: &Inputs<'a, '_>, control_plane_done: bool) -> Gate<'a> {
     let resolved = inputs.resolved;
     let mut intents = Vec::new();
     let mut notices = Vec::new();
@@ -75,7 +75,7 @@ pub fn plan<'a>(s: &'a Snapshot, inputs: &Inputs<'a, '_>, control_plane_done: bo
     let labels_applied = control_plane_done && intents.is_empty();
 
     // Labels of rules the spec no longer has go before the selectors stop naming them.
-    for node in s.nodes.values() {
+    for node in snapshot.nodes.values() {
         let stale: Vec<String> =
             resolved.stale_labels.iter().filter(|k| node.labels.contains_key(*k)).cloned().collect();
         if !stale.is_empty() {
@@ -84,13 +84,13 @@ pub fn plan<'a>(s: &'a Snapshot, inputs: &Inputs<'a, '_>, control_plane_done: bo
     }
 
     // Step 5: steer the pools once every held node is labelled.
-    let spec = &s.run_config.spec;
+    let spec = &snapshot.run_config.spec;
     let steering = if labels_applied { pools::steer(resolved, spec.concurrency) } else { Vec::new() };
     let steered = labels_applied && steering.is_empty();
     intents.extend(steering);
 
     // Step 6: a retry, new starts within the concurrency limit, then each node's next step.
-    let retried = s.run_config.retry.as_deref().map(|name| retry(inputs, &mut nodes, name, &mut notices));
+    let retried = snapshot.run_config.retry.as_deref().map(|name| retry(inputs, &mut nodes, name, &mut notices));
     let hold = spec.on_failure == FailurePolicy::Hold;
     let any_failed = nodes.iter().any(|g| matches!(g.state, NodeState::Failed { .. }));
     if steered && !spec.paused && !(hold && any_failed) {
@@ -102,7 +102,7 @@ pub fn plan<'a>(s: &'a Snapshot, inputs: &Inputs<'a, '_>, control_plane_done: bo
     }
     if steered {
         for gated in &nodes {
-            intents.extend(act(s, resolved, gated, inputs.version, &mut notices));
+            intents.extend(act(snapshot, resolved, gated, inputs.version, &mut notices));
         }
     }
     if retried.is_some() {
@@ -140,7 +140,7 @@ fn retry(inputs: &Inputs<'_, '_>, nodes: &mut [GatedNode<'_>], name: &str, notic
 
 /// The intents that move one node on.
 fn act(
-    s: &Snapshot,
+    snapshot: &Snapshot,
     resolved: &Resolved<'_>,
     gated: &GatedNode<'_>,
     version: &str,
@@ -157,7 +157,7 @@ fn act(
         _ => return Vec::new(),
     };
     let Some(rule) = resolved.rules.get(next.rule) else { return Vec::new() };
-    match render(s, rule, &gated.node.name, phase, next.attempt, version) {
+    match render(snapshot, rule, &gated.node.name, phase, next.attempt, version) {
         Some(Ok(job)) => vec![Intent::CreateJob(Box::new(job))],
         Some(Err(e)) => {
             notices.push(Notice::warning(
@@ -173,7 +173,7 @@ fn act(
 
 /// The Job of one step, exactly as it is created; None when the rule has no cleanup Job.
 fn render(
-    s: &Snapshot,
+    snapshot: &Snapshot,
     rule: &Rule<'_>,
     node: &str,
     phase: JobPhase,
@@ -184,7 +184,7 @@ fn render(
         JobPhase::Gate => &rule.found.job_spec,
         JobPhase::Cleanup => rule.found.cleanup.as_ref()?,
     };
-    let rc = &s.run_config;
+    let rc = &snapshot.run_config;
     let key = JobKey {
         run_config_namespace: &rc.namespace,
         run_config: &rc.name,

@@ -85,35 +85,35 @@ struct Draft {
 }
 
 /// Plans one reconcile.
-pub fn plan(s: &Snapshot) -> Plan {
-    if s.run_config.deleting {
-        let (intents, restoring) = finalize::plan(s);
+pub fn plan(snapshot: &Snapshot) -> Plan {
+    if snapshot.run_config.deleting {
+        let (intents, restoring) = finalize::plan(snapshot);
         let draft =
-            Draft { intents, notices: Vec::new(), status: carried(s), release_jobs: false, requeue_after: None };
-        return finish(s, draft, Stage::Deleting { restoring }, "");
+            Draft { intents, notices: Vec::new(), status: carried(snapshot), release_jobs: false, requeue_after: None };
+        return finish(snapshot, draft, Stage::Deleting { restoring }, "");
     }
-    let prev = &s.run_config.status;
+    let previous = &snapshot.run_config.status;
     let mut draft = Draft {
         intents: Vec::new(),
         notices: Vec::new(),
-        status: carried(s),
+        status: carried(snapshot),
         release_jobs: false,
         requeue_after: None,
     };
-    if !s.run_config.has_finalizer {
+    if !snapshot.run_config.has_finalizer {
         draft.intents.push(Intent::AddFinalizer);
     }
-    let owner = s.run_config.key();
-    let holding = s.pools.values().any(|p| p.owner() == Some(owner.as_str()));
-    let resolved = match resolve::resolve(s) {
+    let owner = snapshot.run_config.key();
+    let holding = snapshot.pools.values().any(|p| p.owner() == Some(owner.as_str()));
+    let resolved = match resolve::resolve(snapshot) {
         Verdict::Valid(resolved) => resolved,
-        Verdict::Awaiting(message) => return finish(s, draft, Stage::Awaiting(message), ""),
+        Verdict::Awaiting(message) => return finish(snapshot, draft, Stage::Awaiting(message), ""),
         Verdict::Invalid(problems) => {
             let stage = Stage::Invalid { message: problems.join("; "), holding };
-            if prev.phase != Some(RunPhase::Invalid) {
+            if previous.phase != Some(RunPhase::Invalid) {
                 draft.notices.push(Notice::warning("InvalidConfig", "Validate", stage.phase_and_message().1));
             }
-            return finish(s, draft, stage, "");
+            return finish(snapshot, draft, stage, "");
         }
     };
     let mut validated =
@@ -123,42 +123,43 @@ pub fn plan(s: &Snapshot) -> Plan {
         validated.push_str(finding);
         validated.push('.');
     }
-    let Some(version) = s.cluster.as_ref().and_then(|c| c.target_version.clone()) else {
-        return finish(s, draft, Stage::NoClusterVersion { holding }, &validated);
+    let Some(version) = snapshot.cluster.as_ref().and_then(|c| c.target_version.clone()) else {
+        return finish(snapshot, draft, Stage::NoClusterVersion { holding }, &validated);
     };
-    let stage = rollout(s, &resolved, &version, holding, &mut draft);
-    finish(s, draft, stage, &validated)
+    let stage = rollout(snapshot, &resolved, &version, holding, &mut draft);
+    finish(snapshot, draft, stage, &validated)
 }
 
 /// Steps 2–7 for a valid configuration.
-fn rollout(s: &Snapshot, resolved: &Resolved<'_>, version: &str, holding: bool, draft: &mut Draft) -> Stage {
-    let prev = &s.run_config.status;
-    if prev.target_version.as_deref() != Some(version) {
+fn rollout(snapshot: &Snapshot, resolved: &Resolved<'_>, version: &str, holding: bool, draft: &mut Draft) -> Stage {
+    let previous = &snapshot.run_config.status;
+    if previous.target_version.as_deref() != Some(version) {
         draft.status = MutexRunConfigStatus { target_version: Some(version.to_string()), ..Default::default() };
     }
-    let skip = &s.run_config.skip;
+    let skip = &snapshot.run_config.skip;
     let behind = resolved.gated.iter().filter(|n| is_behind(n.version.as_deref(), version) && !skip.contains(&n.name));
     let upgrade = Upgrade {
         version: version.to_string(),
-        control_plane_done: s.cluster.as_ref().is_some_and(|c| c.control_plane_completed),
+        control_plane_done: snapshot.cluster.as_ref().is_some_and(|c| c.control_plane_completed),
         behind: behind.count(),
         total: resolved.gated.len(),
     };
     let conflict = resolved.involved().into_iter().find_map(|pool| {
         let owner = pool.owner()?;
-        (owner != resolved.owner && s.run_configs.contains(owner)).then(|| (pool.name.clone(), owner.to_string()))
+        (owner != resolved.owner && snapshot.run_configs.contains(owner))
+            .then(|| (pool.name.clone(), owner.to_string()))
     });
     if !holding {
         // Leftover rule labels (a restore cut short) go.
-        draft.intents.extend(finalize::unlabel(s, &resolved.labels()));
+        draft.intents.extend(finalize::unlabel(snapshot, &resolved.labels()));
         if upgrade.behind == 0 {
-            return finalize::completion(s, resolved, upgrade, draft);
+            return finalize::completion(snapshot, resolved, upgrade, draft);
         }
     }
     if let Some((pool, owner)) = conflict {
         let stage = Stage::Conflict { upgrade, pool, owner, holding };
         let was_waiting =
-            prev.phase == Some(RunPhase::Waiting) && conditions::is_true(&prev.conditions, condition::CONFLICT);
+            previous.phase == Some(RunPhase::Waiting) && conditions::is_true(&previous.conditions, condition::CONFLICT);
         if !was_waiting {
             draft.notices.push(Notice::warning("WaitingForOtherRunConfig", "Wait", stage.phase_and_message().1));
         }
@@ -174,7 +175,7 @@ fn rollout(s: &Snapshot, resolved: &Resolved<'_>, version: &str, holding: bool, 
         ));
         let total = resolved.gated.len() as u32;
         let status = &mut draft.status;
-        (status.started_at, status.finished_at) = (Some(Time(s.now)), None);
+        (status.started_at, status.finished_at) = (Some(Time(snapshot.now)), None);
         (status.total_nodes, status.pending_nodes, status.progress) = (total, total, Some(format!("0/{total}")));
         (status.completed_nodes, status.skipped_nodes, status.nodes) = Default::default();
         return Stage::Pausing(upgrade);
@@ -190,23 +191,30 @@ fn rollout(s: &Snapshot, resolved: &Resolved<'_>, version: &str, holding: bool, 
         draft.intents.extend(claims);
         return Stage::Pausing(upgrade);
     }
-    gate(s, resolved, upgrade, draft)
+    gate(snapshot, resolved, upgrade, draft)
 }
 
 /// Steps 4–7 once every target pool is claimed and paused.
-fn gate(s: &Snapshot, resolved: &Resolved<'_>, upgrade: Upgrade, draft: &mut Draft) -> Stage {
+fn gate(snapshot: &Snapshot, resolved: &Resolved<'_>, upgrade: Upgrade, draft: &mut Draft) -> Stage {
     let version = upgrade.version.as_str();
-    let history = History::of(&s.run_config.status, version);
+    let history = History::of(&snapshot.run_config.status, version);
     let mut jobs: BTreeMap<&str, Vec<&JobView>> = BTreeMap::new();
-    for job in s.jobs.iter().filter(|j| j.target_version == version) {
+    for job in snapshot.jobs.iter().filter(|j| j.target_version == version) {
         jobs.entry(job.node.as_str()).or_default().push(job);
     }
-    let spec = &s.run_config.spec;
+    let spec = &snapshot.run_config.spec;
     let timeout = spec.node_timeout().map(|d| (spec.node_timeout.as_deref().unwrap_or_default(), d));
-    let inputs =
-        Inputs { resolved, version, history: &history, jobs: &jobs, skip: &s.run_config.skip, timeout, now: s.now };
-    let gate = gate::plan(s, &inputs, upgrade.control_plane_done);
-    let recorded = record::record(&gate.nodes, &history, version, &Time(s.now), spec.node_timeout());
+    let inputs = Inputs {
+        resolved,
+        version,
+        history: &history,
+        jobs: &jobs,
+        skip: &snapshot.run_config.skip,
+        timeout,
+        now: snapshot.now,
+    };
+    let gate = gate::plan(snapshot, &inputs, upgrade.control_plane_done);
+    let recorded = record::record(&gate.nodes, &history, version, &Time(snapshot.now), spec.node_timeout());
     draft.intents.extend(gate.intents);
     draft.notices.extend(gate.notices);
     draft.notices.extend(recorded.notices);
@@ -220,12 +228,12 @@ fn gate(s: &Snapshot, resolved: &Resolved<'_>, upgrade: Upgrade, draft: &mut Dra
 
     if gate.steered && gate.nodes.iter().all(|g| g.state.finished()) {
         let owner = resolved.owner.as_str();
-        draft.intents.extend(pools::restore_all(s.pools.values(), owner, &resolved.canary.name));
-        draft.intents.extend(finalize::unlabel(s, &resolved.labels()));
-        for problem in pools::unreadable_originals(s.pools.values(), owner) {
+        draft.intents.extend(pools::restore_all(snapshot.pools.values(), owner, &resolved.canary.name));
+        draft.intents.extend(finalize::unlabel(snapshot, &resolved.labels()));
+        for problem in pools::unreadable_originals(snapshot.pools.values(), owner) {
             draft.notices.push(Notice::warning("PoolOriginalUnreadable", "Restore", problem));
         }
-        if s.run_config.status.phase != Some(RunPhase::Restoring) {
+        if snapshot.run_config.status.phase != Some(RunPhase::Restoring) {
             let note = "Every node finished; restoring the pools exactly as they were.".to_string();
             draft.notices.push(Notice::normal("RestoringPools", "Restore", note));
         }
@@ -256,37 +264,37 @@ fn gate(s: &Snapshot, resolved: &Resolved<'_>, upgrade: Upgrade, draft: &mut Dra
 }
 
 /// The parts of the previous status that a stage which does not recount the nodes keeps.
-fn carried(s: &Snapshot) -> MutexRunConfigStatus {
-    let prev = &s.run_config.status;
+fn carried(snapshot: &Snapshot) -> MutexRunConfigStatus {
+    let previous = &snapshot.run_config.status;
     MutexRunConfigStatus {
-        target_version: prev.target_version.clone(),
-        progress: prev.progress.clone(),
-        started_at: prev.started_at.clone(),
-        finished_at: prev.finished_at.clone(),
-        total_nodes: prev.total_nodes,
-        completed_nodes: prev.completed_nodes.clone(),
-        skipped_nodes: prev.skipped_nodes.clone(),
-        pending_nodes: prev.pending_nodes,
-        nodes: prev.nodes.clone(),
+        target_version: previous.target_version.clone(),
+        progress: previous.progress.clone(),
+        started_at: previous.started_at.clone(),
+        finished_at: previous.finished_at.clone(),
+        total_nodes: previous.total_nodes,
+        completed_nodes: previous.completed_nodes.clone(),
+        skipped_nodes: previous.skipped_nodes.clone(),
+        pending_nodes: previous.pending_nodes,
+        nodes: previous.nodes.clone(),
         ..Default::default()
     }
 }
 
 /// Puts the status together from the stage: phase, message, every condition, and the Events of a phase change.
-fn finish(s: &Snapshot, mut draft: Draft, stage: Stage, validated: &str) -> Plan {
-    let prev = &s.run_config.status;
+fn finish(snapshot: &Snapshot, mut draft: Draft, stage: Stage, validated: &str) -> Plan {
+    let previous = &snapshot.run_config.status;
     let (phase, message) = stage.phase_and_message();
-    if prev.phase != Some(phase) && phase != RunPhase::Invalid {
+    if previous.phase != Some(phase) && phase != RunPhase::Invalid {
         draft.notices.push(Notice::normal("PhaseChanged", "Reconcile", format!("{phase:?}: {message}")));
     }
-    let generation = s.run_config.generation;
-    let now = Time(s.now);
+    let generation = snapshot.run_config.generation;
+    let now = Time(snapshot.now);
     let mut status = draft.status;
     status.observed_generation = generation;
     status.phase = Some(phase);
     status.message = Some(message);
-    status.conditions = conditions::merge(&prev.conditions, &stage.conditions(validated), generation, &now);
-    let after_status = if draft.release_jobs { finalize::release_deleted_jobs(s) } else { Vec::new() };
+    status.conditions = conditions::merge(&previous.conditions, &stage.conditions(validated), generation, &now);
+    let after_status = if draft.release_jobs { finalize::release_deleted_jobs(snapshot) } else { Vec::new() };
     Plan { intents: draft.intents, status, after_status, notices: draft.notices, requeue_after: draft.requeue_after }
 }
 

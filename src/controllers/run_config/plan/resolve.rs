@@ -77,11 +77,11 @@ pub enum Verdict<'a> {
 }
 
 /// Validates the run config's references against the snapshot.
-pub fn resolve(s: &Snapshot) -> Verdict<'_> {
+pub fn resolve(snapshot: &Snapshot) -> Verdict<'_> {
     let mut problems = Vec::new();
     let mut unjudged = Vec::new();
     let mut rules = Vec::new();
-    for rule in &s.rules {
+    for rule in &snapshot.rules {
         match &rule.found {
             None => problems.push(format!("MutexRule {} not found", rule.key())),
             Some(found) => match &found.valid {
@@ -92,7 +92,7 @@ pub fn resolve(s: &Snapshot) -> Verdict<'_> {
         }
     }
     let mut targets: Vec<&PoolView> = Vec::new();
-    for target in &s.targets {
+    for target in &snapshot.targets {
         let key = format!("{}/{}", target.namespace, target.name);
         match &target.found {
             None => problems.push(format!("MutexTarget {key} not found")),
@@ -100,7 +100,7 @@ pub fn resolve(s: &Snapshot) -> Verdict<'_> {
             Some(Err(Unusable::Invalid(why))) => problems.push(format!("MutexTarget {key} is invalid: {why}")),
             Some(Ok(pools)) => {
                 for name in pools {
-                    match s.pools.get(name) {
+                    match snapshot.pools.get(name) {
                         None => problems.push(format!("MachineConfigPool {name} of MutexTarget {key} not found")),
                         Some(_) if name == membership::MASTER => problems.push(format!(
                             "MutexTarget {key} names the master pool; control-plane nodes cannot be gated \
@@ -113,8 +113,8 @@ pub fn resolve(s: &Snapshot) -> Verdict<'_> {
             }
         }
     }
-    let canary_name = &s.run_config.spec.canary.name;
-    let canary = s.pools.get(canary_name);
+    let canary_name = &snapshot.run_config.spec.canary.name;
+    let canary = snapshot.pools.get(canary_name);
     match canary {
         None => problems.push(format!("canary MachineConfigPool {canary_name} not found")),
         Some(pool) => {
@@ -141,7 +141,7 @@ pub fn resolve(s: &Snapshot) -> Verdict<'_> {
         ));
     }
     let Some(canary) = canary.filter(|_| problems.is_empty()) else { return Verdict::Invalid(problems) };
-    let membership = Membership::of(s, &targets, canary);
+    let membership = Membership::of(snapshot, &targets, canary);
     if !membership.in_canary.is_empty() {
         return Verdict::Invalid(vec![format!(
             "canary MachineConfigPool {} holds {} of the nodes the target pools select ({}); the canary would \
@@ -152,17 +152,17 @@ pub fn resolve(s: &Snapshot) -> Verdict<'_> {
             sample(&membership.in_canary)
         )]);
     }
-    let owner = s.run_config.key();
+    let owner = snapshot.run_config.key();
     let rule_labels: BTreeSet<String> = rules.iter().map(|r| r.label.clone()).collect();
     let involved: BTreeSet<&str> = targets.iter().map(|t| t.name.as_str()).chain([canary.name.as_str()]).collect();
-    let claimed: Vec<&PoolView> = s.pools.values().filter(|p| p.owner() == Some(owner.as_str())).collect();
+    let claimed: Vec<&PoolView> = snapshot.pools.values().filter(|p| p.owner() == Some(owner.as_str())).collect();
     let stale_labels: BTreeSet<String> = claimed
         .iter()
         .flat_map(|p| p.node_selector.iter().flat_map(|sel| sel.match_expressions.iter().flatten()))
         .map(|r| r.key.clone())
         .filter(|k| k.starts_with(crate::labels::RULE_LABEL_PREFIX) && !rule_labels.contains(k))
         .collect();
-    let outsiders = outsiders_the_canary_would_take(s, canary, &membership.gated);
+    let outsiders = outsiders_the_canary_would_take(snapshot, canary, &membership.gated);
     Verdict::Valid(Box::new(Resolved {
         rules,
         stale_pools: claimed.into_iter().filter(|p| !involved.contains(p.name.as_str())).collect(),
@@ -187,13 +187,16 @@ struct Membership<'a> {
 }
 
 impl<'a> Membership<'a> {
-    fn of(s: &'a Snapshot, targets: &[&'a PoolView], canary: &PoolView) -> Self {
-        let selectors: Vec<PoolSelector<'_>> =
-            s.pools.values().map(|p| PoolSelector { name: &p.name, node_selector: p.effective_selector() }).collect();
+    fn of(snapshot: &'a Snapshot, targets: &[&'a PoolView], canary: &PoolView) -> Self {
+        let selectors: Vec<PoolSelector<'_>> = snapshot
+            .pools
+            .values()
+            .map(|p| PoolSelector { name: &p.name, node_selector: p.effective_selector() })
+            .collect();
         let mut gated: Vec<(usize, &NodeView)> = Vec::new();
         let mut in_canary = Vec::new();
         let mut elsewhere: std::collections::BTreeMap<String, Vec<&str>> = Default::default();
-        for node in s.nodes.values() {
+        for node in snapshot.nodes.values() {
             let owner = membership::pool_of(&node.labels, &selectors);
             if let Ok(Some(pool)) = owner {
                 if let Some(i) = targets.iter().position(|t| t.name == pool) {
@@ -217,7 +220,7 @@ impl<'a> Membership<'a> {
             .into_iter()
             .map(|(owner, nodes)| {
                 format!(
-                    "{} node(s) the target pools select belong to {owner} and are not gated: {}",
+                    "{} node(snapshot) the target pools select belong to {owner} and are not gated: {}",
                     nodes.len(),
                     sample(&nodes)
                 )
@@ -240,13 +243,14 @@ fn sample(names: &[&str]) -> String {
 /// are held with the rule labels too, so the canary only ever takes released target nodes: never a node of a pool
 /// the admin paused, nor one of another custom pool (which the MCO would degrade as matched by two custom pools).
 fn outsiders_the_canary_would_take<'a>(
-    s: &'a Snapshot,
+    snapshot: &'a Snapshot,
     canary: &PoolView,
     gated: &[&'a NodeView],
 ) -> Vec<&'a NodeView> {
     let steered = selector::with_expressions_replaced(canary.effective_selector(), &[]);
     let gated: BTreeSet<&str> = gated.iter().map(|g| g.name.as_str()).collect();
-    s.nodes
+    snapshot
+        .nodes
         .values()
         .filter(|n| !gated.contains(n.name.as_str()) && selector::matches(Some(&steered), &n.labels))
         .collect()
