@@ -85,7 +85,7 @@ impl Recorder {
                 Err(error) => return Err(error),
             }
         }
-        let name = format!("{}.{:x}", reference.name.as_deref().unwrap_or(&self.controller), now.as_nanosecond());
+        let name = event_name(reference.name.as_deref().unwrap_or(&self.controller), now);
         let event = Event {
             metadata: ObjectMeta { name: Some(name.clone()), namespace: Some(namespace.clone()), ..Default::default() },
             event_time: Some(MicroTime(now)),
@@ -146,6 +146,15 @@ pub fn truncate(text: String, max: usize) -> String {
     format!("{}…", &text[..end])
 }
 
+/// An Event's name: `<object>.<time in hex>`, the object's part shortened (with a hash) so that the whole stays a
+/// valid object name (at most 253 characters) whatever the object's name.
+fn event_name(object: &str, now: Timestamp) -> String {
+    format!("{}.{:x}", crate::labels::shorten(object, MAX_OBJECT_PART), now.as_nanosecond())
+}
+
+/// Longest object part of an Event name: 253 characters, less a dot and up to 32 hex digits of the time.
+const MAX_OBJECT_PART: usize = 253 - 33;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -156,5 +165,14 @@ mod tests {
         let cut = truncate("é".repeat(600), MAX_NOTE);
         assert!(cut.len() <= MAX_NOTE);
         assert!(cut.ends_with('…'));
+    }
+
+    #[test]
+    fn event_names_stay_valid_for_the_longest_object_names() {
+        let long = "r".repeat(253);
+        let name = event_name(&long, Timestamp::now());
+        assert!(name.len() <= 253, "{}", name.len());
+        assert_ne!(event_name(&long, Timestamp::UNIX_EPOCH), event_name(&"s".repeat(253), Timestamp::UNIX_EPOCH));
+        assert!(event_name("short", Timestamp::UNIX_EPOCH).starts_with("short."));
     }
 }

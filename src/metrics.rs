@@ -56,6 +56,9 @@ fn node_histogram() -> Histogram {
     Histogram::new(exponential_buckets(10.0, 2.0, 13))
 }
 
+/// What was counted of one run config: the rollout (target version) and the transitions counted in it.
+type Counted = (Option<String>, std::collections::HashSet<String>);
+
 /// The operator's metrics. `Metrics::default()` registers every family.
 pub struct Metrics {
     registry: Registry,
@@ -65,6 +68,9 @@ pub struct Metrics {
     jobs_finished: Family<JobLabels, Counter>,
     node_duration: Family<OutcomeLabels, Histogram, fn() -> Histogram>,
     leader: Gauge,
+    /// What was counted already, per run config and rollout (its target version): a reconcile that reads a status
+    /// older than the last one written (a cache that lags) must not count a finished Job or node twice.
+    counted: std::sync::Mutex<std::collections::HashMap<String, Counted>>,
 }
 
 impl Default for Metrics {
@@ -103,7 +109,16 @@ impl Default for Metrics {
             "1 while this replica holds the leader lease and runs the controllers",
             leader.clone(),
         );
-        Self { registry, reconcile_errors, reconcile_duration, nodes_by_phase, jobs_finished, node_duration, leader }
+        Self {
+            registry,
+            reconcile_errors,
+            reconcile_duration,
+            nodes_by_phase,
+            jobs_finished,
+            node_duration,
+            leader,
+            counted: Default::default(),
+        }
     }
 }
 
@@ -132,10 +147,23 @@ impl Metrics {
 
     /// Removes every series of `run_config` (call when the run config is deleted).
     pub fn forget_run_config(&self, run_config: &str) {
+        self.counted.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).remove(run_config);
         for phase in NodePhase::ALL {
             let labels = NodePhaseLabels { run_config: run_config.to_string(), phase: node_phase_label(phase) };
             self.nodes_by_phase.remove(&labels);
         }
+    }
+
+    /// Whether `what` (a finished Job or node) of `run_config`'s rollout to `rollout` is counted for the first time;
+    /// it is remembered as counted.
+    pub fn first_count(&self, run_config: &str, rollout: Option<&str>, what: &str) -> bool {
+        let mut counted = self.counted.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let (version, seen) = counted.entry(run_config.to_string()).or_default();
+        if version.as_deref() != rollout {
+            *version = rollout.map(String::from);
+            seen.clear();
+        }
+        seen.insert(what.to_string())
     }
 
     /// Counts a finished Job; `phase` is `gate` or `cleanup`.
@@ -214,5 +242,16 @@ mod tests {
         let text = metrics.encode().unwrap_or_default();
         assert!(!text.contains("ns/rc"), "{text}");
         assert!(text.contains("ns/other"), "{text}");
+    }
+
+    #[test]
+    fn a_transition_is_counted_once_per_rollout() {
+        let metrics = Metrics::default();
+        assert!(metrics.first_count("ns/rc", Some("4.16.5"), "job a Succeeded"));
+        assert!(!metrics.first_count("ns/rc", Some("4.16.5"), "job a Succeeded"), "a stale status shows it again");
+        assert!(metrics.first_count("ns/other", Some("4.16.5"), "job a Succeeded"));
+        assert!(metrics.first_count("ns/rc", Some("4.17.0"), "job a Succeeded"), "a new rollout counts anew");
+        metrics.forget_run_config("ns/rc");
+        assert!(metrics.first_count("ns/rc", Some("4.17.0"), "job a Succeeded"));
     }
 }

@@ -271,10 +271,12 @@ async fn reconcile(obj: Arc<Guarded>, shared: Arc<RunConfigContext>) -> Result<A
             plan.notices.push(plan::Notice::warning("WriteFailed", "Apply", note));
         }
     }
+    // Events before the status: whoever sees the status of a transition finds its Event.
+    status::log_transitions(rc, &plan);
+    status::publish(&shared.ctx.recorder, rc, &plan.notices).await;
     let letting_go = applied.is_ok() && plan.intents.contains(&plan::Intent::RemoveFinalizer);
     if letting_go {
         shared.ctx.metrics.forget_run_config(&snapshot.run_config.key());
-        status::log_transitions(rc, &plan);
         return Ok(Action::await_change());
     }
     status::write(&shared.ctx.client, rc, &plan.status).await?;
@@ -283,8 +285,6 @@ async fn reconcile(obj: Arc<Guarded>, shared: Arc<RunConfigContext>) -> Result<A
             tracing::warn!(error = %failed.error, "could not {}", failed.what);
         }
     }
-    status::log_transitions(rc, &plan);
-    status::publish(&shared.ctx.recorder, rc, &plan.notices).await;
     status::record_metrics(&shared.ctx.metrics, rc, &plan.status, snapshot.now);
     shared.ctx.metrics.reconcile_duration(CONTROLLER, started.elapsed().as_secs_f64());
     applied.map_err(|failed| failed.error)?;

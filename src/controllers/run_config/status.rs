@@ -55,12 +55,11 @@ pub async fn publish(recorder: &Recorder, rc: &MutexRunConfig, notices: &[Notice
     }
 }
 
-/// Updates the metrics from the transition between the status the object had and the one just written: nodes by
-/// phase, Jobs that finished, nodes that finished and how long they took.
+/// Updates the metrics from the status just planned: nodes by phase, and — each counted once per rollout, however
+/// often a lagging cache shows the same transition — Jobs that finished, nodes that finished and how long they took.
 pub fn record_metrics(metrics: &Metrics, rc: &MutexRunConfig, status: &MutexRunConfigStatus, now: Timestamp) {
     let key = format!("{}/{}", rc.namespace().unwrap_or_default(), rc.name_any());
     let previous = rc.status.clone().unwrap_or_default();
-    let same_rollout = previous.target_version == status.target_version;
     let mut counts: BTreeMap<NodePhase, u32> = BTreeMap::new();
     for entry in &status.nodes {
         *counts.entry(entry.phase).or_default() += 1;
@@ -71,15 +70,14 @@ pub fn record_metrics(metrics: &Metrics, rc: &MutexRunConfig, status: &MutexRunC
     for phase in NodePhase::ALL {
         metrics.set_nodes_by_phase(&key, phase, counts.get(&phase).copied().unwrap_or(0));
     }
-    let previous_jobs: BTreeMap<&str, JobResult> =
-        previous.nodes.iter().flat_map(|e| &e.jobs).map(|j| (j.name.as_str(), j.result)).collect();
+    let rollout = status.target_version.as_deref();
     for job in status.nodes.iter().flat_map(|e| &e.jobs) {
-        let before = if same_rollout { previous_jobs.get(job.name.as_str()).copied() } else { None };
-        if job.result != JobResult::Running && before != Some(job.result) {
+        let what = format!("job {} {:?}", job.name, job.result);
+        if job.result != JobResult::Running && metrics.first_count(&key, rollout, &what) {
             metrics.job_finished(if job.phase == "gate" { "gate" } else { "cleanup" }, job.result);
         }
     }
-    if !same_rollout {
+    if previous.target_version != status.target_version {
         return;
     }
     let seconds = |name: &str| {
@@ -92,15 +90,20 @@ pub fn record_metrics(metrics: &Metrics, rc: &MutexRunConfig, status: &MutexRunC
             .map_or(0.0, |d| d.as_secs_f64())
     };
     for entry in &previous.nodes {
-        if status.completed_nodes.contains(&entry.name) {
-            metrics.node_finished("done", seconds(&entry.name));
+        let outcome = if status.completed_nodes.contains(&entry.name) {
+            "done"
         } else if status.skipped_nodes.contains(&entry.name) {
-            metrics.node_finished("skipped", seconds(&entry.name));
+            "skipped"
+        } else {
+            continue;
+        };
+        if metrics.first_count(&key, rollout, &format!("node {} {outcome}", entry.name)) {
+            metrics.node_finished(outcome, seconds(&entry.name));
         }
     }
     for entry in status.nodes.iter().filter(|e| e.phase == NodePhase::Failed) {
-        let was_failed = previous.nodes.iter().any(|p| p.name == entry.name && p.phase == NodePhase::Failed);
-        if !was_failed {
+        let failure = format!("node {} failed {:?}", entry.name, entry.finished_at);
+        if metrics.first_count(&key, rollout, &failure) {
             metrics.node_finished("failed", seconds(&entry.name));
         }
     }
