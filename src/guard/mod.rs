@@ -22,11 +22,11 @@ pub use conditions::ConditionsOf;
 
 /// The most levels of nesting numo reads in one object (`{}` is one level).
 ///
-/// Half of serde_json's recursion limit (128): every object numo reads nests far less (a Node or a Job with its
-/// `managedFields` stays under 20 levels; see `real_objects_nest_far_below_the_limit`), and the margin leaves room
-/// for what numo builds from an object and reads back. A rule's `jobSpec` becomes the spec of a Job (one level
-/// deeper, its `managedFields` about four more) that numo decodes again in lists and watch events (two more), all
-/// still well within 128.
+/// Half of serde_json's recursion limit (128): every object numo reads nests far less (a Node, a Job or a
+/// MachineConfigPool with its `managedFields` stays under 20 levels; `tests/hostile_objects.rs` checks those of a
+/// whole rollout against half this limit), and the margin leaves room for what numo builds from an object and reads
+/// back. A rule's `jobSpec` becomes the spec of a Job (one level deeper, its `managedFields` about five more) that
+/// numo decodes again from lists and watch events, within 128 levels even for a rule at this limit.
 pub const MAX_DEPTH: usize = 64;
 
 /// How many leading segments of a too-deep path a message shows.
