@@ -15,6 +15,7 @@ pub mod context;
 pub mod controllers;
 pub mod crdgen;
 pub mod events;
+pub mod guard;
 pub mod leader;
 pub mod membership;
 pub mod metrics;

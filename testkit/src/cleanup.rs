@@ -1,6 +1,9 @@
 //! Removes what earlier tests left in the shared cluster, so each test starts from an empty world: numo's objects
 //! (finalizers of a killed operator removed first), test namespaces with their pods, the OpenShift singletons and
 //! nodes. Every step waits until the objects are really gone.
+//!
+//! Objects are read through numo's `Guarded`, so a leftover that cannot be decoded (a hostile test's rule nesting
+//! 10,000 levels deep) is removed like any other instead of failing every later test's cleanup.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -13,8 +16,9 @@ use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams
 use kube::core::ApiResource;
 use kube::runtime::watcher::{self, Event};
 use kube::runtime::WatchStreamExt;
-use kube::Client;
+use kube::{Client, Resource};
 use numo::api::{MutexRule, MutexRunConfig, MutexTarget};
+use numo::guard::Guarded;
 use numo::openshift::{ClusterVersion, MachineConfig, MachineConfigPool};
 
 /// Label on every namespace the test kit creates; its value is the test's name (label-safe).
@@ -61,15 +65,15 @@ impl Kind {
     }
 
     /// The API of every object of this kind (in [`Kind::namespace`] when set).
-    fn api_all(&self, client: &Client) -> Api<DynamicObject> {
+    fn api_all(&self, client: &Client) -> Api<Guarded<DynamicObject>> {
         match &self.namespace {
             Some(namespace) => Api::namespaced_with(client.clone(), namespace, &self.resource),
             None => Api::all_with(client.clone(), &self.resource),
         }
     }
 
-    fn api_for(&self, client: &Client, object: &DynamicObject) -> Api<DynamicObject> {
-        match object.metadata.namespace.as_deref().filter(|_| self.namespaced) {
+    fn api_for(&self, client: &Client, object: &Guarded<DynamicObject>) -> Api<Guarded<DynamicObject>> {
+        match object.meta().namespace.as_deref().filter(|_| self.namespaced) {
             Some(namespace) => Api::namespaced_with(client.clone(), namespace, &self.resource),
             None => Api::all_with(client.clone(), &self.resource),
         }
@@ -126,9 +130,9 @@ async fn request_deletion(client: &Client, kind: &Kind, params: &DeleteParams) -
     }
     let mut names = Vec::with_capacity(objects.items.len());
     for object in &objects.items {
-        let name = object.metadata.name.clone().unwrap_or_default();
+        let name = object.meta().name.clone().unwrap_or_default();
         let api = kind.api_for(client, object);
-        if object.metadata.finalizers.as_ref().is_some_and(|f| !f.is_empty()) {
+        if object.meta().finalizers.as_ref().is_some_and(|f| !f.is_empty()) {
             let patch = serde_json::json!({ "metadata": { "finalizers": null } });
             ignore_not_found(api.patch(&name, &PatchParams::default(), &Patch::Merge(&patch)).await)
                 .with_context(|| format!("removing the finalizers of {} {}", kind.resource.kind, key(object)))?;
@@ -182,10 +186,11 @@ async fn wait_all_gone(client: &Client, kind: &Kind) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn key(object: &DynamicObject) -> String {
-    match &object.metadata.namespace {
-        Some(namespace) => format!("{namespace}/{}", object.metadata.name.as_deref().unwrap_or_default()),
-        None => object.metadata.name.clone().unwrap_or_default(),
+fn key(object: &Guarded<DynamicObject>) -> String {
+    let metadata = object.meta();
+    match &metadata.namespace {
+        Some(namespace) => format!("{namespace}/{}", metadata.name.as_deref().unwrap_or_default()),
+        None => metadata.name.clone().unwrap_or_default(),
     }
 }
 

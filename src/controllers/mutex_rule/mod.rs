@@ -16,7 +16,6 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use kube::api::Api;
-use kube::core::DeserializeGuard;
 use kube::runtime::controller::Action;
 use kube::runtime::{predicates, reflector, watcher, Controller, WatchStreamExt};
 use kube::ResourceExt;
@@ -24,6 +23,7 @@ use tracing::instrument;
 
 use crate::api::MutexRule;
 use crate::caches::InitialLists;
+use crate::guard::Guarded;
 use crate::{Context, Error, Result};
 use plan::{Step, Verdict};
 
@@ -37,7 +37,7 @@ const MALFORMED_FIELD_MANAGER: &str = "numo-mutex-rule-malformed";
 /// Runs the controller until the process shuts down.
 pub async fn run(ctx: Context) {
     ctx.readiness.register(CONTROLLER);
-    let api: Api<DeserializeGuard<MutexRule>> = Api::all(ctx.client.clone());
+    let api: Api<Guarded<MutexRule>> = Api::all(ctx.client.clone());
     let (reader, writer) = reflector::store();
     let lists = InitialLists::new(&["MutexRules"]);
     let rules = lists
@@ -64,7 +64,7 @@ pub async fn run(ctx: Context) {
 
 /// Validates one rule and writes its status.
 #[instrument(skip_all, fields(rule = %guard.name_any(), namespace = guard.namespace().unwrap_or_default()))]
-async fn reconcile(guard: Arc<DeserializeGuard<MutexRule>>, ctx: Arc<Context>) -> Result<Action> {
+async fn reconcile(guard: Arc<Guarded<MutexRule>>, ctx: Arc<Context>) -> Result<Action> {
     let started = Instant::now();
     let result = match &guard.0 {
         Ok(rule) => reconcile_rule(rule, &ctx).await,
@@ -93,7 +93,7 @@ async fn reconcile_rule(rule: &MutexRule, ctx: &Context) -> Result<Action> {
     })
 }
 
-fn error_policy(_guard: Arc<DeserializeGuard<MutexRule>>, error: &Error, ctx: Arc<Context>) -> Action {
+fn error_policy(_guard: Arc<Guarded<MutexRule>>, error: &Error, ctx: Arc<Context>) -> Action {
     ctx.metrics.reconcile_error(CONTROLLER, error);
     Action::requeue(error.retry_after())
 }

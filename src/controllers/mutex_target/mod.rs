@@ -17,15 +17,16 @@ use std::time::{Duration, Instant};
 use futures::{future, StreamExt};
 use k8s_openapi::api::core::v1::Node;
 use kube::api::Api;
-use kube::core::{DeserializeGuard, PartialObjectMeta};
+use kube::core::PartialObjectMeta;
 use kube::runtime::controller::{Action, Config};
 use kube::runtime::reflector::{self, Store};
 use kube::runtime::{predicates, watcher, Controller, WatchStreamExt};
-use kube::ResourceExt;
+use kube::{Resource, ResourceExt};
 use tracing::instrument;
 
 use crate::api::MutexTarget;
 use crate::caches::InitialLists;
+use crate::guard::Guarded;
 use crate::openshift::MachineConfigPool;
 use crate::{Context, Error, Result};
 use triggers::{hash_json, hash_of, labels_fingerprint, ChangeFilter};
@@ -40,8 +41,8 @@ const DEBOUNCE: Duration = Duration::from_millis(100);
 /// What the reconcile reads: the shared context and the watch caches of nodes and pools.
 struct TargetContext {
     ctx: Context,
-    nodes: Store<PartialObjectMeta<Node>>,
-    pools: Store<DeserializeGuard<MachineConfigPool>>,
+    nodes: Store<Guarded<PartialObjectMeta<Node>>>,
+    pools: Store<Guarded<MachineConfigPool>>,
     /// Whether the node and pool caches hold their first full list.
     lists: InitialLists,
 }
@@ -53,14 +54,17 @@ pub async fn run(ctx: Context) {
 
     let lists = InitialLists::new(&["Nodes", "MachineConfigPools", "MutexTargets"]);
     let (nodes, node_writer) = reflector::store();
-    let mut node_changes = ChangeFilter::new(|n: &PartialObjectMeta<Node>| labels_fingerprint(n.labels()));
-    // `Api<PartialObjectMeta<Node>>` watches metadata only (what kube 5 made of `metadata_watcher`).
+    let mut node_changes = ChangeFilter::new(|n: &Guarded<PartialObjectMeta<Node>>| labels_fingerprint(n.labels()));
+    // `Api<Guarded<PartialObjectMeta<Node>>>` watches metadata only (what kube 5 made of `metadata_watcher`).
     let node_triggers = lists
         .track(
             "Nodes",
-            watcher(Api::<PartialObjectMeta<Node>>::all(client.clone()), watcher::Config::default().any_semantic())
-                .default_backoff()
-                .reflect(node_writer),
+            watcher(
+                Api::<Guarded<PartialObjectMeta<Node>>>::all(client.clone()),
+                watcher::Config::default().any_semantic(),
+            )
+            .default_backoff()
+            .reflect(node_writer),
         )
         .filter_map(move |event| future::ready(relevant(&mut node_changes, event, "Node")));
 
@@ -69,12 +73,9 @@ pub async fn run(ctx: Context) {
     let pool_triggers = lists
         .track(
             "MachineConfigPools",
-            watcher(
-                Api::<DeserializeGuard<MachineConfigPool>>::all(client.clone()),
-                watcher::Config::default().any_semantic(),
-            )
-            .default_backoff()
-            .reflect(pool_writer),
+            watcher(Api::<Guarded<MachineConfigPool>>::all(client.clone()), watcher::Config::default().any_semantic())
+                .default_backoff()
+                .reflect(pool_writer),
         )
         .filter_map(move |event| future::ready(relevant(&mut pool_changes, event, "MachineConfigPool")));
 
@@ -82,7 +83,7 @@ pub async fn run(ctx: Context) {
     let target_stream = lists
         .track(
             "MutexTargets",
-            watcher(Api::<DeserializeGuard<MutexTarget>>::all(client), watcher::Config::default().any_semantic())
+            watcher(Api::<Guarded<MutexTarget>>::all(client), watcher::Config::default().any_semantic())
                 .default_backoff()
                 .reflect(target_writer),
         )
@@ -131,7 +132,7 @@ where
 }
 
 /// What of a pool decides membership: its effective node selector (or, unreadable, its parse error).
-fn pool_fingerprint(guard: &DeserializeGuard<MachineConfigPool>) -> u64 {
+fn pool_fingerprint(guard: &Guarded<MachineConfigPool>) -> u64 {
     match &guard.0 {
         Ok(pool) => hash_json(&crate::membership::effective_node_selector(pool)),
         Err(invalid) => hash_of(&invalid.error),
@@ -140,7 +141,7 @@ fn pool_fingerprint(guard: &DeserializeGuard<MachineConfigPool>) -> u64 {
 
 /// Gathers one target's node list and writes its status.
 #[instrument(skip_all, fields(target = %guard.name_any(), namespace = guard.namespace().unwrap_or_default()))]
-async fn reconcile(guard: Arc<DeserializeGuard<MutexTarget>>, context: Arc<TargetContext>) -> Result<Action> {
+async fn reconcile(guard: Arc<Guarded<MutexTarget>>, context: Arc<TargetContext>) -> Result<Action> {
     let started = Instant::now();
     let ctx = &context.ctx;
     let result = match &guard.0 {
@@ -164,7 +165,7 @@ async fn reconcile_target(target: &MutexTarget, context: &TargetContext) -> Resu
     let plan = plan::plan(
         &target.spec.machine_config_pools,
         &pools,
-        nodes.iter().map(|n| (n.metadata.name.as_deref().unwrap_or_default(), n.labels())),
+        nodes.iter().map(|n| (n.meta().name.as_deref().unwrap_or_default(), n.labels())),
     );
     if status::write(&context.ctx, target, &plan).await? {
         tracing::info!(nodes = plan.nodes.len(), missing = ?plan.missing, "status updated");
@@ -172,7 +173,7 @@ async fn reconcile_target(target: &MutexTarget, context: &TargetContext) -> Resu
     Ok(Action::await_change())
 }
 
-fn error_policy(_guard: Arc<DeserializeGuard<MutexTarget>>, error: &Error, context: Arc<TargetContext>) -> Action {
+fn error_policy(_guard: Arc<Guarded<MutexTarget>>, error: &Error, context: Arc<TargetContext>) -> Action {
     context.ctx.metrics.reconcile_error(CONTROLLER, error);
     Action::requeue(error.retry_after())
 }

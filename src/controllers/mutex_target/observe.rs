@@ -5,16 +5,17 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::Node;
-use kube::core::{DeserializeGuard, PartialObjectMeta};
+use kube::core::PartialObjectMeta;
 use kube::runtime::reflector::Store;
 use kube::ResourceExt;
 
 use super::plan::PoolState;
+use crate::guard::Guarded;
 use crate::membership;
 use crate::openshift::MachineConfigPool;
 
 /// Every pool by name, as membership sees it.
-pub fn pools(store: &Store<DeserializeGuard<MachineConfigPool>>) -> BTreeMap<String, PoolState> {
+pub fn pools(store: &Store<Guarded<MachineConfigPool>>) -> BTreeMap<String, PoolState> {
     store
         .state()
         .iter()
@@ -28,7 +29,8 @@ pub fn pools(store: &Store<DeserializeGuard<MachineConfigPool>>) -> BTreeMap<Str
         .collect()
 }
 
-/// Every node's metadata (names and labels are what membership reads).
-pub fn nodes(store: &Store<PartialObjectMeta<Node>>) -> Vec<Arc<PartialObjectMeta<Node>>> {
+/// Every node's metadata (names and labels are what membership reads; they are known even of a node that cannot be
+/// decoded).
+pub fn nodes(store: &Store<Guarded<PartialObjectMeta<Node>>>) -> Vec<Arc<Guarded<PartialObjectMeta<Node>>>> {
     store.state()
 }

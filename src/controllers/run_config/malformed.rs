@@ -2,13 +2,13 @@
 //! field manager, so the rest of the status stays as it was), and when it is deleted numo still restores what it
 //! holds: the pools its claim names, the rule labels those pools' selectors name, its Jobs — then lets it go.
 
-use kube::core::error_boundary::InvalidObject;
 use kube::core::ObjectMeta;
 use kube::runtime::controller::Action;
 use kube::ResourceExt;
 
 use super::{apply, observe, plan, Guarded};
 use crate::api::{CanaryPool, FailurePolicy, MutexRunConfig, MutexRunConfigSpec, VersionSource};
+use crate::guard::Undecodable;
 use crate::{Context, Result};
 
 /// Field manager of a malformed run config's condition (not the status manager: that would wipe the rest).
@@ -19,14 +19,14 @@ pub async fn reconcile(
     ctx: &Context,
     stores: &observe::Stores,
     guard: &Guarded,
-    invalid: &InvalidObject,
+    invalid: &Undecodable,
 ) -> Result<Action> {
     if invalid.metadata.deletion_timestamp.is_none() {
         crate::controllers::malformed::report(ctx, guard, invalid, plan::condition::CONFIG_VALIDATED, FIELD_MANAGER)
             .await?;
         return Ok(Action::await_change());
     }
-    let rc = placeholder(invalid.metadata.clone());
+    let rc = placeholder((*invalid.metadata).clone());
     let snapshot = observe::snapshot(stores, &rc, k8s_openapi::jiff::Timestamp::now());
     let plan = plan::plan(&snapshot);
     apply::apply(&ctx.client, &rc, &snapshot, &plan.intents).await.map_err(|failed| failed.error)?;

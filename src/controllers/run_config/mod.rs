@@ -18,7 +18,7 @@ use futures::StreamExt;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::Node;
 use k8s_openapi::jiff::Timestamp;
-use kube::core::{DeserializeGuard, PartialObjectMeta};
+use kube::core::PartialObjectMeta;
 use kube::runtime::controller::Action;
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{predicates, watcher, Controller, WatchStreamExt};
@@ -27,6 +27,7 @@ use tracing::instrument;
 
 use crate::api::{MutexRule, MutexRunConfig, MutexTarget};
 use crate::caches::InitialLists;
+use crate::guard;
 use crate::labels;
 use crate::openshift::{self, ClusterVersion, MachineConfig, MachineConfigPool};
 use crate::{Context, Error, Result};
@@ -42,7 +43,7 @@ struct RunConfigContext {
     lists: InitialLists,
 }
 
-type Guarded = DeserializeGuard<MutexRunConfig>;
+type Guarded = guard::Guarded<MutexRunConfig>;
 
 /// Runs the controller until the process shuts down.
 pub async fn run(ctx: Context) {
@@ -69,64 +70,69 @@ pub async fn run(ctx: Context) {
         .applied_objects()
         .predicate_filter(run_config_predicate, Default::default());
 
-    let (rules, writer) = reflector::store::<DeserializeGuard<MutexRule>>();
+    let (rules, writer) = reflector::store::<guard::Guarded<MutexRule>>();
     let rule_stream = lists
         .track(
             "MutexRules",
-            watcher(Api::<DeserializeGuard<MutexRule>>::all(client.clone()), config.clone())
+            watcher(Api::<guard::Guarded<MutexRule>>::all(client.clone()), config.clone())
                 .default_backoff()
                 .reflect(writer),
         )
         .touched_objects();
-    let (targets, writer) = reflector::store::<DeserializeGuard<MutexTarget>>();
+    let (targets, writer) = reflector::store::<guard::Guarded<MutexTarget>>();
     let target_stream = lists
         .track(
             "MutexTargets",
-            watcher(Api::<DeserializeGuard<MutexTarget>>::all(client.clone()), config.clone())
+            watcher(Api::<guard::Guarded<MutexTarget>>::all(client.clone()), config.clone())
                 .default_backoff()
                 .reflect(writer),
         )
         .touched_objects();
-    let (pools, writer) = reflector::store::<MachineConfigPool>();
+    let (pools, writer) = reflector::store::<guard::Guarded<MachineConfigPool>>();
     let pool_stream = lists
         .track(
             "MachineConfigPools",
-            watcher(Api::<MachineConfigPool>::all(client.clone()), config.clone()).default_backoff().reflect(writer),
+            watcher(Api::<guard::Guarded<MachineConfigPool>>::all(client.clone()), config.clone())
+                .default_backoff()
+                .reflect(writer),
         )
         .touched_objects();
-    let (nodes, writer) = reflector::store::<Node>();
+    let (nodes, writer) = reflector::store::<guard::Guarded<Node>>();
     let node_stream = lists
-        .track("Nodes", watcher(Api::<Node>::all(client.clone()), config.clone()).default_backoff().reflect(writer))
+        .track(
+            "Nodes",
+            watcher(Api::<guard::Guarded<Node>>::all(client.clone()), config.clone()).default_backoff().reflect(writer),
+        )
         .touched_objects()
         .predicate_filter(node_predicate, Default::default());
     let (machine_configs, writer) = reflector::store();
     let mc_stream = lists
         .track(
             "MachineConfigs",
-            watcher(Api::<PartialObjectMeta<MachineConfig>>::all(client.clone()), config.clone())
+            watcher(Api::<guard::Guarded<PartialObjectMeta<MachineConfig>>>::all(client.clone()), config.clone())
                 .default_backoff()
                 .reflect(writer),
         )
         .touched_objects()
         .predicate_filter(predicates::annotations, Default::default());
-    let (cluster_versions, writer) = reflector::store::<ClusterVersion>();
+    let (cluster_versions, writer) = reflector::store::<guard::Guarded<ClusterVersion>>();
     let cv_stream = lists
         .track(
             "ClusterVersions",
             watcher(
-                Api::<ClusterVersion>::all(client.clone()),
+                Api::<guard::Guarded<ClusterVersion>>::all(client.clone()),
                 config.clone().fields(&format!("metadata.name={}", openshift::CLUSTER_VERSION_NAME)),
             )
             .default_backoff()
             .reflect(writer),
         )
         .touched_objects();
-    let (jobs, writer) = reflector::store::<Job>();
+    let (jobs, writer) = reflector::store::<guard::Guarded<Job>>();
     let job_stream = lists
         .track(
             "Jobs",
             watcher(
-                Api::<Job>::all(client.clone()),
+                Api::<guard::Guarded<Job>>::all(client.clone()),
                 config.clone().labels(&format!("{}={}", labels::JOB_MANAGED_BY, labels::MANAGER)),
             )
             .default_backoff()
@@ -160,11 +166,11 @@ pub async fn run(ctx: Context) {
     let (all_for_pools, all_for_nodes, all_for_mcs, all_for_cv) = (all.clone(), all.clone(), all.clone(), all);
     let referencing_rule = {
         let store = run_configs.clone();
-        move |rule: DeserializeGuard<MutexRule>| referencing(&store, &rule, |spec| &spec.mutex_rules)
+        move |rule: guard::Guarded<MutexRule>| referencing(&store, &rule, |spec| &spec.mutex_rules)
     };
     let referencing_target = {
         let store = run_configs.clone();
-        move |target: DeserializeGuard<MutexTarget>| referencing(&store, &target, |spec| &spec.mutex_targets)
+        move |target: guard::Guarded<MutexTarget>| referencing(&store, &target, |spec| &spec.mutex_targets)
     };
 
     let controller = Controller::for_stream(rc_stream, run_configs)
@@ -198,17 +204,17 @@ fn run_config_predicate(rc: &Guarded) -> Option<u64> {
 }
 
 /// Nodes matter when their labels, readiness or machine-config annotations change — not on every heartbeat.
-fn node_predicate(node: &Node) -> Option<u64> {
+fn node_predicate(node: &guard::Guarded<Node>) -> Option<u64> {
     let mut hasher = DefaultHasher::new();
-    node.metadata.uid.hash(&mut hasher);
-    node.metadata.labels.hash(&mut hasher);
-    node.metadata.deletion_timestamp.is_some().hash(&mut hasher);
+    node.meta().uid.hash(&mut hasher);
+    node.meta().labels.hash(&mut hasher);
+    node.meta().deletion_timestamp.is_some().hash(&mut hasher);
     for key in [openshift::CURRENT_CONFIG, openshift::DESIRED_CONFIG, openshift::MCD_STATE] {
         node.annotations().get(key).hash(&mut hasher);
     }
     let ready = node
-        .status
-        .as_ref()
+        .decoded()
+        .and_then(|n| n.status.as_ref())
         .and_then(|s| s.conditions.as_ref())
         .and_then(|cs| cs.iter().find(|c| c.type_ == "Ready"))
         .map(|c| c.status.clone());
@@ -244,7 +250,7 @@ fn referencing<K: Resource>(
 }
 
 /// The run config a Job belongs to, from its annotation (its labels may be shortened with a hash).
-fn job_owner(job: Job) -> Option<ObjectRef<Guarded>> {
+fn job_owner(job: guard::Guarded<Job>) -> Option<ObjectRef<Guarded>> {
     let (namespace, name) = job.annotations().get(crate::jobs::RUN_CONFIG_ANNOTATION)?.split_once('/')?;
     Some(ObjectRef::new(name).within(namespace))
 }

@@ -1,42 +1,49 @@
 //! Reads what the planner needs from the controller's caches (reflector stores fed by watches) into a [`Snapshot`].
+//!
+//! Every cache holds [`Guarded`] objects, so an object numo cannot decode never stops the others from being read.
+//! The planner sees only decoded objects; an undecodable one that matters is reported instead of being ignored: a
+//! target whose pool (or a node its pools select) cannot be read is invalid, and so is a rule that cannot be read;
+//! a numo Job that cannot be read counts as failed (never as missing, which would run it again).
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::Node;
 use k8s_openapi::jiff::Timestamp;
-use kube::core::{DeserializeGuard, PartialObjectMeta};
+use kube::core::PartialObjectMeta;
 use kube::runtime::reflector::{ObjectRef, Store};
-use kube::ResourceExt;
+use kube::{Resource, ResourceExt};
 
 use super::snapshot::{
     ClusterView, FoundRule, JobView, NodeView, PoolClaim, PoolView, RuleView, RunConfigView, Snapshot, TargetView,
     Unusable,
 };
 use crate::api::{JobResult, MutexRule, MutexRunConfig, MutexTarget, VersionSource};
+use crate::guard::Guarded;
 use crate::jobs::{self, JobPhase};
 use crate::labels;
+use crate::membership;
 use crate::openshift::{self, ClusterVersion, MachineConfig, MachineConfigPool};
 
 /// The caches the run-config controller reads; every one is fed by a watch.
 #[derive(Clone)]
 pub struct Stores {
     /// Every MutexRunConfig.
-    pub run_configs: Store<DeserializeGuard<MutexRunConfig>>,
+    pub run_configs: Store<Guarded<MutexRunConfig>>,
     /// Every MutexRule.
-    pub rules: Store<DeserializeGuard<MutexRule>>,
+    pub rules: Store<Guarded<MutexRule>>,
     /// Every MutexTarget.
-    pub targets: Store<DeserializeGuard<MutexTarget>>,
+    pub targets: Store<Guarded<MutexTarget>>,
     /// Every MachineConfigPool.
-    pub pools: Store<MachineConfigPool>,
+    pub pools: Store<Guarded<MachineConfigPool>>,
     /// Every node.
-    pub nodes: Store<Node>,
+    pub nodes: Store<Guarded<Node>>,
     /// Metadata of every MachineConfig (the rendered configs' release-version annotation).
-    pub machine_configs: Store<PartialObjectMeta<MachineConfig>>,
+    pub machine_configs: Store<Guarded<PartialObjectMeta<MachineConfig>>>,
     /// The ClusterVersion.
-    pub cluster_versions: Store<ClusterVersion>,
+    pub cluster_versions: Store<Guarded<ClusterVersion>>,
     /// numo's Jobs (the watch selects them by label).
-    pub jobs: Store<Job>,
+    pub jobs: Store<Guarded<Job>>,
 }
 
 /// Builds the snapshot for one run config.
@@ -61,7 +68,7 @@ pub fn snapshot(stores: &Stores, rc: &MutexRunConfig, now: Timestamp) -> Snapsho
     let rules = rc.spec.mutex_rules.iter().map(|r| rule_view(stores, r.namespace_or(&namespace), &r.name)).collect();
     let targets =
         rc.spec.mutex_targets.iter().map(|t| target_view(stores, t.namespace_or(&namespace), &t.name)).collect();
-    let pools = stores.pools.state().iter().map(|p| (p.name_any(), pool_view(p))).collect();
+    let pools = stores.pools.state().iter().filter_map(|p| p.decoded().map(|p| (p.name_any(), pool_view(p)))).collect();
     let rendered_versions: BTreeMap<String, String> = stores
         .machine_configs
         .state()
@@ -72,9 +79,11 @@ pub fn snapshot(stores: &Stores, rc: &MutexRunConfig, now: Timestamp) -> Snapsho
         .nodes
         .state()
         .iter()
+        .filter_map(|n| n.decoded())
         .map(|n| (n.name_any(), node_view(n, rc.spec.version_source, &rendered_versions)))
         .collect();
-    let cluster = stores.cluster_versions.get(&ObjectRef::new(openshift::CLUSTER_VERSION_NAME)).map(|cv| {
+    let cluster_version = stores.cluster_versions.get(&ObjectRef::new(openshift::CLUSTER_VERSION_NAME));
+    let cluster = cluster_version.as_deref().and_then(Guarded::decoded).map(|cv| {
         let target_version = cv.target_version().map(String::from);
         let control_plane_completed = target_version.as_deref().is_some_and(|v| cv.control_plane_completed(v));
         ClusterView { target_version, control_plane_completed }
@@ -139,10 +148,36 @@ fn target_view(stores: &Stores, namespace: &str, name: &str) -> TargetView {
             target.status.as_ref().map(|s| s.conditions.as_slice()).unwrap_or_default(),
             target.metadata.generation,
         )
-        .map(|()| target.spec.machine_config_pools.clone()),
+        .map(|()| target.spec.machine_config_pools.clone())
+        .and_then(|pools| unreadable_member(stores, &pools).map_or(Ok(pools), |why| Err(Unusable::Invalid(why)))),
         Err(invalid) => Err(Unusable::Invalid(format!("malformed: {}", invalid.error))),
     });
     TargetView { namespace: namespace.to_string(), name: name.to_string(), found }
+}
+
+/// Why a target's pools cannot be trusted: one of them, or a node one of them selects, cannot be decoded (a pool
+/// that does not exist is the planner's to report).
+fn unreadable_member(stores: &Stores, pools: &[String]) -> Option<String> {
+    for name in pools {
+        let Some(pool) = stores.pools.get(&ObjectRef::new(name)) else { continue };
+        let pool = match &pool.0 {
+            Ok(pool) => pool,
+            Err(invalid) => return Some(format!("its MachineConfigPool {name} cannot be read: {}", invalid.error)),
+        };
+        let selector = membership::effective_node_selector(pool);
+        for node in stores.nodes.state() {
+            if let Err(invalid) = &node.0 {
+                if membership::selects(selector.as_ref(), node.labels()) {
+                    return Some(format!(
+                        "Node {} of its MachineConfigPool {name} cannot be read: {}",
+                        node.name_any(),
+                        invalid.error
+                    ));
+                }
+            }
+        }
+    }
+    None
 }
 
 fn pool_view(pool: &MachineConfigPool) -> PoolView {
@@ -176,7 +211,9 @@ fn node_view(node: &Node, source: VersionSource, rendered: &BTreeMap<String, Str
     NodeView { name: node.name_any(), labels: node.labels().clone(), ready, version }
 }
 
-fn job_view(job: &Job, namespace: &str, name: &str) -> Option<JobView> {
+/// A numo Job as the planner reads it; one that cannot be decoded counts as failed, saying why (its labels and
+/// annotations, which say what it is for, are read all the same).
+fn job_view(job: &Guarded<Job>, namespace: &str, name: &str) -> Option<JobView> {
     let l = job.labels();
     if l.get(labels::JOB_RUN_CONFIG)? != &labels::label_value(name)
         || l.get(labels::JOB_RUN_CONFIG_NAMESPACE)? != &labels::label_value(namespace)
@@ -192,9 +229,16 @@ fn job_view(job: &Job, namespace: &str, name: &str) -> Option<JobView> {
         phase: JobPhase::parse(l.get(labels::JOB_PHASE)?)?,
         attempt: l.get(labels::JOB_ATTEMPT)?.parse().ok()?,
         target_version: a.get(jobs::VERSION_ANNOTATION)?.clone(),
-        result: jobs::job_result(job),
-        message: (jobs::job_result(job) == JobResult::Failed).then(|| jobs::failure_message(job)).flatten(),
-        deleting: job.metadata.deletion_timestamp.is_some(),
-        holds_result: job.finalizers().iter().any(|f| f == jobs::RESULT_FINALIZER),
+        result: job.decoded().map_or(JobResult::Failed, jobs::job_result),
+        message: match &job.0 {
+            Ok(job) => (jobs::job_result(job) == JobResult::Failed).then(|| jobs::failure_message(job)).flatten(),
+            Err(invalid) => Some(format!("the Job cannot be read: {}", invalid.error)),
+        },
+        deleting: job.meta().deletion_timestamp.is_some(),
+        holds_result: job.meta().finalizers.iter().flatten().any(|f| f == jobs::RESULT_FINALIZER),
     })
 }
+
+#[cfg(test)]
+#[path = "observe_tests.rs"]
+mod tests;

@@ -1,0 +1,131 @@
+//! Objects the run-config controller cannot decode: they reach the run config's status instead of being ignored.
+
+use k8s_openapi::jiff::Timestamp;
+use kube::runtime::reflector::{self, Store};
+use kube::runtime::watcher;
+use kube::Resource;
+use serde_json::{json, Value};
+
+use super::*;
+use crate::api::{JobResult, RunPhase};
+use crate::controllers::run_config::plan;
+
+const NS: &str = "team";
+
+/// A cache holding `objects`, each decoded (or not) as numo's watch would.
+fn store<K>(objects: &[Value]) -> Store<Guarded<K>>
+where
+    K: Resource<DynamicType = ()> + serde::de::DeserializeOwned + Clone + 'static,
+{
+    let (reader, mut writer) = reflector::store::<Guarded<K>>();
+    for object in objects {
+        let guarded: Guarded<K> = serde_json::from_value(object.clone()).expect("a guard decodes any object");
+        writer.apply_watcher_event(&watcher::Event::Apply(guarded));
+    }
+    reader
+}
+
+fn valid_status() -> Value {
+    json!({"conditions": [{"type": "ValidConfig", "status": "True", "reason": "Valid", "message": "",
+        "lastTransitionTime": "2024-01-01T00:00:00Z", "observedGeneration": 1}]})
+}
+
+fn pool(name: &str, spec: Value) -> Value {
+    json!({"apiVersion": "machineconfiguration.openshift.io/v1", "kind": "MachineConfigPool",
+        "metadata": {"name": name}, "spec": spec})
+}
+
+fn worker_pool() -> Value {
+    pool("worker", json!({"nodeSelector": {"matchLabels": {"node-role.kubernetes.io/worker": ""}}}))
+}
+
+fn node(name: &str, status: Value) -> Value {
+    json!({"apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": name, "labels": {"node-role.kubernetes.io/worker": ""}}, "status": status})
+}
+
+fn run_config() -> MutexRunConfig {
+    serde_json::from_value(json!({
+        "apiVersion": "openshift-optional.skrzypek.io/v1alpha1", "kind": "MutexRunConfig",
+        "metadata": {"name": "rc", "namespace": NS, "generation": 1, "uid": "rc-uid",
+                     "finalizers": [labels::FINALIZER]},
+        "spec": {"canary": {"name": "canary"}, "mutexRules": [{"name": "check"}],
+                 "mutexTargets": [{"name": "workers"}]}
+    }))
+    .expect("a run config")
+}
+
+fn stores(pools: &[Value], nodes: &[Value], jobs: &[Value]) -> Stores {
+    let meta = |name: &str| json!({"name": name, "namespace": NS, "generation": 1});
+    let mut all_pools = vec![pool("canary", json!({"nodeSelector": {"matchLabels": {"canary": ""}}}))];
+    all_pools.extend_from_slice(pools);
+    Stores {
+        run_configs: store::<MutexRunConfig>(&[serde_json::to_value(run_config()).expect("json")]),
+        rules: store::<MutexRule>(&[json!({"metadata": meta("check"), "status": valid_status(),
+            "spec": {"jobName": "check", "jobSpec": {"template": {"spec": {"containers": []}}}}})]),
+        targets: store::<MutexTarget>(&[json!({"metadata": meta("workers"), "status": valid_status(),
+            "spec": {"machineConfigPools": ["worker"]}})]),
+        pools: store::<MachineConfigPool>(&all_pools),
+        nodes: store::<Node>(nodes),
+        machine_configs: store::<PartialObjectMeta<MachineConfig>>(&[]),
+        cluster_versions: store::<ClusterVersion>(&[]),
+        jobs: store::<Job>(jobs),
+    }
+}
+
+fn invalid_because(stores: &Stores) -> String {
+    let snapshot = snapshot(stores, &run_config(), Timestamp::UNIX_EPOCH);
+    let status = plan::plan(&snapshot).status;
+    assert_eq!(status.phase, Some(RunPhase::Invalid), "{status:?}");
+    status.message.unwrap_or_default()
+}
+
+#[test]
+fn a_target_pool_that_cannot_be_read_makes_the_target_invalid() {
+    let unreadable = pool("worker", json!({"paused": "yes"}));
+    let message = invalid_because(&stores(&[unreadable], &[node("worker-0", json!({}))], &[]));
+    assert!(
+        message.contains(&format!(
+            "MutexTarget {NS}/workers is invalid: its MachineConfigPool worker cannot be read: spec.paused: invalid type"
+        )),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_node_of_a_target_pool_that_cannot_be_read_makes_the_target_invalid() {
+    let nodes = [node("worker-0", json!({})), node("worker-1", json!({"conditions": "not a list"}))];
+    let message = invalid_because(&stores(&[worker_pool()], &nodes, &[]));
+    assert!(
+        message.contains(&format!(
+            "MutexTarget {NS}/workers is invalid: Node worker-1 of its MachineConfigPool worker cannot be read: \
+             status.conditions: invalid type"
+        )),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_node_outside_the_target_pools_that_cannot_be_read_changes_nothing() {
+    let mut master = node("master-0", json!({"conditions": "not a list"}));
+    master["metadata"]["labels"] = json!({"node-role.kubernetes.io/master": ""});
+    let snapshot = snapshot(&stores(&[worker_pool()], &[master], &[]), &run_config(), Timestamp::UNIX_EPOCH);
+    assert_ne!(plan::plan(&snapshot).status.phase, Some(RunPhase::Invalid));
+    assert!(snapshot.nodes.is_empty(), "only decoded nodes reach the planner");
+}
+
+#[test]
+fn a_numo_job_that_cannot_be_read_counts_as_failed_not_missing() {
+    let job = json!({"apiVersion": "batch/v1", "kind": "Job",
+        "metadata": {"name": "check-worker-0", "namespace": NS,
+            "labels": {labels::JOB_RUN_CONFIG: "rc", labels::JOB_RUN_CONFIG_NAMESPACE: NS,
+                       labels::JOB_PHASE: "gate", labels::JOB_ATTEMPT: "1"},
+            "annotations": {jobs::NODE_ANNOTATION: "worker-0", jobs::RULE_ANNOTATION: format!("{NS}/check"),
+                            jobs::VERSION_ANNOTATION: "4.16.5"}},
+        "spec": {"parallelism": "many"}});
+    let snapshot = snapshot(&stores(&[worker_pool()], &[], &[job]), &run_config(), Timestamp::UNIX_EPOCH);
+    let [view] = snapshot.jobs.as_slice() else { panic!("one Job: {:?}", snapshot.jobs) };
+    assert_eq!((view.node.as_str(), view.result), ("worker-0", JobResult::Failed));
+    let message = view.message.as_deref().unwrap_or_default();
+    assert!(message.starts_with("the Job cannot be read: spec.parallelism: invalid type"), "{message}");
+}
