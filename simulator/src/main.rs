@@ -32,7 +32,8 @@ enum Commands {
     /// Install the OpenShift CRDs (from a folder of real CRDs, else derived from numo's types) and wait until each
     /// is Established.
     InstallCrds {
-        /// Folder of CRD YAML files; default: ../shared/openshift-crds next to the workspace, if it exists.
+        /// Folder of CRD YAML files; default: $NUMO_OPENSHIFT_CRDS, else ../shared/openshift-crds beside the
+        /// repository if it exists.
         #[arg(long)]
         from: Option<PathBuf>,
     },
@@ -81,7 +82,14 @@ async fn main() -> anyhow::Result<()> {
     let client = kube::Client::try_default().await.context("connecting to the cluster of $KUBECONFIG")?;
     match command {
         Commands::InstallCrds { from } => {
-            let from = from.or_else(default_crds_dir);
+            let from = match from {
+                Some(dir) => Some(dir),
+                None => numo_simulator::crds::openshift_crds_dir()?,
+            };
+            match &from {
+                Some(dir) => tracing::info!(from = %dir.display(), "installing the OpenShift CRDs"),
+                None => tracing::info!("installing the OpenShift CRDs derived from numo's Rust types"),
+            }
             for name in numo_simulator::crds::install_openshift_crds(&client, from.as_deref()).await? {
                 println!("{name}");
             }
@@ -107,12 +115,6 @@ async fn main() -> anyhow::Result<()> {
         }
     }
     Ok(())
-}
-
-/// `../shared/openshift-crds` next to the workspace this binary was built from, if it exists.
-fn default_crds_dir() -> Option<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/openshift-crds");
-    dir.is_dir().then_some(dir)
 }
 
 /// Waits for Ctrl-C or SIGTERM.
