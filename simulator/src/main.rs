@@ -5,7 +5,7 @@
 //! ```text
 //! numo-sim install-crds [--from DIR]
 //! numo-sim seed --version 4.16.4 --workers 6 --masters 3
-//! numo-sim run [--reboot 2s] [--control-plane 2s]        # until Ctrl-C / SIGTERM
+//! numo-sim run [--reboot 2s] [--control-plane 2s] [--nfd-labels]   # until Ctrl-C / SIGTERM
 //! numo-sim upgrade --version 4.16.5
 //! ```
 
@@ -60,6 +60,10 @@ enum Commands {
         /// How long to wait before retrying after an API error.
         #[arg(long, value_parser = parse_duration, default_value = "1s")]
         retry: Duration,
+        /// Also play Node Feature Discovery: label every node with the release it runs
+        /// (machineconfiguration.openshift.io/release-image-version). Off by default: the MCO writes no such label.
+        #[arg(long)]
+        nfd_labels: bool,
     },
     /// Request an upgrade: set the ClusterVersion's spec.desiredUpdate.
     Upgrade {
@@ -97,8 +101,8 @@ async fn main() -> anyhow::Result<()> {
         Commands::Seed { version, workers, masters } => {
             numo_simulator::seed(&client, &ClusterShape { version, workers, masters }).await?;
         }
-        Commands::Run { reboot, control_plane, retry } => {
-            let simulator = Simulator::start(client, SimConfig { reboot, control_plane, retry });
+        Commands::Run { reboot, control_plane, retry, nfd_labels } => {
+            let simulator = Simulator::start(client, SimConfig { reboot, control_plane, retry, nfd_labels });
             shutdown_signal().await?;
             tracing::info!("stopping");
             simulator.stop();
