@@ -480,8 +480,14 @@ async fn the_version_is_read_from_the_rendered_machine_config_without_node_label
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_node_of_another_custom_pool_never_falls_into_the_canary() -> anyhow::Result<()> {
+async fn nodes_no_target_pool_owns_are_neither_gated_nor_moved_into_the_canary() -> anyhow::Result<()> {
     let mut setup = Setup::new("outsider", 3).await?;
+    // A Windows worker: it has the worker role label, but the MCO manages it in no pool.
+    let mut windows = numo_testkit::kwok::fake_node("windows-0");
+    let labels = windows.metadata.labels.get_or_insert_with(Default::default);
+    labels.insert("kubernetes.io/os".into(), "windows".into());
+    labels.insert("node-role.kubernetes.io/worker".into(), String::new());
+    Api::<k8s_openapi::api::core::v1::Node>::all(setup.client.clone()).create(&Default::default(), &windows).await?;
     // worker-2 belongs to the custom pool "infra", which is not a target: the steered canary (workers without the
     // rule labels) would match it too, and the MCO degrades a node matched by two custom pools.
     let infra: numo::openshift::MachineConfigPool = serde_json::from_value(json!({
@@ -504,11 +510,16 @@ async fn a_node_of_another_custom_pool_never_falls_into_the_canary() -> anyhow::
     setup.target("workers", &["worker"]).await?;
     setup.run_config("scoped", &["check"], &["workers"], json!({})).await?;
     setup.start_operator().await?;
+    let idle = setup.wait_phase("scoped", RunPhase::Idle, Duration::from_secs(60)).await?;
+    assert_eq!(idle.status.unwrap_or_default().total_nodes, 2, "neither worker-2 nor windows-0 is a target node");
     setup.upgrade_cluster(NEW).await?;
 
     let done = setup.wait_phase("scoped", RunPhase::Completed, ROLLOUT).await?;
-    assert_eq!(done.status.unwrap_or_default().total_nodes, 2, "worker-2 is not a target node");
-    assert!(setup.jobs().await?.iter().all(|j| j.annotations()["openshift-optional.skrzypek.io/node"] != "worker-2"));
+    assert_eq!(done.status.unwrap_or_default().total_nodes, 2, "neither worker-2 nor windows-0 is a target node");
+    for outsider in ["worker-2", "windows-0"] {
+        let jobs = setup.jobs().await?;
+        assert!(jobs.iter().all(|j| j.annotations()["openshift-optional.skrzypek.io/node"] != outsider), "{outsider}");
+    }
     let seen = degraded.lock().map(|d| d.clone()).unwrap_or_default();
     assert!(seen.is_empty(), "pools went Degraded during the rollout: {seen:?}");
     assert!(!setup.pools().await?["infra"].0, "the infra pool was never paused");
