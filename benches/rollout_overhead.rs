@@ -3,6 +3,9 @@
 //! reaction (the next Job created, the labels removed) are observed through watches; the gaps between them are the
 //! operator's overhead. Prints the breakdown; asserts nothing about time.
 //!
+//! By default the cluster has no NFD: numo reads each node's release from its rendered config. `NFD=1` turns on the
+//! simulator's NFD stand-in, so numo reads the release label instead (written after the node's config moved).
+//!
 //!   cargo bench --bench rollout_overhead          (WORKERS=10 by default)
 
 #[path = "../tests/support/mod.rs"]
@@ -34,7 +37,8 @@ enum Step {
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> anyhow::Result<()> {
     let workers: usize = std::env::var("WORKERS").ok().and_then(|w| w.parse().ok()).unwrap_or(10);
-    let mut setup = Setup::new("overhead", workers).await?;
+    let nfd = if std::env::var("NFD").is_ok_and(|v| v == "1") { Nfd::On } else { Nfd::Off };
+    let mut setup = Setup::with("overhead", workers, nfd).await?;
     setup.rule("check", job_spec("1s", false), Some(job_spec("1s", false))).await?;
     setup.rule("backup", job_spec("1s", false), Some(job_spec("1s", false))).await?;
     setup.target("workers", &["worker"]).await?;
@@ -84,7 +88,8 @@ async fn main() -> anyhow::Result<()> {
     );
     let overhead: Duration = gaps.values().flatten().sum();
     println!(
-        "rollout of {workers} nodes, 2 rules with gate and cleanup Jobs (1s each): {:.1}s in all",
+        "rollout of {workers} nodes ({}), 2 rules with gate and cleanup Jobs (1s each): {:.1}s in all",
+        if nfd == Nfd::On { "NFD labels" } else { "no NFD" },
         total.as_secs_f64()
     );
     for (kind, durations) in &gaps {
@@ -131,8 +136,10 @@ fn record_jobs(setup: &mut Setup, seen: Arc<Mutex<Vec<(SystemTime, Step)>>>) {
 }
 
 fn record_nodes(setup: &mut Setup, seen: Arc<Mutex<Vec<(SystemTime, Step)>>>) {
-    let api: Api<Node> = Api::all(setup.client.clone());
+    let client = setup.client.clone();
+    let api: Api<Node> = Api::all(client.clone());
     setup.world.spawn(async move {
+        let mut rendered = BTreeMap::new();
         let mut held = std::collections::BTreeSet::new();
         let mut upgraded = std::collections::BTreeSet::new();
         let events = watcher::watcher(api, watcher::Config::default()).default_backoff();
@@ -147,7 +154,12 @@ fn record_nodes(setup: &mut Setup, seen: Arc<Mutex<Vec<(SystemTime, Step)>>>) {
             } else if held.remove(&name) {
                 push(&seen, now, Step::Released);
             }
-            let at_new = node.labels().get(numo::openshift::RELEASE_VERSION).map(String::as_str) == Some(NEW);
+            let config = node.annotations().get(numo::openshift::CURRENT_CONFIG);
+            if config.is_some_and(|c| !rendered.contains_key(c)) {
+                // A config not seen yet (a new rendered config): read them again; this happens once per pool.
+                rendered = rendered_versions(&client).await.unwrap_or(rendered);
+            }
+            let at_new = version_of(&node, &rendered).as_deref() == Some(NEW);
             if at_new && name.starts_with("worker") && upgraded.insert(name.clone()) {
                 push(&seen, now, Step::Upgraded);
             }

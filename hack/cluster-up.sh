@@ -9,6 +9,8 @@
 # Environment:
 #   NODES=N             also create N plain kwok nodes kwok-node-0..N-1 (default 0; the simulator seeds real ones)
 #   NUMO_SKIP_CRDS=1    do not install CRDs (the test kit installs them itself, in-process)
+#   NUMO_OPENSHIFT_CRDS folder of the real OpenShift CRDs (default: ../shared/openshift-crds beside the repository;
+#                       without either, CRDs derived from numo's Rust types)
 #   KWOK_WORKDIR        where kwokctl keeps cluster state (default: $NUMO_CACHE/kwok-workdir)
 set -euo pipefail
 log_prefix=cluster-up
@@ -90,15 +92,10 @@ fi
 
 if [[ "${NUMO_SKIP_CRDS:-}" != 1 ]]; then
   crd_start=$SECONDS
-  from=()
-  source_of_crds="derived from numo's Rust types"
-  openshift_crds="$repo_dir/../shared/openshift-crds"
-  if [[ -d "$openshift_crds" ]]; then
-    source_of_crds="$(cd "$openshift_crds" && pwd)"
-    from=(--from "$source_of_crds")
-  fi
-  log "installing the OpenShift CRDs ($source_of_crds)"
-  (cd "$repo_dir" && cargo run --quiet -p numo-simulator --bin numo-sim -- install-crds "${from[@]}") >&2
+  # numo-sim finds the real CRDs itself ($NUMO_OPENSHIFT_CRDS, else ../shared/openshift-crds; see
+  # docs/development.md) and logs where they came from.
+  log "installing the OpenShift CRDs"
+  (cd "$repo_dir" && cargo run --quiet -p numo-simulator --bin numo-sim -- install-crds) >&2
   if [[ -f "$repo_dir/config/crd/kustomization.yaml" ]]; then
     log "installing numo's CRDs from config/crd"
     numo_crds="$(kubectl apply --server-side --force-conflicts --field-manager numo-cluster-up -k "$repo_dir/config/crd" -o name)"

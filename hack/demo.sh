@@ -2,13 +2,20 @@
 # `make demo`: a local cluster, a simulated OpenShift with 6 workers at 4.16.4, numo running, and a live upgrade to
 # 4.16.5 — node by node, with gate and cleanup Jobs — until every node runs 4.16.5 and the pools are restored.
 #
-# Environment: CLUSTER (default numo-demo), WORKERS (default 6), FROM (4.16.4), TO (4.16.5).
+# The simulated cluster has no NFD: numo reads each node's release from its rendered MachineConfig. NFD=1 adds the
+# simulator's NFD stand-in, which labels every node with its release, as on a cluster set up for the reference.
+#
+# Environment: CLUSTER (default numo-demo), WORKERS (default 6), FROM (4.16.4), TO (4.16.5), NFD (0 or 1).
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
 # shellcheck source=hack/versions.sh
 source hack/versions.sh
+# shellcheck source=hack/lib/openshift.sh
+source hack/lib/openshift.sh
 cluster="${CLUSTER:-numo-demo}" workers="${WORKERS:-6}" from="${FROM:-4.16.4}" to="${TO:-4.16.5}"
+sim_flags=() nfd_note="no NFD: versions from the rendered MachineConfigs"
+if [[ "${NFD:-0}" == 1 ]]; then sim_flags=(--nfd-labels) nfd_note="NFD stand-in: versions from the node labels"; fi
 logs="$NUMO_CACHE/demo-logs"
 mkdir -p "$logs"
 say() { printf '\n\033[1m==> %s\033[0m\n' "$*"; }
@@ -22,16 +29,16 @@ export KUBECONFIG="$kubeconfig" PATH="$K8S_BIN:$PATH"
 
 say "Building numo and the OpenShift simulator"
 cargo build --quiet --bin numo -p numo --bin numo-sim -p numo-simulator
-numo="$repo/target/debug/numo" sim="$repo/target/debug/numo-sim"
+numo="${CARGO_TARGET_DIR:-$repo/target}/debug/numo" sim="${CARGO_TARGET_DIR:-$repo/target}/debug/numo-sim"
 
 pids=()
 cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; wait 2>/dev/null || true; }
 trap cleanup EXIT
 
-say "Installing numo's CRDs and seeding a simulated OpenShift: 3 masters, $workers workers at $from"
+say "Installing numo's CRDs and seeding a simulated OpenShift: 3 masters, $workers workers at $from ($nfd_note)"
 "$numo" crds | kubectl apply --server-side -f - >/dev/null
 "$sim" seed --version "$from" --workers "$workers" --masters 3
-"$sim" run >"$logs/simulator.log" 2>&1 &
+"$sim" run "${sim_flags[@]}" >"$logs/simulator.log" 2>&1 &
 pids+=($!)
 kubectl create namespace numo-demo --dry-run=client -o yaml | kubectl apply -f - >/dev/null
 
@@ -57,8 +64,14 @@ show() {
   kubectl get machineconfigpools \
     -o custom-columns='POOL:.metadata.name,PAUSED:.spec.paused,MACHINES:.status.machineCount,UPDATED:.status.updatedMachineCount,SELECTOR:.spec.nodeSelector.matchExpressions[*].operator' 2>/dev/null || true
   echo
-  kubectl get nodes -l node-role.kubernetes.io/worker \
-    -o custom-columns='NODE:.metadata.name,VERSION:.metadata.labels.machineconfiguration\.openshift\.io/release-image-version,MCO STATE:.metadata.annotations.machineconfiguration\.openshift\.io/state,CORDONED:.spec.unschedulable' 2>/dev/null || true
+  local -A version=()
+  local node release state cordoned
+  while read -r node release; do version[$node]="$release"; done < <(node_releases node-role.kubernetes.io/worker 2>/dev/null)
+  printf '%-12s %-10s %-10s %s\n' NODE VERSION 'MCO STATE' CORDONED
+  kubectl get nodes -l node-role.kubernetes.io/worker -o jsonpath='{range .items[*]}{.metadata.name}{"|"}{.metadata.annotations.machineconfiguration\.openshift\.io/state}{"|"}{.spec.unschedulable}{"\n"}{end}' 2>/dev/null |
+    while IFS='|' read -r node state cordoned; do
+      printf '%-12s %-10s %-10s %s\n' "$node" "${version[$node]:-}" "$state" "${cordoned:-false}"
+    done || true
   echo
   kubectl get mutexrunconfig demo -n numo-demo \
     -o custom-columns='IN FLIGHT:.status.nodes[*].name,PHASE:.status.nodes[*].phase,DONE:.status.completedNodes' 2>/dev/null || true

@@ -12,6 +12,8 @@ repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
 # shellcheck source=hack/versions.sh
 source hack/versions.sh
+# shellcheck source=hack/lib/openshift.sh
+source hack/lib/openshift.sh
 cluster="${CLUSTER:-numo-install}" workers="${WORKERS:-3}" from="${FROM:-4.16.4}" to="${TO:-4.16.5}"
 namespace=numo-samples
 operator_user=system:serviceaccount:numo-system:numo-operator
@@ -38,7 +40,7 @@ trap finish EXIT
 
 log "building numo and the simulator"
 cargo build --quiet --bin numo -p numo --bin numo-sim -p numo-simulator
-numo="$repo/target/debug/numo" sim="$repo/target/debug/numo-sim"
+numo="${CARGO_TARGET_DIR:-$repo/target}/debug/numo" sim="${CARGO_TARGET_DIR:-$repo/target}/debug/numo-sim"
 
 log "starting cluster $cluster (OpenShift CRDs only; numo's come from config/default)"
 kubeconfig="$(NUMO_SKIP_CRDS=1 hack/cluster-up.sh "$cluster" | tail -n 1)"
@@ -81,9 +83,9 @@ kubectl wait -n "$namespace" mutexrunconfig/gated-workers --for=jsonpath='{.stat
 
 after="$(kubectl get mcp -o jsonpath='{range .items[*]}{.metadata.name}={.spec.paused}:{.spec.nodeSelector}{"\n"}{end}' | sort)"
 [[ "$before" == "$after" ]] || { log "pools not restored:"; diff <(echo "$before") <(echo "$after") >&2; exit 1; }
-behind="$(kubectl get nodes -l node-role.kubernetes.io/worker \
-  -o jsonpath='{range .items[*]}{.metadata.labels.machineconfiguration\.openshift\.io/release-image-version}{"\n"}{end}' | grep -vcx "$to" || true)"
-[[ "$behind" == 0 ]] || { log "$behind workers do not run $to"; exit 1; }
+# No NFD here: each worker's release is its current rendered config's, as numo read it during the rollout.
+behind="$(node_releases node-role.kubernetes.io/worker | awk -v to="$to" '$2 != to' )"
+[[ -z "$behind" ]] || { log "workers not on $to:"; echo "$behind" >&2; exit 1; }
 jobs="$(kubectl get jobs -n "$namespace" -l app.kubernetes.io/managed-by=numo -o name | wc -l)"
 [[ "$jobs" == $((2 * workers)) ]] || { log "expected $((2 * workers)) Jobs (gate and cleanup per worker), found $jobs"; exit 1; }
 if grep -q '"status":403\|forbidden' "$work/numo.log"; then

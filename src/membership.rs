@@ -1,6 +1,7 @@
 //! Which MachineConfigPool a node belongs to, decided exactly as the Machine Config Operator decides it
 //! (`GetPoolsForNode` in the MCO's helpers):
 //!
+//! 0. A Windows node (`kubernetes.io/os: windows`) belongs to no pool: the MCO does not manage it.
 //! 1. A pool takes part only if its node selector is usable: a missing or empty selector, or one the apiserver's
 //!    `LabelSelectorAsSelector` would reject (unknown operator, `In`/`NotIn` without values, `Exists`/`DoesNotExist`
 //!    with values), matches nothing.
@@ -23,6 +24,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelecto
 pub const MASTER: &str = "master";
 /// Name of the MCO's worker pool.
 pub const WORKER: &str = "worker";
+/// The kubelet's node label naming the operating system; the MCO manages no node where it says `windows`.
+pub const OS_LABEL: &str = "kubernetes.io/os";
 
 /// A pool as membership sees it: its name and the node selector that decides membership.
 #[derive(Clone, Copy, Debug)]
@@ -41,11 +44,15 @@ pub struct AmbiguousPools {
     pub pools: Vec<String>,
 }
 
-/// The pool a node with `labels` belongs to, among `pools`; `Ok(None)` when no pool takes it.
+/// The pool a node with `labels` belongs to, among `pools`; `Ok(None)` when no pool takes it (or it is a Windows
+/// node).
 pub fn pool_of<'a>(
     labels: &BTreeMap<String, String>,
     pools: &[PoolSelector<'a>],
 ) -> Result<Option<&'a str>, AmbiguousPools> {
+    if labels.get(OS_LABEL).is_some_and(|os| os == "windows") {
+        return Ok(None);
+    }
     let matching = pools.iter().filter(|p| selects(p.node_selector, labels));
     let (mut master, mut worker, mut custom) = (None, None, Vec::new());
     for pool in matching {
@@ -167,6 +174,18 @@ mod tests {
     fn a_node_no_pool_selects_belongs_to_none() {
         assert_eq!(Pools::standard().of(&["other"]), Ok(None));
         assert_eq!(Pools(vec![("infra", selector(&[I]))]).of(&[W]), Ok(None));
+    }
+
+    #[test]
+    fn a_windows_node_belongs_to_no_pool() {
+        let mut windows = labels(&[W]);
+        windows.insert(OS_LABEL.into(), "windows".into());
+        let pools = Pools::standard();
+        let selectors: Vec<PoolSelector<'_>> =
+            pools.0.iter().map(|(name, s)| PoolSelector { name, node_selector: Some(s) }).collect();
+        assert_eq!(pool_of(&windows, &selectors), Ok(None));
+        windows.insert(OS_LABEL.into(), "linux".into());
+        assert_eq!(pool_of(&windows, &selectors), Ok(Some("worker")));
     }
 
     #[test]

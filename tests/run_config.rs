@@ -20,7 +20,16 @@ fn second(t: SystemTime) -> i64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn happy_path_gates_every_node_and_restores_the_pools() -> anyhow::Result<()> {
-    let mut setup = Setup::new("happy-path", 5).await?;
+    happy_path("happy-path", Nfd::Off).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn happy_path_with_nfd_labels_gates_every_node_and_restores_the_pools() -> anyhow::Result<()> {
+    happy_path("happy-path-nfd", Nfd::On).await
+}
+
+async fn happy_path(test: &str, nfd: Nfd) -> anyhow::Result<()> {
+    let mut setup = Setup::with(test, 5, nfd).await?;
     setup.rule("drain-check", job_spec("1s", false), Some(job_spec("1s", false))).await?;
     setup.rule("backup", job_spec("1s", false), Some(job_spec("1s", false))).await?;
     setup.target("workers", &["worker"]).await?;
@@ -45,14 +54,17 @@ async fn happy_path_gates_every_node_and_restores_the_pools() -> anyhow::Result<
     assert!(paused <= completed, "the worker pool was paused only after the control plane completed");
 
     // Every node is on the new version and no rule label is left; pools are exactly as before.
+    let versions = setup.node_versions().await?;
     for node in setup.nodes().await? {
-        assert!(
-            !node.labels().keys().any(|k| k.starts_with(numo::labels::RULE_LABEL_PREFIX)),
-            "{} still held",
-            node.name_any()
-        );
-        if node.name_any().starts_with("worker") {
-            assert_eq!(node.labels().get(numo::openshift::RELEASE_VERSION).map(String::as_str), Some(NEW));
+        let name = node.name_any();
+        assert!(!node.labels().keys().any(|k| k.starts_with(numo::labels::RULE_LABEL_PREFIX)), "{name} still held");
+        let label = node.labels().get(numo::openshift::RELEASE_VERSION).map(String::as_str);
+        match nfd {
+            Nfd::Off => assert_eq!(label, None, "{name}: a release label without NFD"),
+            Nfd::On => assert!(label.is_some(), "{name}: the NFD stand-in labels every node"),
+        }
+        if name.starts_with("worker") {
+            assert_eq!(versions[&name].as_deref(), Some(NEW), "{name}");
         }
     }
     assert_eq!(setup.pools().await?, before, "pools restored exactly");
@@ -82,10 +94,7 @@ async fn happy_path_gates_every_node_and_restores_the_pools() -> anyhow::Result<
     let jobs = setup.jobs().await?;
     for node in FIVE_WORKERS {
         let released = timeline.released(node).map(second);
-        let upgraded = timeline
-            .first(|s| matches!(s, Seen::NodeVersion { node: n, version: Some(v) } if n == node && v == NEW))
-            .map(second)
-            .expect("node reached the version");
+        let upgraded = timeline.reached(node, NEW).map(second).expect("node reached the version");
         let node_jobs: Vec<_> = jobs
             .iter()
             .filter(|j| j.annotations().get("openshift-optional.skrzypek.io/node").map(String::as_str) == Some(node))
@@ -361,7 +370,16 @@ async fn two_run_configs_sharing_a_pool_take_turns() -> anyhow::Result<()> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restarted_operator_resumes_without_duplicates_or_skips() -> anyhow::Result<()> {
-    let mut setup = Setup::new("restart", 3).await?;
+    restarted_operator("restart", Nfd::Off).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_operator_resumes_without_duplicates_or_skips_with_nfd_labels() -> anyhow::Result<()> {
+    restarted_operator("restart-nfd", Nfd::On).await
+}
+
+async fn restarted_operator(test: &str, nfd: Nfd) -> anyhow::Result<()> {
+    let mut setup = Setup::with(test, 3, nfd).await?;
     setup.rule("check", job_spec("2s", false), Some(job_spec("1s", false))).await?;
     setup.target("workers", &["worker"]).await?;
     setup.run_config("sturdy", &["check"], &["workers"], json!({})).await?;
@@ -445,11 +463,9 @@ async fn a_node_that_never_reaches_the_version_times_out_and_can_be_skipped() ->
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_version_is_read_from_the_rendered_machine_config_without_node_labels() -> anyhow::Result<()> {
     let mut setup = Setup::new("rendered-version", 2).await?;
-    // No NFD: the nodes carry no release-image-version label.
-    let unlabel = json!({"metadata": {"labels": {numo::openshift::RELEASE_VERSION: null}}});
-    let nodes = Api::<k8s_openapi::api::core::v1::Node>::all(setup.client.clone());
     for node in setup.nodes().await? {
-        nodes.patch(&node.name_any(), &PatchParams::default(), &Patch::Merge(&unlabel)).await?;
+        let label = node.labels().get(numo::openshift::RELEASE_VERSION);
+        assert_eq!(label, None, "no NFD: {} carries no release-image-version label", node.name_any());
     }
     setup.rule("check", job_spec("1s", false), None).await?;
     setup.target("workers", &["worker"]).await?;
@@ -464,8 +480,14 @@ async fn the_version_is_read_from_the_rendered_machine_config_without_node_label
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_node_of_another_custom_pool_never_falls_into_the_canary() -> anyhow::Result<()> {
+async fn nodes_no_target_pool_owns_are_neither_gated_nor_moved_into_the_canary() -> anyhow::Result<()> {
     let mut setup = Setup::new("outsider", 3).await?;
+    // A Windows worker: it has the worker role label, but the MCO manages it in no pool.
+    let mut windows = numo_testkit::kwok::fake_node("windows-0");
+    let labels = windows.metadata.labels.get_or_insert_with(Default::default);
+    labels.insert("kubernetes.io/os".into(), "windows".into());
+    labels.insert("node-role.kubernetes.io/worker".into(), String::new());
+    Api::<k8s_openapi::api::core::v1::Node>::all(setup.client.clone()).create(&Default::default(), &windows).await?;
     // worker-2 belongs to the custom pool "infra", which is not a target: the steered canary (workers without the
     // rule labels) would match it too, and the MCO degrades a node matched by two custom pools.
     let infra: numo::openshift::MachineConfigPool = serde_json::from_value(json!({
@@ -488,11 +510,16 @@ async fn a_node_of_another_custom_pool_never_falls_into_the_canary() -> anyhow::
     setup.target("workers", &["worker"]).await?;
     setup.run_config("scoped", &["check"], &["workers"], json!({})).await?;
     setup.start_operator().await?;
+    let idle = setup.wait_phase("scoped", RunPhase::Idle, Duration::from_secs(60)).await?;
+    assert_eq!(idle.status.unwrap_or_default().total_nodes, 2, "neither worker-2 nor windows-0 is a target node");
     setup.upgrade_cluster(NEW).await?;
 
     let done = setup.wait_phase("scoped", RunPhase::Completed, ROLLOUT).await?;
-    assert_eq!(done.status.unwrap_or_default().total_nodes, 2, "worker-2 is not a target node");
-    assert!(setup.jobs().await?.iter().all(|j| j.annotations()["openshift-optional.skrzypek.io/node"] != "worker-2"));
+    assert_eq!(done.status.unwrap_or_default().total_nodes, 2, "neither worker-2 nor windows-0 is a target node");
+    for outsider in ["worker-2", "windows-0"] {
+        let jobs = setup.jobs().await?;
+        assert!(jobs.iter().all(|j| j.annotations()["openshift-optional.skrzypek.io/node"] != outsider), "{outsider}");
+    }
     let seen = degraded.lock().map(|d| d.clone()).unwrap_or_default();
     assert!(seen.is_empty(), "pools went Degraded during the rollout: {seen:?}");
     assert!(!setup.pools().await?["infra"].0, "the infra pool was never paused");

@@ -1,6 +1,10 @@
 //! Installs the OpenShift CRDs into a cluster: the real ones from a folder when it exists, else the ones numo derives
 //! from its own Rust types. Also installs numo's own CRDs, the same way.
 //!
+//! Which folder holds the real CRDs is decided in one place, [`openshift_crds_dir`]: `$NUMO_OPENSHIFT_CRDS` when set,
+//! else `../shared/openshift-crds` beside the repository. The test kit, `numo-sim install-crds` and (through
+//! `numo-sim`) `hack/cluster-up.sh` all ask it.
+//!
 //! Every CRD is applied server-side under one field manager and then awaited until the API server reports it
 //! `Established`, so objects of the kind can be created as soon as the function returns.
 
@@ -18,6 +22,35 @@ pub const FIELD_MANAGER: &str = "numo-crd-installer";
 
 /// How long one CRD may take to become Established.
 const ESTABLISH_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Environment variable naming the folder of real OpenShift CRDs; see [`openshift_crds_dir`].
+pub const OPENSHIFT_CRDS_ENV: &str = "NUMO_OPENSHIFT_CRDS";
+
+/// The folder of real OpenShift CRDs, if any: `$NUMO_OPENSHIFT_CRDS` when set (it must then be a folder: a typo is
+/// an error, never a silent fallback), else `../shared/openshift-crds` beside the repository when that folder exists.
+/// `None` means "no real CRDs here": [`install_openshift_crds`] then derives them from numo's Rust types.
+pub fn openshift_crds_dir() -> anyhow::Result<Option<PathBuf>> {
+    resolve_crds_dir(std::env::var_os(OPENSHIFT_CRDS_ENV), &default_crds_dir())
+}
+
+/// `<repository>/../shared/openshift-crds`, the repository being the workspace this crate was built in.
+fn default_crds_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/openshift-crds")
+}
+
+/// [`openshift_crds_dir`] for a given value of the variable and default folder.
+fn resolve_crds_dir(variable: Option<std::ffi::OsString>, default: &Path) -> anyhow::Result<Option<PathBuf>> {
+    match variable.filter(|v| !v.is_empty()) {
+        Some(dir) => {
+            let dir = PathBuf::from(dir);
+            if !dir.is_dir() {
+                bail!("{OPENSHIFT_CRDS_ENV}={} is not a folder (unset it to use {})", dir.display(), default.display());
+            }
+            Ok(Some(dir))
+        }
+        None => Ok(default.is_dir().then(|| default.canonicalize().unwrap_or_else(|_| default.to_path_buf()))),
+    }
+}
 
 /// Installs the OpenShift CRDs (ClusterVersion, MachineConfigPool, MachineConfig, and whatever else `from` holds):
 /// every CRD in the `*.yaml`/`*.yml` files of the folder `from` when given, else those derived from numo's Rust types
@@ -126,15 +159,25 @@ spec:
 
     #[test]
     fn the_real_openshift_crds_parse_when_present() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/openshift-crds");
-        if !dir.is_dir() {
-            return;
-        }
+        let Some(dir) = openshift_crds_dir().unwrap() else { return };
         let crds = read_crds(&dir).unwrap();
         let names: Vec<_> = crds.iter().filter_map(|c| c.metadata.name.as_deref()).collect();
         for kind in ["clusterversions.config.openshift.io", "machineconfigpools.machineconfiguration.openshift.io"] {
             assert!(names.contains(&kind), "{kind} missing from {names:?}");
         }
+    }
+
+    #[test]
+    fn the_variable_wins_over_the_default_and_must_name_a_folder() {
+        let here = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+        let missing = here.join("no-such-folder");
+        assert_eq!(resolve_crds_dir(None, &here).unwrap(), Some(here.clone()), "the default when it exists");
+        assert_eq!(resolve_crds_dir(None, &missing).unwrap(), None, "no default folder: derived CRDs");
+        assert_eq!(resolve_crds_dir(Some("".into()), &missing).unwrap(), None, "empty counts as unset");
+        let src = here.join("src");
+        assert_eq!(resolve_crds_dir(Some(src.clone().into()), &here).unwrap(), Some(src));
+        let err = resolve_crds_dir(Some(missing.clone().into()), &here).unwrap_err().to_string();
+        assert!(err.starts_with("NUMO_OPENSHIFT_CRDS=") && err.contains("no-such-folder"), "{err}");
     }
 
     #[test]

@@ -1,8 +1,10 @@
 //! The simulated machine-config daemon: one task per node update, started when a node's `desiredConfig` differs
 //! from its `currentConfig` (or its state is not Done). Like the real daemon it reads the node and both rendered
 //! configs from the API, sets `state=Working`, cordons, "reboots" (a timer), then writes `currentConfig`,
-//! `state=Done`, uncordons and labels the node with the release it now runs. When the two rendered configs have the
-//! same content there is nothing to reboot for: no cordon, no wait (a rebootless update).
+//! `state=Done` and uncordons. It labels nothing: a node's release is read from its current rendered config (or
+//! from the label of the NFD stand-in, [`crate::nfd`]). When the two rendered configs have the same content there is
+//! nothing to reboot for: no cordon, no wait (a rebootless update). Like the real daemon (a DaemonSet for
+//! `kubernetes.io/os: linux`), it never runs on Windows nodes.
 //!
 //! Faults ([`crate::faults`]) are read from the node at the moment they matter, so a test that annotates a node
 //! before releasing it never races the simulator.
@@ -13,11 +15,12 @@ use std::time::Duration;
 use anyhow::Context as _;
 use k8s_openapi::api::core::v1::Node;
 use kube::api::{Api, Patch, PatchParams};
-use numo::openshift::{MachineConfig, CURRENT_CONFIG, DESIRED_CONFIG, MCD_REASON, MCD_STATE, RELEASE_VERSION};
+use numo::openshift::{MachineConfig, CURRENT_CONFIG, DESIRED_CONFIG, MCD_REASON, MCD_STATE};
 use serde_json::{json, Value};
 use tokio::time::Instant;
 
 use crate::faults;
+use crate::membership::is_windows;
 use crate::node_state::{self, STATE_DEGRADED, STATE_DONE, STATE_UNRECONCILABLE, STATE_WORKING};
 use crate::FIELD_MANAGER;
 
@@ -39,10 +42,11 @@ pub enum Outcome {
 }
 
 /// Whether the daemon has work on `node`: a desired config is set and differs from the current one, or the state
-/// is not Done; a node Degraded by the fail-update fault waits until the fault is removed.
+/// is not Done; a node Degraded by the fail-update fault waits until the fault is removed. No daemon runs on a
+/// Windows node.
 pub fn has_work(node: &Node) -> bool {
     let desired = node_state::desired_config(node);
-    if desired.is_empty() {
+    if desired.is_empty() || is_windows(node) {
         return false;
     }
     let state = node_state::state(node);
@@ -103,9 +107,6 @@ pub async fn update(client: kube::Client, name: String, reboot: Duration) -> any
     let mut done = json!({
         "metadata": {"annotations": {CURRENT_CONFIG: desired, DESIRED_CONFIG: desired, MCD_STATE: STATE_DONE, MCD_REASON: ""}},
     });
-    if let Some(version) = target.release_version() {
-        done["metadata"]["labels"] = json!({RELEASE_VERSION: version});
-    }
     if cordon || (recovering && was_cordoned) {
         done["spec"] = json!({"unschedulable": null});
     }
@@ -128,6 +129,7 @@ async fn patch(nodes: &Api<Node>, name: &str, body: Value) -> anyhow::Result<()>
 mod tests {
     use super::*;
     use crate::node_state::tests::node;
+    use kube::ResourceExt;
 
     #[test]
     fn the_daemon_works_on_nodes_behind_their_desired_config_or_not_done() {
@@ -136,6 +138,15 @@ mod tests {
         assert!(has_work(&node("a", "r1", "r2", STATE_WORKING)), "an interrupted update resumes");
         assert!(has_work(&node("a", "r1", "r1", STATE_DEGRADED)), "a degraded node on its config recovers");
         assert!(!has_work(&node("a", "", "", "")), "no desired config: not managed yet");
+    }
+
+    #[test]
+    fn no_daemon_runs_on_a_windows_node() {
+        let mut n = node("win", "r1", "r2", STATE_DONE);
+        n.labels_mut().insert("kubernetes.io/os".into(), "windows".into());
+        assert!(!has_work(&n));
+        n.labels_mut().insert("kubernetes.io/os".into(), "linux".into());
+        assert!(has_work(&n));
     }
 
     #[test]

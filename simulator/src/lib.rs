@@ -15,8 +15,9 @@
 //! - **Seeding** ([`seed`]): ClusterVersion `version`; the MCO's template MachineConfigs `00-master` and `00-worker`
 //!   (they carry the release the MCO runs); pools `master` and `worker` selecting configs by
 //!   `machineconfiguration.openshift.io/role` and nodes by `node-role.kubernetes.io/<role>`; each pool's rendered
-//!   config `rendered-<pool>-<hash>`; nodes `master-N` and `worker-N` managed by kwok, Done on their pool's config,
-//!   labelled with their release.
+//!   config `rendered-<pool>-<hash>`; nodes `master-N` and `worker-N` managed by kwok, Done on their pool's config.
+//!   Nodes carry what the MCO writes (the daemon's `currentConfig`, `desiredConfig` and `state` annotations); the
+//!   release is on the rendered MachineConfig (its `release-image-version` annotation), not on the node.
 //! - **CVO** ([`cvo`]): a new `spec.desiredUpdate.version` gets a `Partial` history entry at once; after the
 //!   control-plane step the templates move to the new release (the MCO is updated); the entry becomes `Completed`
 //!   when the master pool has rolled, without waiting for other pools.
@@ -24,8 +25,12 @@
 //!   render the worker content under their own name); decides membership ([`membership`]); in unpaused pools
 //!   targets nodes at most `maxUnavailable` at a time, tainting the others `UpdateInProgress:PreferNoSchedule` until
 //!   they are targeted ([`rollout`]); runs the daemon on targeted nodes
-//!   ([`daemon`]: Working, cordon, reboot, Done, uncordon, release label); keeps each pool's status true
+//!   ([`daemon`]: Working, cordon, reboot, Done, uncordon; never on Windows nodes); keeps each pool's status true
 //!   ([`status`]).
+//! - **NFD stand-in** ([`nfd`], opt-in with [`SimConfig::nfd_labels`]): labels each node with the release it runs
+//!   (`machineconfiguration.openshift.io/release-image-version`), as Node Feature Discovery does on clusters set up
+//!   like the reference's; the label follows the node's config in a write of its own, so it lags it. Off, nodes
+//!   carry no such label, as on a cluster without NFD.
 //!
 //! # Fault injection
 //! Node annotations (see [`faults`]):
@@ -47,6 +52,7 @@ pub mod daemon;
 pub mod faults;
 pub mod mco;
 pub mod membership;
+pub mod nfd;
 pub mod node_state;
 pub mod render;
 pub mod rollout;
@@ -85,11 +91,19 @@ pub struct SimConfig {
     pub control_plane: Duration,
     /// How long to wait before trying again after an API error.
     pub retry: Duration,
+    /// Also play Node Feature Discovery ([`nfd`]): label every node with the release it runs. Off by default, as
+    /// the MCO itself writes no such label.
+    pub nfd_labels: bool,
 }
 
 impl Default for SimConfig {
     fn default() -> Self {
-        Self { reboot: Duration::from_secs(2), control_plane: Duration::from_secs(2), retry: Duration::from_secs(1) }
+        Self {
+            reboot: Duration::from_secs(2),
+            control_plane: Duration::from_secs(2),
+            retry: Duration::from_secs(1),
+            nfd_labels: false,
+        }
     }
 }
 

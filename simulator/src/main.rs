@@ -5,7 +5,7 @@
 //! ```text
 //! numo-sim install-crds [--from DIR]
 //! numo-sim seed --version 4.16.4 --workers 6 --masters 3
-//! numo-sim run [--reboot 2s] [--control-plane 2s]        # until Ctrl-C / SIGTERM
+//! numo-sim run [--reboot 2s] [--control-plane 2s] [--nfd-labels]   # until Ctrl-C / SIGTERM
 //! numo-sim upgrade --version 4.16.5
 //! ```
 
@@ -32,7 +32,8 @@ enum Commands {
     /// Install the OpenShift CRDs (from a folder of real CRDs, else derived from numo's types) and wait until each
     /// is Established.
     InstallCrds {
-        /// Folder of CRD YAML files; default: ../shared/openshift-crds next to the workspace, if it exists.
+        /// Folder of CRD YAML files; default: $NUMO_OPENSHIFT_CRDS, else ../shared/openshift-crds beside the
+        /// repository if it exists.
         #[arg(long)]
         from: Option<PathBuf>,
     },
@@ -59,6 +60,10 @@ enum Commands {
         /// How long to wait before retrying after an API error.
         #[arg(long, value_parser = parse_duration, default_value = "1s")]
         retry: Duration,
+        /// Also play Node Feature Discovery: label every node with the release it runs
+        /// (machineconfiguration.openshift.io/release-image-version). Off by default: the MCO writes no such label.
+        #[arg(long)]
+        nfd_labels: bool,
     },
     /// Request an upgrade: set the ClusterVersion's spec.desiredUpdate.
     Upgrade {
@@ -81,7 +86,14 @@ async fn main() -> anyhow::Result<()> {
     let client = kube::Client::try_default().await.context("connecting to the cluster of $KUBECONFIG")?;
     match command {
         Commands::InstallCrds { from } => {
-            let from = from.or_else(default_crds_dir);
+            let from = match from {
+                Some(dir) => Some(dir),
+                None => numo_simulator::crds::openshift_crds_dir()?,
+            };
+            match &from {
+                Some(dir) => tracing::info!(from = %dir.display(), "installing the OpenShift CRDs"),
+                None => tracing::info!("installing the OpenShift CRDs derived from numo's Rust types"),
+            }
             for name in numo_simulator::crds::install_openshift_crds(&client, from.as_deref()).await? {
                 println!("{name}");
             }
@@ -89,8 +101,8 @@ async fn main() -> anyhow::Result<()> {
         Commands::Seed { version, workers, masters } => {
             numo_simulator::seed(&client, &ClusterShape { version, workers, masters }).await?;
         }
-        Commands::Run { reboot, control_plane, retry } => {
-            let simulator = Simulator::start(client, SimConfig { reboot, control_plane, retry });
+        Commands::Run { reboot, control_plane, retry, nfd_labels } => {
+            let simulator = Simulator::start(client, SimConfig { reboot, control_plane, retry, nfd_labels });
             shutdown_signal().await?;
             tracing::info!("stopping");
             simulator.stop();
@@ -107,12 +119,6 @@ async fn main() -> anyhow::Result<()> {
         }
     }
     Ok(())
-}
-
-/// `../shared/openshift-crds` next to the workspace this binary was built from, if it exists.
-fn default_crds_dir() -> Option<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/openshift-crds");
-    dir.is_dir().then_some(dir)
 }
 
 /// Waits for Ctrl-C or SIGTERM.

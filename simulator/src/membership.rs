@@ -19,7 +19,7 @@ use numo::openshift::MachineConfigPool;
 pub const MASTER: &str = "master";
 /// The MCO's default worker pool.
 pub const WORKER: &str = "worker";
-/// Node label naming the operating system.
+/// Node label naming the operating system (set by the kubelet).
 const OS_LABEL: &str = "kubernetes.io/os";
 
 /// A node matched by several custom pools; the MCO manages it in none.
@@ -52,16 +52,22 @@ fn is_valid(r: &LabelSelectorRequirement) -> bool {
     }
 }
 
+/// Whether `node` is a Windows node (`kubernetes.io/os: windows`, as the MCO's `IsWindows` reads it): the MCO
+/// manages it in no pool and runs no daemon on it.
+pub fn is_windows(node: &Node) -> bool {
+    node.metadata.labels.as_ref().and_then(|l| l.get(OS_LABEL)).is_some_and(|os| os == "windows")
+}
+
 /// The name of the pool that manages `node` among `pools`.
 pub fn pool_of<'a>(
     node: &Node,
     pools: impl IntoIterator<Item = &'a MachineConfigPool>,
 ) -> Result<Option<&'a str>, MultipleCustomPools> {
-    let empty = BTreeMap::new();
-    let labels = node.metadata.labels.as_ref().unwrap_or(&empty);
-    if labels.get(OS_LABEL).is_some_and(|os| os == "windows") {
+    if is_windows(node) {
         return Ok(None);
     }
+    let empty = BTreeMap::new();
+    let labels = node.metadata.labels.as_ref().unwrap_or(&empty);
     let (mut master, mut worker, mut custom) = (None, None, Vec::new());
     for pool in pools {
         let Some(name) = pool.metadata.name.as_deref() else { continue };
@@ -221,8 +227,15 @@ mod tests {
 
     #[test]
     fn windows_nodes_belong_to_no_pool() {
-        let mut n = node("win", &[W]);
-        n.metadata.labels.as_mut().unwrap().insert(OS_LABEL.into(), "windows".into());
-        assert_eq!(pool_of(&n, &pools()), Ok(None));
+        let mut win = node("win", &[W]);
+        win.metadata.labels.as_mut().unwrap().insert(OS_LABEL.into(), "windows".into());
+        assert!(is_windows(&win));
+        assert_eq!(pool_of(&win, &pools()), Ok(None));
+        let mut linux = node("lin", &[W]);
+        linux.metadata.labels.as_mut().unwrap().insert(OS_LABEL.into(), "linux".into());
+        let pools = pools();
+        let refs: Vec<&MachineConfigPool> = pools.iter().collect();
+        let m = Membership::of(&[win, linux], &refs);
+        assert_eq!(m.members_of("worker"), ["lin"], "the Windows worker is no member");
     }
 }

@@ -1,5 +1,5 @@
 //! Runs the simulated operators: one watch (reflector) per kind fills a cache and wakes a single loop, which runs a
-//! CVO pass and an MCO pass over the caches. Besides events, the loop wakes only at the end of the control-plane
+//! CVO pass, an MCO pass and (when enabled) an NFD stand-in pass over the caches. Besides events, the loop wakes only at the end of the control-plane
 //! step and after an API error.
 
 use std::fmt::Debug;
@@ -22,6 +22,7 @@ use tokio::time::Instant;
 
 use crate::cvo::Cvo;
 use crate::mco::{Mco, View};
+use crate::nfd::Nfd;
 use crate::SimConfig;
 
 /// The caches the passes read.
@@ -81,8 +82,9 @@ async fn run(client: kube::Client, config: Arc<SimConfig>, caches: Caches, notif
         tracing::error!("a watch stopped before its cache was filled; the simulator does not run");
         return;
     }
-    tracing::info!("simulated CVO and MCO running");
+    tracing::info!(nfd_labels = config.nfd_labels, "simulated CVO and MCO running");
     let mut cvo = Cvo::new(client.clone(), config.control_plane);
+    let mut nfd = config.nfd_labels.then(|| Nfd::new(client.clone()));
     let mut mco = Mco::new(client, config.reboot, config.retry, notify.clone());
     loop {
         let view = View { nodes: caches.nodes.state(), pools: caches.pools.state(), configs: caches.configs.state() };
@@ -96,6 +98,12 @@ async fn run(client: kube::Client, config: Arc<SimConfig>, caches: Caches, notif
         if let Err(err) = mco.reconcile(&view).await {
             tracing::debug!(error = %format!("{err:#}"), "MCO pass incomplete; retrying");
             wake = earliest(wake, Some(Instant::now() + config.retry));
+        }
+        if let Some(nfd) = nfd.as_mut() {
+            if let Err(err) = nfd.reconcile(&view).await {
+                tracing::debug!(error = %format!("{err:#}"), "NFD stand-in pass incomplete; retrying");
+                wake = earliest(wake, Some(Instant::now() + config.retry));
+            }
         }
         match wake {
             Some(at) => {

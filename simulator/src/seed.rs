@@ -14,7 +14,7 @@ use kube::api::{Api, ObjectMeta, Patch, PatchParams, PostParams};
 use kube::{Resource, ResourceExt};
 use numo::openshift::{
     ClusterVersion, ClusterVersionSpec, MachineConfig, MachineConfigPool, MachineConfigPoolSpec, RenderedConfiguration,
-    Update, CLUSTER_VERSION_NAME, CURRENT_CONFIG, DESIRED_CONFIG, MCD_REASON, MCD_STATE, MC_ROLE, RELEASE_VERSION,
+    Update, CLUSTER_VERSION_NAME, CURRENT_CONFIG, DESIRED_CONFIG, MCD_REASON, MCD_STATE, MC_ROLE,
 };
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -49,14 +49,8 @@ pub async fn seed(client: &kube::Client, shape: &ClusterShape) -> anyhow::Result
     for (pool, count) in [(&master, shape.masters), (&worker, shape.workers)] {
         let role = pool.name_any();
         let config = pool.spec.configuration.as_ref().and_then(|c| c.name.clone()).unwrap_or_default();
-        let release = configs
-            .iter()
-            .find(|c| c.name_any() == config)
-            .and_then(|c| c.release_version())
-            .unwrap_or(version)
-            .to_string();
         for i in 0..count {
-            nodes.push(node(&format!("{role}-{i}"), &role, &config, &release));
+            nodes.push(node(&format!("{role}-{i}"), &role, &config));
         }
     }
     try_join_all(nodes.into_iter().map(|n| create_if_missing(client, n))).await?;
@@ -139,8 +133,9 @@ fn pool(role: &str, max_unavailable: Option<IntOrString>) -> MachineConfigPool {
     pool
 }
 
-/// A kwok node of `role` running `config` (release `release`), as the MCO leaves a node after installation.
-fn node(name: &str, role: &str, config: &str, release: &str) -> Node {
+/// A kwok node of `role` running `config`, as the installer and the MCO leave a node: the kubelet's labels, the role
+/// label and the daemon's annotations. Its release is on `config`, not on the node (see [`crate::nfd`]).
+fn node(name: &str, role: &str, config: &str) -> Node {
     let mut labels = BTreeMap::from([
         (format!("{ROLE_LABEL_PREFIX}{role}"), String::new()),
         ("kubernetes.io/os".to_string(), "linux".to_string()),
@@ -149,7 +144,6 @@ fn node(name: &str, role: &str, config: &str, release: &str) -> Node {
         ("beta.kubernetes.io/os".to_string(), "linux".to_string()),
         ("beta.kubernetes.io/arch".to_string(), "amd64".to_string()),
         ("node.openshift.io/os_id".to_string(), "rhcos".to_string()),
-        (RELEASE_VERSION.to_string(), release.to_string()),
     ]);
     let mut taints = None;
     if role == MASTER {
@@ -220,13 +214,16 @@ mod tests {
     #[test]
     fn seeded_nodes_land_in_their_pool_and_are_done_on_its_config() {
         let pools = [pool(MASTER, None), pool(WORKER, Some(IntOrString::Int(1)))];
-        let worker = node("worker-0", WORKER, "rendered-worker-x", "4.16.4");
-        let master = node("master-0", MASTER, "rendered-master-x", "4.16.4");
+        let worker = node("worker-0", WORKER, "rendered-worker-x");
+        let master = node("master-0", MASTER, "rendered-master-x");
         assert_eq!(membership::pool_of(&worker, &pools), Ok(Some(WORKER)));
         assert_eq!(membership::pool_of(&master, &pools), Ok(Some(MASTER)));
         assert_eq!(crate::node_state::current_config(&worker), "rendered-worker-x");
         assert!(crate::node_state::is_done(&worker));
-        assert_eq!(worker.labels().get(RELEASE_VERSION).map(String::as_str), Some("4.16.4"));
+        assert!(
+            !worker.labels().contains_key(numo::openshift::RELEASE_VERSION),
+            "the MCO writes no release label on nodes (that is NFD's)"
+        );
         assert_eq!(worker.annotations().get(KWOK_NODE_ANNOTATION).map(String::as_str), Some("fake"));
         assert!(worker.spec.as_ref().and_then(|s| s.taints.as_ref()).is_none());
     }

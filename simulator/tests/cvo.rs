@@ -46,10 +46,9 @@ async fn history_goes_partial_then_completed_while_workers_are_still_behind() ->
     let master = pools(&world).get("master").await?;
     assert!(rolled_out(&master, 1), "the control plane is done");
     let workers = all_nodes(&world).await?;
-    assert!(
-        ["worker-0", "worker-1"].iter().all(|n| release(&workers[*n]) == OLD),
-        "the CVO did not wait for the (slow) workers"
-    );
+    for name in ["worker-0", "worker-1"] {
+        assert_eq!(release(&world, &workers[name]).await?, OLD, "the CVO did not wait for the (slow) worker {name}");
+    }
     let worker = pools(&world).get("worker").await?;
     assert!(condition_is(&worker, "Updated", "False"));
     Ok(())
@@ -83,7 +82,7 @@ async fn seeding_again_leaves_an_upgraded_cluster_as_it_is() -> anyhow::Result<(
     let nodes_after = all_nodes(&world).await?;
     assert_eq!(nodes_after.keys().collect::<Vec<_>>(), nodes_before.keys().collect::<Vec<_>>(), "no node added");
     for (name, node) in &nodes_after {
-        assert_eq!(release(node), NEW, "{name} keeps its release");
+        assert_eq!(release(&world, node).await?, NEW, "{name} keeps its release");
         assert_eq!(current(node), current(&nodes_before[name]), "{name} keeps its config");
     }
     Ok(())

@@ -61,7 +61,7 @@ async fn unpausing_a_paused_pool_rolls_it_within_max_unavailable() -> anyhow::Re
             (current(node), desired(node), state(node)),
             (old_config.clone(), old_config.clone(), "Done".into())
         );
-        assert_eq!(release(node), OLD, "{name} keeps its release");
+        assert_eq!(release(&world, node).await?, OLD, "{name} keeps its release");
         assert!(!cordoned(node), "{name} is schedulable");
         assert!(!update_tainted(node), "the MCO taints no node of a paused pool");
     }
@@ -76,7 +76,9 @@ async fn unpausing_a_paused_pool_rolls_it_within_max_unavailable() -> anyhow::Re
     assert_eq!(counts(&done), (5, 5, 5, 0, 0));
     for name in workers {
         let node = nodes(&world).get(name).await?;
-        assert_eq!((current(&node), state(&node), release(&node)), (new_config.clone(), "Done".into(), NEW.into()));
+        assert_eq!((current(&node), state(&node)), (new_config.clone(), "Done".into()));
+        assert_eq!(release(&world, &node).await?, NEW);
+        assert_eq!(release_label(&node), None, "without the NFD stand-in no node carries a release label");
         assert!(!cordoned(&node), "{name} is uncordoned after its update");
         assert!(!update_tainted(&node), "{name} lost the UpdateInProgress taint");
     }
@@ -111,7 +113,7 @@ async fn a_node_labelled_into_an_unpaused_custom_pool_is_upgraded() -> anyhow::R
         move |n| current(n) == canary_config && state(n) == "Done" && !cordoned(n)
     })
     .await?;
-    assert_eq!(release(&moved), NEW);
+    assert_eq!(release(&world, &moved).await?, NEW);
     wait_rolled_out(&world, "canary", 1).await?;
 
     let worker =
@@ -120,7 +122,8 @@ async fn a_node_labelled_into_an_unpaused_custom_pool_is_upgraded() -> anyhow::R
     assert_eq!(counts(&worker), (2, 0, 0, 0, 0), "the paused pool's own nodes are untouched");
     for name in ["worker-0", "worker-2"] {
         let node = nodes(&world).get(name).await?;
-        assert_eq!((current(&node), release(&node)), (old_config.clone(), OLD.to_string()), "{name} stays behind");
+        assert_eq!(current(&node), old_config, "{name} stays behind");
+        assert_eq!(release(&world, &node).await?, OLD);
     }
     Ok(())
 }
@@ -163,7 +166,7 @@ async fn a_node_matching_two_custom_pools_degrades_both_until_it_matches_one() -
     assert_eq!(counts(&gpu).0, 0);
     let node = nodes(&world).get("worker-0").await?;
     assert_eq!(current(&node), spec_config(&infra).unwrap_or_default(), "worker-0 runs the infra pool's config");
-    assert_eq!(release(&node), OLD, "same release: only the pool changed");
+    assert_eq!(release(&world, &node).await?, OLD, "same release: only the pool changed");
     Ok(())
 }
 
@@ -185,7 +188,8 @@ async fn a_node_that_fails_its_update_degrades_the_pool_until_the_fault_is_remov
     assert_eq!(state(&failed), "Degraded");
     assert!(annotation(&failed, MCD_REASON).contains(FAIL_UPDATE), "{}", annotation(&failed, MCD_REASON));
     assert!(cordoned(&failed), "a failed node stays cordoned");
-    assert_eq!((current(&failed), release(&failed)), (old_config, OLD.to_string()), "on its old config");
+    assert_eq!(current(&failed), old_config, "on its old config");
+    assert_eq!(release(&world, &failed).await?, OLD);
     assert_eq!(desired(&failed), spec_config(&degraded).unwrap_or_default());
     assert_eq!(counts(&degraded).4, 1, "one degraded machine");
     assert!(condition_message(&degraded, "NodeDegraded").is_some_and(|m| m.starts_with("Node worker-1 is reporting:")));
@@ -201,7 +205,8 @@ async fn a_node_that_fails_its_update_degrades_the_pool_until_the_fault_is_remov
     let done = wait_rolled_out(&world, "worker", 3).await?;
     assert!(condition_is(&done, "Degraded", "False") && condition_is(&done, "NodeDegraded", "False"));
     let recovered = nodes(&world).get("worker-1").await?;
-    assert_eq!((state(&recovered), release(&recovered)), ("Done".into(), NEW.into()));
+    assert_eq!(state(&recovered), "Done");
+    assert_eq!(release(&world, &recovered).await?, NEW);
     assert!(!cordoned(&recovered));
     Ok(())
 }
@@ -211,19 +216,27 @@ async fn a_slow_node_lets_the_faster_ones_finish_first() -> anyhow::Result<()> {
     numo_testkit::init_tracing();
     let mut world = numo_testkit::cluster().await?.world("sim-slow-node").await?;
     world.openshift(shape(3), fast()).await?;
-    wait_rolled_out(&world, "worker", 3).await?;
+    let old_config = spec_config(&wait_rolled_out(&world, "worker", 3).await?);
     patch(&pools(&world), "worker", json!({"spec": {"maxUnavailable": "100%"}})).await?;
     patch(&nodes(&world), "worker-0", json!({"metadata": {"annotations": {REBOOT_SECONDS: "600"}}})).await?;
     upgrade(&world, NEW).await?;
 
+    let retargeted = numo_testkit::wait_until(&pools(&world), "worker", WAIT, "the worker pool retargeted", move |p| {
+        spec_config(p) != old_config
+    })
+    .await?;
+    let new_config = spec_config(&retargeted).unwrap_or_default();
     for name in ["worker-1", "worker-2"] {
-        numo_testkit::wait_until(&nodes(&world), name, WAIT, "the node on the new release", |n| {
-            release(n) == NEW && state(n) == "Done"
+        let updated = numo_testkit::wait_until(&nodes(&world), name, WAIT, "the node on the new config", {
+            let new_config = new_config.clone();
+            move |n| current(n) == new_config && state(n) == "Done"
         })
         .await?;
+        assert_eq!(release(&world, &updated).await?, NEW);
     }
     let slow = nodes(&world).get("worker-0").await?;
-    assert_eq!((state(&slow), release(&slow)), ("Working".into(), OLD.into()), "worker-0 is still rebooting");
+    assert_eq!(state(&slow), "Working", "worker-0 is still rebooting");
+    assert_eq!(release(&world, &slow).await?, OLD);
     assert!(cordoned(&slow));
     let pool = numo_testkit::wait_until(&pools(&world), "worker", WAIT, "two of three updated", |p| {
         counts(p) == (3, 2, 2, 1, 0)
@@ -255,7 +268,33 @@ async fn a_restarted_simulator_finishes_an_interrupted_update() -> anyhow::Resul
     })
     .await?;
     let node = nodes(&world).get("worker-0").await?;
-    assert_eq!((state(&node), release(&node)), ("Done".into(), NEW.into()));
+    assert_eq!(state(&node), "Done");
+    assert_eq!(release(&world, &node).await?, NEW);
     assert!(!cordoned(&node));
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_windows_worker_is_in_no_pool_and_never_updated() -> anyhow::Result<()> {
+    numo_testkit::init_tracing();
+    let mut world = numo_testkit::cluster().await?.world("sim-windows-node").await?;
+    world.openshift(shape(2), fast()).await?;
+    // A Windows node as the Windows Machine Config Operator adds one: a worker, with no MCO annotations.
+    let mut windows = numo_testkit::kwok::fake_node("windows-0");
+    let labels = windows.metadata.labels.get_or_insert_with(Default::default);
+    labels.insert("kubernetes.io/os".into(), "windows".into());
+    labels.insert("node-role.kubernetes.io/worker".into(), String::new());
+    nodes(&world).create(&Default::default(), &windows).await?;
+    let old_config = spec_config(&wait_rolled_out(&world, "worker", 2).await?);
+
+    upgrade(&world, NEW).await?;
+    let done = numo_testkit::wait_until(&pools(&world), "worker", WAIT, "workers on the new config", move |p| {
+        rolled_out(p, 2) && spec_config(p) != old_config
+    })
+    .await?;
+    assert_eq!(counts(&done), (2, 2, 2, 0, 0), "the Windows worker is not counted");
+    let windows = nodes(&world).get("windows-0").await?;
+    assert_eq!((current(&windows), desired(&windows), state(&windows)), (String::new(), String::new(), String::new()));
+    assert!(!cordoned(&windows) && !update_tainted(&windows), "the MCO never touched the Windows node");
     Ok(())
 }

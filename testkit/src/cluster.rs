@@ -22,8 +22,9 @@ pub const CLUSTER_NAME: &str = "numo-test";
 static CLUSTER: OnceCell<TestCluster> = OnceCell::const_new();
 
 /// The cluster of this test run: connects to `$NUMO_TEST_KUBECONFIG` if set, else starts (or reuses) the cluster
-/// `numo-test` via `hack/cluster-up.sh`. Installs the OpenShift CRDs (the real ones if `../shared/openshift-crds`
-/// exists next to the repository) and numo's CRDs once. Safe to call from many tests, threads and runtimes.
+/// `numo-test` via `hack/cluster-up.sh`. Installs the OpenShift CRDs (the real ones from
+/// `numo_simulator::crds::openshift_crds_dir`: `$NUMO_OPENSHIFT_CRDS`, else `../shared/openshift-crds` beside the
+/// repository) and numo's CRDs once. Safe to call from many tests, threads and runtimes.
 pub async fn cluster() -> anyhow::Result<&'static TestCluster> {
     CLUSTER.get_or_try_init(TestCluster::set_up).await
 }
@@ -81,7 +82,7 @@ impl TestCluster {
             .with_context(|| format!("loading {}", kubeconfig.display()))?;
         let lock = lock_path(&config.cluster_url.to_string());
         let client = kube::Client::try_from(config.clone()).context("building a client for the test cluster")?;
-        let from = openshift_crds_dir();
+        let from = numo_simulator::crds::openshift_crds_dir()?;
         let crds = numo_simulator::crds::install_openshift_crds(&client, from.as_deref())
             .await
             .context("installing the OpenShift CRDs")?;
@@ -94,12 +95,6 @@ impl TestCluster {
 /// The repository root (the parent of this crate's directory).
 fn repo_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
-}
-
-/// The folder of real OpenShift CRDs next to the repository, when it exists.
-fn openshift_crds_dir() -> Option<PathBuf> {
-    let dir = repo_dir().join("../shared/openshift-crds");
-    dir.is_dir().then_some(dir)
 }
 
 /// Runs `hack/cluster-up.sh numo-test` (its progress goes to this process's stderr) and returns the kubeconfig path

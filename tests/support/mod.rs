@@ -15,7 +15,7 @@ use kube::runtime::watcher::{self, Event};
 use kube::runtime::WatchStreamExt;
 use kube::{Api, ResourceExt};
 use numo::api::{MutexRule, MutexRunConfig, MutexRunConfigSpec, MutexTarget, NodePhase, RunPhase};
-use numo::openshift::{ClusterVersion, MachineConfigPool};
+use numo::openshift::{ClusterVersion, MachineConfig, MachineConfigPool};
 use numo_testkit::{TaskId, World};
 use serde_json::json;
 
@@ -23,6 +23,16 @@ pub const OLD: &str = "4.16.4";
 pub const NEW: &str = "4.16.5";
 /// Long enough for a whole simulated rollout on a busy 2-core machine; a test fails long before CI's limit.
 pub const ROLLOUT: Duration = Duration::from_secs(300);
+
+/// Whether the simulated cluster has Node Feature Discovery label each node with its release (the simulator's NFD
+/// stand-in). Without it, as on a cluster without NFD, numo reads a node's release from its rendered config.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Nfd {
+    /// Nodes carry only what the MCO writes: the default of the test world.
+    Off,
+    /// Nodes carry the `release-image-version` label, written after each node's config moved.
+    On,
+}
 
 /// A world with a simulated OpenShift of `workers` workers at [`OLD`], the reference's canary pool, and numo's
 /// controllers running.
@@ -35,12 +45,19 @@ pub struct Setup {
 }
 
 impl Setup {
+    /// The test world without NFD (see [`Nfd`]).
     pub async fn new(test: &str, workers: usize) -> anyhow::Result<Self> {
+        Self::with(test, workers, Nfd::Off).await
+    }
+
+    /// The test world, with or without the NFD stand-in.
+    pub async fn with(test: &str, workers: usize, nfd: Nfd) -> anyhow::Result<Self> {
         numo_testkit::init_tracing();
         let cluster = numo_testkit::cluster().await?;
         let mut world = cluster.world(test).await?;
         let shape = numo_simulator::ClusterShape { version: OLD.into(), workers, masters: 1 };
-        world.openshift(shape, numo_simulator::SimConfig::default()).await?;
+        let config = numo_simulator::SimConfig { nfd_labels: nfd == Nfd::On, ..Default::default() };
+        world.openshift(shape, config).await?;
         let client = world.client.clone();
         let ns = world.namespace.clone();
         create_canary(&client).await?;
@@ -164,6 +181,12 @@ impl Setup {
         Ok(Api::<Node>::all(self.client.clone()).list(&Default::default()).await?.items)
     }
 
+    /// The release each node runs, read as numo's `versionSource: Auto` reads it (see [`version_of`]).
+    pub async fn node_versions(&self) -> anyhow::Result<BTreeMap<String, Option<String>>> {
+        let rendered = rendered_versions(&self.client).await?;
+        Ok(self.nodes().await?.iter().map(|n| (n.name_any(), version_of(n, &rendered))).collect())
+    }
+
     /// The Events about the run config `name`, as `(type, reason, note)`.
     pub async fn events_about(&self, name: &str) -> anyhow::Result<Vec<(String, String, String)>> {
         let events = Api::<k8s_openapi::api::events::v1::Event>::namespaced(self.client.clone(), &self.ns)
@@ -182,6 +205,20 @@ impl Setup {
         let params = kube::api::ListParams::default().labels("app.kubernetes.io/managed-by=numo");
         Ok(Api::<Job>::all(self.client.clone()).list(&params).await?.items)
     }
+}
+
+/// Every MachineConfig that names a release, with that release.
+pub async fn rendered_versions(client: &kube::Client) -> anyhow::Result<BTreeMap<String, String>> {
+    let configs = Api::<MachineConfig>::all(client.clone()).list(&Default::default()).await?;
+    Ok(configs.iter().filter_map(|c| Some((c.name_any(), c.release_version()?.to_string()))).collect())
+}
+
+/// The release a node runs as a user (and numo's `versionSource: Auto`) reads it: the NFD label when the node has
+/// one, else the release of the rendered MachineConfig its `currentConfig` names (`rendered`: see
+/// [`rendered_versions`]).
+pub fn version_of(node: &Node, rendered: &BTreeMap<String, String>) -> Option<String> {
+    let label = node.labels().get(numo::openshift::RELEASE_VERSION).cloned();
+    label.or_else(|| rendered.get(node.annotations().get(numo::openshift::CURRENT_CONFIG)?).cloned())
 }
 
 /// The reference's canary pool: selects worker nodes that also have `isCanary` (none do), so it is empty at rest.
@@ -225,11 +262,34 @@ pub fn job_spec(duration: &str, fail: bool) -> serde_json::Value {
 /// What a user watching the cluster sees, with the time they saw it.
 #[derive(Clone, Debug)]
 pub enum Seen {
-    Pool { name: String, paused: bool },
-    ControlPlane { state: String, version: String },
-    NodeLabels { node: String, held: bool },
-    NodeVersion { node: String, version: Option<String> },
-    Status { phase: Option<RunPhase>, in_flight: usize, nodes: Vec<(String, NodePhase)> },
+    Pool {
+        name: String,
+        paused: bool,
+    },
+    ControlPlane {
+        state: String,
+        version: String,
+    },
+    NodeLabels {
+        node: String,
+        held: bool,
+    },
+    /// A node's `currentConfig` and NFD release label; see [`Timeline::reached`].
+    NodeConfig {
+        node: String,
+        current_config: Option<String>,
+        label: Option<String>,
+    },
+    /// A MachineConfig that names a release.
+    Rendered {
+        name: String,
+        version: String,
+    },
+    Status {
+        phase: Option<RunPhase>,
+        in_flight: usize,
+        nodes: Vec<(String, NodePhase)>,
+    },
 }
 
 /// Records, from watches, everything a user would see during a rollout.
@@ -256,15 +316,24 @@ impl Timeline {
                 let held = n.labels().keys().any(|k| k.starts_with(numo::labels::RULE_LABEL_PREFIX));
                 Some(Seen::NodeLabels { node: n.name_any(), held })
             });
-            let nodes_versions = watch(Api::<Node>::all(client.clone()), |n: &Node| {
-                Some(Seen::NodeVersion {
+            let nodes_configs = watch(Api::<Node>::all(client.clone()), |n: &Node| {
+                Some(Seen::NodeConfig {
                     node: n.name_any(),
-                    version: n.labels().get(numo::openshift::RELEASE_VERSION).cloned(),
+                    current_config: n.annotations().get(numo::openshift::CURRENT_CONFIG).cloned(),
+                    label: n.labels().get(numo::openshift::RELEASE_VERSION).cloned(),
                 })
             });
-            futures::pin_mut!(pools, cv, nodes_labels, nodes_versions);
-            let mut all =
-                futures::stream::select_all([pools.boxed(), cv.boxed(), nodes_labels.boxed(), nodes_versions.boxed()]);
+            let rendered = watch(Api::<MachineConfig>::all(client.clone()), |c: &MachineConfig| {
+                Some(Seen::Rendered { name: c.name_any(), version: c.release_version()?.to_string() })
+            });
+            futures::pin_mut!(pools, cv, nodes_labels, nodes_configs, rendered);
+            let mut all = futures::stream::select_all([
+                pools.boxed(),
+                cv.boxed(),
+                nodes_labels.boxed(),
+                nodes_configs.boxed(),
+                rendered.boxed(),
+            ]);
             while let Some(seen) = all.next().await {
                 t.push(seen);
             }
@@ -312,6 +381,27 @@ impl Timeline {
     /// When a condition on what was seen first held.
     pub fn first(&self, f: impl Fn(&Seen) -> bool) -> Option<SystemTime> {
         self.events().into_iter().find(|(_, s)| f(s)).map(|(t, _)| t)
+    }
+
+    /// When `node` was first seen running `version`, read as [`version_of`] reads it: its NFD label when it had one
+    /// at that moment, else its current config's release.
+    pub fn reached(&self, node: &str, version: &str) -> Option<SystemTime> {
+        let events = self.events();
+        // A rendered config's release never changes, so every one seen counts, whenever it was seen.
+        let rendered: BTreeMap<&str, &str> = events
+            .iter()
+            .filter_map(|(_, s)| match s {
+                Seen::Rendered { name, version } => Some((name.as_str(), version.as_str())),
+                _ => None,
+            })
+            .collect();
+        events.iter().find_map(|(at, s)| match s {
+            Seen::NodeConfig { node: n, current_config, label } if n == node => {
+                let from_config = current_config.as_deref().and_then(|c| rendered.get(c).copied());
+                (label.as_deref().or(from_config) == Some(version)).then_some(*at)
+            }
+            _ => None,
+        })
     }
 
     /// When a node's rule labels were removed after it had been held by them.

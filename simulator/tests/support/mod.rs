@@ -14,7 +14,8 @@ use kube::runtime::watcher::{self, Event};
 use kube::runtime::WatchStreamExt;
 use kube::ResourceExt;
 use numo::openshift::{
-    ClusterVersion, MachineConfigPool, CLUSTER_VERSION_NAME, CURRENT_CONFIG, DESIRED_CONFIG, MCD_STATE, RELEASE_VERSION,
+    ClusterVersion, MachineConfig, MachineConfigPool, CLUSTER_VERSION_NAME, CURRENT_CONFIG, DESIRED_CONFIG, MCD_STATE,
+    RELEASE_VERSION,
 };
 use numo_simulator::SimConfig;
 use numo_testkit::World;
@@ -34,6 +35,7 @@ pub fn fast() -> SimConfig {
         reboot: Duration::from_millis(700),
         control_plane: Duration::from_millis(300),
         retry: Duration::from_millis(300),
+        nfd_labels: false,
     }
 }
 
@@ -112,8 +114,18 @@ pub fn annotation(node: &Node, key: &str) -> String {
     node.annotations().get(key).cloned().unwrap_or_default()
 }
 
-pub fn release(node: &Node) -> String {
-    node.labels().get(RELEASE_VERSION).cloned().unwrap_or_default()
+/// The release a node runs, as the MCO shows it: the `release-image-version` annotation of the rendered
+/// MachineConfig named by the node's `currentConfig` (`""` when either is missing).
+pub async fn release(world: &World, node: &Node) -> anyhow::Result<String> {
+    let Some(config) = Api::<MachineConfig>::all(world.client.clone()).get_opt(&current(node)).await? else {
+        return Ok(String::new());
+    };
+    Ok(config.release_version().unwrap_or_default().to_string())
+}
+
+/// The node's `release-image-version` label: only the NFD stand-in writes it.
+pub fn release_label(node: &Node) -> Option<String> {
+    node.labels().get(RELEASE_VERSION).cloned()
 }
 
 pub fn current(node: &Node) -> String {
