@@ -137,12 +137,20 @@ fn rollout(snapshot: &Snapshot, resolved: &Resolved<'_>, version: &str, holding:
         draft.status = MutexRunConfigStatus { target_version: Some(version.to_string()), ..Default::default() };
     }
     let skip = &snapshot.run_config.skip;
-    let behind = resolved.gated.iter().filter(|n| is_behind(n.version.as_deref(), version) && !skip.contains(&n.name));
+    // A node whose version cannot be read starts no rollout (it would be gated towards a version it may already
+    // run); the UpgradeChecked condition names it. Once a rollout runs, it is gated like the rest.
+    let unknown: Vec<String> = resolved.gated.iter().filter(|n| n.version.is_none()).map(|n| n.name.clone()).collect();
+    let behind = resolved
+        .gated
+        .iter()
+        .filter(|n| n.version.is_some() && is_behind(n.version.as_deref(), version) && !skip.contains(&n.name));
     let upgrade = Upgrade {
         version: version.to_string(),
         control_plane_done: snapshot.cluster.as_ref().is_some_and(|c| c.control_plane_completed),
         behind: behind.count(),
         total: resolved.gated.len(),
+        unknown,
+        version_source: format!("{:?}", snapshot.run_config.spec.version_source),
     };
     let conflict = resolved.involved().into_iter().find_map(|pool| {
         let owner = pool.owner()?;

@@ -40,6 +40,10 @@ pub struct Upgrade {
     pub behind: usize,
     /// Gated nodes.
     pub total: usize,
+    /// Gated nodes whose version cannot be read.
+    pub unknown: Vec<String>,
+    /// How versions are read (`spec.versionSource`).
+    pub version_source: String,
 }
 
 /// A node failure that decides the status.
@@ -402,11 +406,20 @@ fn gating_phase(u: &Upgrade, g: &Gating) -> (RunPhase, String) {
 }
 
 fn checked(u: &Upgrade) -> Desired {
-    Desired::true_(
-        condition::UPGRADE_CHECKED,
-        "ClusterVersionRead",
-        format!("The cluster's target version is {}.", u.version),
-    )
+    let mut message = format!("The cluster's target version is {}.", u.version);
+    if !u.unknown.is_empty() {
+        let shown: Vec<&str> = u.unknown.iter().take(5).map(String::as_str).collect();
+        message.push_str(&format!(
+            " The version of {} target node(s) cannot be read with versionSource {} ({}{}); they start no rollout: \
+             check the node's machineconfiguration.openshift.io/currentConfig annotation and its rendered \
+             MachineConfig, or the release-image-version label.",
+            u.unknown.len(),
+            u.version_source,
+            shown.join(", "),
+            if u.unknown.len() > shown.len() { ", ..." } else { "" }
+        ));
+    }
+    Desired::true_(condition::UPGRADE_CHECKED, "ClusterVersionRead", message)
 }
 
 fn available(u: &Upgrade, in_progress: bool) -> Desired {
@@ -450,7 +463,14 @@ mod tests {
     use super::*;
 
     fn upgrade() -> Upgrade {
-        Upgrade { version: "4.16.5".into(), control_plane_done: true, behind: 1, total: 2 }
+        Upgrade {
+            version: "4.16.5".into(),
+            control_plane_done: true,
+            behind: 1,
+            total: 2,
+            unknown: Vec::new(),
+            version_source: "Auto".into(),
+        }
     }
 
     #[test]

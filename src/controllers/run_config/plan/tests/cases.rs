@@ -245,3 +245,15 @@ fn every_reconcile_states_every_condition_and_a_conflict_that_ended_is_false() {
     }
     panic!("the rollout did not complete");
 }
+
+#[test]
+fn a_node_whose_version_cannot_be_read_starts_no_rollout_and_is_named() {
+    let mut f = Fixture::new(2);
+    f.s.cluster.as_mut().unwrap().target_version = Some(OLD.into());
+    f.s.nodes.get_mut("worker-1").unwrap().version = None;
+    let p = f.step();
+    assert_eq!(p.status.phase, Some(RunPhase::Idle), "{:?}", p.status.message);
+    assert!(only_finalizer_or_nothing(&p), "{:?}", p.intents);
+    let checked = condition(&p, condition::UPGRADE_CHECKED);
+    assert!(checked.message.contains("worker-1") && checked.message.contains("cannot be read"), "{}", checked.message);
+}
