@@ -107,7 +107,7 @@ pub fn plan(snapshot: &Snapshot) -> Plan {
     let holding = snapshot.pools.values().any(|p| p.owner() == Some(owner.as_str()));
     let resolved = match resolve::resolve(snapshot) {
         Verdict::Valid(resolved) => resolved,
-        Verdict::Awaiting(message) => return finish(snapshot, draft, Stage::Awaiting(message), ""),
+        Verdict::Awaiting(message) => return finish(snapshot, draft, Stage::Awaiting { message, holding }, ""),
         Verdict::Invalid(problems) => {
             let stage = Stage::Invalid { message: problems.join("; "), holding };
             if previous.phase != Some(RunPhase::Invalid) {

@@ -1,189 +1,9 @@
-//! Where a rollout is, as one value, and everything the status says about it: the phase, the message and every
-//! condition type the controller owns. Every reconcile states every condition, so none keeps a stale truth.
+//! Every condition type the run-config controller owns, as each stage states it.
 
-use crate::api::RunPhase;
+use super::{condition, Stage, Upgrade};
 use crate::conditions::Desired;
-use crate::labels::{RETRY_ANNOTATION, SKIP_ANNOTATION};
-
-/// Condition types, the reference's plus `Conflict`.
-pub mod condition {
-    /// Every rule, target and the canary are valid.
-    pub const CONFIG_VALIDATED: &str = "ConfigValidated";
-    /// The ClusterVersion was read.
-    pub const UPGRADE_CHECKED: &str = "UpgradeChecked";
-    /// Some target node is below the cluster's target version (or a rollout is under way).
-    pub const UPGRADE_AVAILABLE: &str = "UpgradeAvailable";
-    /// The control plane completed its upgrade to the target version.
-    pub const UPGRADE_READY: &str = "UpgradeReady";
-    /// Every target pool is paused by numo.
-    pub const TARGET_POOLS_PAUSED: &str = "TargetPoolsPaused";
-    /// Every held node carries the rule labels.
-    pub const MUTEX_RULES_APPLIED: &str = "MutexRulesApplied";
-    /// The target and canary pool selectors are steered.
-    pub const MCP_UPDATED: &str = "MCPUpdated";
-    /// No Job of the rollout failed.
-    pub const JOB_RUN: &str = "JobRun";
-    /// No node failed.
-    pub const NODE_UPGRADE: &str = "NodeUpgrade";
-    /// Another run config drives one of this run config's pools.
-    pub const CONFLICT: &str = "Conflict";
-}
-
-/// The cluster's upgrade as far as the target nodes are concerned.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Upgrade {
-    /// The version the nodes go to.
-    pub version: String,
-    /// Whether the control plane completed its upgrade to it.
-    pub control_plane_done: bool,
-    /// Gated nodes below the version (skipped ones not counted).
-    pub behind: usize,
-    /// Gated nodes.
-    pub total: usize,
-    /// Gated nodes whose version cannot be read.
-    pub unknown: Vec<String>,
-    /// How versions are read (`spec.versionSource`).
-    pub version_source: String,
-}
-
-/// A node failure that decides the status.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Failure {
-    /// The node.
-    pub node: String,
-    /// Why.
-    pub message: String,
-    /// Whether `nodeTimeout` ran out (else a Job failed).
-    pub timed_out: bool,
-}
-
-/// The gating of nodes, summarised.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Gating {
-    /// Every held node carries the rule labels.
-    pub labels_applied: bool,
-    /// Every pool is steered.
-    pub steered: bool,
-    /// Nodes in flight.
-    pub in_flight: usize,
-    /// Nodes not started.
-    pub pending: usize,
-    /// The first failed node, if any.
-    pub failed: Option<Failure>,
-    /// The first failed Job's message, if any (a timeout is not a Job failure).
-    pub job_failure: Option<String>,
-    /// `onFailure: Hold`.
-    pub hold: bool,
-    /// `spec.paused`.
-    pub paused_by_spec: bool,
-    /// `done/total`.
-    pub progress: String,
-}
-
-/// Where the rollout is.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Stage {
-    /// The run config is being deleted; `restoring` while pools or labels are left.
-    Deleting {
-        /// Pools or labels are still being restored.
-        restoring: bool,
-    },
-    /// A rule or target was not judged by its own controller yet.
-    Awaiting(String),
-    /// The configuration is invalid; `holding` when a rollout is held with its pools paused.
-    Invalid {
-        /// Every problem.
-        message: String,
-        /// numo holds pools of an interrupted rollout.
-        holding: bool,
-    },
-    /// The ClusterVersion names no version.
-    NoClusterVersion {
-        /// numo holds pools of an interrupted rollout.
-        holding: bool,
-    },
-    /// No node needs the version.
-    Idle(Upgrade),
-    /// Another run config drives one of the pools.
-    Conflict {
-        /// The upgrade.
-        upgrade: Upgrade,
-        /// The contested pool.
-        pool: String,
-        /// The run config that drives it.
-        owner: String,
-        /// Whether this run config holds pools already.
-        holding: bool,
-    },
-    /// The target pools are being claimed and paused.
-    Pausing(Upgrade),
-    /// The target pools are paused; nodes are being labelled, steered and gated.
-    Gating(Upgrade, Gating),
-    /// Every node finished; the pools are restored, then the target pools move their nodes to their own config.
-    Restoring {
-        /// The upgrade.
-        upgrade: Upgrade,
-        /// `done/total`.
-        progress: String,
-        /// Target pools not Updated yet (after the restore).
-        waiting_for: Vec<String>,
-    },
-    /// The rollout finished and the target pools are Updated.
-    Completed {
-        /// The upgrade.
-        upgrade: Upgrade,
-        /// `done/total`.
-        progress: String,
-    },
-}
 
 impl Stage {
-    /// The phase and the status message.
-    pub fn phase_and_message(&self) -> (RunPhase, String) {
-        match self {
-            Stage::Deleting { .. } => {
-                (RunPhase::Restoring, "Deleting: restoring the pools and removing the rule labels.".into())
-            }
-            Stage::Awaiting(message) => (RunPhase::Waiting, message.clone()),
-            Stage::Invalid { message, holding: false } => {
-                (RunPhase::Invalid, format!("Invalid configuration, nothing was changed: {message}"))
-            }
-            Stage::Invalid { message, holding: true } => (
-                RunPhase::Invalid,
-                format!("Invalid configuration; the rollout is held with the target pools paused: {message}"),
-            ),
-            Stage::NoClusterVersion { holding } => (
-                if *holding { RunPhase::Waiting } else { RunPhase::Idle },
-                "Waiting for the ClusterVersion 'version' to name a version.".into(),
-            ),
-            Stage::Idle(u) => (RunPhase::Idle, format!("No upgrade: every target node runs {}.", u.version)),
-            Stage::Conflict { pool, owner, .. } => (
-                RunPhase::Waiting,
-                format!(
-                    "MachineConfigPool {pool} is driven by MutexRunConfig {owner}; waiting until its rollout is \
-                     finished."
-                ),
-            ),
-            Stage::Pausing(u) => {
-                (RunPhase::Pausing, format!("Upgrade to {} available: pausing the target pools.", u.version))
-            }
-            Stage::Gating(u, g) => gating_phase(u, g),
-            Stage::Restoring { waiting_for, .. } if waiting_for.is_empty() => {
-                (RunPhase::Restoring, "Every node finished; restoring the pools.".into())
-            }
-            Stage::Restoring { waiting_for, .. } => (
-                RunPhase::Restoring,
-                format!(
-                    "The pools were restored; waiting for {} to move every node to its own rendered config.",
-                    waiting_for.join(", ")
-                ),
-            ),
-            Stage::Completed { upgrade, .. } => {
-                (RunPhase::Completed, format!("Every target node runs {}; the pools were restored.", upgrade.version))
-            }
-        }
-    }
-
     /// Every condition type the controller owns, as this stage states it.
     pub fn conditions(&self, validated_message: &str) -> Vec<Desired> {
         use condition::*;
@@ -207,11 +27,9 @@ impl Stage {
                 Desired::true_(NODE_UPGRADE, "Deleting", "The run config is being deleted."),
                 no_conflict,
             ],
-            Stage::Awaiting(message) | Stage::Invalid { message, .. } => {
-                let (reason, holding) = match self {
-                    Stage::Invalid { holding, .. } => ("InvalidConfig", *holding),
-                    _ => ("AwaitingValidation", false),
-                };
+            Stage::Awaiting { message, holding } | Stage::Invalid { message, holding } => {
+                let reason = if matches!(self, Stage::Invalid { .. }) { "InvalidConfig" } else { "AwaitingValidation" };
+                let holding = *holding;
                 vec![
                     Desired::false_(CONFIG_VALIDATED, reason, message.clone()),
                     not_checked(UPGRADE_CHECKED),
@@ -378,33 +196,6 @@ impl Stage {
     }
 }
 
-fn gating_phase(u: &Upgrade, g: &Gating) -> (RunPhase, String) {
-    if let Some(f) = &g.failed {
-        if g.hold || (g.in_flight == 0 && g.pending == 0) {
-            return (
-                RunPhase::Failed,
-                format!(
-                    "Node {} failed: {}. Target pools stay paused. Annotate {RETRY_ANNOTATION}={} to retry or \
-                     {SKIP_ANNOTATION}={} to skip.",
-                    f.node, f.message, f.node, f.node
-                ),
-            );
-        }
-    }
-    if !u.control_plane_done && g.in_flight == 0 {
-        let message =
-            format!("Target pools paused; waiting for the control plane to complete its upgrade to {}.", u.version);
-        return (RunPhase::Waiting, message);
-    }
-    if !g.labels_applied || !g.steered {
-        return (RunPhase::Upgrading, "Labelling the target nodes and steering the pools.".into());
-    }
-    if g.paused_by_spec && g.in_flight == 0 {
-        return (RunPhase::Waiting, "Paused (spec.paused); no node starts until it is unset.".into());
-    }
-    (RunPhase::Upgrading, format!("Upgrading to {}: {} nodes done, {} in flight.", u.version, g.progress, g.in_flight))
-}
-
 fn checked(u: &Upgrade) -> Desired {
     let mut message = format!("The cluster's target version is {}.", u.version);
     if !u.unknown.is_empty() {
@@ -460,6 +251,7 @@ fn labels_pending(u: &Upgrade) -> Desired {
 
 #[cfg(test)]
 mod tests {
+    use super::super::Gating;
     use super::*;
 
     fn upgrade() -> Upgrade {
@@ -488,7 +280,7 @@ mod tests {
         };
         let stages = [
             Stage::Deleting { restoring: true },
-            Stage::Awaiting("x".into()),
+            Stage::Awaiting { message: "x".into(), holding: false },
             Stage::Invalid { message: "x".into(), holding: true },
             Stage::NoClusterVersion { holding: false },
             Stage::Idle(upgrade()),
