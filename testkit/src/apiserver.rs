@@ -47,8 +47,16 @@ pub struct ApiServerDown {
 struct Restart {
     cluster_dir: PathBuf,
     config: kube::Config,
-    /// The components that ran when the apiserver was killed (the apiserver first), with their pids.
-    components: Vec<(String, u32, Process)>,
+    /// The components that ran when the apiserver was killed (the apiserver first).
+    components: Vec<Component>,
+}
+
+/// A component of the cluster (`kube-apiserver`, `kube-scheduler`, ...) as it ran.
+#[derive(Debug)]
+struct Component {
+    name: String,
+    pid: u32,
+    process: Process,
 }
 
 /// How a process was started.
@@ -91,14 +99,14 @@ impl ApiServerDown {
     fn kill(cluster_dir: PathBuf, config: kube::Config) -> anyhow::Result<Self> {
         let workdir_lock = lock_workdir(&cluster_dir)?;
         let components = running_components(&cluster_dir)?;
-        let Some((_, pid, _)) = components.iter().find(|(name, ..)| name == APISERVER) else {
+        let Some(apiserver) = components.iter().find(|c| c.name == APISERVER) else {
             bail!(
                 "no running {APISERVER} in {}: the test cluster does not run on kwokctl's binary runtime \
                  (hack/cluster-up.sh)",
                 cluster_dir.display()
             );
         };
-        let pid = *pid;
+        let pid = apiserver.pid;
         let status = Command::new("kill").args(["-KILL", &pid.to_string()]).status().context("running kill")?;
         if !status.success() {
             bail!("kill -KILL {pid} failed ({status})");
@@ -149,26 +157,27 @@ impl Drop for ApiServerDown {
 
 impl Restart {
     async fn run(&self) -> anyhow::Result<()> {
-        let apiserver = self.components.iter().find(|(name, ..)| name == APISERVER).context("no apiserver")?;
-        self.spawn(&apiserver.0, &apiserver.2)?;
+        let apiserver = self.components.iter().find(|c| c.name == APISERVER).context("no apiserver")?;
+        let pid = self.spawn(apiserver)?;
         let client = kube::Client::try_from(self.config.clone()).context("building a client")?;
-        wait_ready(&client).await?;
+        wait_ready(&client, pid, &self.cluster_dir).await?;
         let ready_at = SystemTime::now();
-        for (name, pid, process) in self.components.iter().filter(|(name, ..)| name != APISERVER) {
-            if LEADER_ELECTING.contains(&name.as_str()) {
-                settle(&client, name, *pid, ready_at).await?;
+        for component in self.components.iter().filter(|c| c.name != APISERVER) {
+            if LEADER_ELECTING.contains(&component.name.as_str()) {
+                settle(&client, &component.name, component.pid, ready_at).await?;
             }
-            if !is_running(*pid) {
-                self.spawn(name, process)?;
+            if !is_running(component.pid) {
+                self.spawn(component)?;
             }
         }
         Ok(())
     }
 
-    /// Starts `component` as `process` (through `setsid`, in a session of its own as kwokctl starts it, so the
-    /// test's signals do not reach it), logging where kwokctl logs it, and records its pid.
-    fn spawn(&self, component: &str, process: &Process) -> anyhow::Result<()> {
-        let Process { args, cwd, env } = process;
+    /// Starts `component` as it ran before (through `setsid`, in a session of its own as kwokctl starts it, so the
+    /// test's signals do not reach it), logging where kwokctl logs it, and records its new pid.
+    fn spawn(&self, component: &Component) -> anyhow::Result<u32> {
+        let Process { args, cwd, env } = &component.process;
+        let component = component.name.as_str();
         let log_path = self.cluster_dir.join(format!("logs/{component}.log"));
         let log = OpenOptions::new()
             .create(true)
@@ -189,17 +198,21 @@ impl Restart {
         let pid_file = self.cluster_dir.join(format!("pids/{component}.pid"));
         std::fs::write(&pid_file, child.id().to_string()).with_context(|| format!("writing {}", pid_file.display()))?;
         tracing::info!(component, pid = child.id(), "started again");
-        Ok(())
+        Ok(child.id())
     }
 }
 
-/// Waits until the apiserver answers `/readyz` with `ok`.
-async fn wait_ready(client: &kube::Client) -> anyhow::Result<()> {
+/// Waits until the apiserver (process `pid`) answers `/readyz` with `ok`; fails at once if it exits.
+async fn wait_ready(client: &kube::Client, pid: u32, cluster_dir: &Path) -> anyhow::Result<()> {
     let deadline = Instant::now() + PROCESS_TIMEOUT;
     loop {
         let request = http::Request::get("/readyz").body(Vec::new())?;
         match client.request_text(request).await {
             Ok(text) if text.trim() == "ok" => break,
+            _ if !is_running(pid) => {
+                let log = cluster_dir.join(format!("logs/{APISERVER}.log"));
+                bail!("the restarted {APISERVER} ({pid}) exited; see the end of {}", log.display())
+            }
             answer if Instant::now() > deadline => {
                 bail!("the restarted {APISERVER} is not ready after {PROCESS_TIMEOUT:?}: {answer:?}")
             }
@@ -229,7 +242,7 @@ async fn settle(client: &kube::Client, component: &str, pid: u32, ready_at: Syst
 }
 
 /// The components of the cluster in `cluster_dir` that run now (the apiserver first), except [`LEFT_ALONE`].
-fn running_components(cluster_dir: &Path) -> anyhow::Result<Vec<(String, u32, Process)>> {
+fn running_components(cluster_dir: &Path) -> anyhow::Result<Vec<Component>> {
     let pids = cluster_dir.join("pids");
     let mut components = Vec::new();
     for entry in std::fs::read_dir(&pids).with_context(|| format!("reading {}", pids.display()))? {
@@ -248,9 +261,9 @@ fn running_components(cluster_dir: &Path) -> anyhow::Result<Vec<(String, u32, Pr
         if !process.cwd.starts_with(cluster_dir) {
             bail!("process {pid} (in {}) is not this cluster's {name}", process.cwd.display());
         }
-        components.push((name.to_string(), pid, process));
+        components.push(Component { name: name.to_string(), pid, process });
     }
-    components.sort_by_key(|(name, ..)| (name != APISERVER, name.clone()));
+    components.sort_by_key(|c| (c.name != APISERVER, c.name.clone()));
     Ok(components)
 }
 
@@ -278,13 +291,17 @@ impl Process {
     }
 }
 
-/// Whether `pid` is a live process (a zombie, killed but not reaped yet, is not).
+/// Whether any thread of the process `pid` still runs. A killed multi-threaded process can show its main thread as
+/// a zombie while other threads still exit and hold its sockets (the apiserver's port), so every thread counts.
 fn is_running(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        // The state follows the command name in parentheses: `pid (comm) S ...`.
-        Ok(stat) => stat.rsplit_once(')').is_some_and(|(_, rest)| !rest.trim_start().starts_with(['Z', 'X'])),
-        Err(_) => false,
-    }
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return false };
+    tasks.filter_map(Result::ok).any(|task| {
+        match std::fs::read_to_string(task.path().join("stat")) {
+            // The state follows the command name in parentheses: `tid (comm) S ...`.
+            Ok(stat) => stat.rsplit_once(')').is_some_and(|(_, rest)| !rest.trim_start().starts_with(['Z', 'X'])),
+            Err(_) => false,
+        }
+    })
 }
 
 /// Locks kwokctl's work directory (`<workdir>/clusters/<name>` → `<workdir>`) as `hack/lib/cluster.sh` does.
