@@ -10,7 +10,6 @@ pub mod openshift;
 pub mod selector;
 
 pub use error::{Error, Result};
-pub mod caches;
 pub mod context;
 pub mod controllers;
 pub mod crdgen;
@@ -20,5 +19,6 @@ pub mod membership;
 pub mod metrics;
 pub mod server;
 pub mod telemetry;
+pub mod watches;
 
 pub use context::{Context, OperatorConfig};
