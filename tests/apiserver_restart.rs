@@ -18,7 +18,7 @@ const OUTAGE: Duration = Duration::from_secs(20);
 /// How long readiness may take to follow the watches (generous: the machine is shared).
 const READINESS: Duration = Duration::from_secs(60);
 /// How long after the apiserver's return numo may take to see what happened meanwhile. numo's watches retry every
-/// few seconds; kube's default back-off on top of the controller's made this a minute and more.
+/// few seconds; with kube's back-offs (the controller's on top of each watch's) the Job was not seen after 400 s.
 const CATCH_UP: Duration = Duration::from_secs(60);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
