@@ -10,7 +10,6 @@ pub mod openshift;
 pub mod selector;
 
 pub use error::{Error, Result};
-pub mod caches;
 pub mod context;
 pub mod controllers;
 pub mod crdgen;
@@ -22,5 +21,6 @@ pub mod metrics;
 pub mod pool_claim;
 pub mod server;
 pub mod telemetry;
+pub mod watches;
 
 pub use context::{Context, OperatorConfig};

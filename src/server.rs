@@ -1,5 +1,6 @@
 //! The operator's HTTP endpoints: `/metrics` (Prometheus), `/healthz` (the process serves) and `/readyz` (the
-//! controllers' watches are initialised, or this replica is a healthy standby waiting for the leader lease).
+//! controllers' watches hold their lists and none is failing, or this replica is a healthy standby waiting for the
+//! leader lease).
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -10,39 +11,77 @@ use axum::http::{header, StatusCode};
 use axum::response::IntoResponse;
 use axum::routing::get;
 use axum::Router;
+use tokio::sync::watch;
 
 use crate::metrics::Metrics;
 
-/// What `/readyz` reports. Controllers [`register`](Readiness::register) when they start and
-/// [`set_ready`](Readiness::set_ready) once their watches delivered the initial list; a standby replica is ready
+/// What `/readyz` reports. Controllers [`register`](Readiness::register) when they start; their watches
+/// (`crate::watches::Watches`) mark them [`ready`](Readiness::set_ready) once every cache holds its first list, and
+/// [`not ready`](Readiness::set_not_ready) while a watch fails, until it has listed again. A standby replica is ready
 /// while it waits for the lease ([`set_standby`](Readiness::set_standby)). Cloning shares the state.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Readiness {
     state: Arc<Mutex<ReadinessState>>,
+    ready: Arc<watch::Sender<bool>>,
+}
+
+impl Default for Readiness {
+    fn default() -> Self {
+        Self { state: Default::default(), ready: Arc::new(watch::channel(false).0) }
+    }
 }
 
 #[derive(Debug, Default)]
 struct ReadinessState {
     standby: bool,
-    controllers: BTreeMap<&'static str, bool>,
+    controllers: BTreeMap<&'static str, ControllerState>,
+}
+
+impl ReadinessState {
+    fn is_ready(&self) -> bool {
+        self.standby
+            || (!self.controllers.is_empty()
+                && self.controllers.values().all(|state| matches!(state, ControllerState::Ready)))
+    }
+}
+
+/// One controller's line in the report.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum ControllerState {
+    Starting,
+    Ready,
+    NotReady(String),
 }
 
 impl Readiness {
     fn with<T>(&self, f: impl FnOnce(&mut ReadinessState) -> T) -> T {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        f(&mut state)
+        let result = f(&mut state);
+        let now = state.is_ready();
+        self.ready.send_if_modified(|ready| {
+            let changed = *ready != now;
+            *ready = now;
+            changed
+        });
+        result
     }
 
     /// Declares a controller that is not ready yet. Call it before the controller's first `.await`.
     pub fn register(&self, controller: &'static str) {
         self.with(|s| {
-            s.controllers.entry(controller).or_insert(false);
+            s.controllers.entry(controller).or_insert(ControllerState::Starting);
         });
     }
 
-    /// Marks a controller ready (its watches delivered their initial list).
+    /// Marks a controller ready (its watches hold their list and none is failing).
     pub fn set_ready(&self, controller: &'static str) {
-        self.with(|s| s.controllers.insert(controller, true));
+        self.with(|s| s.controllers.insert(controller, ControllerState::Ready));
+    }
+
+    /// Marks a controller not ready, saying why (e.g. which watch fails).
+    pub fn set_not_ready(&self, controller: &'static str, why: impl Into<String>) {
+        let why = why.into();
+        self.with(|s| s.controllers.insert(controller, ControllerState::NotReady(why)));
     }
 
     /// Marks this replica as a standby waiting for the leader lease (`true`) or as the leader (`false`).
@@ -52,10 +91,15 @@ impl Readiness {
 
     /// Ready when standing by, or when at least one controller registered and every registered one is ready.
     pub fn is_ready(&self) -> bool {
-        self.with(|s| s.standby || (!s.controllers.is_empty() && s.controllers.values().all(|ready| *ready)))
+        self.with(|s| s.is_ready())
     }
 
-    /// One line per controller (`name: ready|starting`), or the standby state.
+    /// Follows [`is_ready`](Readiness::is_ready): the receiver sees every change (e.g. to wait for one).
+    pub fn subscribe(&self) -> watch::Receiver<bool> {
+        self.ready.subscribe()
+    }
+
+    /// One line per controller (`name: ready`, `name: starting` or `name: <why not>`), or the standby state.
     pub fn report(&self) -> String {
         self.with(|s| {
             if s.standby {
@@ -66,7 +110,11 @@ impl Readiness {
             }
             s.controllers
                 .iter()
-                .map(|(name, ready)| format!("{name}: {}\n", if *ready { "ready" } else { "starting" }))
+                .map(|(name, state)| match state {
+                    ControllerState::Starting => format!("{name}: starting\n"),
+                    ControllerState::Ready => format!("{name}: ready\n"),
+                    ControllerState::NotReady(why) => format!("{name}: {why}\n"),
+                })
                 .collect()
         })
     }
@@ -126,7 +174,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn ready_only_when_every_registered_controller_is_ready_or_when_standing_by() {
+    fn ready_only_when_every_registered_controller_is_ready_or_when_standing_by_and_subscribers_follow() {
         let readiness = Readiness::default();
         assert!(!readiness.is_ready(), "nothing started yet");
         readiness.register("mutex_rule");
@@ -138,6 +186,14 @@ mod tests {
         assert!(readiness.is_ready());
         readiness.register("mutex_target");
         assert!(readiness.is_ready(), "registering again keeps the state");
+        let mut changes = readiness.subscribe();
+        readiness.set_not_ready("mutex_target", "watches failing: Nodes");
+        assert!(!readiness.is_ready());
+        assert!(readiness.report().contains("mutex_target: watches failing: Nodes"), "{}", readiness.report());
+        assert!(changes.has_changed().unwrap_or_default() && !*changes.borrow_and_update(), "subscribers see it");
+        readiness.set_ready("mutex_target");
+        assert!(readiness.is_ready());
+        assert!(*changes.borrow_and_update());
         let standby = Readiness::default();
         standby.set_standby(true);
         assert!(standby.is_ready());

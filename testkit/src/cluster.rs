@@ -24,7 +24,8 @@ static CLUSTER: OnceCell<TestCluster> = OnceCell::const_new();
 /// The cluster of this test run: connects to `$NUMO_TEST_KUBECONFIG` if set, else starts (or reuses) the cluster
 /// `numo-test` via `hack/cluster-up.sh`. Installs the OpenShift CRDs (the real ones from
 /// `numo_simulator::crds::openshift_crds_dir`: `$NUMO_OPENSHIFT_CRDS`, else `../shared/openshift-crds` beside the
-/// repository) and numo's CRDs once. Safe to call from many tests, threads and runtimes.
+/// repository) and numo's CRDs once, holding the cluster's lock (as a test's world does). Safe to call from many
+/// tests, threads and runtimes.
 pub async fn cluster() -> anyhow::Result<&'static TestCluster> {
     CLUSTER.get_or_try_init(TestCluster::set_up).await
 }
@@ -57,6 +58,11 @@ impl TestCluster {
         &self.kubeconfig
     }
 
+    /// The client configuration of the cluster.
+    pub(crate) fn config(&self) -> &kube::Config {
+        &self.config
+    }
+
     /// Exclusive use of the cluster for one test: waits for other tests (across threads and runtimes of this process
     /// and across test binaries running concurrently), deletes the leftovers of earlier tests (nodes,
     /// MachineConfigPools, MachineConfigs, ClusterVersions, numo's objects, test namespaces — waiting until they are
@@ -82,6 +88,8 @@ impl TestCluster {
             .with_context(|| format!("loading {}", kubeconfig.display()))?;
         let lock = lock_path(&config.cluster_url.to_string());
         let client = kube::Client::try_from(config.clone()).context("building a client for the test cluster")?;
+        // Under the tests' lock: a test may have the cluster's apiserver down (`TestCluster::stop_apiserver`).
+        let _exclusive = lock::acquire(lock.clone()).await?;
         let from = numo_simulator::crds::openshift_crds_dir()?;
         let crds = numo_simulator::crds::install_openshift_crds(&client, from.as_deref())
             .await

@@ -14,6 +14,7 @@
 //! How the fake kubelet treats nodes and pods, and the pod annotations that make a Job take 3s or fail, are in
 //! [`kwok`].
 
+mod apiserver;
 mod cleanup;
 mod cluster;
 pub mod kwok;
@@ -22,6 +23,7 @@ pub mod rbac;
 mod wait;
 mod world;
 
+pub use apiserver::ApiServerDown;
 pub use cleanup::TEST_NAMESPACE_LABEL;
 pub use cluster::{cluster, TestCluster, CLUSTER_NAME, KUBECONFIG_ENV};
 pub use wait::wait_until;

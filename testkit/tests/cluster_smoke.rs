@@ -1,5 +1,5 @@
 //! The local cluster behaves as the tests rely on: kwok nodes become Ready, Job pods finish as their annotations say
-//! while other pods keep running, and every test world starts empty.
+//! while other pods keep running, every test world starts empty, and a restarted apiserver leaves a usable cluster.
 
 use std::time::Duration;
 
@@ -115,6 +115,38 @@ async fn a_new_world_starts_without_what_earlier_tests_left() -> anyhow::Result<
     assert!(second.namespace.starts_with("starts-empty-"), "{}", second.namespace);
     let labels = own.metadata.labels.unwrap_or_default();
     assert_eq!(labels.get(TEST_NAMESPACE_LABEL).map(String::as_str), Some("starts-empty"));
+    Ok(())
+}
+
+#[tokio::test]
+async fn after_an_apiserver_restart_jobs_run_again_and_the_next_world_works() -> anyhow::Result<()> {
+    init_tracing();
+    let cluster = cluster().await?;
+    let world = cluster.world("apiserver_restart").await?;
+    let nodes: Api<Node> = Api::all(world.client.clone());
+    nodes.create(&PostParams::default(), &fake_node("smoke-restart")).await?;
+    wait_until(&nodes, "smoke-restart", TIMEOUT, "node Ready", is_node_ready).await?;
+    let jobs: Api<Job> = Api::namespaced(world.client.clone(), &world.namespace);
+
+    // Long enough for kube-controller-manager and kube-scheduler to lose their leases and exit.
+    let down = cluster.stop_apiserver().await?;
+    assert!(Api::<Namespace>::all(world.client.clone()).list(&ListParams::default()).await.is_err(), "still up");
+    tokio::time::sleep(Duration::from_secs(15)).await;
+    down.start().await?;
+    // A Job needs the Job controller and the scheduler, and kwok to run its pod.
+    jobs.create(&PostParams::default(), &job("after-restart", "1s", true)).await?;
+    wait_until(&jobs, "after-restart", TIMEOUT, "Job Complete", |j| has_condition(j, "Complete")).await?;
+    drop(world);
+
+    // A restart in a failing test (the handle dropped while the apiserver is down) also leaves a usable cluster.
+    let world = cluster.world("apiserver_restart_dropped").await?;
+    drop(cluster.stop_apiserver().await?);
+    let nodes: Api<Node> = Api::all(world.client.clone());
+    nodes.create(&PostParams::default(), &fake_node("smoke-restart")).await?;
+    wait_until(&nodes, "smoke-restart", TIMEOUT, "node Ready", is_node_ready).await?;
+    let jobs: Api<Job> = Api::namespaced(world.client.clone(), &world.namespace);
+    jobs.create(&PostParams::default(), &job("after-drop", "1s", true)).await?;
+    wait_until(&jobs, "after-drop", TIMEOUT, "Job Complete", |j| has_condition(j, "Complete")).await?;
     Ok(())
 }
 

@@ -41,6 +41,8 @@ pub struct Setup {
     pub client: kube::Client,
     pub ns: String,
     pub operator: Option<TaskId>,
+    /// What `/readyz` of the running operator reports.
+    pub readiness: numo::server::Readiness,
     pub allowed_job_namespaces: Vec<String>,
 }
 
@@ -61,7 +63,8 @@ impl Setup {
         let client = world.client.clone();
         let ns = world.namespace.clone();
         create_canary(&client).await?;
-        Ok(Self { world, client, ns, operator: None, allowed_job_namespaces: Vec::new() })
+        let readiness = Default::default();
+        Ok(Self { world, client, ns, operator: None, readiness, allowed_job_namespaces: Vec::new() })
     }
 
     /// Starts numo's three controllers in this process (with the operator's own RBAC where the test kit offers it).
@@ -70,6 +73,7 @@ impl Setup {
         let client = numo_testkit::rbac::operator_client(cluster).await?;
         let config = numo::OperatorConfig { allowed_job_namespaces: self.allowed_job_namespaces.clone() };
         let ctx = numo::Context::new(client, config, Default::default());
+        self.readiness = ctx.readiness.clone();
         self.operator = Some(self.world.spawn(numo::controllers::run(ctx)));
         Ok(())
     }

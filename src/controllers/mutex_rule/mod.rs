@@ -15,15 +15,14 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
-use kube::api::Api;
 use kube::runtime::controller::Action;
-use kube::runtime::{predicates, reflector, watcher, Controller, WatchStreamExt};
+use kube::runtime::{predicates, watcher, Controller, WatchStreamExt};
 use kube::ResourceExt;
 use tracing::instrument;
 
 use crate::api::MutexRule;
-use crate::caches::InitialLists;
 use crate::guard::Guarded;
+use crate::watches::Watches;
 use crate::{Context, Error, Result};
 use plan::{Step, Verdict};
 
@@ -36,30 +35,18 @@ const MALFORMED_FIELD_MANAGER: &str = "numo-mutex-rule-malformed";
 
 /// Runs the controller until the process shuts down.
 pub async fn run(ctx: Context) {
-    ctx.readiness.register(CONTROLLER);
-    let api: Api<Guarded<MutexRule>> = Api::all(ctx.client.clone());
-    let (reader, writer) = reflector::store();
-    let lists = InitialLists::new(&["MutexRules"]);
-    let rules = lists
-        .track("MutexRules", watcher(api, watcher::Config::default().any_semantic()).default_backoff().reflect(writer))
-        .applied_objects()
-        .predicate_filter(predicates::generation, Default::default());
-    let ready = {
-        let readiness = ctx.readiness.clone();
-        async move {
-            lists.wait().await;
-            readiness.set_ready(CONTROLLER);
-        }
-    };
-    let controller = Controller::for_stream(rules, reader).run(reconcile, error_policy, Arc::new(ctx)).for_each(
-        |result| async move {
+    let watches = Watches::new(CONTROLLER, ctx.client.clone(), ctx.readiness.clone());
+    let (rules, events) = watches.watch::<Guarded<MutexRule>>("MutexRules", watcher::Config::default().any_semantic());
+    let triggers = events.applied_objects().predicate_filter(predicates::generation, Default::default());
+    Controller::for_stream(triggers, rules)
+        .run(reconcile, error_policy, Arc::new(ctx))
+        .for_each(|result| async move {
             match result {
                 Ok((rule, _)) => tracing::debug!(%rule, "reconciled"),
                 Err(error) => tracing::warn!(%error, "reconcile failed"),
             }
-        },
-    );
-    futures::join!(controller, ready);
+        })
+        .await;
 }
 
 /// Validates one rule and writes its status.

@@ -14,20 +14,19 @@ pub mod triggers;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use futures::{future, StreamExt};
+use futures::{future, Stream, StreamExt};
 use k8s_openapi::api::core::v1::Node;
-use kube::api::Api;
 use kube::core::PartialObjectMeta;
 use kube::runtime::controller::{Action, Config};
-use kube::runtime::reflector::{self, Store};
+use kube::runtime::reflector::Store;
 use kube::runtime::{predicates, watcher, Controller, WatchStreamExt};
 use kube::{Resource, ResourceExt};
 use tracing::instrument;
 
 use crate::api::MutexTarget;
-use crate::caches::InitialLists;
 use crate::guard::Guarded;
 use crate::openshift::MachineConfigPool;
+use crate::watches::Watches;
 use crate::{Context, Error, Result};
 use triggers::{hash_json, hash_of, labels_fingerprint, ChangeFilter};
 
@@ -43,62 +42,25 @@ struct TargetContext {
     ctx: Context,
     nodes: Store<Guarded<PartialObjectMeta<Node>>>,
     pools: Store<Guarded<MachineConfigPool>>,
-    /// Whether the node and pool caches hold their first full list.
-    lists: InitialLists,
+    /// The watches behind the caches, to wait for their first full lists.
+    watches: Watches,
 }
 
 /// Runs the controller until the process shuts down.
 pub async fn run(ctx: Context) {
-    ctx.readiness.register(CONTROLLER);
-    let client = ctx.client.clone();
+    let watches = Watches::new(CONTROLLER, ctx.client.clone(), ctx.readiness.clone());
+    let any = watcher::Config::default().any_semantic();
+    // `PartialObjectMeta<Node>`: metadata only (what kube 5 made of `metadata_watcher`).
+    let (nodes, node_events) = watches.watch::<Guarded<PartialObjectMeta<Node>>>("Nodes", any.clone());
+    let (pools, pool_events) = watches.watch::<Guarded<MachineConfigPool>>("MachineConfigPools", any.clone());
+    let (targets, target_events) = watches.watch::<Guarded<MutexTarget>>("MutexTargets", any);
 
-    let lists = InitialLists::new(&["Nodes", "MachineConfigPools", "MutexTargets"]);
-    let (nodes, node_writer) = reflector::store();
-    let mut node_changes = ChangeFilter::new(|n: &Guarded<PartialObjectMeta<Node>>| labels_fingerprint(n.labels()));
-    // `Api<Guarded<PartialObjectMeta<Node>>>` watches metadata only (what kube 5 made of `metadata_watcher`).
-    let node_triggers = lists
-        .track(
-            "Nodes",
-            watcher(
-                Api::<Guarded<PartialObjectMeta<Node>>>::all(client.clone()),
-                watcher::Config::default().any_semantic(),
-            )
-            .default_backoff()
-            .reflect(node_writer),
-        )
-        .filter_map(move |event| future::ready(relevant(&mut node_changes, event, "Node")));
-
-    let (pools, pool_writer) = reflector::store();
-    let mut pool_changes = ChangeFilter::new(pool_fingerprint);
-    let pool_triggers = lists
-        .track(
-            "MachineConfigPools",
-            watcher(Api::<Guarded<MachineConfigPool>>::all(client.clone()), watcher::Config::default().any_semantic())
-                .default_backoff()
-                .reflect(pool_writer),
-        )
-        .filter_map(move |event| future::ready(relevant(&mut pool_changes, event, "MachineConfigPool")));
-
-    let (targets, target_writer) = reflector::store();
-    let target_stream = lists
-        .track(
-            "MutexTargets",
-            watcher(Api::<Guarded<MutexTarget>>::all(client), watcher::Config::default().any_semantic())
-                .default_backoff()
-                .reflect(target_writer),
-        )
-        .applied_objects()
-        .predicate_filter(predicates::generation, Default::default());
-
-    let ready = {
-        let (lists, readiness) = (lists.clone(), ctx.readiness.clone());
-        async move {
-            lists.wait().await;
-            readiness.set_ready(CONTROLLER);
-        }
-    };
-    let context = Arc::new(TargetContext { ctx, nodes, pools, lists });
-    let controller = Controller::for_stream(target_stream, targets)
+    let node_triggers =
+        changes(node_events, ChangeFilter::new(|n: &Guarded<PartialObjectMeta<Node>>| labels_fingerprint(n.labels())));
+    let pool_triggers = changes(pool_events, ChangeFilter::new(pool_fingerprint));
+    let target_triggers = target_events.applied_objects().predicate_filter(predicates::generation, Default::default());
+    let context = Arc::new(TargetContext { ctx, nodes, pools, watches });
+    Controller::for_stream(target_triggers, targets)
         .with_config(Config::default().debounce(DEBOUNCE))
         .reconcile_all_on(futures::stream::select(node_triggers, pool_triggers))
         .run(reconcile, error_policy, context)
@@ -107,28 +69,20 @@ pub async fn run(ctx: Context) {
                 Ok((target, _)) => tracing::debug!(%target, "reconciled"),
                 Err(error) => tracing::warn!(%error, "reconcile failed"),
             }
-        });
-    futures::join!(controller, ready);
+        })
+        .await;
 }
 
-/// `Some(())` when a watch event changes what targets see; watch errors are logged (the watcher backs off and
-/// retries by itself).
-fn relevant<K, F>(
-    filter: &mut ChangeFilter<K, F>,
-    event: Result<watcher::Event<K>, watcher::Error>,
-    kind: &'static str,
-) -> Option<()>
+/// One `()` per watch event that changes what targets see (the watches never yield an error).
+fn changes<K, F>(
+    events: impl Stream<Item = Result<watcher::Event<K>, watcher::Error>>,
+    mut filter: ChangeFilter<K, F>,
+) -> impl Stream<Item = ()>
 where
     K: kube::Resource,
     F: Fn(&K) -> u64,
 {
-    match event {
-        Ok(event) => filter.observe(&event).then_some(()),
-        Err(error) => {
-            tracing::warn!(%error, kind, "watch failed; retrying");
-            None
-        }
-    }
+    events.filter_map(move |event| future::ready(event.ok().filter(|event| filter.observe(event)).map(|_| ())))
 }
 
 /// What of a pool decides membership: its effective node selector (or, unreadable, its parse error).
@@ -159,7 +113,7 @@ async fn reconcile(guard: Arc<Guarded<MutexTarget>>, context: Arc<TargetContext>
 
 async fn reconcile_target(target: &MutexTarget, context: &TargetContext) -> Result<Action> {
     // Before the caches hold their first full list, an empty cache would read as "no pools, no nodes".
-    context.lists.wait().await;
+    context.watches.wait_listed().await;
     let pools = observe::pools(&context.pools);
     let nodes = observe::nodes(&context.nodes);
     let plan = plan::plan(

@@ -20,16 +20,16 @@ use k8s_openapi::api::core::v1::Node;
 use k8s_openapi::jiff::Timestamp;
 use kube::core::PartialObjectMeta;
 use kube::runtime::controller::Action;
-use kube::runtime::reflector::{self, ObjectRef, Store};
+use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::{predicates, watcher, Controller, WatchStreamExt};
-use kube::{Api, Resource, ResourceExt};
+use kube::{Resource, ResourceExt};
 use tracing::instrument;
 
 use crate::api::{MutexRule, MutexRunConfig, MutexTarget};
-use crate::caches::InitialLists;
 use crate::guard;
 use crate::labels;
 use crate::openshift::{self, ClusterVersion, MachineConfig, MachineConfigPool};
+use crate::watches::Watches;
 use crate::{Context, Error, Result};
 
 /// The name of this controller in metrics and logs.
@@ -39,125 +39,28 @@ pub const CONTROLLER: &str = "mutexrunconfig";
 struct RunConfigContext {
     ctx: Context,
     stores: observe::Stores,
-    /// Whether every cache holds its first full list.
-    lists: InitialLists,
+    /// The watches behind the caches, to wait for their first full lists.
+    watches: Watches,
 }
 
 type Guarded = guard::Guarded<MutexRunConfig>;
 
 /// Runs the controller until the process shuts down.
 pub async fn run(ctx: Context) {
-    ctx.readiness.register(CONTROLLER);
-    let client = ctx.client.clone();
-    let config = watcher::Config::default().any_semantic();
-
-    let (run_configs, rc_writer) = reflector::store::<Guarded>();
-    let lists = InitialLists::new(&[
-        "MutexRunConfigs",
-        "MutexRules",
-        "MutexTargets",
-        "MachineConfigPools",
-        "Nodes",
-        "MachineConfigs",
-        "ClusterVersions",
-        "Jobs",
-    ]);
-    let rc_stream = lists
-        .track(
-            "MutexRunConfigs",
-            watcher(Api::<Guarded>::all(client.clone()), config.clone()).default_backoff().reflect(rc_writer),
-        )
-        .applied_objects()
-        .predicate_filter(run_config_predicate, Default::default());
-
-    let (rules, writer) = reflector::store::<guard::Guarded<MutexRule>>();
-    let rule_stream = lists
-        .track(
-            "MutexRules",
-            watcher(Api::<guard::Guarded<MutexRule>>::all(client.clone()), config.clone())
-                .default_backoff()
-                .reflect(writer),
-        )
-        .touched_objects();
-    let (targets, writer) = reflector::store::<guard::Guarded<MutexTarget>>();
-    let target_stream = lists
-        .track(
-            "MutexTargets",
-            watcher(Api::<guard::Guarded<MutexTarget>>::all(client.clone()), config.clone())
-                .default_backoff()
-                .reflect(writer),
-        )
-        .touched_objects();
-    let (pools, writer) = reflector::store::<guard::Guarded<MachineConfigPool>>();
-    let pool_stream = lists
-        .track(
-            "MachineConfigPools",
-            watcher(Api::<guard::Guarded<MachineConfigPool>>::all(client.clone()), config.clone())
-                .default_backoff()
-                .reflect(writer),
-        )
-        .touched_objects();
-    let (nodes, writer) = reflector::store::<guard::Guarded<Node>>();
-    let node_stream = lists
-        .track(
-            "Nodes",
-            watcher(Api::<guard::Guarded<Node>>::all(client.clone()), config.clone()).default_backoff().reflect(writer),
-        )
-        .touched_objects()
-        .predicate_filter(node_predicate, Default::default());
-    let (machine_configs, writer) = reflector::store();
-    let mc_stream = lists
-        .track(
-            "MachineConfigs",
-            watcher(Api::<guard::Guarded<PartialObjectMeta<MachineConfig>>>::all(client.clone()), config.clone())
-                .default_backoff()
-                .reflect(writer),
-        )
-        .touched_objects()
-        .predicate_filter(predicates::annotations, Default::default());
-    let (cluster_versions, writer) = reflector::store::<guard::Guarded<ClusterVersion>>();
-    let cv_stream = lists
-        .track(
-            "ClusterVersions",
-            watcher(
-                Api::<guard::Guarded<ClusterVersion>>::all(client.clone()),
-                config.clone().fields(&format!("metadata.name={}", openshift::CLUSTER_VERSION_NAME)),
-            )
-            .default_backoff()
-            .reflect(writer),
-        )
-        .touched_objects();
-    let (jobs, writer) = reflector::store::<guard::Guarded<Job>>();
-    let job_stream = lists
-        .track(
-            "Jobs",
-            watcher(
-                Api::<guard::Guarded<Job>>::all(client.clone()),
-                config.clone().labels(&format!("{}={}", labels::JOB_MANAGED_BY, labels::MANAGER)),
-            )
-            .default_backoff()
-            .reflect(writer),
-        )
-        .touched_objects();
-
-    let stores = observe::Stores {
-        run_configs: run_configs.clone(),
-        rules,
-        targets,
-        pools,
-        nodes,
-        machine_configs,
-        cluster_versions,
-        jobs,
-    };
-    let ready = {
-        let (lists, readiness) = (lists.clone(), ctx.readiness.clone());
-        async move {
-            lists.wait().await;
-            readiness.set_ready(CONTROLLER);
-        }
-    };
-    let shared = Arc::new(RunConfigContext { ctx, stores, lists });
+    let watches = Watches::new(CONTROLLER, ctx.client.clone(), ctx.readiness.clone());
+    let any = watcher::Config::default().any_semantic();
+    let the_cluster_version = any.clone().fields(&format!("metadata.name={}", openshift::CLUSTER_VERSION_NAME));
+    let numo_jobs = any.clone().labels(&format!("{}={}", labels::JOB_MANAGED_BY, labels::MANAGER));
+    let (run_configs, rc_events) = watches.watch::<Guarded>("MutexRunConfigs", any.clone());
+    let (rules, rule_events) = watches.watch::<guard::Guarded<MutexRule>>("MutexRules", any.clone());
+    let (targets, target_events) = watches.watch::<guard::Guarded<MutexTarget>>("MutexTargets", any.clone());
+    let (pools, pool_events) = watches.watch::<guard::Guarded<MachineConfigPool>>("MachineConfigPools", any.clone());
+    let (nodes, node_events) = watches.watch::<guard::Guarded<Node>>("Nodes", any.clone());
+    let (machine_configs, mc_events) =
+        watches.watch::<guard::Guarded<PartialObjectMeta<MachineConfig>>>("MachineConfigs", any);
+    let (cluster_versions, cv_events) =
+        watches.watch::<guard::Guarded<ClusterVersion>>("ClusterVersions", the_cluster_version);
+    let (jobs, job_events) = watches.watch::<guard::Guarded<Job>>("Jobs", numo_jobs);
 
     let all = {
         let store = run_configs.clone();
@@ -172,23 +75,34 @@ pub async fn run(ctx: Context) {
         let store = run_configs.clone();
         move |target: guard::Guarded<MutexTarget>| referencing(&store, &target, |spec| &spec.mutex_targets)
     };
+    let controller = Controller::for_stream(
+        rc_events.applied_objects().predicate_filter(run_config_predicate, Default::default()),
+        run_configs.clone(),
+    )
+    .watches_stream(rule_events.touched_objects(), referencing_rule)
+    .watches_stream(target_events.touched_objects(), referencing_target)
+    .watches_stream(pool_events.touched_objects(), move |_| all_for_pools())
+    .watches_stream(node_events.touched_objects().predicate_filter(node_predicate, Default::default()), move |_| {
+        all_for_nodes()
+    })
+    .watches_stream(
+        mc_events.touched_objects().predicate_filter(predicates::annotations, Default::default()),
+        move |_| all_for_mcs(),
+    )
+    .watches_stream(cv_events.touched_objects(), move |_| all_for_cv())
+    .watches_stream(job_events.touched_objects(), job_owner)
+    .shutdown_on_signal();
 
-    let controller = Controller::for_stream(rc_stream, run_configs)
-        .watches_stream(rule_stream, referencing_rule)
-        .watches_stream(target_stream, referencing_target)
-        .watches_stream(pool_stream, move |_| all_for_pools())
-        .watches_stream(node_stream, move |_| all_for_nodes())
-        .watches_stream(mc_stream, move |_| all_for_mcs())
-        .watches_stream(cv_stream, move |_| all_for_cv())
-        .watches_stream(job_stream, job_owner)
-        .shutdown_on_signal()
+    let stores = observe::Stores { run_configs, rules, targets, pools, nodes, machine_configs, cluster_versions, jobs };
+    let shared = Arc::new(RunConfigContext { ctx, stores, watches });
+    controller
         .run(reconcile, error_policy, shared)
         .for_each(|result| async move {
             if let Err(error) = result {
                 tracing::debug!(%error, "run-config reconcile did not complete");
             }
-        });
-    futures::join!(controller, ready);
+        })
+        .await;
 }
 
 /// Run configs react to spec, annotation (retry/skip), finalizer and deletion changes, not to their own status writes.
@@ -260,7 +174,7 @@ fn job_owner(job: guard::Guarded<Job>) -> Option<ObjectRef<Guarded>> {
 async fn reconcile(obj: Arc<Guarded>, shared: Arc<RunConfigContext>) -> Result<Action> {
     let started = std::time::Instant::now();
     // Before every watch delivered its first list, a half-filled cache would read as missing pools or nodes.
-    shared.lists.wait().await;
+    shared.watches.wait_listed().await;
     let rc = match &obj.0 {
         Ok(rc) => rc,
         Err(invalid) => return malformed::reconcile(&shared.ctx, &shared.stores, &obj, invalid).await,

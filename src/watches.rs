@@ -1,0 +1,311 @@
+//! A controller's watches in one place. Each watched kind gets its own watcher, reflected into a cache; this module
+//! tracks each watch's first full list and its health, tells `/readyz` (`crate::server::Readiness`), logs a failure
+//! once at warn level, and hands the controller a stream of the watch's events that never carries an error.
+//!
+//! Errors stop in the watch that had them, on purpose. kube's `applied_objects`/`touched_objects` pass a watch error
+//! on, and an error reaching `Controller::for_stream`/`watches_stream` makes the controller stop polling *all* its
+//! watches for its trigger back-off (kube's default: 0.8 s doubling to 30 s, jittered up to twice that, reset only
+//! by an event). After an API-server restart every watch fails (connection refused, then `410 Gone` for its old
+//! resource version), so the back-off grew with each error of any watch; worse, a watch whose list or watch request
+//! was under way when polling stopped sat unpolled for up to a minute, the apiserver closed that stalled connection,
+//! and the next poll returned an error that paused every watch again. With eight watches there was always one: the
+//! run-config controller never saw another event. Here a failed watch waits only for itself ([`RetryDelays`]: 0.5 s
+//! doubling to 4 s) while the controller goes on polling the others.
+//!
+//! After an error the watch starts over with a fresh list, as client-go's reflector does for most errors: the cache
+//! is replaced when that list is complete (and the list's objects trigger reconciles, so whatever changed while the
+//! watch was down is seen), and the end of that list is the moment the watch counts as healthy again.
+
+use std::collections::hash_map::RandomState;
+use std::collections::BTreeMap;
+use std::fmt::Debug;
+use std::hash::{BuildHasher, Hash};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use futures::{future, Stream, StreamExt};
+use kube::runtime::reflector::{self, Store};
+use kube::runtime::watcher::{self, watcher, Event};
+use kube::runtime::WatchStreamExt;
+use kube::{Api, Resource};
+use serde::de::DeserializeOwned;
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+use crate::server::Readiness;
+
+/// The wait before a failed watch lists again; it doubles with every failure in a row, up to [`MAX_DELAY`].
+pub const FIRST_DELAY: Duration = Duration::from_millis(500);
+/// The longest wait between two attempts of a failing watch (before a jitter of up to a quarter more).
+pub const MAX_DELAY: Duration = Duration::from_secs(4);
+/// A failure this long after the previous one starts a new series of delays at [`FIRST_DELAY`].
+pub const FRESH_AFTER: Duration = Duration::from_secs(60);
+
+/// One controller's watches: create them with [`Watches::watch`] (all of them before the first `.await`), wait for
+/// their caches with [`Watches::wait_listed`]. Cloning shares the state.
+#[derive(Clone)]
+pub struct Watches {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    controller: &'static str,
+    client: kube::Client,
+    readiness: Readiness,
+    health: Mutex<BTreeMap<&'static str, Health>>,
+    /// Whether every watch has delivered its first full list.
+    listed: watch::Sender<bool>,
+}
+
+/// What is known of one watch.
+#[derive(Debug, Default)]
+struct Health {
+    /// Its cache has held a full list.
+    listed: bool,
+    /// The failure it has not recovered from yet.
+    failure: Option<Failure>,
+}
+
+/// A watch failing since `since`, with `errors` errors so far, the last one `last_error`.
+#[derive(Debug)]
+struct Failure {
+    since: Instant,
+    errors: u32,
+    last_error: String,
+}
+
+impl Watches {
+    /// The watches of `controller` (through `client`), which registers with `readiness` as starting.
+    pub fn new(controller: &'static str, client: kube::Client, readiness: Readiness) -> Self {
+        readiness.register(controller);
+        let (listed, _) = watch::channel(false);
+        Self { shared: Arc::new(Shared { controller, client, readiness, health: Mutex::default(), listed }) }
+    }
+
+    /// Watches the objects of type `K` in every namespace (one `kind`, named so in logs and `/readyz`) with
+    /// `config`, into the returned cache. The returned events feed the controller (`Controller::for_stream`,
+    /// `watches_stream`, through `applied_objects`, `touched_objects`, `predicate_filter`); they are never an `Err`.
+    pub fn watch<K>(
+        &self,
+        kind: &'static str,
+        config: watcher::Config,
+    ) -> (Store<K>, impl Stream<Item = Result<Event<K>, watcher::Error>> + Send + use<K>)
+    where
+        K: Resource + Clone + Debug + DeserializeOwned + Send + Sync + 'static,
+        K::DynamicType: Default + Eq + Hash + Clone + Send + Sync,
+    {
+        let api = Api::<K>::all(self.shared.client.clone());
+        let (store, writer) = reflector::store();
+        let events = relisting(move || watcher(api.clone(), config.clone()), RetryDelays::default()).reflect(writer);
+        (store, self.track(kind, events))
+    }
+
+    /// Passes one watch's events through, noting its lists and errors; errors are logged and dropped.
+    fn track<K, S>(
+        &self,
+        kind: &'static str,
+        events: S,
+    ) -> impl Stream<Item = Result<Event<K>, watcher::Error>> + Send + use<K, S>
+    where
+        S: Stream<Item = Result<Event<K>, watcher::Error>> + Send,
+        K: Send,
+    {
+        self.shared.with(|health| {
+            health.entry(kind).or_default();
+        });
+        let shared = self.shared.clone();
+        events.filter_map(move |event| {
+            future::ready(match event {
+                Ok(event) => {
+                    if matches!(event, Event::InitDone) {
+                        shared.listed(kind);
+                    }
+                    Some(Ok(event))
+                }
+                Err(error) => {
+                    shared.failed(kind, &error);
+                    None
+                }
+            })
+        })
+    }
+
+    /// Whether every watch has delivered its first full list (its cache is filled).
+    pub fn is_listed(&self) -> bool {
+        *self.shared.listed.borrow()
+    }
+
+    /// The watches that have not delivered their first full list yet.
+    pub fn pending(&self) -> Vec<&'static str> {
+        self.shared.with(|health| health.iter().filter(|(_, h)| !h.listed).map(|(kind, _)| *kind).collect())
+    }
+
+    /// The watches failing now (until their next full list).
+    pub fn failing(&self) -> Vec<&'static str> {
+        self.shared.with(|health| health.iter().filter(|(_, h)| h.failure.is_some()).map(|(kind, _)| *kind).collect())
+    }
+
+    /// Waits until every watch has delivered its first full list, warning (with the kinds still missing, e.g. a
+    /// watch the operator's RBAC does not allow) while that takes long. Before that, a half-filled cache would read
+    /// as missing objects.
+    pub async fn wait_listed(&self) {
+        let mut listed = self.shared.listed.subscribe();
+        let mut patience = Duration::from_secs(10);
+        loop {
+            match tokio::time::timeout(patience, listed.wait_for(|listed| *listed)).await {
+                Ok(_) => return,
+                Err(_) => {
+                    let (controller, pending) = (self.shared.controller, self.pending());
+                    tracing::warn!(controller, ?pending, "caches are not filled after {}s", patience.as_secs());
+                    patience = (patience * 2).min(Duration::from_secs(300));
+                }
+            }
+        }
+    }
+}
+
+impl Shared {
+    fn with<T>(&self, f: impl FnOnce(&mut BTreeMap<&'static str, Health>) -> T) -> T {
+        f(&mut self.health.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// A full list arrived: the cache is filled, and a failing watch has recovered.
+    fn listed(&self, kind: &'static str) {
+        let controller = self.controller;
+        self.with(|health| {
+            let entry = health.entry(kind).or_default();
+            entry.listed = true;
+            if let Some(Failure { since, errors, .. }) = entry.failure.take() {
+                let seconds = since.elapsed().as_secs();
+                tracing::info!(controller, kind, errors, "watch listed again after failing for {seconds}s");
+            }
+            self.report(health);
+        });
+    }
+
+    /// The watch failed; it lists again after a delay. Only the first error of a failure is logged as a warning.
+    fn failed(&self, kind: &'static str, error: &watcher::Error) {
+        let controller = self.controller;
+        self.with(|health| {
+            let entry = health.entry(kind).or_default();
+            match &mut entry.failure {
+                Some(failure) => {
+                    failure.errors += 1;
+                    failure.last_error = error.to_string();
+                    let errors = failure.errors;
+                    tracing::debug!(controller, kind, %error, errors, "watch still failing; listing again");
+                }
+                None => {
+                    tracing::warn!(controller, kind, %error, "watch failed; listing again until it succeeds");
+                    entry.failure = Some(Failure { since: Instant::now(), errors: 1, last_error: error.to_string() });
+                }
+            }
+            self.report(health);
+        });
+    }
+
+    /// Tells readiness and the waiters of the first lists what `health` now says.
+    fn report(&self, health: &BTreeMap<&'static str, Health>) {
+        let failing: Vec<String> = health
+            .iter()
+            .filter_map(|(kind, h)| h.failure.as_ref().map(|failure| format!("{kind} ({})", failure.last_error)))
+            .collect();
+        let pending: Vec<&str> = health.iter().filter(|(_, h)| !h.listed).map(|(kind, _)| *kind).collect();
+        if !failing.is_empty() {
+            self.readiness.set_not_ready(self.controller, format!("watches failing: {}", failing.join("; ")));
+        } else if !pending.is_empty() {
+            self.readiness.set_not_ready(self.controller, format!("starting: listing {}", pending.join(", ")));
+        } else {
+            self.readiness.set_ready(self.controller);
+        }
+        if pending.is_empty() {
+            self.listed.send_if_modified(|listed| !std::mem::replace(listed, true));
+        }
+    }
+}
+
+/// A watch that starts over (from `start`, a fresh list) after every error, after waiting the next of `delays`.
+fn relisting<K, S, F>(start: F, delays: RetryDelays) -> impl Stream<Item = Result<Event<K>, watcher::Error>> + Send
+where
+    S: Stream<Item = Result<Event<K>, watcher::Error>> + Send,
+    F: FnMut() -> S + Send,
+    K: Send,
+{
+    struct State<S, F> {
+        start: F,
+        current: Option<Pin<Box<S>>>,
+        delays: RetryDelays,
+        wait: Option<Duration>,
+    }
+    let state = State { start, current: None, delays, wait: None };
+    futures::stream::unfold(state, |mut state| async move {
+        loop {
+            if let Some(delay) = state.wait.take() {
+                tokio::time::sleep(delay).await;
+            }
+            let current = state.current.get_or_insert_with(|| Box::pin((state.start)()));
+            match current.next().await {
+                Some(Ok(event)) => return Some((Ok(event), state)),
+                Some(Err(error)) => {
+                    state.current = None;
+                    state.wait = Some(state.delays.next_delay());
+                    return Some((Err(error), state));
+                }
+                // kube's watcher never ends; should a source end, it starts over like after an error.
+                None => {
+                    state.current = None;
+                    state.wait = Some(state.delays.next_delay());
+                }
+            }
+        }
+    })
+}
+
+/// The waits between the attempts of a failing watch: [`FIRST_DELAY`] doubling up to [`MAX_DELAY`], each with a
+/// random extra of up to a quarter (so that many watches failing together do not retry in step); a failure long
+/// after the previous one ([`FRESH_AFTER`]) starts again at the first delay.
+#[derive(Debug)]
+pub struct RetryDelays {
+    first: Duration,
+    max: Duration,
+    next: Duration,
+    last_failure: Option<Instant>,
+    jitter: RandomState,
+    attempts: u64,
+}
+
+impl Default for RetryDelays {
+    fn default() -> Self {
+        Self::new(FIRST_DELAY, MAX_DELAY)
+    }
+}
+
+impl RetryDelays {
+    /// Delays from `first`, doubling up to `max`.
+    pub fn new(first: Duration, max: Duration) -> Self {
+        Self { first, max, next: first, last_failure: None, jitter: RandomState::new(), attempts: 0 }
+    }
+
+    /// The wait after a failure now.
+    pub fn next_delay(&mut self) -> Duration {
+        self.next_delay_at(Instant::now())
+    }
+
+    /// The wait after a failure at `now`.
+    fn next_delay_at(&mut self, now: Instant) -> Duration {
+        if self.last_failure.is_some_and(|last| now.saturating_duration_since(last) > FRESH_AFTER) {
+            self.next = self.first;
+        }
+        self.last_failure = Some(now);
+        self.attempts += 1;
+        let base = self.next;
+        self.next = (self.next * 2).min(self.max);
+        let fraction = self.jitter.hash_one(self.attempts) as f64 / u64::MAX as f64;
+        base + base.mul_f64(fraction / 4.0)
+    }
+}
+
+#[cfg(test)]
+#[path = "watches_tests.rs"]
+mod tests;

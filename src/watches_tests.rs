@@ -1,0 +1,208 @@
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use futures::channel::mpsc;
+use futures::FutureExt;
+use k8s_openapi::api::core::v1::Node;
+use kube::api::ObjectMeta;
+
+use super::*;
+
+type Item = Result<Event<Node>, watcher::Error>;
+type Sender = mpsc::UnboundedSender<Item>;
+/// The events of one watch, as the controller gets them.
+type Events = Pin<Box<dyn Stream<Item = Item> + Send>>;
+
+fn node(name: &str) -> Node {
+    Node { metadata: ObjectMeta { name: Some(name.into()), ..Default::default() }, ..Default::default() }
+}
+
+fn error() -> watcher::Error {
+    watcher::Error::NoResourceVersion
+}
+
+/// A watch of `kind` fed by hand: its sender and the stream the controller would get.
+fn fed(watches: &Watches, kind: &'static str) -> (Sender, Events) {
+    let (sender, receiver) = mpsc::unbounded();
+    (sender, Box::pin(watches.track(kind, receiver)))
+}
+
+/// What the stream yields for what was sent so far (without waiting for more).
+fn drain(stream: &mut Events) -> Vec<String> {
+    let mut seen = Vec::new();
+    while let Some(Some(item)) = stream.next().now_or_never() {
+        seen.push(match item {
+            Ok(event) => event.to_string(),
+            Err(error) => format!("Err({error})"),
+        });
+    }
+    seen
+}
+
+/// Watches with a client that is never used (the events are fed by hand); building it needs a runtime.
+fn watches(controller: &'static str, readiness: Readiness) -> Watches {
+    let config = kube::Config::new("https://127.0.0.1:9".parse().expect("a URL"));
+    Watches::new(controller, kube::Client::try_from(config).expect("a client"), readiness)
+}
+
+fn send(sender: &Sender, item: Item) {
+    sender.unbounded_send(item).expect("the stream is alive");
+}
+
+#[tokio::test]
+async fn ready_once_every_watch_listed_and_not_ready_while_one_fails_until_it_listed_again() {
+    let readiness = Readiness::default();
+    let watches = watches("mutex_target", readiness.clone());
+    let (nodes, mut node_events) = fed(&watches, "Nodes");
+    let (pools, mut pool_events) = fed(&watches, "MachineConfigPools");
+    assert!(!readiness.is_ready());
+    assert!(readiness.report().contains("mutex_target: starting"), "{}", readiness.report());
+
+    send(&nodes, Ok(Event::Init));
+    send(&nodes, Ok(Event::InitApply(node("a"))));
+    send(&nodes, Ok(Event::InitDone));
+    assert_eq!(drain(&mut node_events), ["Init", "InitApply(a)", "InitDone"]);
+    assert!(!watches.is_listed() && !readiness.is_ready());
+    assert_eq!(watches.pending(), ["MachineConfigPools"]);
+    assert!(readiness.report().contains("listing MachineConfigPools"), "{}", readiness.report());
+    send(&pools, Ok(Event::Init));
+    send(&pools, Ok(Event::InitDone));
+    drain(&mut pool_events);
+    assert!(watches.is_listed() && readiness.is_ready(), "{}", readiness.report());
+
+    // The node watch fails: the error stops here, the controller is not ready, the other watch goes on.
+    send(&nodes, Err(error()));
+    send(&nodes, Ok(Event::Init));
+    send(&nodes, Err(error()));
+    assert_eq!(drain(&mut node_events), ["Init"], "errors never reach the controller");
+    assert_eq!(watches.failing(), ["Nodes"]);
+    assert!(!readiness.is_ready());
+    let report = readiness.report();
+    assert!(report.contains("mutex_target: watches failing: Nodes (no metadata.resourceVersion"), "{report}");
+    send(&pools, Ok(Event::Apply(node("pool"))));
+    assert_eq!(drain(&mut pool_events), ["Apply(pool)"]);
+    assert!(watches.is_listed(), "a failure after the first list keeps the caches usable");
+
+    // A list that has begun is not yet a recovery; its end is.
+    send(&nodes, Ok(Event::Init));
+    send(&nodes, Ok(Event::InitApply(node("a"))));
+    drain(&mut node_events);
+    assert!(!readiness.is_ready());
+    send(&nodes, Ok(Event::InitDone));
+    drain(&mut node_events);
+    assert!(watches.failing().is_empty());
+    assert!(readiness.is_ready(), "{}", readiness.report());
+}
+
+#[tokio::test]
+async fn a_failure_is_a_warning_once_and_its_end_is_reported() {
+    let logs = Arc::new(Mutex::new(Vec::<u8>::new()));
+    let writer = {
+        let logs = logs.clone();
+        move || Captured(logs.clone())
+    };
+    let subscriber = tracing_subscriber::fmt().with_writer(writer).with_ansi(false).finish();
+    tracing::subscriber::with_default(subscriber, || {
+        let watches = watches("mutexrunconfig", Readiness::default());
+        let (jobs, mut events) = fed(&watches, "Jobs");
+        send(&jobs, Ok(Event::InitDone));
+        for _ in 0..5 {
+            send(&jobs, Err(error()));
+        }
+        send(&jobs, Ok(Event::Init));
+        send(&jobs, Ok(Event::InitDone));
+        send(&jobs, Err(error()));
+        drain(&mut events);
+    });
+    let text = String::from_utf8(logs.lock().map(|l| l.clone()).unwrap_or_default()).unwrap_or_default();
+    let warnings: Vec<&str> = text.lines().filter(|line| line.contains("WARN")).collect();
+    assert_eq!(warnings.len(), 2, "one warning per failure, not per error: {text}");
+    assert!(warnings.iter().all(|w| w.contains("kind=\"Jobs\"") && w.contains("watch failed")), "{text}");
+    let recovered: Vec<&str> = text.lines().filter(|line| line.contains("listed again")).collect();
+    assert_eq!(recovered.len(), 1, "{text}");
+    assert!(recovered[0].contains("INFO") && recovered[0].contains("errors=5"), "{text}");
+}
+
+/// A log writer into a shared buffer.
+struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if let Ok(mut logs) = self.0.lock() {
+            logs.extend_from_slice(buf);
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn after_an_error_the_watch_waits_for_itself_and_starts_over_with_a_fresh_list() {
+    let started = Arc::new(AtomicUsize::new(0));
+    let start = {
+        let started = started.clone();
+        move || {
+            let attempt = started.fetch_add(1, Ordering::SeqCst);
+            let items = match attempt {
+                // The first two attempts: a list begins, then the API server is gone.
+                0 | 1 => vec![Ok(Event::Init), Err(error())],
+                _ => vec![Ok(Event::Init), Ok(Event::InitApply(node("a"))), Ok(Event::InitDone)],
+            };
+            futures::stream::iter(items).chain(futures::stream::pending())
+        }
+    };
+    let first = Duration::from_millis(20);
+    let mut watch = Box::pin(relisting(start, RetryDelays::new(first, Duration::from_secs(1))));
+    let at = Instant::now();
+    assert!(matches!(watch.next().await, Some(Ok(Event::Init))));
+    assert!(matches!(watch.next().await, Some(Err(_))));
+    assert_eq!(started.load(Ordering::SeqCst), 1);
+    assert!(matches!(watch.next().await, Some(Ok(Event::Init))), "a fresh watch lists from the start");
+    assert_eq!(started.load(Ordering::SeqCst), 2);
+    assert!(at.elapsed() >= first, "it waited before starting over");
+    assert!(matches!(watch.next().await, Some(Err(_))));
+    let events: Vec<String> =
+        watch.by_ref().take(3).map(|e| e.map(|e| e.to_string()).unwrap_or_default()).collect().await;
+    assert_eq!(events, ["Init", "InitApply(a)", "InitDone"]);
+    assert_eq!(started.load(Ordering::SeqCst), 3);
+    assert!(at.elapsed() >= first * 3, "the second wait doubled");
+
+    // A watch beside a failing one is not held up while the failing one waits.
+    let attempts = Arc::new(AtomicUsize::new(0));
+    let failing = Box::pin(relisting(
+        {
+            let attempts = attempts.clone();
+            move || {
+                attempts.fetch_add(1, Ordering::SeqCst);
+                futures::stream::iter([Err::<Event<Node>, _>(error())]).chain(futures::stream::pending())
+            }
+        },
+        RetryDelays::new(Duration::from_secs(3600), Duration::from_secs(3600)),
+    ));
+    let healthy =
+        futures::stream::iter([Ok::<_, watcher::Error>(Event::Apply(node("b")))]).chain(futures::stream::pending());
+    let mut both = futures::stream::select(failing, healthy);
+    assert!(matches!(both.next().await, Some(Err(_))), "the failing watch's error comes first");
+    assert!(matches!(both.next().await, Some(Ok(Event::Apply(_)))));
+    assert_eq!(attempts.load(Ordering::SeqCst), 1, "the failing watch still waits");
+}
+
+#[test]
+fn retry_delays_double_up_to_a_cap_and_start_again_after_a_quiet_while() {
+    let mut delays = RetryDelays::default();
+    let within = |delay: Duration, base: Duration| delay >= base && delay <= base + base / 4;
+    let mut now = Instant::now();
+    let mut base = FIRST_DELAY;
+    for _ in 0..8 {
+        let delay = delays.next_delay_at(now);
+        assert!(within(delay, base), "{delay:?} is not {base:?} plus at most a quarter");
+        base = (base * 2).min(MAX_DELAY);
+        now += delay;
+    }
+    assert_eq!(base, MAX_DELAY);
+    now += FRESH_AFTER + Duration::from_secs(1);
+    let delay = delays.next_delay_at(now);
+    assert!(within(delay, FIRST_DELAY), "a new failure much later starts again: {delay:?}");
+}
