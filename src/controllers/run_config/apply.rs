@@ -83,38 +83,9 @@ async fn apply_one(client: &kube::Client, rc: &MutexRunConfig, snapshot: &Snapsh
             let patch = json!({"metadata": {"annotations": {labels::RETRY_ANNOTATION: null}}});
             run_configs.patch(&rc.name_any(), &params, &Patch::Merge(&patch)).await?;
         }
-        Intent::ClaimPool { pool, resource_version, owner, original, spec } => {
+        Intent::ClaimPool { pool, .. } | Intent::SteerPool { pool, .. } | Intent::RestorePool { pool, .. } => {
             let has_annotations = snapshot.pools.get(pool).is_some_and(|p| p.has_annotations);
-            let mut ops = vec![json!({"op": "test", "path": "/metadata/resourceVersion", "value": resource_version})];
-            if !has_annotations {
-                ops.push(json!({"op": "add", "path": "/metadata/annotations", "value": {}}));
-            }
-            for (key, value) in PoolClaim::annotations(owner, original)? {
-                ops.push(add(&annotation_path(key), json!(value)));
-            }
-            ops.extend(spec_ops(spec)?);
-            json_patch(&pools, pool, ops).await?;
-        }
-        Intent::SteerPool { pool, owner, spec } => {
-            let mut ops = vec![claim_test(owner)];
-            ops.extend(spec_ops(spec)?);
-            json_patch(&pools, pool, ops).await?;
-        }
-        Intent::RestorePool { pool, precondition, spec, remove, annotations } => {
-            let mut ops = vec![match precondition {
-                PoolPrecondition::ClaimedBy(owner) => claim_test(owner),
-                PoolPrecondition::ResourceVersion(version) => {
-                    json!({"op": "test", "path": "/metadata/resourceVersion", "value": version})
-                }
-            }];
-            ops.extend(spec_ops(spec)?);
-            for path in remove {
-                ops.push(json!({"op": "remove", "path": path}));
-            }
-            for key in annotations {
-                ops.push(json!({"op": "remove", "path": annotation_path(key)}));
-            }
-            json_patch(&pools, pool, ops).await?;
+            json_patch(&pools, pool, pool_ops(intent, has_annotations)?).await?;
         }
         Intent::LabelNode { node, labels } | Intent::UnlabelNode { node, labels } => {
             let value = if matches!(intent, Intent::LabelNode { .. }) { json!("") } else { Value::Null };
@@ -142,6 +113,46 @@ async fn apply_one(client: &kube::Client, rc: &MutexRunConfig, snapshot: &Snapsh
         }
     }
     Ok(())
+}
+
+/// The JSON Patch of a pool write: its precondition first (the first claim: the resourceVersion the plan saw; every
+/// later write: the claim is still this run config's, so the MCO's status updates never make it fail), then the
+/// changes.
+fn pool_ops(intent: &Intent, has_annotations: bool) -> Result<Vec<Value>> {
+    let mut ops = Vec::new();
+    match intent {
+        Intent::ClaimPool { resource_version, owner, original, spec, .. } => {
+            ops.push(json!({"op": "test", "path": "/metadata/resourceVersion", "value": resource_version}));
+            if !has_annotations {
+                ops.push(json!({"op": "add", "path": "/metadata/annotations", "value": {}}));
+            }
+            for (key, value) in PoolClaim::annotations(owner, original)? {
+                ops.push(add(&annotation_path(key), json!(value)));
+            }
+            ops.extend(spec_ops(spec)?);
+        }
+        Intent::SteerPool { owner, spec, .. } => {
+            ops.push(claim_test(owner));
+            ops.extend(spec_ops(spec)?);
+        }
+        Intent::RestorePool { precondition, spec, remove, annotations, .. } => {
+            ops.push(match precondition {
+                PoolPrecondition::ClaimedBy(owner) => claim_test(owner),
+                PoolPrecondition::ResourceVersion(version) => {
+                    json!({"op": "test", "path": "/metadata/resourceVersion", "value": version})
+                }
+            });
+            ops.extend(spec_ops(spec)?);
+            for path in remove {
+                ops.push(json!({"op": "remove", "path": path}));
+            }
+            for key in annotations {
+                ops.push(json!({"op": "remove", "path": annotation_path(key)}));
+            }
+        }
+        _ => {}
+    }
+    Ok(ops)
 }
 
 /// The operations that set `paused` and, when given, `nodeSelector` and `maxUnavailable`.
@@ -196,6 +207,24 @@ mod tests {
             annotation_path("openshift-optional.skrzypek.io/claimed-by"),
             "/metadata/annotations/openshift-optional.skrzypek.io~1claimed-by"
         );
+    }
+
+    #[test]
+    fn only_the_first_claim_depends_on_the_resource_version() {
+        let spec = PoolSpec { paused: true, node_selector: None, max_unavailable: None };
+        let claim = Intent::ClaimPool {
+            pool: "worker".into(),
+            resource_version: "7".into(),
+            owner: "ops/rc".into(),
+            original: Default::default(),
+            spec: spec.clone(),
+        };
+        let ops = pool_ops(&claim, true).unwrap_or_default();
+        assert_eq!(ops[0], json!({"op": "test", "path": "/metadata/resourceVersion", "value": "7"}));
+        let steer = Intent::SteerPool { pool: "worker".into(), owner: "ops/rc".into(), spec };
+        let ops = pool_ops(&steer, true).unwrap_or_default();
+        assert_eq!(ops[0], claim_test("ops/rc"));
+        assert!(ops.iter().all(|op| op["path"] != "/metadata/resourceVersion"), "{ops:?}");
     }
 
     #[test]

@@ -216,3 +216,24 @@ fn error_policy(_obj: Arc<Guarded>, error: &Error, shared: Arc<RunConfigContext>
     shared.ctx.metrics.reconcile_error(CONTROLLER, error);
     Action::requeue(error.retry_after())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_job_wakes_its_run_config_even_when_the_name_is_too_long_for_a_label() {
+        let name = "a-run-config-whose-name-is-much-longer-than-a-label-value-may-ever-be";
+        let job: Job = serde_json::from_value(serde_json::json!({
+            "metadata": {
+                "name": "check-0123456789",
+                "namespace": "ops",
+                "labels": {labels::JOB_RUN_CONFIG: labels::label_value(name)},
+                "annotations": {crate::jobs::RUN_CONFIG_ANNOTATION: format!("ops/{name}")},
+            }
+        }))
+        .unwrap_or_default();
+        let owner = job_owner(guard::Guarded(Ok(job)));
+        assert_eq!(owner, Some(ObjectRef::new(name).within("ops")));
+    }
+}
