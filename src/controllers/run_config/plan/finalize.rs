@@ -10,7 +10,7 @@ use super::resolve::Resolved;
 use super::stage::{Stage, Upgrade};
 use super::{Draft, Notice};
 use crate::api::RunPhase;
-use crate::controllers::run_config::snapshot::Snapshot;
+use crate::controllers::run_config::snapshot::{NodeView, Snapshot};
 
 /// Removes `labels` from every node that carries one of them.
 pub fn unlabel(snapshot: &Snapshot, labels: &[String]) -> Vec<Intent> {
@@ -80,6 +80,13 @@ pub fn completion(snapshot: &Snapshot, resolved: &Resolved<'_>, upgrade: Upgrade
         status.skipped_nodes.clear();
         return Stage::Idle(upgrade);
     }
+    // Every gated node runs the version or is skipped: counted from the nodes, not from the last status (which a
+    // lagging cache may show from before the last node finished).
+    let skip = &snapshot.run_config.skip;
+    let (skipped, completed): (Vec<&&NodeView>, Vec<&&NodeView>) =
+        resolved.gated.iter().partition(|n| skip.contains(&n.name));
+    status.completed_nodes = completed.iter().map(|n| n.name.clone()).collect();
+    status.skipped_nodes = skipped.iter().map(|n| n.name.clone()).collect();
     let progress = format!("{}/{}", status.completed_nodes.len() + status.skipped_nodes.len(), upgrade.total);
     status.progress = Some(progress.clone());
     // Skipped nodes upgrade ungated in their own pool once it is restored, and may never get there (that is often

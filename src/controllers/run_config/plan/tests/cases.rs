@@ -257,3 +257,30 @@ fn a_node_whose_version_cannot_be_read_starts_no_rollout_and_is_named() {
     let checked = condition(&p, condition::UPGRADE_CHECKED);
     assert!(checked.message.contains("worker-1") && checked.message.contains("cannot be read"), "{}", checked.message);
 }
+
+#[test]
+fn completion_counts_the_nodes_even_from_a_status_that_lags_behind() {
+    let mut f = Fixture::new(2);
+    let mut lagging = None;
+    for _ in 0..60 {
+        let before = f.s.run_config.status.clone();
+        let p = f.step();
+        if p.status.phase == Some(RunPhase::Restoring) {
+            lagging = Some(before);
+            break;
+        }
+        f.finish_jobs(JobResult::Succeeded);
+        for node in ["worker-0", "worker-1"] {
+            if p.status.nodes.iter().any(|e| e.name == node && e.phase == NodePhase::Upgrading) {
+                f.upgrade(node);
+            }
+        }
+    }
+    // The next reconcile reads the status from before the last node finished (a cache that lags).
+    f.s.run_config.status = lagging.expect("the rollout reaches Restoring");
+    f.s.pools.values_mut().for_each(|pool| pool.updated = true);
+    let p = f.step();
+    assert_eq!(p.status.phase, Some(RunPhase::Completed));
+    assert_eq!(p.status.completed_nodes, ["worker-0", "worker-1"]);
+    assert_eq!(p.status.progress.as_deref(), Some("2/2"));
+}
