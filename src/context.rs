@@ -8,7 +8,8 @@ use crate::metrics::Metrics;
 /// Operator-wide settings, from flags and environment (see `numo run --help`).
 #[derive(Clone, Debug, Default)]
 pub struct OperatorConfig {
-    /// Namespaces (besides a rule's own) that MutexRule Jobs may run in. Empty: only the rule's own namespace.
+    /// Namespaces (besides a rule's own) that MutexRule Jobs may run in, as a ServiceAccount there that opted in to
+    /// the rule's namespace (`controllers::mutex_rule::access`). Empty: only the rule's own namespace.
     pub allowed_job_namespaces: Vec<String>,
 }
 

@@ -39,7 +39,8 @@ enum Command {
 
 #[derive(Debug, clap::Args)]
 struct RunArgs {
-    /// Namespaces, besides a MutexRule's own, that its Jobs may run in (comma-separated). Empty: only the rule's own.
+    /// Namespaces, besides a MutexRule's own, that its Jobs may run in (comma-separated), as a ServiceAccount there
+    /// that opted in to the rule's namespace. Empty: only the rule's own.
     #[arg(long, env = "NUMO_ALLOWED_JOB_NAMESPACES", value_delimiter = ',', default_value = "")]
     allowed_job_namespaces: Vec<String>,
 

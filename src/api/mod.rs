@@ -8,7 +8,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub use mutex_rule::{MutexRule, MutexRuleSpec, MutexRuleStatus, RuleType};
+pub use mutex_rule::{JobRendering, MutexRule, MutexRuleSpec, MutexRuleStatus, RuleType, RuleUnusable};
 pub use mutex_run_config::{
     CanaryPool, FailurePolicy, JobRecord, JobResult, MutexRunConfig, MutexRunConfigSpec, MutexRunConfigStatus,
     NodePhase, NodeProgress, RunPhase, VersionSource,

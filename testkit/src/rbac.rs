@@ -4,7 +4,9 @@
 //! returns a client that impersonates the operator's ServiceAccount. The API server then authorizes every request
 //! as it would for the operator's pod: the ServiceAccount's user name and its groups (`system:serviceaccounts`,
 //! `system:serviceaccounts:numo-system`, `system:authenticated`), nothing of the admin identity of the kubeconfig.
-//! [`write_operator_kubeconfig`] does the same for a `numo run` process started outside the test.
+//! [`write_operator_kubeconfig`] does the same for a `numo run` process started outside the test. [`user_client`]
+//! acts as a person holding only the roles a test bound to them, and [`wait_until_granted`] waits until the API
+//! server's authorizer applies such a binding.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -38,11 +40,22 @@ pub async fn operator_client(cluster: &crate::TestCluster) -> anyhow::Result<Cli
 
 /// A client configuration from `kubeconfig` that impersonates the operator's ServiceAccount.
 pub async fn operator_config(kubeconfig: &Path) -> anyhow::Result<kube::Config> {
+    impersonating_config(kubeconfig, OPERATOR_USER).await
+}
+
+/// A client that acts as the person `user`: impersonated without groups, so the API server grants it only what
+/// is bound to `user` (and to `system:authenticated`).
+pub async fn user_client(cluster: &crate::TestCluster, user: &str) -> anyhow::Result<Client> {
+    let config = impersonating_config(cluster.kubeconfig(), user).await?;
+    Client::try_from(config).context("building the impersonating client")
+}
+
+async fn impersonating_config(kubeconfig: &Path, user: &str) -> anyhow::Result<kube::Config> {
     let file = Kubeconfig::read_from(kubeconfig).with_context(|| format!("reading {}", kubeconfig.display()))?;
     let mut config = kube::Config::from_custom_kubeconfig(file, &KubeConfigOptions::default())
         .await
         .with_context(|| format!("loading {}", kubeconfig.display()))?;
-    config.auth_info.impersonate = Some(OPERATOR_USER.to_string());
+    config.auth_info.impersonate = Some(user.to_string());
     Ok(config)
 }
 
@@ -140,49 +153,60 @@ async fn wait_until_authorized(client: &Client) -> anyhow::Result<()> {
         ("openshift-optional.skrzypek.io", "mutexrunconfigs/finalizers", "update", None),
         ("coordination.k8s.io", "leases", "create", Some(OPERATOR_NAMESPACE)),
     ];
+    let groups = [
+        "system:serviceaccounts".to_string(),
+        format!("system:serviceaccounts:{OPERATOR_NAMESPACE}"),
+        "system:authenticated".to_string(),
+    ];
+    for (group, resource, verb, namespace) in probes {
+        wait_until_granted(client, OPERATOR_USER, &groups, (group, resource, verb, namespace)).await?;
+    }
+    Ok(())
+}
+
+/// Asks the API server's authorizer (as the admin `client`) until it allows `user` in `groups` the request
+/// `(api group, resource[/subresource], verb, namespace)`, for at most ten seconds: a new (Cluster)RoleBinding
+/// takes effect once the API server's informers saw it.
+pub async fn wait_until_granted(
+    client: &Client,
+    user: &str,
+    groups: &[String],
+    (group, resource, verb, namespace): (&str, &str, &str, Option<&str>),
+) -> anyhow::Result<()> {
     let reviews: Api<SubjectAccessReview> = Api::all(client.clone());
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     let mut delay = Duration::from_millis(20);
-    for (group, resource, verb, namespace) in probes {
-        let (resource, subresource) = match resource.split_once('/') {
-            Some((r, s)) => (r, Some(s.to_string())),
-            None => (resource, None),
-        };
-        let review = SubjectAccessReview {
-            spec: SubjectAccessReviewSpec {
-                user: Some(OPERATOR_USER.to_string()),
-                groups: Some(vec![
-                    "system:serviceaccounts".into(),
-                    format!("system:serviceaccounts:{OPERATOR_NAMESPACE}"),
-                    "system:authenticated".into(),
-                ]),
-                resource_attributes: Some(ResourceAttributes {
-                    group: Some(group.to_string()),
-                    resource: Some(resource.to_string()),
-                    subresource,
-                    verb: Some(verb.to_string()),
-                    namespace: namespace.map(str::to_string),
-                    ..Default::default()
-                }),
+    let (resource, subresource) = match resource.split_once('/') {
+        Some((r, s)) => (r, Some(s.to_string())),
+        None => (resource, None),
+    };
+    let review = SubjectAccessReview {
+        spec: SubjectAccessReviewSpec {
+            user: Some(user.to_string()),
+            groups: Some(groups.to_vec()),
+            resource_attributes: Some(ResourceAttributes {
+                group: Some(group.to_string()),
+                resource: Some(resource.to_string()),
+                subresource,
+                verb: Some(verb.to_string()),
+                namespace: namespace.map(str::to_string),
                 ..Default::default()
-            },
+            }),
             ..Default::default()
-        };
-        loop {
-            let answer = reviews.create(&PostParams::default(), &review).await?;
-            if answer.status.is_some_and(|s| s.allowed) {
-                break;
-            }
-            if tokio::time::Instant::now() >= deadline {
-                bail!(
-                    "the API server does not grant {OPERATOR_USER} {verb} on {resource} 10s after applying config/rbac"
-                );
-            }
-            tokio::time::sleep(delay).await;
-            delay = (delay * 2).min(Duration::from_millis(500));
+        },
+        ..Default::default()
+    };
+    loop {
+        let answer = reviews.create(&PostParams::default(), &review).await?;
+        if answer.status.is_some_and(|s| s.allowed) {
+            return Ok(());
         }
+        if tokio::time::Instant::now() >= deadline {
+            bail!("the API server does not grant {user} {verb} on {resource} in {namespace:?} after 10s");
+        }
+        tokio::time::sleep(delay).await;
+        delay = (delay * 2).min(Duration::from_millis(500));
     }
-    Ok(())
 }
 
 fn read_yaml<T: DeserializeOwned>(path: &Path) -> anyhow::Result<T> {

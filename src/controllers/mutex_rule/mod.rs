@@ -1,13 +1,17 @@
 //! The MutexRule controller: validates each rule's Job templates (JSON Schema, the shape Jobs need, a server-side
-//! dry run) and its job namespace against the operator's allow-list, and reports `ValidConfig`. It changes nothing
-//! else in the cluster.
+//! dry run of each Job with and without numo's anti-affinity), its job namespace against the operator's allow-list
+//! and the ServiceAccounts its Jobs run as against their opt-in annotation, and reports `ValidConfig` and
+//! `jobRenderings`. It changes nothing else in the cluster.
 //!
 //! Reconciles run when a rule's spec changes (a generation filter keeps its own status writes from triggering
-//! it again); a rule the apiserver rejected is looked at again every few minutes, since what the apiserver said
-//! (a missing namespace, a quota) can change without the rule changing.
+//! it again) and when a ServiceAccount its Jobs would run as under an opt-in changes (a metadata-only watch); a
+//! rule the apiserver rejected is looked at again every few minutes, since what the apiserver said (a missing
+//! namespace, a quota) can change without the rule changing.
 
+pub mod access;
 pub mod observe;
 pub mod plan;
+pub mod renderings;
 pub mod schema;
 pub mod status;
 
@@ -15,7 +19,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
+use k8s_openapi::api::core::v1::ServiceAccount;
+use kube::core::PartialObjectMeta;
 use kube::runtime::controller::Action;
+use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::{predicates, watcher, Controller, WatchStreamExt};
 use kube::ResourceExt;
 use tracing::instrument;
@@ -38,7 +45,14 @@ pub async fn run(ctx: Context) {
     let watches = Watches::new(CONTROLLER, ctx.client.clone(), ctx.readiness.clone());
     let (rules, events) = watches.watch::<Guarded<MutexRule>>("MutexRules", watcher::Config::default().any_semantic());
     let triggers = events.applied_objects().predicate_filter(predicates::generation, Default::default());
+    let (_, accounts) = watches
+        .watch::<PartialObjectMeta<ServiceAccount>>("ServiceAccounts", watcher::Config::default().any_semantic());
+    let depending = {
+        let store = rules.clone();
+        move |account: PartialObjectMeta<ServiceAccount>| depending_on(&store, &account)
+    };
     Controller::for_stream(triggers, rules)
+        .watches_stream(accounts.touched_objects(), depending)
         .run(reconcile, error_policy, Arc::new(ctx))
         .for_each(|result| async move {
             match result {
@@ -47,6 +61,23 @@ pub async fn run(ctx: Context) {
             }
         })
         .await;
+}
+
+/// The rules whose Jobs would run as `account` under an opt-in: they are judged again when it changes or goes.
+fn depending_on(
+    store: &Store<Guarded<MutexRule>>,
+    account: &PartialObjectMeta<ServiceAccount>,
+) -> Vec<ObjectRef<Guarded<MutexRule>>> {
+    let (Some(namespace), Some(name)) = (account.metadata.namespace.as_deref(), account.metadata.name.as_deref())
+    else {
+        return Vec::new();
+    };
+    store
+        .state()
+        .iter()
+        .filter(|guard| guard.0.as_ref().is_ok_and(|rule| access::depends_on(rule, namespace, name)))
+        .map(|guard| ObjectRef::from_obj(guard.as_ref()))
+        .collect()
 }
 
 /// Validates one rule and writes its status.
@@ -69,13 +100,23 @@ async fn reconcile(guard: Arc<Guarded<MutexRule>>, ctx: Arc<Context>) -> Result<
 async fn reconcile_rule(rule: &MutexRule, ctx: &Context) -> Result<Action> {
     let verdict: Verdict = match plan::check(rule, &ctx.config)? {
         Step::Invalid(verdict) => verdict,
-        Step::DryRun(runs) => plan::verdict(&observe::dry_run(&ctx.client, &runs).await?),
+        Step::Remote(remote) => {
+            let namespace = rule.namespace().unwrap_or_default();
+            let accounts = observe::service_accounts(&ctx.client, &remote.accounts).await?;
+            match access::verdict(&namespace, &accounts) {
+                Some(verdict) => verdict,
+                None => renderings::verdict(&observe::dry_run(&ctx.client, &remote.runs).await?),
+            }
+        }
     };
     if status::write(ctx, rule, &verdict).await? {
         tracing::info!(valid = verdict.is_valid(), reason = verdict.reason.as_str(), message = %verdict.message, "status updated");
     }
+    // A rejection (of either rendering) may be transient: a missing namespace, a quota, an admission webhook.
     Ok(match verdict.reason {
-        plan::Reason::DryRunRejected => Action::requeue(RECHECK_REJECTED),
+        plan::Reason::DryRunRejected
+        | plan::Reason::AvoidTargetNodeRequired
+        | plan::Reason::AvoidTargetNodeUnsupported => Action::requeue(RECHECK_REJECTED),
         _ => Action::await_change(),
     })
 }

@@ -1,36 +1,42 @@
-//! What a rule's status should say, decided purely from the rule, the operator's allow-list and the apiserver's
-//! verdict on the dry-run Jobs. Checks run in this order and the first failure wins: job namespace, `jobSpec`,
-//! `cleanUpJobSpec`, then the dry runs.
+//! What a rule's status should say, decided purely from the rule, the operator's allow-list, the ServiceAccounts'
+//! opt-ins and the apiserver's verdict on the dry-run Jobs. Checks run in this order and the first failure wins:
+//! job namespace, `jobSpec`, `cleanUpJobSpec`, the ServiceAccounts' opt-in ([`super::access`]), then the dry runs
+//! ([`super::renderings`]).
 
-use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 
+use super::access::{self, RunAs};
+use super::renderings::{self, DryRun};
 use super::schema;
-use crate::api::MutexRule;
+use crate::api::{JobRendering, MutexRule};
 use crate::conditions::Desired;
-use crate::jobs::{self, JobKey, JobPhase, JobTemplate};
+use crate::jobs::JobPhase;
 use crate::{Error, OperatorConfig};
 
 /// The condition type of a rule's status.
-pub const VALID_CONFIG: &str = "ValidConfig";
+pub const VALID_CONFIG: &str = crate::api::mutex_rule::VALID_CONFIG;
 /// Where the spec's gate Job template lives.
 pub const JOB_SPEC_FIELD: &str = "spec.jobSpec";
 /// Where the spec's cleanup Job template lives.
 pub const CLEANUP_FIELD: &str = "spec.cleanUpJobSpec";
-/// Longest apiserver message quoted in a status.
-const MAX_APISERVER_MESSAGE: usize = 400;
 
 /// Why a rule is (in)valid: the `ValidConfig` reason.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Reason {
-    /// Every check passed.
+    /// Every check passed, for run configs with and without `avoidTargetNode`.
     Valid,
+    /// Valid, but only with numo's anti-affinity: run configs with `avoidTargetNode: false` may not use the rule.
+    AvoidTargetNodeRequired,
+    /// Valid, but only without numo's anti-affinity: only run configs with `avoidTargetNode: false` may use it.
+    AvoidTargetNodeUnsupported,
     /// `spec.jobSpec` is not a usable JobSpec.
     InvalidJobSpec,
     /// `spec.cleanUpJobSpec` is not a usable JobSpec.
     InvalidCleanUpJobSpec,
     /// `spec.jobNamespace` is neither the rule's namespace nor on the operator's allow-list.
     JobNamespaceNotAllowed,
+    /// A ServiceAccount the Jobs would run as does not opt in to the rule's namespace.
+    ServiceAccountNotOptedIn,
     /// The apiserver refused the dry-run create of a Job.
     DryRunRejected,
     /// The object does not parse into numo's types.
@@ -42,12 +48,20 @@ impl Reason {
     pub fn as_str(self) -> &'static str {
         match self {
             Reason::Valid => "Valid",
+            Reason::AvoidTargetNodeRequired => "AvoidTargetNodeRequired",
+            Reason::AvoidTargetNodeUnsupported => "AvoidTargetNodeUnsupported",
             Reason::InvalidJobSpec => "InvalidJobSpec",
             Reason::InvalidCleanUpJobSpec => "InvalidCleanUpJobSpec",
             Reason::JobNamespaceNotAllowed => "JobNamespaceNotAllowed",
+            Reason::ServiceAccountNotOptedIn => "ServiceAccountNotOptedIn",
             Reason::DryRunRejected => "DryRunRejected",
             Reason::Malformed => "Malformed",
         }
+    }
+
+    /// Whether a rule with this reason is valid (usable by some run configs).
+    pub fn is_valid(self) -> bool {
+        matches!(self, Reason::Valid | Reason::AvoidTargetNodeRequired | Reason::AvoidTargetNodeUnsupported)
     }
 }
 
@@ -58,16 +72,19 @@ pub struct Verdict {
     pub reason: Reason,
     /// The sentence for the condition and the Event.
     pub message: String,
+    /// The dry runs' verdict per setting of `avoidTargetNode`; empty when a check before them failed.
+    pub renderings: Vec<JobRendering>,
 }
 
 impl Verdict {
-    fn invalid(reason: Reason, message: String) -> Self {
-        Self { reason, message }
+    /// A verdict of a check before the dry runs.
+    pub fn invalid(reason: Reason, message: String) -> Self {
+        Self { reason, message, renderings: Vec::new() }
     }
 
     /// Whether the rule is valid.
     pub fn is_valid(&self) -> bool {
-        self.reason == Reason::Valid
+        self.reason.is_valid()
     }
 
     /// The `ValidConfig` condition saying this.
@@ -80,13 +97,13 @@ impl Verdict {
     }
 }
 
-/// A Job to create with `dryRun=All`, and the spec field it comes from.
+/// What remains to ask the apiserver once the local checks passed.
 #[derive(Clone, Debug)]
-pub struct DryRun {
-    /// `spec.jobSpec` or `spec.cleanUpJobSpec`.
-    pub field: &'static str,
-    /// The Job, as a run config would create it, named `<jobName>-dry-run`.
-    pub job: Job,
+pub struct Remote {
+    /// The ServiceAccounts whose opt-in must be read (the own namespace's `default` needs none).
+    pub accounts: Vec<RunAs>,
+    /// The Jobs to send as dry runs, the default rendering first.
+    pub runs: Vec<DryRun>,
 }
 
 /// The next step after the local checks.
@@ -94,23 +111,14 @@ pub struct DryRun {
 pub enum Step {
     /// A local check failed; nothing is sent to the apiserver.
     Invalid(Verdict),
-    /// The local checks passed; these Jobs go to the apiserver as dry runs.
-    DryRun(Vec<DryRun>),
-}
-
-/// The apiserver's answer to one dry run.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum DryRunOutcome {
-    /// The Job would be created.
-    Accepted,
-    /// The apiserver refused it, with its message.
-    Rejected(String),
+    /// The local checks passed; the ServiceAccounts are read, then the Jobs go to the apiserver as dry runs.
+    Remote(Remote),
 }
 
 /// Runs the local checks (job namespace, both templates) and renders the dry-run Jobs.
 pub fn check(rule: &MutexRule, config: &OperatorConfig) -> Result<Step, Error> {
     let namespace = rule.metadata.namespace.as_deref().ok_or(Error::MissingField("metadata.namespace"))?;
-    let name = rule.metadata.name.as_deref().ok_or(Error::MissingField("metadata.name"))?;
+    rule.metadata.name.as_deref().ok_or(Error::MissingField("metadata.name"))?;
     let job_namespace = rule.job_namespace().unwrap_or(namespace);
     if !config.job_namespace_allowed(namespace, job_namespace) {
         return Ok(Step::Invalid(Verdict::invalid(
@@ -134,98 +142,29 @@ pub fn check(rule: &MutexRule, config: &OperatorConfig) -> Result<Step, Error> {
         if let Err(message) = schema::check(field, spec) {
             return Ok(Step::Invalid(Verdict::invalid(reason, message)));
         }
-        match dry_run_job(rule, name, namespace, job_namespace, spec, phase) {
-            Ok(job) => runs.push(DryRun { field, job }),
+        match renderings::dry_runs(rule, job_namespace, field, spec, phase) {
+            Ok(jobs) => runs.extend(jobs),
             Err(error) => return Ok(Step::Invalid(Verdict::invalid(reason, format!("{field}: {error}")))),
         }
     }
-    Ok(Step::DryRun(runs))
-}
-
-/// The name of a rule's dry-run Job: `<jobName>-dry-run`, shortened to 63 characters if needed.
-pub fn dry_run_name(job_name: &str) -> String {
-    crate::labels::shorten(&format!("{job_name}-dry-run"), 63)
-}
-
-/// The Job a run config would create from `spec` (env, labels and anti-affinity included), named for the dry run.
-fn dry_run_job(
-    rule: &MutexRule,
-    name: &str,
-    namespace: &str,
-    job_namespace: &str,
-    spec: &serde_json::Value,
-    phase: JobPhase,
-) -> Result<Job, serde_json::Error> {
-    let key = JobKey {
-        run_config_namespace: namespace,
-        run_config: "dry-run",
-        node: "dry-run-node",
-        target_version: "0.0.0",
-        rule_namespace: namespace,
-        rule: name,
-        phase,
-        attempt: 1,
-    };
-    let spec = schema::without_nulls(spec);
-    let template = JobTemplate {
-        prefix: &rule.spec.job_name,
-        namespace: job_namespace,
-        spec: &spec,
-        owner: None,
-        avoid_node: true,
-    };
-    let mut job = jobs::render(&key, &template)?;
-    job.metadata.name = Some(dry_run_name(&rule.spec.job_name));
-    Ok(job)
-}
-
-/// The verdict once the dry runs answered (in the order they were sent): the first rejection, else valid.
-pub fn verdict(outcomes: &[(&'static str, DryRunOutcome)]) -> Verdict {
-    for (field, outcome) in outcomes {
-        if let DryRunOutcome::Rejected(message) = outcome {
-            return Verdict::invalid(
-                Reason::DryRunRejected,
-                format!("the apiserver rejected the Job from {field} (dry run): {}", apiserver_message(field, message)),
-            );
+    let mut accounts: Vec<RunAs> = Vec::new();
+    for account in access::run_as(rule) {
+        let known = accounts.iter().any(|a| a.namespace == account.namespace && a.name == account.name);
+        if account.needs_opt_in(namespace) && !known {
+            accounts.push(account);
         }
     }
-    let checked = outcomes.iter().map(|(field, _)| *field).collect::<Vec<_>>().join(" and ");
-    Verdict { reason: Reason::Valid, message: format!("{checked} passed schema validation and a dry-run create") }
+    Ok(Step::Remote(Remote { accounts, runs: renderings::in_sending_order(runs) }))
 }
 
-/// The apiserver's message in the rule's terms: the `Job.batch "x" is invalid:` preamble dropped, the Job's
-/// `spec.` paths shown as the rule's field (`spec.template...` → `spec.jobSpec.template...`), trimmed.
-pub fn apiserver_message(field: &str, message: &str) -> String {
-    let body = match message.find(" is invalid: ") {
-        Some(at) if message.starts_with("Job") => &message[at + " is invalid: ".len()..],
-        _ => message,
-    };
-    let body = body.trim().trim_start_matches('[').trim_end_matches(']');
-    let mut out = String::with_capacity(body.len() + 16);
-    let mut previous: Option<char> = None;
-    let mut rest = body;
-    while let Some(c) = rest.chars().next() {
-        let starts_path = previous.is_none_or(|p| matches!(p, ' ' | '[' | ',' | '(' | '"'));
-        if starts_path && rest.starts_with("spec.") {
-            out.push_str(field);
-            out.push('.');
-            rest = &rest["spec.".len()..];
-            previous = Some('.');
-            continue;
-        }
-        out.push(c);
-        previous = Some(c);
-        rest = &rest[c.len_utf8()..];
-    }
-    crate::events::truncate(out, MAX_APISERVER_MESSAGE)
-}
-
-/// The Event to publish when the condition changes: `(warning, reason, note)`. Becoming valid is a Normal Event;
-/// becoming invalid, or invalid for another reason, a Warning. No Event when nothing a person reads changed.
+/// The Event to publish when the condition changes: `(warning, reason, note)`. Becoming valid, or valid for other
+/// run configs (the reason), is a Normal Event; becoming invalid, or invalid for another reason, a Warning. No Event
+/// when nothing a person reads changed.
 pub fn event(previous: Option<&Condition>, verdict: &Verdict) -> Option<(bool, &'static str, String)> {
     let was_true = previous.is_some_and(|c| c.status == "True");
     if verdict.is_valid() {
-        return (!was_true).then(|| (false, verdict.reason.as_str(), verdict.message.clone()));
+        let same = was_true && previous.is_some_and(|c| c.reason == verdict.reason.as_str());
+        return (!same).then(|| (false, verdict.reason.as_str(), verdict.message.clone()));
     }
     let same = previous.is_some_and(|c| c.status == "False" && c.message == verdict.message);
     (!same).then(|| (true, verdict.reason.as_str(), verdict.message.clone()))
@@ -265,7 +204,7 @@ mod tests {
     fn invalid(step: Step) -> Option<Verdict> {
         match step {
             Step::Invalid(verdict) => Some(verdict),
-            Step::DryRun(_) => None,
+            Step::Remote(_) => None,
         }
     }
 
@@ -302,11 +241,16 @@ mod tests {
     #[test]
     fn dry_runs_are_the_jobs_a_run_config_would_create() {
         let config = OperatorConfig::default();
-        let Ok(Step::DryRun(runs)) = check(&rule(None, good_spec(), Some(good_spec())), &config) else {
+        let Ok(Step::Remote(remote)) = check(&rule(None, good_spec(), Some(good_spec())), &config) else {
             panic!("a valid rule goes to the dry run")
         };
-        assert_eq!(runs.iter().map(|r| r.field).collect::<Vec<_>>(), [JOB_SPEC_FIELD, CLEANUP_FIELD]);
-        let job = &runs[0].job;
+        let order: Vec<_> = remote.runs.iter().map(|r| (r.field, r.avoid_target_node)).collect();
+        assert_eq!(
+            order,
+            [(JOB_SPEC_FIELD, true), (CLEANUP_FIELD, true), (JOB_SPEC_FIELD, false), (CLEANUP_FIELD, false)],
+            "both renderings of both templates, the default first"
+        );
+        let job = &remote.runs[0].job;
         assert_eq!(job.metadata.name.as_deref(), Some("example-dry-run"));
         assert_eq!(job.metadata.namespace.as_deref(), Some("team-a"));
         let spec = job.spec.as_ref();
@@ -314,50 +258,32 @@ mod tests {
         let env =
             spec.and_then(|s| s.template.spec.as_ref()).and_then(|p| p.containers[0].env.clone()).unwrap_or_default();
         assert!(env.iter().any(|e| e.name == "NODE_NAME"), "the env numo adds is part of the dry run");
+        assert!(remote.accounts.is_empty(), "the own namespace's default ServiceAccount needs no opt-in");
     }
 
     #[test]
-    fn long_job_names_still_make_a_valid_dry_run_name() {
-        let name = dry_run_name(&"j".repeat(63));
-        assert!(name.len() <= 63, "{name}");
-        assert_eq!(dry_run_name("example"), "example-dry-run");
+    fn service_accounts_that_need_an_opt_in_are_looked_up_once() {
+        let config = OperatorConfig { allowed_job_namespaces: vec!["ops".into()] };
+        let mut spec = good_spec();
+        spec["template"]["spec"]["serviceAccountName"] = json!("ops-admin");
+        let Ok(Step::Remote(remote)) = check(&rule(Some("ops"), spec.clone(), Some(spec)), &config) else {
+            panic!("the local checks pass")
+        };
+        let accounts: Vec<_> = remote.accounts.iter().map(|a| (a.namespace.as_str(), a.name.as_str())).collect();
+        assert_eq!(accounts, [("ops", "ops-admin")]);
+        let Ok(Step::Remote(remote)) = check(&rule(Some("ops"), good_spec(), None), &config) else {
+            panic!("the local checks pass")
+        };
+        let accounts: Vec<_> = remote.accounts.iter().map(|a| (a.namespace.as_str(), a.name.as_str())).collect();
+        assert_eq!(accounts, [("ops", "default")], "another namespace's default ServiceAccount needs one too");
     }
 
-    #[test]
-    fn apiserver_messages_speak_of_the_rules_fields() {
-        let message = r#"Job.batch "example-dry-run" is invalid: [spec.template.spec.containers[0].image: Required value, spec.template.spec.restartPolicy: Unsupported value: "Always"]"#;
-        assert_eq!(
-            apiserver_message(JOB_SPEC_FIELD, message),
-            r#"spec.jobSpec.template.spec.containers[0].image: Required value, spec.jobSpec.template.spec.restartPolicy: Unsupported value: "Always""#
-        );
-        assert_eq!(
-            apiserver_message(CLEANUP_FIELD, r#"namespaces "nope" not found"#),
-            r#"namespaces "nope" not found"#
-        );
-        assert!(apiserver_message(JOB_SPEC_FIELD, &"x".repeat(5000)).len() <= MAX_APISERVER_MESSAGE);
-    }
-
-    #[test]
-    fn the_first_rejection_wins_and_acceptance_names_what_was_checked() {
-        let both = [(JOB_SPEC_FIELD, DryRunOutcome::Accepted), (CLEANUP_FIELD, DryRunOutcome::Accepted)];
-        let verdict = verdict(&both);
-        assert!(verdict.is_valid());
-        assert!(verdict.message.contains("spec.jobSpec and spec.cleanUpJobSpec"), "{}", verdict.message);
-        let rejected = [
-            (JOB_SPEC_FIELD, DryRunOutcome::Accepted),
-            (CLEANUP_FIELD, DryRunOutcome::Rejected("spec.template.spec.x: bad".into())),
-        ];
-        let verdict = super::verdict(&rejected);
-        assert_eq!(verdict.reason, Reason::DryRunRejected);
-        assert!(verdict.message.contains("spec.cleanUpJobSpec.template.spec.x: bad"), "{}", verdict.message);
-    }
-
-    fn condition(status: &str, message: &str) -> Condition {
+    fn condition(status: &str, reason: &str, message: &str) -> Condition {
         Condition {
             type_: VALID_CONFIG.into(),
             status: status.into(),
             message: message.into(),
-            reason: "r".into(),
+            reason: reason.into(),
             observed_generation: None,
             last_transition_time: k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
                 k8s_openapi::jiff::Timestamp::UNIX_EPOCH,
@@ -367,13 +293,21 @@ mod tests {
 
     #[test]
     fn events_mark_changes_a_person_would_notice() {
-        let valid = Verdict { reason: Reason::Valid, message: "ok".into() };
-        let bad = Verdict { reason: Reason::InvalidJobSpec, message: "bad".into() };
+        let valid = Verdict::invalid(Reason::Valid, "ok".into());
+        let bad = Verdict::invalid(Reason::InvalidJobSpec, "bad".into());
+        let narrower = Verdict::invalid(Reason::AvoidTargetNodeRequired, "only with".into());
         assert_eq!(event(None, &valid).map(|e| e.0), Some(false));
-        assert_eq!(event(Some(&condition("True", "ok")), &valid), None);
-        assert_eq!(event(Some(&condition("False", "bad")), &valid).map(|e| e.0), Some(false));
-        assert_eq!(event(Some(&condition("True", "ok")), &bad).map(|e| e.0), Some(true));
-        assert_eq!(event(Some(&condition("False", "bad")), &bad), None);
-        assert_eq!(event(Some(&condition("False", "other")), &bad).map(|e| e.1), Some("InvalidJobSpec"));
+        assert_eq!(event(Some(&condition("True", "Valid", "ok")), &valid), None);
+        assert_eq!(event(Some(&condition("False", "InvalidJobSpec", "bad")), &valid).map(|e| e.0), Some(false));
+        assert_eq!(event(Some(&condition("True", "Valid", "ok")), &bad).map(|e| e.0), Some(true));
+        assert_eq!(event(Some(&condition("False", "InvalidJobSpec", "bad")), &bad), None);
+        assert_eq!(event(Some(&condition("False", "x", "other")), &bad).map(|e| e.1), Some("InvalidJobSpec"));
+        let to_narrower = event(Some(&condition("True", "Valid", "ok")), &narrower);
+        assert_eq!(
+            to_narrower.map(|e| (e.0, e.1)),
+            Some((false, "AvoidTargetNodeRequired")),
+            "usable by fewer run configs"
+        );
+        assert_eq!(event(Some(&condition("True", "AvoidTargetNodeRequired", "only with")), &narrower), None);
     }
 }

@@ -1,6 +1,6 @@
-//! Writing a rule's status: `observedGeneration` and the `ValidConfig` condition, by server-side apply on the
-//! status subresource under this controller's own field manager. The write is skipped when nothing but timestamps
-//! would change; an Event is published when what a person reads changes.
+//! Writing a rule's status: `observedGeneration`, the `ValidConfig` condition and `jobRenderings`, by server-side
+//! apply on the status subresource under this controller's own field manager. The write is skipped when nothing but
+//! timestamps would change; an Event is published when what a person reads changes.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{Api, Patch, PatchParams};
@@ -23,6 +23,7 @@ pub async fn write(ctx: &Context, rule: &MutexRule, verdict: &Verdict) -> Result
     let desired = MutexRuleStatus {
         observed_generation: generation,
         conditions: conditions::merge(&existing.conditions, &[verdict.condition()], generation, &now),
+        job_renderings: verdict.renderings.clone(),
     };
     if desired == existing {
         return Ok(false);
@@ -31,7 +32,7 @@ pub async fn write(ctx: &Context, rule: &MutexRule, verdict: &Verdict) -> Result
     let body = serde_json::json!({
         "apiVersion": MutexRule::api_version(&()),
         "kind": MutexRule::kind(&()),
-        "status": { "observedGeneration": generation, "conditions": ours },
+        "status": { "observedGeneration": generation, "conditions": ours, "jobRenderings": verdict.renderings },
     });
     let api: Api<MutexRule> = Api::namespaced(ctx.client.clone(), &namespace);
     api.patch_status(&rule.name_any(), &PatchParams::apply(FIELD_MANAGER).force(), &Patch::Apply(&body)).await?;
