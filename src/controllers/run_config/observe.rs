@@ -18,7 +18,7 @@ use super::snapshot::{
     ClusterView, FoundRule, JobView, NodeView, PoolClaim, PoolView, RuleView, RunConfigView, Snapshot, TargetView,
     Unusable,
 };
-use crate::api::{JobResult, MutexRule, MutexRunConfig, MutexTarget, VersionSource};
+use crate::api::{JobResult, MutexRule, MutexRunConfig, MutexTarget, RuleUnusable, VersionSource};
 use crate::guard::Guarded;
 use crate::jobs::{self, JobPhase};
 use crate::labels;
@@ -65,7 +65,9 @@ pub fn snapshot(stores: &Stores, rc: &MutexRunConfig, now: Timestamp) -> Snapsho
             .map(|v| v.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect())
             .unwrap_or_default(),
     };
-    let rules = rc.spec.mutex_rules.iter().map(|r| rule_view(stores, r.namespace_or(&namespace), &r.name)).collect();
+    let avoid = rc.spec.avoid_target_node;
+    let rules =
+        rc.spec.mutex_rules.iter().map(|r| rule_view(stores, r.namespace_or(&namespace), &r.name, avoid)).collect();
     let targets =
         rc.spec.mutex_targets.iter().map(|t| target_view(stores, t.namespace_or(&namespace), &t.name)).collect();
     let pools = stores.pools.state().iter().filter_map(|p| p.decoded().map(|p| (p.name_any(), pool_view(p)))).collect();
@@ -119,13 +121,15 @@ fn valid_config(
     }
 }
 
-fn rule_view(stores: &Stores, namespace: &str, name: &str) -> RuleView {
+/// A referenced rule, usable when numo judged it valid for Jobs rendered as this run config renders them
+/// (`avoid`: with numo's anti-affinity or without).
+fn rule_view(stores: &Stores, namespace: &str, name: &str, avoid: bool) -> RuleView {
     let found = stores.rules.get(&ObjectRef::new(name).within(namespace)).map(|guard| match &guard.0 {
         Ok(rule) => FoundRule {
-            valid: valid_config(
-                rule.status.as_ref().map(|s| s.conditions.as_slice()).unwrap_or_default(),
-                rule.metadata.generation,
-            ),
+            valid: rule.usable(avoid).map_err(|why| match why {
+                RuleUnusable::NotValidatedYet => Unusable::NotValidatedYet,
+                RuleUnusable::Invalid(message) => Unusable::Invalid(message),
+            }),
             job_name: rule.spec.job_name.clone(),
             job_namespace: rule.job_namespace().unwrap_or(namespace).to_string(),
             job_spec: rule.spec.job_spec.clone(),

@@ -129,3 +129,26 @@ fn a_numo_job_that_cannot_be_read_counts_as_failed_not_missing() {
     let message = view.message.as_deref().unwrap_or_default();
     assert!(message.starts_with("the Job cannot be read: spec.parallelism: invalid type"), "{message}");
 }
+
+#[test]
+fn a_rule_accepted_only_with_numos_anti_affinity_is_invalid_for_a_run_config_that_turns_it_off() {
+    let mut stores = stores(&[worker_pool()], &[node("worker-0", json!({}))], &[]);
+    let mut status = valid_status();
+    status["jobRenderings"] = json!([
+        {"avoidTargetNode": true, "accepted": true},
+        {"avoidTargetNode": false, "accepted": false,
+         "message": "spec.jobSpec.template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms: Required value"}
+    ]);
+    stores.rules = store::<MutexRule>(&[json!({"metadata": {"name": "check", "namespace": NS, "generation": 1},
+        "status": status, "spec": {"jobName": "check", "jobSpec": {"template": {"spec": {"containers": []}}}}})]);
+    let mut rc = run_config();
+    let with_avoidance = plan::plan(&snapshot(&stores, &rc, Timestamp::UNIX_EPOCH)).status;
+    assert_ne!(with_avoidance.phase, Some(RunPhase::Invalid), "{:?}", with_avoidance.message);
+    rc.spec.avoid_target_node = false;
+    let snapshot = snapshot(&stores, &rc, Timestamp::UNIX_EPOCH);
+    let plan = plan::plan(&snapshot);
+    assert_eq!(plan.status.phase, Some(RunPhase::Invalid), "{:?}", plan.status.message);
+    let message = plan.status.message.unwrap_or_default();
+    assert!(message.contains("avoidTargetNode") && message.contains("nodeSelectorTerms"), "{message}");
+    assert!(plan.intents.is_empty(), "nothing is changed: {:?}", plan.intents);
+}
