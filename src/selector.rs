@@ -52,11 +52,25 @@ pub fn with_expressions_replaced(
     }
 }
 
+/// Whether `key` is one of numo's node rule labels.
+fn is_rule_label(key: &str) -> bool {
+    key.starts_with(crate::labels::RULE_LABEL_PREFIX)
+}
+
+/// The node rule labels a (steered) selector requires or excludes.
+pub fn rule_labels(selector: Option<&LabelSelector>) -> impl Iterator<Item = &str> {
+    selector
+        .into_iter()
+        .flat_map(|s| s.match_expressions.iter().flatten())
+        .map(|r| r.key.as_str())
+        .filter(|k| is_rule_label(k))
+}
+
 /// `selector` without the requirements on numo's rule labels (what is left of a steered pool's own selector).
 pub fn without_rule_labels(selector: &LabelSelector) -> LabelSelector {
     let mut selector = selector.clone();
     if let Some(expressions) = selector.match_expressions.as_mut() {
-        expressions.retain(|r| !r.key.starts_with(crate::labels::RULE_LABEL_PREFIX));
+        expressions.retain(|r| !is_rule_label(&r.key));
     }
     selector
 }

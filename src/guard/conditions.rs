@@ -10,6 +10,8 @@ use serde::de::{Deserialize, Deserializer};
 use serde::Serialize;
 use serde_json::value::RawValue;
 
+use super::forward_resource_statics;
+
 /// An object of kind `K` read for its metadata (without `managedFields`) and `status.conditions` only. It decodes
 /// whatever the rest of the object holds; conditions that cannot be read count as none.
 #[derive(Clone, Debug, Serialize)]
@@ -58,32 +60,7 @@ impl<'de, K> Deserialize<'de> for ConditionsOf<K> {
 }
 
 impl<K: Resource> Resource for ConditionsOf<K> {
-    type DynamicType = K::DynamicType;
-    type Scope = K::Scope;
-
-    fn kind(dt: &Self::DynamicType) -> Cow<'_, str> {
-        K::kind(dt)
-    }
-
-    fn group(dt: &Self::DynamicType) -> Cow<'_, str> {
-        K::group(dt)
-    }
-
-    fn version(dt: &Self::DynamicType) -> Cow<'_, str> {
-        K::version(dt)
-    }
-
-    fn api_version(dt: &Self::DynamicType) -> Cow<'_, str> {
-        K::api_version(dt)
-    }
-
-    fn plural(dt: &Self::DynamicType) -> Cow<'_, str> {
-        K::plural(dt)
-    }
-
-    fn url_path(dt: &Self::DynamicType, namespace: Option<&str>) -> String {
-        K::url_path(dt, namespace)
-    }
+    forward_resource_statics!(K);
 
     fn meta(&self) -> &ObjectMeta {
         &self.metadata

@@ -104,6 +104,40 @@ fn mismatch(json: &str, error: &serde_json::Error) -> String {
     }
 }
 
+/// The associated items of a `Resource` impl for a wrapper of `$inner`: the wrapper is read from and written to the
+/// API as the object it wraps (kind, group, version, plural, URL).
+macro_rules! forward_resource_statics {
+    ($inner:ident) => {
+        type DynamicType = $inner::DynamicType;
+        type Scope = $inner::Scope;
+
+        fn kind(dt: &Self::DynamicType) -> Cow<'_, str> {
+            $inner::kind(dt)
+        }
+
+        fn group(dt: &Self::DynamicType) -> Cow<'_, str> {
+            $inner::group(dt)
+        }
+
+        fn version(dt: &Self::DynamicType) -> Cow<'_, str> {
+            $inner::version(dt)
+        }
+
+        fn api_version(dt: &Self::DynamicType) -> Cow<'_, str> {
+            $inner::api_version(dt)
+        }
+
+        fn plural(dt: &Self::DynamicType) -> Cow<'_, str> {
+            $inner::plural(dt)
+        }
+
+        fn url_path(dt: &Self::DynamicType, namespace: Option<&str>) -> String {
+            $inner::url_path(dt, namespace)
+        }
+    };
+}
+pub(crate) use forward_resource_statics;
+
 impl<'de, K: DeserializeOwned> Deserialize<'de> for Guarded<K> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let raw = Box::<RawValue>::deserialize(deserializer)?;
@@ -112,32 +146,7 @@ impl<'de, K: DeserializeOwned> Deserialize<'de> for Guarded<K> {
 }
 
 impl<K: Resource> Resource for Guarded<K> {
-    type DynamicType = K::DynamicType;
-    type Scope = K::Scope;
-
-    fn kind(dt: &Self::DynamicType) -> Cow<'_, str> {
-        K::kind(dt)
-    }
-
-    fn group(dt: &Self::DynamicType) -> Cow<'_, str> {
-        K::group(dt)
-    }
-
-    fn version(dt: &Self::DynamicType) -> Cow<'_, str> {
-        K::version(dt)
-    }
-
-    fn api_version(dt: &Self::DynamicType) -> Cow<'_, str> {
-        K::api_version(dt)
-    }
-
-    fn plural(dt: &Self::DynamicType) -> Cow<'_, str> {
-        K::plural(dt)
-    }
-
-    fn url_path(dt: &Self::DynamicType, namespace: Option<&str>) -> String {
-        K::url_path(dt, namespace)
-    }
+    forward_resource_statics!(K);
 
     // `Guarded<PartialObjectMeta<Node>>` asks for metadata only, as `PartialObjectMeta<Node>` does.
     fn metadata_api() -> bool {

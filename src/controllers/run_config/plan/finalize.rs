@@ -24,18 +24,16 @@ pub fn unlabel(snapshot: &Snapshot, labels: &[String]) -> Vec<Intent> {
         .collect()
 }
 
-/// Deletion: restore every claimed pool (targets before the canary), remove every rule label (the spec'snapshot, and any
+/// Deletion: restore every claimed pool (targets before the canary), remove every rule label (the spec's, and any
 /// that a claimed pool's selector still names), let go of every Job, then of the run config. Returns the intents
 /// and whether anything is left to restore.
 pub fn plan(snapshot: &Snapshot) -> (Vec<Intent>, bool) {
     let owner = snapshot.run_config.key();
     let claimed: Vec<_> = snapshot.pools.values().filter(|p| p.owner() == Some(owner.as_str())).collect();
     let mut labels: Vec<String> = snapshot.rules.iter().map(|r| r.label()).collect();
-    for pool in &claimed {
-        for requirement in pool.node_selector.iter().flat_map(|sel| sel.match_expressions.iter().flatten()) {
-            if requirement.key.starts_with(crate::labels::RULE_LABEL_PREFIX) && !labels.contains(&requirement.key) {
-                labels.push(requirement.key.clone());
-            }
+    for key in claimed.iter().flat_map(|p| crate::selector::rule_labels(p.node_selector.as_ref())) {
+        if !labels.iter().any(|l| l == key) {
+            labels.push(key.to_string());
         }
     }
     let mut intents = pools::restore_all(claimed.iter().copied(), &owner, &snapshot.run_config.spec.canary.name);

@@ -22,6 +22,8 @@ pub struct GatedNode<'a> {
     pub state: NodeState,
     /// Its Jobs (cluster and status record merged).
     pub records: Records,
+    /// Whether every gate Job succeeded or the status recorded the node as released (see `node_state::released`).
+    pub released: bool,
     /// Whether the retry annotation restarted its clock.
     pub timer_reset: bool,
 }
@@ -50,8 +52,9 @@ pub fn plan<'a>(snapshot: &'a Snapshot, inputs: &Inputs<'a, '_>, control_plane_d
         .iter()
         .map(|node| {
             let records = node_state::job_records(inputs, &node.name);
-            let state = node_state::derive(inputs, node, &records);
-            GatedNode { node, state, records, timer_reset: false }
+            let released = node_state::released(inputs, node, &records);
+            let state = node_state::derive(inputs, node, &records, released);
+            GatedNode { node, state, records, released, timer_reset: false }
         })
         .collect();
 
@@ -62,7 +65,7 @@ pub fn plan<'a>(snapshot: &'a Snapshot, inputs: &Inputs<'a, '_>, control_plane_d
         let labels = resolved.labels();
         let held = nodes
             .iter()
-            .filter(|g| matches!(g.state, NodeState::Skipped) || !node_state::released(inputs, g.node, &g.records))
+            .filter(|g| matches!(g.state, NodeState::Skipped) || !g.released)
             .map(|g| g.node)
             .chain(resolved.outsiders.iter().copied());
         for node in held {
@@ -130,7 +133,7 @@ fn retry(inputs: &Inputs<'_, '_>, nodes: &mut [GatedNode<'_>], name: &str, notic
             Retry::ResetTimer => {
                 // The clock restarts now.
                 gated.timer_reset = true;
-                node_state::without_timeout(inputs, gated.node, &gated.records)
+                node_state::without_timeout(inputs, gated.node, &gated.records, gated.released)
             }
         };
     }

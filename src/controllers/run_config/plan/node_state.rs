@@ -193,9 +193,9 @@ pub fn job_records(inputs: &Inputs<'_, '_>, node: &str) -> Records {
     records
 }
 
-/// Derives a node's state, before retries and new starts.
-pub fn derive(inputs: &Inputs<'_, '_>, node: &NodeView, records: &Records) -> NodeState {
-    let state = without_timeout(inputs, node, records);
+/// Derives a node's state, before retries and new starts; `released` is [`released`] of the node.
+pub fn derive(inputs: &Inputs<'_, '_>, node: &NodeView, records: &Records, released: bool) -> NodeState {
+    let state = without_timeout(inputs, node, records, released);
     with_timeout(inputs, node, state)
 }
 
@@ -216,7 +216,7 @@ pub fn released(inputs: &Inputs<'_, '_>, node: &NodeView, records: &Records) -> 
 }
 
 /// A node's state from its labels, version and Jobs, not counting its timeout.
-pub fn without_timeout(inputs: &Inputs<'_, '_>, node: &NodeView, records: &Records) -> NodeState {
+pub fn without_timeout(inputs: &Inputs<'_, '_>, node: &NodeView, records: &Records, released: bool) -> NodeState {
     if inputs.skip.contains(&node.name) {
         return NodeState::Skipped;
     }
@@ -230,7 +230,7 @@ pub fn without_timeout(inputs: &Inputs<'_, '_>, node: &NodeView, records: &Recor
     if !started {
         return if at_version { NodeState::Done { already: true } } else { NodeState::Pending };
     }
-    if !released(inputs, node, records) {
+    if !released {
         walk(inputs, records, JobPhase::Gate)
     } else if labelled {
         NodeState::Releasing

@@ -54,7 +54,7 @@ pub fn record(
     let mut out = NodesStatus { total: gated.len() as u32, ..Default::default() };
     let mut notices = Vec::new();
     let mut requeue_after: Option<Duration> = None;
-    for GatedNode { node, state, records, timer_reset } in gated {
+    for GatedNode { node, state, records, timer_reset, .. } in gated {
         let name = node.name.as_str();
         let phase = state.phase();
         let previous_phase = history.phase(name);

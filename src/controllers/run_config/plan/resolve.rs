@@ -158,9 +158,9 @@ pub fn resolve(snapshot: &Snapshot) -> Verdict<'_> {
     let claimed: Vec<&PoolView> = snapshot.pools.values().filter(|p| p.owner() == Some(owner.as_str())).collect();
     let stale_labels: BTreeSet<String> = claimed
         .iter()
-        .flat_map(|p| p.node_selector.iter().flat_map(|sel| sel.match_expressions.iter().flatten()))
-        .map(|r| r.key.clone())
-        .filter(|k| k.starts_with(crate::labels::RULE_LABEL_PREFIX) && !rule_labels.contains(k))
+        .flat_map(|p| selector::rule_labels(p.node_selector.as_ref()))
+        .filter(|k| !rule_labels.contains(*k))
+        .map(String::from)
         .collect();
     let outsiders = outsiders_the_canary_would_take(snapshot, canary, &membership.gated);
     Verdict::Valid(Box::new(Resolved {

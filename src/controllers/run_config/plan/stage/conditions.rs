@@ -14,6 +14,7 @@ impl Stage {
         let not_paused = Desired::false_(TARGET_POOLS_PAUSED, "NotPaused", "numo holds no target pool paused.");
         let not_labelled = Desired::false_(MUTEX_RULES_APPLIED, "NotApplied", "No node carries the rule labels.");
         let not_steered = Desired::false_(MCP_UPDATED, "NotSteered", "The pool selectors are not steered.");
+        let not_started = Desired::true_(NODE_UPGRADE, "NotStarted", "No node is being upgraded.");
         match self {
             Stage::Deleting { .. } => vec![
                 Desired::true_(CONFIG_VALIDATED, "Deleting", "The run config is being deleted."),
@@ -47,7 +48,7 @@ impl Stage {
                     not_labelled,
                     not_steered,
                     no_job_failed,
-                    Desired::true_(NODE_UPGRADE, "NotStarted", "No node is being upgraded."),
+                    not_started.clone(),
                     no_conflict,
                 ]
             }
@@ -64,7 +65,7 @@ impl Stage {
                 not_labelled,
                 not_steered,
                 no_job_failed,
-                Desired::true_(NODE_UPGRADE, "NotStarted", "No node is being upgraded."),
+                not_started.clone(),
                 no_conflict,
             ],
             Stage::Idle(u) | Stage::Completed { upgrade: u, .. } => {
@@ -122,7 +123,7 @@ impl Stage {
                     not_labelled,
                     not_steered,
                     no_job_failed,
-                    Desired::true_(NODE_UPGRADE, "NotStarted", "No node is being upgraded."),
+                    not_started.clone(),
                     Desired::true_(CONFLICT, "PoolInUse", message),
                 ]
             }
@@ -290,22 +291,10 @@ mod tests {
             Stage::Restoring { upgrade: upgrade(), progress: "2/2".into(), waiting_for: vec![] },
             Stage::Completed { upgrade: upgrade(), progress: "2/2".into() },
         ];
-        let all = [
-            condition::CONFIG_VALIDATED,
-            condition::UPGRADE_CHECKED,
-            condition::UPGRADE_AVAILABLE,
-            condition::UPGRADE_READY,
-            condition::TARGET_POOLS_PAUSED,
-            condition::MUTEX_RULES_APPLIED,
-            condition::MCP_UPDATED,
-            condition::JOB_RUN,
-            condition::NODE_UPGRADE,
-            condition::CONFLICT,
-        ];
         for stage in stages {
             let mut types: Vec<&str> = stage.conditions("ok").iter().map(|d| d.type_).collect();
             types.sort();
-            let mut expected = all.to_vec();
+            let mut expected = condition::ALL.to_vec();
             expected.sort();
             assert_eq!(types, expected, "{stage:?}");
         }

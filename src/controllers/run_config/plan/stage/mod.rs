@@ -29,6 +29,20 @@ pub mod condition {
     pub const NODE_UPGRADE: &str = "NodeUpgrade";
     /// Another run config drives one of this run config's pools.
     pub const CONFLICT: &str = "Conflict";
+
+    /// Every type the run-config controller owns; each reconcile states them all.
+    pub const ALL: [&str; 10] = [
+        CONFIG_VALIDATED,
+        UPGRADE_CHECKED,
+        UPGRADE_AVAILABLE,
+        UPGRADE_READY,
+        TARGET_POOLS_PAUSED,
+        MUTEX_RULES_APPLIED,
+        MCP_UPDATED,
+        JOB_RUN,
+        NODE_UPGRADE,
+        CONFLICT,
+    ];
 }
 
 /// The cluster's upgrade as far as the target nodes are concerned.

@@ -4,18 +4,7 @@
 use super::*;
 
 fn all_condition_types() -> Vec<&'static str> {
-    let mut all = vec![
-        condition::CONFIG_VALIDATED,
-        condition::UPGRADE_CHECKED,
-        condition::UPGRADE_AVAILABLE,
-        condition::UPGRADE_READY,
-        condition::TARGET_POOLS_PAUSED,
-        condition::MUTEX_RULES_APPLIED,
-        condition::MCP_UPDATED,
-        condition::JOB_RUN,
-        condition::NODE_UPGRADE,
-        condition::CONFLICT,
-    ];
+    let mut all = condition::ALL.to_vec();
     all.sort();
     all
 }
