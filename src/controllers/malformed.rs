@@ -49,8 +49,10 @@ where
         "kind": K::kind(&()),
         "status": { "observedGeneration": generation, "conditions": [after] },
     });
-    api.patch_status(name, &PatchParams::apply(field_manager).force(), &Patch::Apply(&body)).await?;
+    // The Event first: a restart between the two writes must not leave a condition whose Event never comes (the
+    // next reconcile sees the condition unchanged and publishes nothing).
     crate::events::publish(&ctx.recorder, guard, true, REASON, "Validate", message).await;
+    api.patch_status(name, &PatchParams::apply(field_manager).force(), &Patch::Apply(&body)).await?;
     Ok(())
 }
 

@@ -34,10 +34,11 @@ pub async fn write(ctx: &Context, rule: &MutexRule, verdict: &Verdict) -> Result
         "kind": MutexRule::kind(&()),
         "status": { "observedGeneration": generation, "conditions": ours, "jobRenderings": verdict.renderings },
     });
-    let api: Api<MutexRule> = Api::namespaced(ctx.client.clone(), &namespace);
-    api.patch_status(&rule.name_any(), &PatchParams::apply(FIELD_MANAGER).force(), &Patch::Apply(&body)).await?;
+    // The Event first: a restart between the two writes must not leave a verdict whose Event never comes.
     if let Some((warning, reason, note)) = plan::event(conditions::find(&existing.conditions, VALID_CONFIG), verdict) {
         crate::events::publish(&ctx.recorder, rule, warning, reason, "Validate", note).await;
     }
+    let api: Api<MutexRule> = Api::namespaced(ctx.client.clone(), &namespace);
+    api.patch_status(&rule.name_any(), &PatchParams::apply(FIELD_MANAGER).force(), &Patch::Apply(&body)).await?;
     Ok(true)
 }

@@ -46,11 +46,12 @@ pub async fn write(ctx: &Context, target: &MutexTarget, plan: &TargetPlan) -> Re
             "conditions": ours,
         },
     });
-    let api: Api<MutexTarget> = Api::namespaced(ctx.client.clone(), &namespace);
-    api.patch_status(&target.name_any(), &PatchParams::apply(FIELD_MANAGER).force(), &Patch::Apply(&body)).await?;
+    // The Events first: a restart between the writes must not leave a status whose Events never come.
     let previous_nodes = target.status.as_ref().map(|s| s.nodes.as_slice());
     for (warning, reason, note) in plan::events(&existing.conditions, previous_nodes, plan) {
         crate::events::publish(&ctx.recorder, target, warning, reason, "GatherNodes", note).await;
     }
+    let api: Api<MutexTarget> = Api::namespaced(ctx.client.clone(), &namespace);
+    api.patch_status(&target.name_any(), &PatchParams::apply(FIELD_MANAGER).force(), &Patch::Apply(&body)).await?;
     Ok(true)
 }
