@@ -2,7 +2,7 @@
 SHELL := /usr/bin/env bash
 CLUSTER ?= numo
 
-.PHONY: help tools cluster-up cluster-down test lint fmt crds demo
+.PHONY: help tools cluster-up cluster-down test lint fmt crds demo bench-scale
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s $$'\t'
@@ -28,6 +28,9 @@ fmt: ## format the code
 
 crds: ## regenerate config/crd from the Rust types
 	cargo run --quiet --bin numo -- crds --output-dir config/crd
+
+bench-scale: ## one rollout of N workers, C at a time, by numo's release build on a fresh cluster (N=100 C=5)
+	hack/bench-scale.sh $(or $(N),100) $(or $(C),5)
 
 demo: ## a local cluster, a simulated OpenShift, numo and a live upgrade
 	hack/demo.sh

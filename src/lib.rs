@@ -2,6 +2,7 @@
 //! numo, the Node Upgrade Mutex Operator: gates OpenShift worker-node upgrades behind admin-defined Jobs.
 
 pub mod api;
+pub mod api_client;
 pub mod conditions;
 pub mod error;
 pub mod jobs;

@@ -122,8 +122,9 @@ fn crds(output_dir: Option<PathBuf>) -> anyhow::Result<()> {
 async fn run(args: RunArgs) -> anyhow::Result<()> {
     telemetry::init(args.log_format)?;
     let lease_namespace = args.lease_namespace()?;
-    let client = kube::Client::try_default().await.context("could not configure the Kubernetes client")?;
     let metrics = Arc::new(Metrics::default());
+    let config = kube::Config::infer().await.context("could not configure the Kubernetes client")?;
+    let client = numo::api_client::counted(config, metrics.clone()).context("could not build the Kubernetes client")?;
     let readiness = Readiness::default();
     let mut ctx = Context::new(client.clone(), args.operator_config(), metrics.clone());
     ctx.readiness = readiness.clone();

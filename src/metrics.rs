@@ -40,6 +40,13 @@ struct JobLabels {
     result: &'static str,
 }
 
+/// Labels of the API request counter.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RequestLabels {
+    verb: &'static str,
+    resource: String,
+}
+
 /// Labels of the node duration histogram.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct OutcomeLabels {
@@ -68,6 +75,9 @@ pub struct Metrics {
     jobs_finished: Family<JobLabels, Counter>,
     node_duration: Family<OutcomeLabels, Histogram, fn() -> Histogram>,
     leader: Gauge,
+    api_requests: Family<RequestLabels, Counter>,
+    status_writes: Counter,
+    status_write_bytes: Counter,
     /// What was counted already, per run config and rollout (its target version): a reconcile that reads a status
     /// older than the last one written (a cache that lags) must not count a finished Job or node twice.
     counted: std::sync::Mutex<std::collections::HashMap<String, Counted>>,
@@ -109,8 +119,25 @@ impl Default for Metrics {
             "1 while this replica holds the leader lease and runs the controllers",
             leader.clone(),
         );
+        let api_requests = Family::<RequestLabels, Counter>::default();
+        registry.register(
+            "api_requests",
+            "Requests numo sent to the API server, by verb (watch, read, create, update, patch, delete) and resource",
+            api_requests.clone(),
+        );
+        let status_writes = Counter::default();
+        registry.register("status_writes", "Run-config status writes sent", status_writes.clone());
+        let status_write_bytes = Counter::default();
+        registry.register(
+            "status_write_bytes",
+            "Bytes of the run-config status writes sent (the request bodies)",
+            status_write_bytes.clone(),
+        );
         Self {
             registry,
+            api_requests,
+            status_writes,
+            status_write_bytes,
             reconcile_errors,
             reconcile_duration,
             nodes_by_phase,
@@ -187,6 +214,17 @@ impl Metrics {
         self.leader.set(i64::from(leader));
     }
 
+    /// Counts one request to the API server.
+    pub fn api_request(&self, verb: &'static str, resource: &str) {
+        self.api_requests.get_or_create(&RequestLabels { verb, resource: resource.to_string() }).inc();
+    }
+
+    /// Counts one run-config status write of `bytes` bytes.
+    pub fn status_written(&self, bytes: usize) {
+        self.status_writes.inc();
+        self.status_write_bytes.inc_by(bytes as u64);
+    }
+
     /// The metrics in the Prometheus text exposition format.
     pub fn encode(&self) -> Result<String, std::fmt::Error> {
         let mut text = String::new();
@@ -221,6 +259,8 @@ mod tests {
         metrics.job_finished("gate", JobResult::Succeeded);
         metrics.node_finished("done", 120.0);
         metrics.set_leader(true);
+        metrics.api_request("patch", "nodes");
+        metrics.status_written(120);
         let text = metrics.encode().unwrap_or_default();
         assert!(
             text.contains(r#"numo_reconcile_errors_total{controller="mutex_rule",error="missing_field"} 1"#),
@@ -231,6 +271,9 @@ mod tests {
         assert!(text.contains(r#"numo_jobs_finished_total{phase="gate",result="succeeded"} 1"#), "{text}");
         assert!(text.contains(r#"numo_node_duration_seconds_count{outcome="done"} 1"#), "{text}");
         assert!(text.contains("numo_leader 1"), "{text}");
+        assert!(text.contains(r#"numo_api_requests_total{verb="patch",resource="nodes"} 1"#), "{text}");
+        assert!(text.contains("numo_status_writes_total 1"), "{text}");
+        assert!(text.contains("numo_status_write_bytes_total 120"), "{text}");
     }
 
     #[test]

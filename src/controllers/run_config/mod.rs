@@ -199,7 +199,7 @@ async fn reconcile(obj: Arc<Guarded>, shared: Arc<RunConfigContext>) -> Result<A
         shared.ctx.metrics.forget_run_config(&snapshot.run_config.key());
         return Ok(Action::await_change());
     }
-    status::write(&shared.ctx.client, rc, &plan.status).await?;
+    status::write(&shared.ctx.client, &shared.ctx.metrics, rc, &plan.status).await?;
     if applied.is_ok() {
         if let Err(failed) = apply::apply(&shared.ctx.client, rc, &snapshot, &plan.after_status).await {
             tracing::warn!(error = %failed.error, "could not {}", failed.what);

@@ -18,7 +18,12 @@ use crate::{Error, Result};
 pub const STATUS_MANAGER: &str = "numo-run-config-status";
 
 /// Writes `status` unless the object already has exactly it.
-pub async fn write(client: &kube::Client, rc: &MutexRunConfig, status: &MutexRunConfigStatus) -> Result<()> {
+pub async fn write(
+    client: &kube::Client,
+    metrics: &Metrics,
+    rc: &MutexRunConfig,
+    status: &MutexRunConfigStatus,
+) -> Result<()> {
     if rc.status.as_ref() == Some(status) {
         return Ok(());
     }
@@ -29,6 +34,7 @@ pub async fn write(client: &kube::Client, rc: &MutexRunConfig, status: &MutexRun
         "kind": MutexRunConfig::kind(&()),
         "status": status,
     });
+    metrics.status_written(serde_json::to_vec(&body)?.len());
     api.patch_status(&rc.name_any(), &PatchParams::apply(STATUS_MANAGER).force(), &Patch::Apply(&body)).await?;
     Ok(())
 }

@@ -1,0 +1,303 @@
+//! numo at scale: one gated rollout of `N` workers, `C` at a time, with numo's release build running as its own
+//! process, as its ServiceAccount, against the test world (the simulated OpenShift; two rules with gate and cleanup
+//! Jobs of 1 s each). Prints one line; asserts nothing about time.
+//!
+//! - **rollout**: from the cluster's upgrade until the run config reports `Completed`.
+//! - **ideal**: the work the test world itself does, spread over `C` slots: Σ over nodes of (each of its Jobs from
+//!   creation until seen succeeded + its update from release until seen at the new version) / C.
+//! - **overhead**: (rollout − ideal) / rollout — numo's own reaction times plus any slot it left idle.
+//! - **peak / idle RSS**: numo's `VmHWM`, and its `VmRSS` after the idle window; **CPU**: numo's user+system time
+//!   during the rollout; **writes/node**: numo's create/update/patch/delete requests (its own
+//!   `numo_api_requests_total`) during the rollout, per node; **status**: bytes of run-config status writes.
+//! - **idle**: the requests numo sent and the CPU it used in the `IDLE` seconds after the rollout (watch requests
+//!   are the renewals of its watches and are counted apart).
+//!
+//!   hack/bench-scale.sh N C          (`make bench-scale N=2000 C=100`: a fresh cluster, then this)
+//!   NUMO_TEST_KUBECONFIG=… N=100 C=5 cargo bench --bench scale
+
+#[path = "../tests/support/mod.rs"]
+mod support;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures::StreamExt;
+use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::api::core::v1::Node;
+use kube::runtime::watcher::{self, Event};
+use kube::runtime::WatchStreamExt;
+use kube::{Api, ResourceExt};
+use numo::api::RunPhase;
+use serde_json::json;
+use support::*;
+
+/// What the watches saw: when each Job was created and seen done, when each node was released and seen upgraded.
+#[derive(Default)]
+struct Seen {
+    job_created: HashMap<String, Instant>,
+    job_done: HashMap<String, Instant>,
+    released: HashMap<String, Instant>,
+    upgraded: HashMap<String, Instant>,
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() -> anyhow::Result<()> {
+    let workers: usize = env_number("N", 100);
+    let concurrency: usize = env_number("C", 5);
+    let idle_seconds: u64 = env_number("IDLE", 30);
+    let load_before = loadavg();
+    eprintln!("scale: seeding {workers} workers (load {load_before})");
+    let mut setup = Setup::with("scale", workers, Nfd::Off).await?;
+    setup.rule("check", job_spec("1s", false), Some(job_spec("1s", false))).await?;
+    setup.rule("backup", job_spec("1s", false), Some(job_spec("1s", false))).await?;
+    setup.target("workers", &["worker"]).await?;
+    setup.run_config("bench", &["check", "backup"], &["workers"], json!({"concurrency": concurrency})).await?;
+
+    let mut numo = Numo::start().await?;
+    setup.wait_phase("bench", RunPhase::Idle, Duration::from_secs(300)).await?;
+    eprintln!("scale: numo is Idle; upgrading the cluster");
+
+    let seen: Arc<Mutex<Seen>> = Arc::default();
+    record_jobs(&mut setup, seen.clone());
+    record_nodes(&mut setup, seen.clone());
+    let before = numo.sample().await?;
+    let started = Instant::now();
+    setup.upgrade_cluster(NEW).await?;
+    let limit = Duration::from_secs(600 + 30 * workers as u64 / concurrency.max(1) as u64);
+    setup.wait_phase("bench", RunPhase::Completed, limit).await?;
+    let rollout = started.elapsed();
+    let after = numo.sample().await?;
+    eprintln!("scale: Completed after {:.1}s; idle for {idle_seconds}s", rollout.as_secs_f64());
+    tokio::time::sleep(Duration::from_secs(idle_seconds)).await;
+    let idle = numo.sample().await?;
+    let status_bytes = serde_json::to_vec(&setup.run_configs().get("bench").await?.status)?.len();
+    numo.stop();
+
+    let seen = seen.lock().map_err(|_| anyhow::anyhow!("a recorder panicked"))?;
+    let work = world_work(&seen, workers)?;
+    let ideal = work.as_secs_f64() / concurrency as f64;
+    let rollout_s = rollout.as_secs_f64();
+    let writes = after.writes - before.writes;
+    let status_writes = after.status_writes - before.status_writes;
+    let status_written = after.status_bytes - before.status_bytes;
+    println!(
+        "N={workers} C={concurrency}: rollout {rollout_s:.1}s, ideal {ideal:.1}s, overhead {:.1}%, {:.2} nodes/s, \
+         peak RSS {:.0} MiB, idle RSS {:.0} MiB, numo CPU {:.1}s, {:.1} writes/node, status {} writes of {:.1} KB \
+         mean (stored {:.1} KB); idle {}s: {} requests besides {} watch renewals, {:.2}s CPU; load {} → {}",
+        100.0 * (rollout_s - ideal) / rollout_s,
+        workers as f64 / rollout_s,
+        idle.peak_rss_kib as f64 / 1024.0,
+        idle.rss_kib as f64 / 1024.0,
+        after.cpu - before.cpu,
+        writes as f64 / workers as f64,
+        status_writes,
+        status_written as f64 / status_writes.max(1) as f64 / 1000.0,
+        status_bytes as f64 / 1000.0,
+        idle_seconds,
+        idle.requests - after.requests,
+        idle.watches - after.watches,
+        idle.cpu - after.cpu,
+        load_before,
+        loadavg(),
+    );
+    Ok(())
+}
+
+/// Σ over the gated nodes of the time the test world spent on them: each Job from creation until done, and the
+/// update from release until the node was seen at the new version.
+fn world_work(seen: &Seen, workers: usize) -> anyhow::Result<Duration> {
+    let jobs: Duration =
+        seen.job_done.iter().filter_map(|(name, done)| Some(done.duration_since(*seen.job_created.get(name)?))).sum();
+    let updates: Duration = seen
+        .upgraded
+        .iter()
+        .filter_map(|(node, upgraded)| Some(upgraded.duration_since(*seen.released.get(node)?)))
+        .sum();
+    let (jobs_seen, nodes_seen) = (seen.job_done.len(), seen.upgraded.len());
+    anyhow::ensure!(
+        jobs_seen >= workers * 4 && nodes_seen >= workers,
+        "the watches saw {jobs_seen} Jobs done and {nodes_seen} nodes upgraded of {workers} nodes; nothing measured"
+    );
+    Ok(jobs + updates)
+}
+
+/// numo's release build, run as its ServiceAccount, with its metrics on a loopback port.
+struct Numo {
+    child: std::process::Child,
+    metrics: String,
+}
+
+/// What numo's process and metrics say at one moment.
+struct Sample {
+    cpu: f64,
+    rss_kib: u64,
+    peak_rss_kib: u64,
+    requests: u64,
+    watches: u64,
+    writes: u64,
+    status_writes: u64,
+    status_bytes: u64,
+}
+
+impl Numo {
+    async fn start() -> anyhow::Result<Self> {
+        let cluster = numo_testkit::cluster().await?;
+        let dir = std::env::temp_dir().join(format!("numo-bench-scale-{}", std::process::id()));
+        std::fs::create_dir_all(&dir)?;
+        let kubeconfig = numo_testkit::rbac::write_operator_kubeconfig(cluster, &dir.join("kubeconfig")).await?;
+        let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+        let log = std::fs::File::create(dir.join("numo.log"))?;
+        let child = std::process::Command::new(env!("CARGO_BIN_EXE_numo"))
+            .args(["run", "--leader-election=false", "--metrics-address", &format!("127.0.0.1:{port}")])
+            .env("KUBECONFIG", kubeconfig)
+            .env("RUST_LOG", "warn")
+            .stdout(log.try_clone()?)
+            .stderr(log)
+            .spawn()?;
+        eprintln!("scale: numo runs as pid {} (log: {})", child.id(), dir.join("numo.log").display());
+        Ok(Self { child, metrics: format!("127.0.0.1:{port}") })
+    }
+
+    async fn sample(&mut self) -> anyhow::Result<Sample> {
+        let text = scrape(&self.metrics).await?;
+        let mut requests = BTreeMap::<String, u64>::new();
+        let (mut status_writes, mut status_bytes) = (0, 0);
+        for line in text.lines().filter(|l| !l.starts_with('#')) {
+            let Some((series, value)) = line.rsplit_once(' ') else { continue };
+            let value = value.parse::<f64>().unwrap_or(0.0) as u64;
+            if let Some(labels) = series.strip_prefix("numo_api_requests_total{") {
+                let verb = labels.split("verb=\"").nth(1).and_then(|v| v.split('"').next()).unwrap_or("");
+                *requests.entry(verb.to_string()).or_default() += value;
+            } else if series == "numo_status_writes_total" {
+                status_writes = value;
+            } else if series == "numo_status_write_bytes_total" {
+                status_bytes = value;
+            }
+        }
+        let writes = ["create", "update", "patch", "delete"].iter().filter_map(|v| requests.get(*v)).sum();
+        let watches = requests.get("watch").copied().unwrap_or(0);
+        let (rss_kib, peak_rss_kib) = memory(self.child.id())?;
+        Ok(Sample {
+            cpu: cpu_seconds(self.child.id())?,
+            rss_kib,
+            peak_rss_kib,
+            requests: requests.values().sum::<u64>() - watches,
+            watches,
+            writes,
+            status_writes,
+            status_bytes,
+        })
+    }
+
+    fn stop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Numo {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// GET /metrics over plain HTTP/1.0.
+async fn scrape(address: &str) -> anyhow::Result<String> {
+    let address = address.to_string();
+    tokio::task::spawn_blocking(move || {
+        use std::io::{Read, Write};
+        let mut stream = std::net::TcpStream::connect(&address)?;
+        stream.write_all(b"GET /metrics HTTP/1.0\r\nHost: numo\r\n\r\n")?;
+        let mut response = String::new();
+        stream.read_to_string(&mut response)?;
+        let (_, body) = response.split_once("\r\n\r\n").ok_or_else(|| anyhow::anyhow!("no /metrics body"))?;
+        Ok(body.to_string())
+    })
+    .await?
+}
+
+/// User + system CPU seconds of process `pid`.
+fn cpu_seconds(pid: u32) -> anyhow::Result<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"))?;
+    // Fields after the command (which may hold spaces) start at the state, field 3; utime and stime are 14 and 15.
+    let after = stat.rsplit_once(')').map(|(_, rest)| rest).unwrap_or_default();
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let ticks: f64 = fields.get(11).and_then(|v| v.parse().ok()).unwrap_or(0.0)
+        + fields.get(12).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    Ok(ticks / 100.0)
+}
+
+/// `VmRSS` and `VmHWM` (peak) of process `pid`, in KiB.
+fn memory(pid: u32) -> anyhow::Result<(u64, u64)> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.split_whitespace().next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    };
+    Ok((field("VmRSS:"), field("VmHWM:")))
+}
+
+fn loadavg() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default()
+}
+
+fn env_number<T: std::str::FromStr>(name: &str, default: T) -> T {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+fn record_jobs(setup: &mut Setup, seen: Arc<Mutex<Seen>>) {
+    let api: Api<Job> = Api::all(setup.client.clone());
+    setup.world.spawn(async move {
+        let config = watcher::Config::default().labels("app.kubernetes.io/managed-by=numo");
+        let events = watcher::watcher(api, config).default_backoff();
+        futures::pin_mut!(events);
+        while let Some(event) = events.next().await {
+            let Ok(Event::Apply(job) | Event::InitApply(job)) = event else { continue };
+            let now = Instant::now();
+            let Ok(mut seen) = seen.lock() else { return };
+            seen.job_created.entry(job.name_any()).or_insert(now);
+            if job.status.as_ref().and_then(|s| s.succeeded).unwrap_or(0) > 0 {
+                seen.job_done.entry(job.name_any()).or_insert(now);
+            }
+        }
+    });
+}
+
+fn record_nodes(setup: &mut Setup, seen: Arc<Mutex<Seen>>) {
+    let client = setup.client.clone();
+    let api: Api<Node> = Api::all(client.clone());
+    setup.world.spawn(async move {
+        let mut rendered = BTreeMap::new();
+        let mut held = BTreeSet::new();
+        let events = watcher::watcher(api, watcher::Config::default()).default_backoff();
+        futures::pin_mut!(events);
+        while let Some(event) = events.next().await {
+            let Ok(Event::Apply(node) | Event::InitApply(node)) = event else { continue };
+            let name = node.name_any();
+            let now = Instant::now();
+            let is_held = node.labels().keys().any(|k| k.starts_with(numo::labels::RULE_LABEL_PREFIX));
+            let config = node.annotations().get(numo::openshift::CURRENT_CONFIG);
+            if config.is_some_and(|c| !rendered.contains_key(c)) {
+                // A config not seen yet (a new rendered config): read them again; this happens once per pool.
+                rendered = rendered_versions(&client).await.unwrap_or(rendered);
+            }
+            let at_new = version_of(&node, &rendered).as_deref() == Some(NEW);
+            let Ok(mut seen) = seen.lock() else { return };
+            if is_held {
+                held.insert(name.clone());
+            } else if held.remove(&name) {
+                seen.released.entry(name.clone()).or_insert(now);
+            }
+            if at_new && name.starts_with("worker") {
+                seen.upgraded.entry(name).or_insert(now);
+            }
+        }
+    });
+}
