@@ -5,9 +5,16 @@
 //! series: its count and last-observed time go up instead of a new Event being created. The note is part of that
 //! identity, so every distinct sentence ("Node worker-3: Running gate Jobs.") stays visible in `kubectl get events`
 //! (kube's own `Recorder` folds Events of one reason into the first one's note).
+//!
+//! The run-config controller publishes through a queue ([`publish_later`]): a background task writes up to
+//! [`PUBLISHING_AT_ONCE`] Events at once, so a rollout never waits for an Event, and a slow or failing Events API
+//! delays no node. The other controllers, whose Events are rare, publish before they write the status.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use futures::StreamExt;
+use tokio::sync::mpsc;
 
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::api::events::v1::{Event, EventSeries};
@@ -20,6 +27,11 @@ use kube::{Api, Resource};
 const MAX_NOTE: usize = 1024;
 /// How long a published Event can still become a series (the Kubernetes event recorder's interval).
 const SERIES_WINDOW: SignedDuration = SignedDuration::from_secs(6 * 60);
+
+/// How many queued Events are written at once.
+pub const PUBLISHING_AT_ONCE: usize = 8;
+/// How many Events may wait in the queue; beyond that (the API server far behind) new ones are dropped and logged.
+const QUEUE: usize = 1024;
 
 /// What makes two Events the same occurrence.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -42,20 +54,71 @@ struct Published {
 /// Publishes Events as one reporting controller (and instance, the pod's name when known).
 #[derive(Clone)]
 pub struct Recorder {
+    inner: Arc<Inner>,
+    /// The queue of [`publish_later`], with its publishing task started on first use (so that a recorder can be
+    /// made outside a runtime). The task ends once every recorder is gone and the queue is empty.
+    queue: Arc<OnceLock<mpsc::Sender<Queued>>>,
+}
+
+/// The part of a recorder the publishing task shares.
+struct Inner {
     client: kube::Client,
     controller: String,
     instance: String,
-    published: Arc<Mutex<HashMap<Occurrence, Published>>>,
+    published: Mutex<HashMap<Occurrence, Published>>,
+}
+
+/// An Event waiting in the queue, with the time it happened.
+struct Queued {
+    reference: ObjectReference,
+    occurrence: Occurrence,
+    at: Timestamp,
 }
 
 impl Recorder {
     /// A recorder reporting as `controller` (instance: `instance`, else the controller's name).
     pub fn new(client: kube::Client, controller: &str, instance: Option<String>) -> Self {
-        Self {
+        let inner = Inner {
             client,
             controller: controller.to_string(),
             instance: instance.unwrap_or_else(|| controller.to_string()),
-            published: Arc::default(),
+            published: Mutex::default(),
+        };
+        Self { inner: Arc::new(inner), queue: Arc::default() }
+    }
+
+    fn sender(&self) -> &mpsc::Sender<Queued> {
+        self.queue.get_or_init(|| {
+            let (sender, receiver) = mpsc::channel::<Queued>(QUEUE);
+            let inner = self.inner.clone();
+            tokio::spawn(receiving(receiver).for_each_concurrent(PUBLISHING_AT_ONCE, move |queued| {
+                let inner = inner.clone();
+                async move { inner.publish(queued).await }
+            }));
+            sender
+        })
+    }
+}
+
+/// The receiver as a stream.
+fn receiving(mut receiver: mpsc::Receiver<Queued>) -> impl futures::Stream<Item = Queued> {
+    futures::stream::poll_fn(move |cx| receiver.poll_recv(cx))
+}
+
+impl Inner {
+    /// Writes the Event (or the next count of its series); logs a failure.
+    async fn publish(&self, queued: Queued) {
+        let Queued { reference, occurrence, at } = queued;
+        match self.write(&reference, &occurrence, at).await {
+            Ok(published) => self.remember(occurrence, published),
+            Err(error) => tracing::warn!(
+                %error,
+                kind = reference.kind.as_deref().unwrap_or_default(),
+                name = reference.name.as_deref().unwrap_or_default(),
+                namespace = reference.namespace.as_deref().unwrap_or_default(),
+                reason = occurrence.reason,
+                "could not publish an Event"
+            ),
         }
     }
 
@@ -71,8 +134,12 @@ impl Recorder {
         published.insert(occurrence, event);
     }
 
-    async fn write(&self, reference: &ObjectReference, occurrence: &Occurrence) -> Result<Published, kube::Error> {
-        let now = Timestamp::now();
+    async fn write(
+        &self,
+        reference: &ObjectReference,
+        occurrence: &Occurrence,
+        now: Timestamp,
+    ) -> Result<Published, kube::Error> {
         let namespace = reference.namespace.clone().unwrap_or_else(|| "default".into());
         let events: Api<Event> = Api::namespaced(self.client.clone(), &namespace);
         if let Some(repeat) = self.repeat_of(occurrence, now) {
@@ -104,7 +171,8 @@ impl Recorder {
 }
 
 /// Publishes an Event about `obj`: `Warning` when `warning`, else `Normal`. `reason` is a CamelCase word, `action`
-/// what numo did or tried (e.g. `Validate`), `note` the sentence a person reads. Errors are logged, never returned.
+/// what numo did or tried (e.g. `Validate`), `note` the sentence a person reads. Returns once it is written; errors
+/// are logged, never returned.
 pub async fn publish(
     recorder: &Recorder,
     obj: &impl Resource<DynamicType = ()>,
@@ -113,6 +181,28 @@ pub async fn publish(
     action: &str,
     note: String,
 ) {
+    recorder.inner.publish(queued(obj, warning, reason, action, note)).await;
+}
+
+/// Queues an Event about `obj` (see [`publish`]) and returns at once; the recorder's task publishes it. A full queue
+/// drops the Event, with a log line: the status still says what happened.
+pub fn publish_later(
+    recorder: &Recorder,
+    obj: &impl Resource<DynamicType = ()>,
+    warning: bool,
+    reason: &str,
+    action: &str,
+    note: String,
+) {
+    if let Err(error) = recorder.sender().try_send(queued(obj, warning, reason, action, note)) {
+        let reason = match &error {
+            mpsc::error::TrySendError::Full(q) | mpsc::error::TrySendError::Closed(q) => q.occurrence.reason.clone(),
+        };
+        tracing::warn!(reason, "the Event queue is full; an Event was dropped");
+    }
+}
+
+fn queued(obj: &impl Resource<DynamicType = ()>, warning: bool, reason: &str, action: &str, note: String) -> Queued {
     let reference = obj.object_ref(&());
     let occurrence = Occurrence {
         regarding: (reference.kind.clone(), reference.namespace.clone(), reference.name.clone(), reference.uid.clone()),
@@ -121,17 +211,7 @@ pub async fn publish(
         action: action.to_string(),
         note: truncate(note, MAX_NOTE),
     };
-    match recorder.write(&reference, &occurrence).await {
-        Ok(published) => recorder.remember(occurrence, published),
-        Err(error) => tracing::warn!(
-            %error,
-            kind = reference.kind.as_deref().unwrap_or_default(),
-            name = reference.name.as_deref().unwrap_or_default(),
-            namespace = reference.namespace.as_deref().unwrap_or_default(),
-            reason,
-            "could not publish an Event"
-        ),
-    }
+    Queued { reference, occurrence, at: Timestamp::now() }
 }
 
 /// `text` cut to at most `max` bytes on a character boundary, with an ellipsis when cut.

@@ -22,6 +22,7 @@ pub mod metrics;
 pub mod pool_claim;
 pub mod server;
 pub mod telemetry;
+pub mod trim;
 pub mod watches;
 
 pub use context::{Context, OperatorConfig};

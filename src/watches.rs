@@ -86,6 +86,7 @@ impl Watches {
     /// Watches the objects of type `K` in every namespace (one `kind`, named so in logs and `/readyz`) with
     /// `config`, into the returned cache. The returned events feed the controller (`Controller::for_stream`,
     /// `watches_stream`, through `applied_objects`, `touched_objects`, `predicate_filter`); they are never an `Err`.
+    /// Objects are cached without their `managedFields`, which numo never reads.
     pub fn watch<K>(
         &self,
         kind: &'static str,
@@ -95,9 +96,30 @@ impl Watches {
         K: Resource + Clone + Debug + DeserializeOwned + Send + Sync + 'static,
         K::DynamicType: Default + Eq + Hash + Clone + Send + Sync,
     {
+        self.watch_trimmed(kind, config, |_: &mut K| {})
+    }
+
+    /// [`Watches::watch`], with `trim` applied to every object before it is cached: what a controller never reads
+    /// (a Job's pod template, a Node's image list) costs memory for as long as the object exists.
+    pub fn watch_trimmed<K, F>(
+        &self,
+        kind: &'static str,
+        config: watcher::Config,
+        trim: F,
+    ) -> (Store<K>, impl Stream<Item = Result<Event<K>, watcher::Error>> + Send + use<K, F>)
+    where
+        K: Resource + Clone + Debug + DeserializeOwned + Send + Sync + 'static,
+        K::DynamicType: Default + Eq + Hash + Clone + Send + Sync,
+        F: Fn(&mut K) + Send + 'static,
+    {
         let api = Api::<K>::all(self.shared.client.clone());
         let (store, writer) = reflector::store();
-        let events = relisting(move || watcher(api.clone(), config.clone()), RetryDelays::default()).reflect(writer);
+        let events = relisting(move || watcher(api.clone(), config.clone()), RetryDelays::default())
+            .modify(move |object| {
+                object.meta_mut().managed_fields = None;
+                trim(object);
+            })
+            .reflect(writer);
         (store, self.track(kind, events))
     }
 

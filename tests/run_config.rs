@@ -70,7 +70,10 @@ async fn happy_path(test: &str, nfd: Nfd) -> anyhow::Result<()> {
     assert_eq!(setup.pools().await?, before, "pools restored exactly");
 
     // The run config's Events tell each node's story and every phase, with no Warning on the way.
-    let notes = setup.events_about("example").await?;
+    let told = |notes: &[(String, String, String)]| {
+        FIVE_WORKERS.iter().all(|node| notes.iter().any(|(_, r, n)| r == "NodeUpgraded" && n.contains(node)))
+    };
+    let notes = setup.events_when("example", told).await?;
     assert!(!notes.iter().any(|(kind, ..)| kind == "Warning"), "a Warning in a clean rollout: {notes:?}");
     for node in FIVE_WORKERS {
         for reason in ["NodeGating", "NodeReleased", "NodeCleaningUp", "NodeUpgraded"] {
@@ -206,11 +209,11 @@ async fn a_failing_gate_job_holds_the_rollout_until_retried() -> anyhow::Result<
         setup.jobs().await?.iter().all(|j| j.annotations()["openshift-optional.skrzypek.io/node"] == "worker-0"),
         "no other node started"
     );
-    let events = setup.events_about("held").await?;
-    assert!(
-        events.iter().any(|(kind, reason, _)| reason == "NodeFailed" && kind == "Warning"),
-        "a Warning Event says why: {events:?}"
-    );
+    let failed = |events: &[(String, String, String)]| {
+        events.iter().any(|(kind, reason, _)| reason == "NodeFailed" && kind == "Warning")
+    };
+    let events = setup.events_when("held", failed).await?;
+    assert!(failed(&events), "a Warning Event says why: {events:?}");
 
     // The admin fixes the rule and asks for a retry: the node goes on and the rollout completes.
     let mut fixed = json!({"spec": {"jobSpec": job_spec("1s", false)}});

@@ -154,13 +154,13 @@ async fn a_refused_write_is_said_in_the_status_and_an_event_and_retried() -> any
     .await?;
     let message = refused.status.and_then(|s| s.message).unwrap_or_default();
     assert!(message.contains("frozen during the change window"), "{message}");
-    let events = setup.events_about("blocked").await?;
-    assert!(
+    let refused = |events: &[(String, String, String)]| {
         events
             .iter()
-            .any(|(kind, reason, note)| kind == "Warning" && reason == "WriteFailed" && note.contains("frozen")),
-        "{events:?}"
-    );
+            .any(|(kind, reason, note)| kind == "Warning" && reason == "WriteFailed" && note.contains("frozen"))
+    };
+    let events = setup.events_when("blocked", refused).await?;
+    assert!(refused(&events), "{events:?}");
 
     bindings.delete(&name, &DeleteParams::default()).await?;
     policies.delete(&name, &DeleteParams::default()).await?;
@@ -205,8 +205,11 @@ async fn a_canary_that_takes_every_worker_is_refused_and_nothing_changes() -> an
     let condition = rc.status.unwrap_or_default().conditions.into_iter().find(|c| c.type_ == "ConfigValidated");
     let message = condition.map(|c| c.message).unwrap_or_default();
     assert!(message.contains("worker-0") && message.contains("ungated"), "{message}");
-    let events = setup.events_about("careless").await?;
-    assert!(events.iter().any(|(kind, reason, _)| kind == "Warning" && reason == "InvalidConfig"), "{events:?}");
+    let invalid = |events: &[(String, String, String)]| {
+        events.iter().any(|(kind, reason, _)| kind == "Warning" && reason == "InvalidConfig")
+    };
+    let events = setup.events_when("careless", invalid).await?;
+    assert!(invalid(&events), "{events:?}");
     assert_eq!(setup.pools().await?, before, "no pool was touched");
     assert!(setup.jobs().await?.is_empty(), "no Job was created");
     for node in setup.nodes().await? {

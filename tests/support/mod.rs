@@ -205,6 +205,23 @@ impl Setup {
             .collect())
     }
 
+    /// The Events about the run config `name` once `seen` holds for them (numo publishes a run config's Events from
+    /// a queue, a moment after the status shows the transition); the last ones read after 20 s otherwise.
+    pub async fn events_when(
+        &self,
+        name: &str,
+        seen: impl Fn(&[(String, String, String)]) -> bool,
+    ) -> anyhow::Result<Vec<(String, String, String)>> {
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        loop {
+            let events = self.events_about(name).await?;
+            if seen(&events) || std::time::Instant::now() > deadline {
+                return Ok(events);
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+
     pub async fn jobs(&self) -> anyhow::Result<Vec<Job>> {
         let params = kube::api::ListParams::default().labels("app.kubernetes.io/managed-by=numo");
         Ok(Api::<Job>::all(self.client.clone()).list(&params).await?.items)

@@ -1,9 +1,12 @@
-//! Carries a plan's intents out, in order, each idempotent: a pool's first claim is conditional on the
+//! Carries a plan's intents out, each idempotent. Writes that do not depend on one another (node labels, Jobs, Job
+//! finalizers: each names its own object) go out together, up to [`PARALLEL_WRITES`] at once; pool and run-config
+//! writes go out one at a time, in the plan's order, between them. Each is idempotent: a pool's first claim is conditional on the
 //! resourceVersion the plan saw, later pool writes on the claim still being this run config's (a JSON Patch `test`,
 //! so the MCO's status updates do not make them fail); label patches name only numo's keys; Jobs have deterministic
 //! names (an existing Job means the step was created before). The first failure stops the rest and is returned with
 //! the intent that failed, for the status to say; the next reconcile plans again.
 
+use futures::StreamExt;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::Node;
 use kube::api::{Patch, PatchParams, PostParams};
@@ -18,6 +21,10 @@ use crate::pool_claim::PoolClaim;
 use crate::{jobs, labels};
 use crate::{Error, Result};
 
+/// How many independent writes of one reconcile are in flight at once (at thousands of nodes, a rollout's start
+/// labels every node, and each freed slot of a wide rollout creates Jobs and releases nodes in one reconcile).
+pub const PARALLEL_WRITES: usize = 16;
+
 /// Field manager of numo's writes to pools, nodes, Jobs and run-config metadata.
 const MANAGER: &str = "numo";
 
@@ -30,19 +37,57 @@ pub struct Failed {
     pub error: Error,
 }
 
-/// Applies every intent in order; stops at the first failure.
+/// Applies every intent: the plan's order between dependent writes, independent neighbours together. Stops after
+/// the first group with a failure and returns the failure that comes first in the plan.
 pub async fn apply(
     client: &kube::Client,
     rc: &MutexRunConfig,
     snapshot: &Snapshot,
     intents: &[Intent],
 ) -> std::result::Result<(), Failed> {
-    for intent in intents {
-        if let Err(error) = apply_one(client, rc, snapshot, intent).await {
-            return Err(Failed { what: describe(intent), error });
+    for group in groups(intents) {
+        // Collected first: a closure inside the stream's type trips the compiler's Send check of the reconciler.
+        let writes: Vec<_> = group
+            .iter()
+            .enumerate()
+            .map(|(index, intent)| async move { (index, apply_one(client, rc, snapshot, intent).await) })
+            .collect();
+        let results: Vec<(usize, Result<()>)> =
+            futures::stream::iter(writes).buffer_unordered(PARALLEL_WRITES).collect().await;
+        let first_failure =
+            results.into_iter().filter_map(|(index, r)| r.err().map(|e| (index, e))).min_by_key(|f| f.0);
+        if let Some((index, error)) = first_failure {
+            return Err(Failed { what: describe(&group[index]), error });
         }
     }
     Ok(())
+}
+
+/// The intents cut into groups applied one after another: each run of independent writes is one group, every other
+/// intent a group of its own.
+fn groups(intents: &[Intent]) -> Vec<&[Intent]> {
+    let mut groups = Vec::new();
+    let mut start = 0;
+    for (index, intent) in intents.iter().enumerate() {
+        let joins_previous = index > start && independent(intent) && independent(&intents[index - 1]);
+        if index > start && !joins_previous {
+            groups.push(&intents[start..index]);
+            start = index;
+        }
+    }
+    if start < intents.len() {
+        groups.push(&intents[start..]);
+    }
+    groups
+}
+
+/// Whether an intent writes only its own object, so that it may go out beside others of its kind: a node's labels,
+/// a Job, a Job's finalizer. Pool and run-config writes keep their place in the plan.
+fn independent(intent: &Intent) -> bool {
+    matches!(
+        intent,
+        Intent::LabelNode { .. } | Intent::UnlabelNode { .. } | Intent::CreateJob(_) | Intent::ReleaseJob { .. }
+    )
 }
 
 /// What an intent does, as a phrase for a status message.
@@ -200,6 +245,30 @@ fn conditional<T>(result: std::result::Result<T, kube::Error>) -> Result<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn independent_writes_are_grouped_and_the_others_keep_their_place() {
+        let label = |node: &str| Intent::LabelNode { node: node.into(), labels: vec!["rule".into()] };
+        let steer = Intent::SteerPool {
+            pool: "worker".into(),
+            owner: "ops/rc".into(),
+            spec: PoolSpec { paused: true, node_selector: None, max_unavailable: None },
+        };
+        let release = Intent::ReleaseJob { namespace: "ops".into(), name: "check-1".into() };
+        let intents = vec![
+            Intent::AddFinalizer,
+            label("a"),
+            label("b"),
+            label("c"),
+            steer,
+            release,
+            label("d"),
+            Intent::ClearRetry,
+        ];
+        let sizes: Vec<usize> = groups(&intents).iter().map(|g| g.len()).collect();
+        assert_eq!(sizes, [1, 3, 1, 2, 1]);
+        assert!(groups(&[]).is_empty());
+    }
 
     #[test]
     fn annotation_keys_are_escaped_as_json_pointers() {

@@ -41,6 +41,8 @@ struct RunConfigContext {
     stores: observe::Stores,
     /// The watches behind the caches, to wait for their first full lists.
     watches: Watches,
+    /// The status each run config was last written with, until the cache shows it.
+    written: status::Written,
 }
 
 type Guarded = guard::Guarded<MutexRunConfig>;
@@ -55,12 +57,12 @@ pub async fn run(ctx: Context) {
     let (rules, rule_events) = watches.watch::<guard::Guarded<MutexRule>>("MutexRules", any.clone());
     let (targets, target_events) = watches.watch::<guard::Guarded<MutexTarget>>("MutexTargets", any.clone());
     let (pools, pool_events) = watches.watch::<guard::Guarded<MachineConfigPool>>("MachineConfigPools", any.clone());
-    let (nodes, node_events) = watches.watch::<guard::Guarded<Node>>("Nodes", any.clone());
+    let (nodes, node_events) = watches.watch_trimmed("Nodes", any.clone(), crate::trim::node);
     let (machine_configs, mc_events) =
         watches.watch::<guard::Guarded<PartialObjectMeta<MachineConfig>>>("MachineConfigs", any);
     let (cluster_versions, cv_events) =
         watches.watch::<guard::Guarded<ClusterVersion>>("ClusterVersions", the_cluster_version);
-    let (jobs, job_events) = watches.watch::<guard::Guarded<Job>>("Jobs", numo_jobs);
+    let (jobs, job_events) = watches.watch_trimmed("Jobs", numo_jobs, crate::trim::job);
 
     let all = {
         let store = run_configs.clone();
@@ -94,7 +96,7 @@ pub async fn run(ctx: Context) {
     .shutdown_on_signal();
 
     let stores = observe::Stores { run_configs, rules, targets, pools, nodes, machine_configs, cluster_versions, jobs };
-    let shared = Arc::new(RunConfigContext { ctx, stores, watches });
+    let shared = Arc::new(RunConfigContext { ctx, stores, watches, written: Default::default() });
     controller
         .run(reconcile, error_policy, shared)
         .for_each(|result| async move {
@@ -179,6 +181,9 @@ async fn reconcile(obj: Arc<Guarded>, shared: Arc<RunConfigContext>) -> Result<A
         Ok(rc) => rc,
         Err(invalid) => return malformed::reconcile(&shared.ctx, &shared.stores, &obj, invalid).await,
     };
+    // Plan from the status numo wrote last, even if the cache has not shown it yet.
+    let latest = shared.written.latest(rc);
+    let rc = latest.as_ref().unwrap_or(rc);
     let snapshot = observe::snapshot(&shared.stores, rc, Timestamp::now());
     let mut plan = plan::plan(&snapshot);
     tracing::debug!(intents = plan.intents.len(), phase = ?plan.status.phase, "planned");
@@ -191,15 +196,16 @@ async fn reconcile(obj: Arc<Guarded>, shared: Arc<RunConfigContext>) -> Result<A
             plan.notices.push(plan::Notice::warning("WriteFailed", "Apply", note));
         }
     }
-    // Events before the status: whoever sees the status of a transition finds its Event.
+    // Events are queued before the status is written, so they are on their way when the status shows the transition.
     status::log_transitions(rc, &plan);
-    status::publish(&shared.ctx.recorder, rc, &plan.notices).await;
+    status::publish(&shared.ctx.recorder, rc, &plan.notices);
     let letting_go = applied.is_ok() && plan.intents.contains(&plan::Intent::RemoveFinalizer);
     if letting_go {
         shared.ctx.metrics.forget_run_config(&snapshot.run_config.key());
+        shared.written.forget(rc);
         return Ok(Action::await_change());
     }
-    status::write(&shared.ctx.client, &shared.ctx.metrics, rc, &plan.status).await?;
+    status::write(&shared.ctx.client, &shared.ctx.metrics, &shared.written, rc, &plan.status).await?;
     if applied.is_ok() {
         if let Err(failed) = apply::apply(&shared.ctx.client, rc, &snapshot, &plan.after_status).await {
             tracing::warn!(error = %failed.error, "could not {}", failed.what);

@@ -1,12 +1,21 @@
-//! Writes a run config's status (server-side apply on the status subresource, skipped when nothing changed) and
-//! publishes the plan's Events.
+//! Writes a run config's status and publishes the plan's Events.
+//!
+//! A status write sends what changed, not the whole status: a JSON Patch that sets each top-level field that
+//! changed and appends the names of newly finished nodes (the finished-node lists only grow during a rollout, see
+//! `History::in_finishing_order`), guarded by a `test` of the resourceVersion it was computed from. At thousands of
+//! nodes the whole status is tens of kilobytes, and writing it whole on every node transition made status traffic
+//! grow with the square of the pool. A write whose base is stale (the `test` fails) is sent again whole.
+//!
+//! [`Written`] remembers each write until the watch delivers it, so the next reconcile plans from the status numo
+//! just wrote, even when its cache still shows the one before.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Mutex;
 
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{Patch, PatchParams};
-use kube::{Api, Resource, ResourceExt};
-use serde_json::json;
+use kube::{Api, ResourceExt};
+use serde_json::{json, Value};
 
 use super::plan::{Notice, Plan};
 use crate::api::{JobResult, MutexRunConfig, MutexRunConfigStatus, NodePhase};
@@ -17,10 +26,56 @@ use crate::{Error, Result};
 /// Field manager of the run-config status.
 pub const STATUS_MANAGER: &str = "numo-run-config-status";
 
-/// Writes `status` unless the object already has exactly it.
+/// The status fields that only grow during a rollout, written by appending.
+const APPENDED: [&str; 2] = ["completedNodes", "skippedNodes"];
+
+/// The status numo last wrote to each run config (by UID), until its cache shows that write.
+#[derive(Debug, Default)]
+pub struct Written(Mutex<HashMap<String, Write>>);
+
+/// One status write: the resourceVersion it replaced, the one it made, and the status it left.
+#[derive(Debug)]
+struct Write {
+    replaced: String,
+    made: String,
+    status: MutexRunConfigStatus,
+}
+
+impl Written {
+    /// `rc` with the status numo last wrote, when the cache still shows the object from before that write; `None`
+    /// when the cache is up to date (or shows a later change by anyone), so `rc` is what to plan from.
+    pub fn latest(&self, rc: &MutexRunConfig) -> Option<MutexRunConfig> {
+        let uid = rc.uid()?;
+        let mut written = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let write = written.get(&uid)?;
+        if rc.resource_version().as_deref() != Some(write.replaced.as_str()) {
+            written.remove(&uid);
+            return None;
+        }
+        let mut latest = rc.clone();
+        latest.metadata.resource_version = Some(write.made.clone());
+        latest.status = Some(write.status.clone());
+        Some(latest)
+    }
+
+    fn remember(&self, uid: String, write: Write) {
+        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).insert(uid, write);
+    }
+
+    /// Forgets a run config that is gone.
+    pub fn forget(&self, rc: &MutexRunConfig) {
+        if let Some(uid) = rc.uid() {
+            self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).remove(&uid);
+        }
+    }
+}
+
+/// Writes `status` unless the object already has exactly it: the changes since `rc`'s status when there is one,
+/// else (or when `rc` turns out stale) the whole status.
 pub async fn write(
     client: &kube::Client,
     metrics: &Metrics,
+    written: &Written,
     rc: &MutexRunConfig,
     status: &MutexRunConfigStatus,
 ) -> Result<()> {
@@ -29,14 +84,76 @@ pub async fn write(
     }
     let namespace = rc.namespace().ok_or(Error::MissingField("metadata.namespace"))?;
     let api: Api<MutexRunConfig> = Api::namespaced(client.clone(), &namespace);
-    let body = json!({
-        "apiVersion": MutexRunConfig::api_version(&()),
-        "kind": MutexRunConfig::kind(&()),
-        "status": status,
-    });
-    metrics.status_written(serde_json::to_vec(&body)?.len());
-    api.patch_status(&rc.name_any(), &PatchParams::apply(STATUS_MANAGER).force(), &Patch::Apply(&body)).await?;
+    let changes = match (&rc.status, rc.resource_version()) {
+        (Some(previous), Some(version)) => Some(changes(previous, status, &version)?),
+        _ => None,
+    };
+    let written_object = match changes {
+        Some(ops) => match send(&api, metrics, &rc.name_any(), ops).await {
+            // The base was stale (someone else wrote the object since): send the whole status.
+            Err(kube::Error::Api(response)) if response.code == 422 || response.code == 409 => None,
+            other => Some(other?),
+        },
+        None => None,
+    };
+    let written_object = match written_object {
+        Some(object) => object,
+        None => send(&api, metrics, &rc.name_any(), whole(status)?).await?,
+    };
+    if let (Some(uid), Some(replaced), Some(made)) =
+        (rc.uid(), rc.resource_version(), written_object.resource_version())
+    {
+        let status = written_object.status.unwrap_or_default();
+        written.remember(uid, Write { replaced, made, status });
+    }
     Ok(())
+}
+
+async fn send(
+    api: &Api<MutexRunConfig>,
+    metrics: &Metrics,
+    name: &str,
+    ops: Vec<Value>,
+) -> std::result::Result<MutexRunConfig, kube::Error> {
+    let body = Value::Array(ops);
+    metrics.status_written(body.to_string().len());
+    let patch: json_patch::Patch = serde_json::from_value(body).map_err(kube::Error::SerdeError)?;
+    let params = PatchParams { field_manager: Some(STATUS_MANAGER.into()), ..Default::default() };
+    api.patch_status(name, &params, &Patch::<()>::Json(patch)).await
+}
+
+/// The JSON Patch that replaces the whole status.
+fn whole(status: &MutexRunConfigStatus) -> Result<Vec<Value>> {
+    Ok(vec![json!({"op": "add", "path": "/status", "value": status})])
+}
+
+/// The JSON Patch from `previous` (the status of resourceVersion `version`) to `next`: a test of the
+/// resourceVersion, then each top-level field that changed (set, removed, or — for the finished-node lists — the
+/// new names appended).
+fn changes(previous: &MutexRunConfigStatus, next: &MutexRunConfigStatus, version: &str) -> Result<Vec<Value>> {
+    let (Value::Object(before), Value::Object(after)) = (serde_json::to_value(previous)?, serde_json::to_value(next)?)
+    else {
+        return whole(next);
+    };
+    let mut ops = vec![json!({"op": "test", "path": "/metadata/resourceVersion", "value": version})];
+    for (field, value) in &after {
+        let path = format!("/status/{field}");
+        match (before.get(field), value) {
+            (Some(old), new) if old == new => {}
+            (Some(Value::Array(old)), Value::Array(new))
+                if APPENDED.contains(&field.as_str()) && new.starts_with(old) =>
+            {
+                for name in &new[old.len()..] {
+                    ops.push(json!({"op": "add", "path": format!("{path}/-"), "value": name}));
+                }
+            }
+            _ => ops.push(json!({"op": "add", "path": path, "value": value})),
+        }
+    }
+    for field in before.keys().filter(|f| !after.contains_key(*f)) {
+        ops.push(json!({"op": "remove", "path": format!("/status/{field}")}));
+    }
+    Ok(ops)
 }
 
 /// Logs what a person would want to follow at INFO level: each phase change, and each Event's sentence.
@@ -54,10 +171,10 @@ pub fn log_transitions(rc: &MutexRunConfig, plan: &Plan) {
     }
 }
 
-/// Publishes the plan's Events about `rc`.
-pub async fn publish(recorder: &Recorder, rc: &MutexRunConfig, notices: &[Notice]) {
+/// Queues the plan's Events about `rc` (published by the recorder's task: a rollout never waits for an Event).
+pub fn publish(recorder: &Recorder, rc: &MutexRunConfig, notices: &[Notice]) {
     for notice in notices {
-        crate::events::publish(recorder, rc, notice.warning, notice.reason, notice.action, notice.note.clone()).await;
+        crate::events::publish_later(recorder, rc, notice.warning, notice.reason, notice.action, notice.note.clone());
     }
 }
 
@@ -112,5 +229,59 @@ pub fn record_metrics(metrics: &Metrics, rc: &MutexRunConfig, status: &MutexRunC
         if metrics.first_count(&key, rollout, &failure) {
             metrics.node_finished("failed", seconds(&entry.name));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn status(completed: usize, phase: RunPhase) -> MutexRunConfigStatus {
+        MutexRunConfigStatus {
+            phase: Some(phase),
+            progress: Some(format!("{completed}/2000")),
+            total_nodes: 2000,
+            completed_nodes: (0..completed).map(|i| format!("worker-{i}")).collect(),
+            ..Default::default()
+        }
+    }
+
+    /// `ops` applied to an object with status `previous` at resourceVersion `version`.
+    fn applied(previous: &MutexRunConfigStatus, version: &str, ops: Vec<Value>) -> Option<MutexRunConfigStatus> {
+        let mut object = json!({"metadata": {"resourceVersion": version}, "status": previous});
+        let patch: json_patch::Patch = serde_json::from_value(Value::Array(ops)).ok()?;
+        json_patch::patch(&mut object, &patch).ok()?;
+        serde_json::from_value(object["status"].take()).ok()
+    }
+
+    use crate::api::RunPhase;
+
+    #[test]
+    fn a_write_sends_the_changed_fields_and_appends_finished_nodes() {
+        let (before, after) = (status(1500, RunPhase::Upgrading), status(1502, RunPhase::Upgrading));
+        let ops = changes(&before, &after, "41").unwrap_or_default();
+        assert_eq!(applied(&before, "41", ops.clone()), Some(after.clone()));
+        assert_eq!(ops[0], json!({"op": "test", "path": "/metadata/resourceVersion", "value": "41"}));
+        let appended: Vec<&Value> = ops.iter().filter(|op| op["path"] == "/status/completedNodes/-").collect();
+        assert_eq!(appended.len(), 2, "{ops:?}");
+        let size = Value::Array(ops).to_string().len();
+        assert!(size < 400, "{size} bytes for two finished nodes of 1,502");
+    }
+
+    #[test]
+    fn a_stale_base_fails_the_test_and_removed_fields_are_removed() {
+        let mut before = status(3, RunPhase::Completed);
+        before.finished_at = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(Timestamp::UNIX_EPOCH));
+        let after = status(0, RunPhase::Idle);
+        let ops = changes(&before, &after, "7").unwrap_or_default();
+        assert_eq!(applied(&before, "7", ops.clone()), Some(after));
+        assert_eq!(applied(&before, "8", ops), None, "the object changed since: the patch must not apply");
+    }
+
+    #[test]
+    fn the_whole_status_replaces_whatever_was_there() {
+        let before = status(3, RunPhase::Completed);
+        let after = status(0, RunPhase::Idle);
+        assert_eq!(applied(&before, "1", whole(&after).unwrap_or_default()), Some(after));
     }
 }

@@ -5,6 +5,7 @@
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use super::intent::Intent;
+use super::node_state::History;
 use super::pools;
 use super::resolve::Resolved;
 use super::stage::{Stage, Upgrade};
@@ -83,8 +84,9 @@ pub fn completion(snapshot: &Snapshot, resolved: &Resolved<'_>, upgrade: Upgrade
     let skip = &snapshot.run_config.skip;
     let (skipped, completed): (Vec<&&NodeView>, Vec<&&NodeView>) =
         resolved.gated.iter().partition(|n| skip.contains(&n.name));
-    status.completed_nodes = completed.iter().map(|n| n.name.clone()).collect();
-    status.skipped_nodes = skipped.iter().map(|n| n.name.clone()).collect();
+    let names = |nodes: Vec<&&NodeView>| nodes.iter().map(|n| n.name.clone()).collect();
+    let history = History::of(previous, &upgrade.version);
+    (status.completed_nodes, status.skipped_nodes) = history.in_finishing_order(names(completed), names(skipped));
     let progress = format!("{}/{}", status.completed_nodes.len() + status.skipped_nodes.len(), upgrade.total);
     status.progress = Some(progress.clone());
     // Skipped nodes upgrade ungated in their own pool once it is restored, and may never get there (that is often

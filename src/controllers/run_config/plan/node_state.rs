@@ -97,6 +97,15 @@ impl NodeState {
     }
 }
 
+/// `names` with those in `before` first, in `before`'s order.
+fn finishing_order(before: &[String], names: Vec<String>) -> Vec<String> {
+    let now: BTreeSet<&str> = names.iter().map(String::as_str).collect();
+    let kept: Vec<String> = before.iter().filter(|n| now.contains(n.as_str())).cloned().collect();
+    let old: BTreeSet<&str> = kept.iter().map(String::as_str).collect();
+    let new: Vec<String> = names.iter().filter(|n| !old.contains(n.as_str())).cloned().collect();
+    kept.into_iter().chain(new).collect()
+}
+
 /// A node's Jobs by (phase, rule index, attempt), from the cluster and the status record.
 pub type Records = BTreeMap<(JobPhase, usize, u32), JobRecord>;
 
@@ -105,19 +114,34 @@ pub struct History<'a> {
     entries: BTreeMap<&'a str, &'a NodeProgress>,
     completed: BTreeSet<&'a str>,
     skipped: BTreeSet<&'a str>,
+    /// The previous status's lists, in their order.
+    lists: (&'a [String], &'a [String]),
 }
 
 impl<'a> History<'a> {
     /// The previous status's facts about the rollout to `version`.
     pub fn of(status: &'a MutexRunConfigStatus, version: &str) -> Self {
         if status.target_version.as_deref() != Some(version) {
-            return Self { entries: BTreeMap::new(), completed: BTreeSet::new(), skipped: BTreeSet::new() };
+            return Self {
+                entries: BTreeMap::new(),
+                completed: BTreeSet::new(),
+                skipped: BTreeSet::new(),
+                lists: (&[], &[]),
+            };
         }
         Self {
             entries: status.nodes.iter().map(|e| (e.name.as_str(), e)).collect(),
             completed: status.completed_nodes.iter().map(String::as_str).collect(),
             skipped: status.skipped_nodes.iter().map(String::as_str).collect(),
+            lists: (&status.completed_nodes, &status.skipped_nodes),
         }
+    }
+
+    /// `completed` and `skipped` (in release order) in the order the nodes finished: those the previous status
+    /// listed first, as it listed them, then the new ones. Finished nodes are only ever appended to the status's
+    /// lists, so a status write sends the names that are new, not all of them.
+    pub fn in_finishing_order(&self, completed: Vec<String>, skipped: Vec<String>) -> (Vec<String>, Vec<String>) {
+        (finishing_order(self.lists.0, completed), finishing_order(self.lists.1, skipped))
     }
 
     /// The node's entry, if it had one.

@@ -129,6 +129,7 @@ pub fn record(
             message: Some(message),
         });
     }
+    (out.completed, out.skipped) = history.in_finishing_order(out.completed, out.skipped);
     Recorded { nodes: out, notices, requeue_after }
 }
 
