@@ -68,7 +68,11 @@ async fn main() -> anyhow::Result<()> {
     setup.wait_phase("bench", RunPhase::Completed, limit).await?;
     let rollout = started.elapsed();
     let after = numo.sample().await?;
-    eprintln!("scale: Completed after {:.1}s; idle for {idle_seconds}s", rollout.as_secs_f64());
+    eprintln!("scale: Completed after {:.1}s; waiting for every pool to settle", rollout.as_secs_f64());
+    // The restored pools move their nodes back (the simulated MCO's work, which numo watches): idle starts after.
+    settle(&setup).await?;
+    let settled = numo.sample().await?;
+    eprintln!("scale: idle for {idle_seconds}s");
     tokio::time::sleep(Duration::from_secs(idle_seconds)).await;
     let idle = numo.sample().await?;
     let status_bytes = serde_json::to_vec(&setup.run_configs().get("bench").await?.status)?.len();
@@ -84,7 +88,8 @@ async fn main() -> anyhow::Result<()> {
     println!(
         "N={workers} C={concurrency}: rollout {rollout_s:.1}s, ideal {ideal:.1}s, overhead {:.1}%, {:.2} nodes/s, \
          peak RSS {:.0} MiB, idle RSS {:.0} MiB, numo CPU {:.1}s, {:.1} writes/node, status {} writes of {:.1} KB \
-         mean (stored {:.1} KB); idle {}s: {} requests besides {} watch renewals, {:.2}s CPU; load {} → {}",
+         mean (stored {:.1} KB); idle {}s: {} requests besides {} watch renewals, {:.2}s CPU; load {} → {}; \
+         CPU during the rollout: numo {:.0}s, simulator {:.0}s, API server + etcd + kwok + others {:.0}s",
         100.0 * (rollout_s - ideal) / rollout_s,
         workers as f64 / rollout_s,
         idle.peak_rss_kib as f64 / 1024.0,
@@ -95,12 +100,34 @@ async fn main() -> anyhow::Result<()> {
         status_written as f64 / status_writes.max(1) as f64 / 1000.0,
         status_bytes as f64 / 1000.0,
         idle_seconds,
-        idle.requests - after.requests,
-        idle.watches - after.watches,
-        idle.cpu - after.cpu,
+        idle.requests - settled.requests,
+        idle.watches - settled.watches,
+        idle.cpu - settled.cpu,
         load_before,
         loadavg(),
+        after.cpu - before.cpu,
+        after.simulator_cpu - before.simulator_cpu,
+        (after.machine_cpu - before.machine_cpu)
+            - (after.cpu - before.cpu)
+            - (after.simulator_cpu - before.simulator_cpu),
     );
+    Ok(())
+}
+
+/// Waits until every pool has all its machines updated, then 5 s more.
+async fn settle(setup: &Setup) -> anyhow::Result<()> {
+    let pools: Api<numo::openshift::MachineConfigPool> = Api::all(setup.client.clone());
+    let deadline = Instant::now() + Duration::from_secs(600);
+    while Instant::now() < deadline {
+        let list = pools.list(&Default::default()).await?;
+        let settled =
+            list.items.iter().all(|p| p.status.as_ref().is_some_and(|s| s.updated_machine_count == s.machine_count));
+        if settled {
+            break;
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+    tokio::time::sleep(Duration::from_secs(5)).await;
     Ok(())
 }
 
@@ -128,9 +155,13 @@ struct Numo {
     metrics: String,
 }
 
-/// What numo's process and metrics say at one moment.
+/// What numo's process and metrics say at one moment, with the CPU the rest of the machine used.
 struct Sample {
     cpu: f64,
+    /// CPU of this process: the simulated operators and the recorders.
+    simulator_cpu: f64,
+    /// CPU of the whole machine (busy time of every core).
+    machine_cpu: f64,
     rss_kib: u64,
     peak_rss_kib: u64,
     requests: u64,
@@ -180,6 +211,8 @@ impl Numo {
         let (rss_kib, peak_rss_kib) = memory(self.child.id())?;
         Ok(Sample {
             cpu: cpu_seconds(self.child.id())?,
+            simulator_cpu: cpu_seconds(std::process::id())?,
+            machine_cpu: machine_busy_seconds()?,
             rss_kib,
             peak_rss_kib,
             requests: requests.values().sum::<u64>() - watches,
@@ -240,6 +273,16 @@ fn memory(pid: u32) -> anyhow::Result<(u64, u64)> {
             .unwrap_or(0)
     };
     Ok((field("VmRSS:"), field("VmHWM:")))
+}
+
+/// Busy CPU seconds of the whole machine (every core; idle and iowait left out).
+fn machine_busy_seconds() -> anyhow::Result<f64> {
+    let stat = std::fs::read_to_string("/proc/stat")?;
+    let line = stat.lines().next().unwrap_or_default();
+    let ticks: Vec<f64> = line.split_whitespace().skip(1).filter_map(|v| v.parse().ok()).collect();
+    let total: f64 = ticks.iter().take(8).sum();
+    let idle = ticks.get(3).copied().unwrap_or(0.0) + ticks.get(4).copied().unwrap_or(0.0);
+    Ok((total - idle) / 100.0)
 }
 
 fn loadavg() -> String {

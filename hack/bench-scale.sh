@@ -13,7 +13,7 @@ log_prefix=bench-scale
 source "$(dirname "${BASH_SOURCE[0]}")/lib/cluster.sh"
 cd "$repo_dir"
 
-export N="${1:-${N:-100}}" C="${2:-${C:-5}}"
+export N="${1:-${N:-100}}" C="${2:-${C:-5}}" RUST_LOG="${RUST_LOG:-warn}"
 cluster="${CLUSTER:-numo-bench}"
 
 log "building the release benchmark (numo and the test world)"

@@ -326,3 +326,32 @@ fn with_timeout(inputs: &Inputs<'_, '_>, node: &NodeView, state: NodeState) -> N
         retry: Retry::ResetTimer,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(list: &[&str]) -> Vec<String> {
+        list.iter().map(|n| n.to_string()).collect()
+    }
+
+    #[test]
+    fn finished_nodes_are_listed_in_the_order_they_finished() {
+        let status = MutexRunConfigStatus {
+            target_version: Some("4.16.5".into()),
+            completed_nodes: names(&["worker-7", "worker-2"]),
+            ..Default::default()
+        };
+        let history = History::of(&status, "4.16.5");
+        // worker-3 finished now, worker-2 and worker-7 earlier: the list grows at its end only.
+        let (completed, skipped) = history.in_finishing_order(names(&["worker-2", "worker-3", "worker-7"]), vec![]);
+        assert_eq!(completed, names(&["worker-7", "worker-2", "worker-3"]));
+        assert!(skipped.is_empty());
+        // A node no longer finished (its version went back) leaves the list; another rollout starts afresh.
+        let (completed, _) = history.in_finishing_order(names(&["worker-3", "worker-7"]), vec![]);
+        assert_eq!(completed, names(&["worker-7", "worker-3"]));
+        let (completed, _) =
+            History::of(&status, "4.17.0").in_finishing_order(names(&["worker-2", "worker-7"]), vec![]);
+        assert_eq!(completed, names(&["worker-2", "worker-7"]));
+    }
+}
