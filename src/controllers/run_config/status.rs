@@ -1,8 +1,9 @@
 //! Writes a run config's status and publishes the plan's Events.
 //!
 //! A status write sends what changed, not the whole status: a JSON Patch that sets each top-level field that
-//! changed and appends the names of newly finished nodes (the finished-node lists only grow during a rollout, see
-//! `History::in_finishing_order`), guarded by a `test` of the resourceVersion it was computed from. At thousands of
+//! changed, writes the nodes in flight and the conditions entry by entry, and appends the names of newly finished
+//! nodes (the finished-node lists only grow during a rollout, see `History::in_finishing_order`), guarded by a
+//! `test` of the resourceVersion it was computed from. At thousands of
 //! nodes the whole status is tens of kilobytes, and writing it whole on every node transition made status traffic
 //! grow with the square of the pool. A write whose base is stale (the `test` fails) is sent again whole.
 //!
@@ -28,6 +29,9 @@ pub const STATUS_MANAGER: &str = "numo-run-config-status";
 
 /// The status fields that only grow during a rollout, written by appending.
 const APPENDED: [&str; 2] = ["completedNodes", "skippedNodes"];
+/// The status lists of objects with a key, written entry by entry: the nodes in flight (by name) and the conditions
+/// (by type).
+const KEYED: [(&str, &str); 2] = [("nodes", "name"), ("conditions", "type")];
 
 /// The status numo last wrote to each run config (by UID), until its cache shows that write.
 #[derive(Debug, Default)]
@@ -147,6 +151,13 @@ fn changes(previous: &MutexRunConfigStatus, next: &MutexRunConfigStatus, version
                     ops.push(json!({"op": "add", "path": format!("{path}/-"), "value": name}));
                 }
             }
+            (Some(Value::Array(old)), Value::Array(new)) => {
+                let key = KEYED.iter().find(|(f, _)| f == field).map(|(_, key)| *key);
+                match key.and_then(|key| keyed_changes(&path, key, old, new)) {
+                    Some(entry_ops) => ops.extend(entry_ops),
+                    None => ops.push(json!({"op": "add", "path": path, "value": value})),
+                }
+            }
             _ => ops.push(json!({"op": "add", "path": path, "value": value})),
         }
     }
@@ -212,10 +223,12 @@ pub fn record_metrics(metrics: &Metrics, rc: &MutexRunConfig, status: &MutexRunC
             .and_then(|t| std::time::Duration::try_from(now.duration_since(t.0)).ok())
             .map_or(0.0, |d| d.as_secs_f64())
     };
+    let completed: std::collections::HashSet<&str> = status.completed_nodes.iter().map(String::as_str).collect();
+    let skipped: std::collections::HashSet<&str> = status.skipped_nodes.iter().map(String::as_str).collect();
     for entry in &previous.nodes {
-        let outcome = if status.completed_nodes.contains(&entry.name) {
+        let outcome = if completed.contains(entry.name.as_str()) {
             "done"
-        } else if status.skipped_nodes.contains(&entry.name) {
+        } else if skipped.contains(entry.name.as_str()) {
             "skipped"
         } else {
             continue;
@@ -230,6 +243,35 @@ pub fn record_metrics(metrics: &Metrics, rc: &MutexRunConfig, status: &MutexRunC
             metrics.node_finished("failed", seconds(&entry.name));
         }
     }
+}
+
+/// The operations that turn the list `old` into `new` entry by entry, when `new` is what is left of `old` (in its
+/// order) followed by new entries: removals, then each kept entry that changed, then the new ones appended. Every
+/// touched entry's key is tested first, so an entry never lands on another's place. `None` when the entries were
+/// reordered (or a key is missing): the caller sets the whole list.
+fn keyed_changes(path: &str, key: &str, old: &[Value], new: &[Value]) -> Option<Vec<Value>> {
+    let key_of = |entry: &Value| entry.get(key).and_then(Value::as_str).map(str::to_string);
+    let old_keys: Vec<String> = old.iter().map(key_of).collect::<Option<_>>()?;
+    let new_keys: Vec<String> = new.iter().map(key_of).collect::<Option<_>>()?;
+    let kept: Vec<usize> = (0..old.len()).filter(|&i| new_keys.contains(&old_keys[i])).collect();
+    if kept.len() > new.len() || kept.iter().zip(&new_keys).any(|(&i, k)| &old_keys[i] != k) {
+        return None;
+    }
+    let mut ops = Vec::new();
+    for index in (0..old.len()).rev().filter(|i| !kept.contains(i)) {
+        ops.push(json!({"op": "test", "path": format!("{path}/{index}/{key}"), "value": old_keys[index]}));
+        ops.push(json!({"op": "remove", "path": format!("{path}/{index}")}));
+    }
+    for (index, &was) in kept.iter().enumerate() {
+        if old[was] != new[index] {
+            ops.push(json!({"op": "test", "path": format!("{path}/{index}/{key}"), "value": new_keys[index]}));
+            ops.push(json!({"op": "replace", "path": format!("{path}/{index}"), "value": new[index]}));
+        }
+    }
+    for entry in &new[kept.len()..] {
+        ops.push(json!({"op": "add", "path": format!("{path}/-"), "value": entry}));
+    }
+    Some(ops)
 }
 
 #[cfg(test)]
@@ -276,6 +318,31 @@ mod tests {
         let ops = changes(&before, &after, "7").unwrap_or_default();
         assert_eq!(applied(&before, "7", ops.clone()), Some(after));
         assert_eq!(applied(&before, "8", ops), None, "the object changed since: the patch must not apply");
+    }
+
+    fn in_flight(names: &[&str], phase: NodePhase) -> Vec<crate::api::NodeProgress> {
+        names.iter().map(|n| crate::api::NodeProgress { name: n.to_string(), phase, ..Default::default() }).collect()
+    }
+
+    #[test]
+    fn nodes_in_flight_are_written_entry_by_entry() {
+        let mut before = status(10, RunPhase::Upgrading);
+        before.nodes = in_flight(&["a", "b", "c", "d"], NodePhase::Gating);
+        let mut after = before.clone();
+        // b finished, c moved on, e and f started.
+        after.nodes = in_flight(&["a", "c", "d", "e", "f"], NodePhase::Gating);
+        after.nodes[1].phase = NodePhase::Released;
+        let ops = changes(&before, &after, "3").unwrap_or_default();
+        assert_eq!(applied(&before, "3", ops.clone()), Some(after.clone()));
+        let untouched = ["/status/nodes/0", "/status/nodes/2"];
+        assert!(ops.iter().all(|op| !untouched.contains(&op["path"].as_str().unwrap_or_default())), "{ops:?}");
+        assert!(!ops.iter().any(|op| op["path"] == "/status/nodes"), "{ops:?}");
+        // Reordered entries are set as a whole list.
+        let mut reordered = before.clone();
+        reordered.nodes.swap(0, 1);
+        let ops = changes(&before, &reordered, "3").unwrap_or_default();
+        assert_eq!(applied(&before, "3", ops.clone()), Some(reordered));
+        assert!(ops.iter().any(|op| op["path"] == "/status/nodes"), "{ops:?}");
     }
 
     #[test]
