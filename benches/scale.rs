@@ -64,7 +64,7 @@ async fn main() -> anyhow::Result<()> {
     let before = numo.sample().await?;
     let started = Instant::now();
     setup.upgrade_cluster(NEW).await?;
-    let limit = Duration::from_secs(600 + 30 * workers as u64 / concurrency.max(1) as u64);
+    let limit = Duration::from_secs(1800 + 60 * workers as u64 / concurrency.max(1) as u64);
     setup.wait_phase("bench", RunPhase::Completed, limit).await?;
     let rollout = started.elapsed();
     let after = numo.sample().await?;

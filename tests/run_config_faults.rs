@@ -1,5 +1,6 @@
 //! What a bad day does to a gated rollout, against the real kube-apiserver with the simulated CVO and MCO: Jobs
-//! deleted as soon as they finish, a write the apiserver refuses, a canary that would take every worker.
+//! deleted as soon as they finish, a write the apiserver refuses, Events the apiserver refuses, a canary that would
+//! take every worker.
 
 mod support;
 
@@ -104,29 +105,9 @@ async fn a_refused_write_is_said_in_the_status_and_an_event_and_retried() -> any
         },
     )
     .await?;
-    let name = format!("numo-test-freeze-{}", setup.ns);
-    let policy: ValidatingAdmissionPolicy = serde_json::from_value(json!({
-        "metadata": {"name": name},
-        "spec": {
-            "failurePolicy": "Fail",
-            "matchConstraints": {"resourceRules": [{
-                "apiGroups": ["batch"], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["jobs"]
-            }]},
-            "validations": [{"expression": "false", "message": "Jobs are frozen during the change window"}]
-        }
-    }))?;
-    let binding: ValidatingAdmissionPolicyBinding = serde_json::from_value(json!({
-        "metadata": {"name": name},
-        "spec": {
-            "policyName": name,
-            "validationActions": ["Deny"],
-            "matchResources": {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": setup.ns}}}
-        }
-    }))?;
-    let policies = Api::<ValidatingAdmissionPolicy>::all(setup.client.clone());
-    let bindings = Api::<ValidatingAdmissionPolicyBinding>::all(setup.client.clone());
-    policies.create(&PostParams::default(), &policy).await?;
-    bindings.create(&PostParams::default(), &binding).await?;
+    let rules =
+        json!([{"apiGroups": ["batch"], "apiVersions": ["v1"], "operations": ["CREATE"], "resources": ["jobs"]}]);
+    let freeze = Refusal::create(&setup, "freeze", rules, "Jobs are frozen during the change window").await?;
     // Admission policies take effect once the apiserver's informer saw them: wait until a dry run is refused.
     let probe: Job = serde_json::from_value(json!({
         "metadata": {"name": "probe", "namespace": setup.ns},
@@ -162,10 +143,100 @@ async fn a_refused_write_is_said_in_the_status_and_an_event_and_retried() -> any
     let events = setup.events_when("blocked", refused).await?;
     assert!(refused(&events), "{events:?}");
 
-    bindings.delete(&name, &DeleteParams::default()).await?;
-    policies.delete(&name, &DeleteParams::default()).await?;
+    freeze.remove(&setup).await?;
     setup.wait_phase("blocked", RunPhase::Completed, ROLLOUT).await?;
     Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn refused_events_hold_no_node_back() -> anyhow::Result<()> {
+    let mut setup = Setup::new("no-events", 3).await?;
+    setup.rule("check", job_spec("1s", false), Some(job_spec("1s", false))).await?;
+    setup.target("workers", &["worker"]).await?;
+    let rules = json!([
+        {"apiGroups": ["events.k8s.io"], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"], "resources": ["events"]},
+        {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"], "resources": ["events"]}
+    ]);
+    let silence = Refusal::create(&setup, "silence", rules, "no Events today").await?;
+    let probe: k8s_openapi::api::events::v1::Event = serde_json::from_value(json!({
+        "metadata": {"name": "probe", "namespace": setup.ns},
+        "eventTime": "2026-01-01T00:00:00.000000Z", "reportingController": "numo-test", "reportingInstance": "probe",
+        "action": "Probe", "reason": "Probe", "type": "Normal", "note": "probe",
+        "regarding": {"kind": "ConfigMap", "namespace": setup.ns, "name": "probe", "apiVersion": "v1"},
+    }))?;
+    let events = Api::<k8s_openapi::api::events::v1::Event>::namespaced(setup.client.clone(), &setup.ns);
+    let dry_run = PostParams { dry_run: true, ..Default::default() };
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        match events.create(&dry_run, &probe).await {
+            Err(kube::Error::Api(status)) if status.message.contains("no Events today") => break,
+            other => {
+                let outcome = other.map(|_| ());
+                anyhow::ensure!(tokio::time::Instant::now() < deadline, "the policy never took effect: {outcome:?}");
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+
+    setup.run_config("quiet", &["check"], &["workers"], json!({"concurrency": 2})).await?;
+    let before = setup.pools().await?;
+    setup.start_operator().await?;
+    setup.upgrade_cluster(NEW).await?;
+    let done = setup.wait_phase("quiet", RunPhase::Completed, ROLLOUT).await?;
+    let status = done.status.unwrap_or_default();
+    assert_eq!(status.completed_nodes.len(), 3, "{:?}", status.completed_nodes);
+    assert!(
+        !status.message.as_deref().unwrap_or_default().contains("Could not"),
+        "an Event is not a write the rollout waits for: {:?}",
+        status.message
+    );
+    let published = setup.events_about("quiet").await?;
+    assert!(published.is_empty(), "the policy let an Event through: {published:?}");
+    assert_eq!(setup.pools().await?, before, "pools restored exactly");
+    silence.remove(&setup).await?;
+    Ok(())
+}
+
+/// A ValidatingAdmissionPolicy (and its binding to the test namespace) that refuses the requests `rules` match.
+struct Refusal {
+    name: String,
+}
+
+impl Refusal {
+    async fn create(setup: &Setup, what: &str, rules: serde_json::Value, message: &str) -> anyhow::Result<Self> {
+        let name = format!("numo-test-{what}-{}", setup.ns);
+        let policy: ValidatingAdmissionPolicy = serde_json::from_value(json!({
+            "metadata": {"name": name},
+            "spec": {
+                "failurePolicy": "Fail",
+                "matchConstraints": {"resourceRules": rules},
+                "validations": [{"expression": "false", "message": message}]
+            }
+        }))?;
+        let binding: ValidatingAdmissionPolicyBinding = serde_json::from_value(json!({
+            "metadata": {"name": name},
+            "spec": {
+                "policyName": name,
+                "validationActions": ["Deny"],
+                "matchResources": {"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": setup.ns}}}
+            }
+        }))?;
+        Api::<ValidatingAdmissionPolicy>::all(setup.client.clone()).create(&PostParams::default(), &policy).await?;
+        Api::<ValidatingAdmissionPolicyBinding>::all(setup.client.clone())
+            .create(&PostParams::default(), &binding)
+            .await?;
+        Ok(Self { name })
+    }
+
+    async fn remove(self, setup: &Setup) -> anyhow::Result<()> {
+        Api::<ValidatingAdmissionPolicyBinding>::all(setup.client.clone())
+            .delete(&self.name, &DeleteParams::default())
+            .await?;
+        Api::<ValidatingAdmissionPolicy>::all(setup.client.clone())
+            .delete(&self.name, &DeleteParams::default())
+            .await?;
+        Ok(())
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
