@@ -6,11 +6,14 @@
 //! - **ideal**: the work the test world itself does, spread over `C` slots: Σ over nodes of (each of its Jobs from
 //!   creation until seen succeeded + its update from release until seen at the new version) / C.
 //! - **overhead**: (rollout − ideal) / rollout — numo's own reaction times plus any slot it left idle.
-//! - **peak / idle RSS**: numo's `VmHWM`, and its `VmRSS` after the idle window; **CPU**: numo's user+system time
+//! - **peak / idle RSS**: numo's `VmHWM`, and its `VmRSS` at the end of the idle window (before the upgrade) and
+//!   once more after the rollout, with every Job in its caches; **CPU**: numo's user+system time
 //!   during the rollout; **writes/node**: numo's create/update/patch/delete requests (its own
 //!   `numo_api_requests_total`) during the rollout, per node; **status**: bytes of run-config status writes.
-//! - **idle**: the requests numo sent and the CPU it used in the `IDLE` seconds after the rollout (watch requests
-//!   are the renewals of its watches and are counted apart).
+//! - **idle**: the requests numo sent and the CPU it used in `IDLE` seconds while it was Idle before the upgrade,
+//!   every cache filled and nothing moving (watch requests are the renewals of its watches and are counted apart).
+//!   After a rollout the test world is not quiet: the simulated MCO moves each node back from the canary's rendered
+//!   config to its pool's, one node at a time, and numo follows those changes.
 //!
 //!   hack/bench-scale.sh N C          (`make bench-scale N=2000 C=100`: a fresh cluster, then this)
 //!   NUMO_TEST_KUBECONFIG=… N=100 C=5 cargo bench --bench scale
@@ -56,7 +59,13 @@ async fn main() -> anyhow::Result<()> {
 
     let mut numo = Numo::start().await?;
     setup.wait_phase("bench", RunPhase::Idle, Duration::from_secs(300)).await?;
-    eprintln!("scale: numo is Idle; upgrading the cluster");
+    // Idle: numo with every cache filled, in a world where nothing moves.
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let quiet = numo.sample().await?;
+    eprintln!("scale: numo is Idle; watching it for {idle_seconds}s");
+    tokio::time::sleep(Duration::from_secs(idle_seconds)).await;
+    let idle = numo.sample().await?;
+    eprintln!("scale: upgrading the cluster");
 
     let seen: Arc<Mutex<Seen>> = Arc::default();
     record_jobs(&mut setup, seen.clone());
@@ -69,12 +78,10 @@ async fn main() -> anyhow::Result<()> {
     let rollout = started.elapsed();
     let after = numo.sample().await?;
     eprintln!("scale: Completed after {:.1}s; waiting for every pool to settle", rollout.as_secs_f64());
-    // The restored pools move their nodes back (the simulated MCO's work, which numo watches): idle starts after.
     settle(&setup).await?;
-    let settled = numo.sample().await?;
-    eprintln!("scale: idle for {idle_seconds}s");
+    // After the rollout every cache holds its Jobs too; the pools still move nodes back, which numo follows.
     tokio::time::sleep(Duration::from_secs(idle_seconds)).await;
-    let idle = numo.sample().await?;
+    let end = numo.sample().await?;
     let status_bytes = serde_json::to_vec(&setup.run_configs().get("bench").await?.status)?.len();
     numo.stop();
 
@@ -87,22 +94,24 @@ async fn main() -> anyhow::Result<()> {
     let status_written = after.status_bytes - before.status_bytes;
     println!(
         "N={workers} C={concurrency}: rollout {rollout_s:.1}s, ideal {ideal:.1}s, overhead {:.1}%, {:.2} nodes/s, \
-         peak RSS {:.0} MiB, idle RSS {:.0} MiB, numo CPU {:.1}s, {:.1} writes/node, status {} writes of {:.1} KB \
-         mean (stored {:.1} KB); idle {}s: {} requests besides {} watch renewals, {:.2}s CPU; load {} → {}; \
+         peak RSS {:.0} MiB, idle RSS {:.0} MiB (after the rollout {:.0} MiB), numo CPU {:.1}s, {:.1} writes/node, \
+         status {} writes of {:.1} KB mean (stored {:.1} KB); idle {}s: {} requests besides {} watch renewals, \
+         {:.2}s CPU; load {} → {}; \
          CPU during the rollout: numo {:.0}s, simulator {:.0}s, API server + etcd + kwok + others {:.0}s",
         100.0 * (rollout_s - ideal) / rollout_s,
         workers as f64 / rollout_s,
-        idle.peak_rss_kib as f64 / 1024.0,
+        end.peak_rss_kib as f64 / 1024.0,
         idle.rss_kib as f64 / 1024.0,
+        end.rss_kib as f64 / 1024.0,
         after.cpu - before.cpu,
         writes as f64 / workers as f64,
         status_writes,
         status_written as f64 / status_writes.max(1) as f64 / 1000.0,
         status_bytes as f64 / 1000.0,
         idle_seconds,
-        idle.requests - settled.requests,
-        idle.watches - settled.watches,
-        idle.cpu - settled.cpu,
+        idle.requests - quiet.requests,
+        idle.watches - quiet.watches,
+        idle.cpu - quiet.cpu,
         load_before,
         loadavg(),
         after.cpu - before.cpu,

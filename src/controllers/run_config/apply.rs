@@ -1,6 +1,6 @@
-//! Carries a plan's intents out, each idempotent. Writes that do not depend on one another (node labels, Jobs, Job
-//! finalizers: each names its own object) go out together, up to [`PARALLEL_WRITES`] at once; pool and run-config
-//! writes go out one at a time, in the plan's order, between them. Each is idempotent: a pool's first claim is conditional on the
+//! Carries a plan's intents out. Writes that do not depend on one another (node labels, Jobs, Job finalizers: each
+//! names its own object) go out together, up to [`PARALLEL_WRITES`] at once; pool and run-config writes go out one
+//! at a time, in the plan's order, between them. Each is idempotent: a pool's first claim is conditional on the
 //! resourceVersion the plan saw, later pool writes on the claim still being this run config's (a JSON Patch `test`,
 //! so the MCO's status updates do not make them fail); label patches name only numo's keys; Jobs have deterministic
 //! names (an existing Job means the step was created before). The first failure stops the rest and is returned with

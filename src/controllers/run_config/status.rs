@@ -37,22 +37,28 @@ const KEYED: [(&str, &str); 2] = [("nodes", "name"), ("conditions", "type")];
 #[derive(Debug, Default)]
 pub struct Written(Mutex<HashMap<String, Write>>);
 
-/// One status write: the resourceVersion it replaced, the one it made, and the status it left.
+/// numo's latest status write to a run config: the resourceVersions its writes since the cache last caught up
+/// replaced, the one the latest made, and the status it left.
 #[derive(Debug)]
 struct Write {
-    replaced: String,
+    superseded: Vec<String>,
     made: String,
     status: MutexRunConfigStatus,
 }
 
+/// The most resourceVersions remembered as superseded (the cache catches up long before).
+const MAX_SUPERSEDED: usize = 64;
+
 impl Written {
-    /// `rc` with the status numo last wrote, when the cache still shows the object from before that write; `None`
-    /// when the cache is up to date (or shows a later change by anyone), so `rc` is what to plan from.
+    /// `rc` with the status numo last wrote, when the cache still shows the object as it was before one of numo's
+    /// writes since the cache last caught up; `None` when the cache shows numo's latest write or a later change by
+    /// anyone, so `rc` is what to plan from.
     pub fn latest(&self, rc: &MutexRunConfig) -> Option<MutexRunConfig> {
         let uid = rc.uid()?;
+        let version = rc.resource_version()?;
         let mut written = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let write = written.get(&uid)?;
-        if rc.resource_version().as_deref() != Some(write.replaced.as_str()) {
+        if !write.superseded.contains(&version) {
             written.remove(&uid);
             return None;
         }
@@ -62,8 +68,19 @@ impl Written {
         Some(latest)
     }
 
-    fn remember(&self, uid: String, write: Write) {
-        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).insert(uid, write);
+    /// Remembers a write that replaced resourceVersion `replaced` with `made`.
+    fn remember(&self, uid: String, replaced: String, made: String, status: MutexRunConfigStatus) {
+        let mut written = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        // Built on numo's own previous write: whatever that one superseded is older still.
+        let mut superseded = match written.remove(&uid) {
+            Some(previous) if previous.made == replaced => previous.superseded,
+            _ => Vec::new(),
+        };
+        superseded.push(replaced);
+        if superseded.len() > MAX_SUPERSEDED {
+            superseded.remove(0);
+        }
+        written.insert(uid, Write { superseded, made, status });
     }
 
     /// Forgets a run config that is gone.
@@ -107,8 +124,7 @@ pub async fn write(
     if let (Some(uid), Some(replaced), Some(made)) =
         (rc.uid(), rc.resource_version(), written_object.resource_version())
     {
-        let status = written_object.status.unwrap_or_default();
-        written.remember(uid, Write { replaced, made, status });
+        written.remember(uid, replaced, made, written_object.status.unwrap_or_default());
     }
     Ok(())
 }
@@ -343,6 +359,32 @@ mod tests {
         let ops = changes(&before, &reordered, "3").unwrap_or_default();
         assert_eq!(applied(&before, "3", ops.clone()), Some(reordered));
         assert!(ops.iter().any(|op| op["path"] == "/status/nodes"), "{ops:?}");
+    }
+
+    fn object(version: &str, completed: usize) -> MutexRunConfig {
+        let spec = json!({"canary": {"name": "canary"}, "mutexRules": [], "mutexTargets": []});
+        let mut rc = MutexRunConfig::new("rc", serde_json::from_value(spec).unwrap_or_else(|e| panic!("{e}")));
+        rc.metadata.uid = Some("u".into());
+        rc.metadata.resource_version = Some(version.into());
+        rc.status = Some(status(completed, RunPhase::Upgrading));
+        rc
+    }
+
+    #[test]
+    fn plans_start_from_numos_latest_write_until_the_cache_shows_it() {
+        let written = Written::default();
+        written.remember("u".into(), "1".into(), "2".into(), status(1, RunPhase::Upgrading));
+        written.remember("u".into(), "2".into(), "3".into(), status(2, RunPhase::Upgrading));
+        for behind in ["1", "2"] {
+            let latest =
+                written.latest(&object(behind, 0)).unwrap_or_else(|| panic!("the cache at {behind} is behind"));
+            assert_eq!(latest.metadata.resource_version.as_deref(), Some("3"));
+            assert_eq!(latest.status.map(|s| s.completed_nodes.len()), Some(2));
+        }
+        assert!(written.latest(&object("3", 2)).is_none(), "the cache caught up");
+        assert!(written.latest(&object("1", 0)).is_none(), "forgotten once caught up");
+        written.remember("u".into(), "4".into(), "5".into(), status(3, RunPhase::Upgrading));
+        assert!(written.latest(&object("6", 3)).is_none(), "someone wrote after numo: the cache is newer");
     }
 
     #[test]
