@@ -142,10 +142,11 @@ pub struct MutexRunConfigStatus {
     #[serde(default)]
     #[schemars(extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["name"]))]
     pub nodes: Vec<NodeProgress>,
-    /// Names of the nodes that finished (upgraded and cleaned up, or already at the target version).
+    /// Names of the nodes that finished (upgraded and cleaned up, or already at the target version), in the order
+    /// they finished.
     #[serde(default)]
     pub completed_nodes: Vec<String>,
-    /// Names of the nodes an admin skipped with the skip annotation.
+    /// Names of the nodes an admin skipped with the skip annotation, in the order they were skipped.
     #[serde(default)]
     pub skipped_nodes: Vec<String>,
     /// How many nodes have not started yet.

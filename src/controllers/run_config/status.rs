@@ -148,8 +148,8 @@ fn whole(status: &MutexRunConfigStatus) -> Result<Vec<Value>> {
 }
 
 /// The JSON Patch from `previous` (the status of resourceVersion `version`) to `next`: a test of the
-/// resourceVersion, then each top-level field that changed (set, removed, or — for the finished-node lists — the
-/// new names appended).
+/// resourceVersion, then each top-level field that changed — set, removed, written entry by entry (the nodes in
+/// flight, the conditions) or, for the finished-node lists, with the new names appended.
 fn changes(previous: &MutexRunConfigStatus, next: &MutexRunConfigStatus, version: &str) -> Result<Vec<Value>> {
     let (Value::Object(before), Value::Object(after)) = (serde_json::to_value(previous)?, serde_json::to_value(next)?)
     else {
