@@ -194,10 +194,7 @@ pub fn publish_later(
     action: &str,
     note: String,
 ) {
-    if let Err(error) = recorder.sender().try_send(queued(obj, warning, reason, action, note)) {
-        let reason = match &error {
-            mpsc::error::TrySendError::Full(q) | mpsc::error::TrySendError::Closed(q) => q.occurrence.reason.clone(),
-        };
+    if recorder.sender().try_send(queued(obj, warning, reason, action, note)).is_err() {
         tracing::warn!(reason, "the Event queue is full; an Event was dropped");
     }
 }
