@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::batch::v1::{Job, JobSpec};
+use k8s_openapi::api::batch::v1::{Job, JobSpec, JobStatus};
 use k8s_openapi::api::core::v1::{
     Affinity, EnvVar, NodeAffinity, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm, PodSpec,
 };
@@ -225,9 +225,9 @@ fn avoid_node(pod: &mut PodSpec, node: &str) {
     }
 }
 
-/// The outcome of a Job, from its final conditions.
-pub fn job_result(job: &Job) -> crate::api::JobResult {
-    let conditions = job.status.as_ref().and_then(|s| s.conditions.as_ref());
+/// The outcome of a Job, from the final conditions of its status.
+pub fn job_result(status: Option<&JobStatus>) -> crate::api::JobResult {
+    let conditions = status.and_then(|s| s.conditions.as_ref());
     let holds = |type_: &str| conditions.into_iter().flatten().any(|c| c.type_ == type_ && c.status == "True");
     if holds("Complete") {
         crate::api::JobResult::Succeeded
@@ -238,9 +238,9 @@ pub fn job_result(job: &Job) -> crate::api::JobResult {
     }
 }
 
-/// Why a Job failed, from its Failed condition.
-pub fn failure_message(job: &Job) -> Option<String> {
-    let condition = job.status.as_ref()?.conditions.as_ref()?.iter().find(|c| c.type_ == "Failed")?;
+/// Why a Job failed, from the Failed condition of its status.
+pub fn failure_message(status: Option<&JobStatus>) -> Option<String> {
+    let condition = status?.conditions.as_ref()?.iter().find(|c| c.type_ == "Failed")?;
     Some(match (&condition.reason, &condition.message) {
         (Some(r), Some(m)) => format!("{r}: {m}"),
         (Some(r), None) => r.clone(),

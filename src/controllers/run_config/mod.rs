@@ -15,7 +15,6 @@ use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use futures::StreamExt;
-use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::Node;
 use k8s_openapi::jiff::Timestamp;
 use kube::core::PartialObjectMeta;
@@ -29,6 +28,7 @@ use crate::api::{MutexRule, MutexRunConfig, MutexTarget};
 use crate::guard;
 use crate::labels;
 use crate::openshift::{self, ClusterVersion, MachineConfig, MachineConfigPool};
+use crate::trim::CachedJob;
 use crate::watches::Watches;
 use crate::{Context, Error, Result};
 
@@ -166,7 +166,7 @@ fn referencing<K: Resource>(
 }
 
 /// The run config a Job belongs to, from its annotation (its labels may be shortened with a hash).
-fn job_owner(job: guard::Guarded<Job>) -> Option<ObjectRef<Guarded>> {
+fn job_owner(job: guard::Guarded<CachedJob>) -> Option<ObjectRef<Guarded>> {
     let (namespace, name) = job.annotations().get(crate::jobs::RUN_CONFIG_ANNOTATION)?.split_once('/')?;
     Some(ObjectRef::new(name).within(namespace))
 }
@@ -230,7 +230,7 @@ mod tests {
     #[test]
     fn a_job_wakes_its_run_config_even_when_the_name_is_too_long_for_a_label() {
         let name = "a-run-config-whose-name-is-much-longer-than-a-label-value-may-ever-be";
-        let job: Job = serde_json::from_value(serde_json::json!({
+        let job: CachedJob = serde_json::from_value(serde_json::json!({
             "metadata": {
                 "name": "check-0123456789",
                 "namespace": "ops",

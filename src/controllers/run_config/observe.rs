@@ -7,7 +7,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::Node;
 use k8s_openapi::jiff::Timestamp;
 use kube::core::PartialObjectMeta;
@@ -24,6 +23,7 @@ use crate::jobs::{self, JobPhase};
 use crate::labels;
 use crate::membership;
 use crate::openshift::{self, ClusterVersion, MachineConfig, MachineConfigPool};
+use crate::trim::CachedJob;
 
 /// The caches the run-config controller reads; every one is fed by a watch.
 #[derive(Clone)]
@@ -43,7 +43,7 @@ pub struct Stores {
     /// The ClusterVersion.
     pub cluster_versions: Store<Guarded<ClusterVersion>>,
     /// numo's Jobs (the watch selects them by label).
-    pub jobs: Store<Guarded<Job>>,
+    pub jobs: Store<Guarded<CachedJob>>,
 }
 
 /// Builds the snapshot for one run config.
@@ -217,7 +217,7 @@ fn node_view(node: &Node, source: VersionSource, rendered: &BTreeMap<String, Str
 
 /// A numo Job as the planner reads it; one that cannot be decoded counts as failed, saying why (its labels and
 /// annotations, which say what it is for, are read all the same).
-fn job_view(job: &Guarded<Job>, namespace: &str, name: &str) -> Option<JobView> {
+fn job_view(job: &Guarded<CachedJob>, namespace: &str, name: &str) -> Option<JobView> {
     let l = job.labels();
     if l.get(labels::JOB_RUN_CONFIG)? != &labels::label_value(name)
         || l.get(labels::JOB_RUN_CONFIG_NAMESPACE)? != &labels::label_value(namespace)
@@ -233,9 +233,12 @@ fn job_view(job: &Guarded<Job>, namespace: &str, name: &str) -> Option<JobView> 
         phase: JobPhase::parse(l.get(labels::JOB_PHASE)?)?,
         attempt: l.get(labels::JOB_ATTEMPT)?.parse().ok()?,
         target_version: a.get(jobs::VERSION_ANNOTATION)?.clone(),
-        result: job.decoded().map_or(JobResult::Failed, jobs::job_result),
+        result: job.decoded().map_or(JobResult::Failed, |job| jobs::job_result(job.status.as_ref())),
         message: match &job.0 {
-            Ok(job) => (jobs::job_result(job) == JobResult::Failed).then(|| jobs::failure_message(job)).flatten(),
+            Ok(job) => match jobs::job_result(job.status.as_ref()) {
+                JobResult::Failed => jobs::failure_message(job.status.as_ref()),
+                _ => None,
+            },
             Err(invalid) => Some(format!("the Job cannot be read: {}", invalid.error)),
         },
         deleting: job.meta().deletion_timestamp.is_some(),

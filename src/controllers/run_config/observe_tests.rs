@@ -69,7 +69,7 @@ fn stores(pools: &[Value], nodes: &[Value], jobs: &[Value]) -> Stores {
         nodes: store::<Node>(nodes),
         machine_configs: store::<PartialObjectMeta<MachineConfig>>(&[]),
         cluster_versions: store::<ClusterVersion>(&[]),
-        jobs: store::<Job>(jobs),
+        jobs: store::<CachedJob>(jobs),
     }
 }
 
@@ -122,12 +122,12 @@ fn a_numo_job_that_cannot_be_read_counts_as_failed_not_missing() {
                        labels::JOB_PHASE: "gate", labels::JOB_ATTEMPT: "1"},
             "annotations": {jobs::NODE_ANNOTATION: "worker-0", jobs::RULE_ANNOTATION: format!("{NS}/check"),
                             jobs::VERSION_ANNOTATION: "4.16.5"}},
-        "spec": {"parallelism": "many"}});
+        "status": {"succeeded": "many"}});
     let snapshot = snapshot(&stores(&[worker_pool()], &[], &[job]), &run_config(), Timestamp::UNIX_EPOCH);
     let [view] = snapshot.jobs.as_slice() else { panic!("one Job: {:?}", snapshot.jobs) };
     assert_eq!((view.node.as_str(), view.result), ("worker-0", JobResult::Failed));
     let message = view.message.as_deref().unwrap_or_default();
-    assert!(message.starts_with("the Job cannot be read: spec.parallelism: invalid type"), "{message}");
+    assert!(message.starts_with("the Job cannot be read: status.succeeded: invalid type"), "{message}");
 }
 
 #[test]
