@@ -2,7 +2,9 @@
 //! process, as its ServiceAccount, against the test world (the simulated OpenShift; two rules with gate and cleanup
 //! Jobs of 1 s each). Prints one line; asserts nothing about time.
 //!
-//! - **rollout**: from the cluster's upgrade until the run config reports `Completed`.
+//! - **rollout**: from the cluster's upgrade until the run config reports `Completed`; printed with its two parts:
+//!   until every node is done (the run config says `Restoring`), and the wait for the MCO to move every node back
+//!   into its restored pool (the test world's work: one node at a time, as the pool's `maxUnavailable` says).
 //! - **ideal**: the work the test world itself does, spread over `C` slots: Σ over nodes of (each of its Jobs from
 //!   creation until seen succeeded + its update from release until seen at the new version) / C.
 //! - **overhead**: (rollout − ideal) / rollout — numo's own reaction times plus any slot it left idle.
@@ -42,6 +44,8 @@ struct Seen {
     job_done: HashMap<String, Instant>,
     released: HashMap<String, Instant>,
     upgraded: HashMap<String, Instant>,
+    /// When the run config first said Restoring: every node finished, the pools are being given back to the MCO.
+    restoring: Option<Instant>,
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
@@ -70,6 +74,7 @@ async fn main() -> anyhow::Result<()> {
     let seen: Arc<Mutex<Seen>> = Arc::default();
     record_jobs(&mut setup, seen.clone());
     record_nodes(&mut setup, seen.clone());
+    record_restoring(&mut setup, seen.clone());
     let before = numo.sample().await?;
     let started = Instant::now();
     setup.upgrade_cluster(NEW).await?;
@@ -89,15 +94,19 @@ async fn main() -> anyhow::Result<()> {
     let work = world_work(&seen, workers)?;
     let ideal = work.as_secs_f64() / concurrency as f64;
     let rollout_s = rollout.as_secs_f64();
+    // Until Restoring numo gates nodes; after it the MCO moves every node back into its pool, one at a time.
+    let gating_s = seen.restoring.map_or(rollout_s, |at| at.duration_since(started).as_secs_f64()).min(rollout_s);
     let writes = after.writes - before.writes;
     let status_writes = after.status_writes - before.status_writes;
     let status_written = after.status_bytes - before.status_bytes;
     println!(
-        "N={workers} C={concurrency}: rollout {rollout_s:.1}s, ideal {ideal:.1}s, overhead {:.1}%, {:.2} nodes/s, \
+        "N={workers} C={concurrency}: rollout {rollout_s:.1}s (every node done after {gating_s:.1}s, then \
+         {:.1}s restoring the pools), ideal {ideal:.1}s, overhead {:.1}%, {:.2} nodes/s, \
          peak RSS {:.0} MiB, idle RSS {:.0} MiB (after the rollout {:.0} MiB), numo CPU {:.1}s, {:.1} writes/node, \
          status {} writes of {:.1} KB mean (stored {:.1} KB); idle {}s: {} requests besides {} watch renewals, \
          {:.2}s CPU; load {} → {}; \
          CPU during the rollout: numo {:.0}s, simulator {:.0}s, API server + etcd + kwok + others {:.0}s",
+        rollout_s - gating_s,
         100.0 * (rollout_s - ideal) / rollout_s,
         workers as f64 / rollout_s,
         end.peak_rss_kib as f64 / 1024.0,
@@ -317,6 +326,21 @@ fn record_jobs(setup: &mut Setup, seen: Arc<Mutex<Seen>>) {
             seen.job_created.entry(job.name_any()).or_insert(now);
             if job.status.as_ref().and_then(|s| s.succeeded).unwrap_or(0) > 0 {
                 seen.job_done.entry(job.name_any()).or_insert(now);
+            }
+        }
+    });
+}
+
+fn record_restoring(setup: &mut Setup, seen: Arc<Mutex<Seen>>) {
+    let api = setup.run_configs();
+    setup.world.spawn(async move {
+        let events = watcher::watcher(api, watcher::Config::default()).default_backoff();
+        futures::pin_mut!(events);
+        while let Some(event) = events.next().await {
+            let Ok(Event::Apply(rc) | Event::InitApply(rc)) = event else { continue };
+            if rc.status.as_ref().and_then(|s| s.phase) == Some(RunPhase::Restoring) {
+                let Ok(mut seen) = seen.lock() else { return };
+                seen.restoring.get_or_insert_with(Instant::now);
             }
         }
     });

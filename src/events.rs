@@ -27,6 +27,8 @@ use kube::{Api, Resource};
 const MAX_NOTE: usize = 1024;
 /// How long a published Event can still become a series (the Kubernetes event recorder's interval).
 const SERIES_WINDOW: SignedDuration = SignedDuration::from_secs(6 * 60);
+/// How often Events whose series window closed are forgotten.
+const PRUNE_EVERY: SignedDuration = SignedDuration::from_secs(60);
 
 /// How many queued Events are written at once.
 pub const PUBLISHING_AT_ONCE: usize = 8;
@@ -65,7 +67,15 @@ struct Inner {
     client: kube::Client,
     controller: String,
     instance: String,
-    published: Mutex<HashMap<Occurrence, Published>>,
+    published: Mutex<Remembered>,
+}
+
+/// The Events published within the series window, forgotten a while after it closed (pruned once per
+/// [`PRUNE_EVERY`], not on every Event: at thousands of nodes a rollout keeps thousands of them).
+#[derive(Default)]
+struct Remembered {
+    events: HashMap<Occurrence, Published>,
+    pruned: Option<Timestamp>,
 }
 
 /// An Event waiting in the queue, with the time it happened.
@@ -124,14 +134,18 @@ impl Inner {
 
     /// The Event already published for `occurrence` within the series window, now seen once more.
     fn repeat_of(&self, occurrence: &Occurrence, now: Timestamp) -> Option<Published> {
-        let mut published = self.published.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        published.retain(|_, p| now.duration_since(p.last) < SERIES_WINDOW);
-        published.get(occurrence).map(|p| Published { count: p.count + 1, last: now, ..p.clone() })
+        let mut remembered = self.published.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if remembered.pruned.is_none_or(|pruned| now.duration_since(pruned) >= PRUNE_EVERY) {
+            remembered.events.retain(|_, p| now.duration_since(p.last) < SERIES_WINDOW);
+            remembered.pruned = Some(now);
+        }
+        let published = remembered.events.get(occurrence).filter(|p| now.duration_since(p.last) < SERIES_WINDOW)?;
+        Some(Published { count: published.count + 1, last: now, ..published.clone() })
     }
 
     fn remember(&self, occurrence: Occurrence, event: Published) {
-        let mut published = self.published.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        published.insert(occurrence, event);
+        let mut remembered = self.published.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        remembered.events.insert(occurrence, event);
     }
 
     async fn write(

@@ -3,6 +3,7 @@
 
 pub mod api;
 pub mod api_client;
+pub mod cached_job;
 pub mod conditions;
 pub mod error;
 pub mod jobs;

@@ -63,6 +63,18 @@ fn the_csv_owns_numos_three_crds_by_their_full_names() {
         for field in ["displayName", "description", "resources", "specDescriptors", "statusDescriptors"] {
             assert!(!entry[field].is_null(), "{} lacks {field}", entry["name"]);
         }
+        // OLM's CSV schema requires name, kind and version of every resource (`kubectl create -f` refuses the
+        // file otherwise): the plural of a custom resource, "" for a built-in kind.
+        for resource in entry["resources"].as_array().into_iter().flatten() {
+            let field = |key: &str| resource[key].as_str().unwrap_or_else(|| panic!("{resource} lacks {key}"));
+            let plural = match field("kind") {
+                "MachineConfigPool" => "machineconfigpools",
+                "MutexRule" => "mutexrules",
+                "MutexTarget" => "mutextargets",
+                _ => "",
+            };
+            assert_eq!((field("name"), field("version").is_empty()), (plural, false), "{resource}");
+        }
     }
     let descriptors = |kind: &str, list: &str| -> Vec<(String, Vec<String>)> {
         let entry = owned.iter().find(|o| o["kind"] == kind).cloned().unwrap_or_default();
@@ -115,6 +127,21 @@ fn alm_examples_hold_one_object_per_kind_that_the_crd_schema_and_the_rust_types_
         let errors: Vec<String> =
             validator.iter_errors(example).map(|e| format!("{}: {e}", e.instance_path())).collect();
         assert!(errors.is_empty(), "{kind} example breaks the CRD schema: {errors:?}");
+    }
+}
+
+#[test]
+fn the_user_roles_of_config_rbac_ship_in_the_bundle() {
+    for name in ["numo-viewer", "numo-editor", "numo-run-config-editor"] {
+        let role = yaml(format!("bundle/manifests/{name}_rbac.authorization.k8s.io_v1_clusterrole.yaml"));
+        assert_eq!((role["kind"].as_str(), role["metadata"]["name"].as_str()), (Some("ClusterRole"), Some(name)));
+        let file = ["viewer_role", "editor_role", "run_config_editor_role"]
+            .iter()
+            .map(|f| yaml(format!("config/rbac/{f}.yaml")))
+            .find(|r| r["metadata"]["name"] == name)
+            .unwrap_or_else(|| panic!("{name} is not in config/rbac"));
+        assert_eq!(role["rules"], file["rules"], "{name}");
+        assert_eq!(role["metadata"]["labels"], file["metadata"]["labels"], "{name}: its aggregation labels");
     }
 }
 

@@ -25,10 +25,10 @@ use kube::{Resource, ResourceExt};
 use tracing::instrument;
 
 use crate::api::{MutexRule, MutexRunConfig, MutexTarget};
+use crate::cached_job::CachedJob;
 use crate::guard;
 use crate::labels;
 use crate::openshift::{self, ClusterVersion, MachineConfig, MachineConfigPool};
-use crate::trim::CachedJob;
 use crate::watches::Watches;
 use crate::{Context, Error, Result};
 
@@ -62,7 +62,7 @@ pub async fn run(ctx: Context) {
         watches.watch::<guard::Guarded<PartialObjectMeta<MachineConfig>>>("MachineConfigs", any);
     let (cluster_versions, cv_events) =
         watches.watch::<guard::Guarded<ClusterVersion>>("ClusterVersions", the_cluster_version);
-    let (jobs, job_events) = watches.watch_trimmed("Jobs", numo_jobs, crate::trim::job);
+    let (jobs, job_events) = watches.watch::<guard::Guarded<CachedJob>>("Jobs", numo_jobs);
 
     let all = {
         let store = run_configs.clone();
@@ -167,7 +167,11 @@ fn referencing<K: Resource>(
 
 /// The run config a Job belongs to, from its annotation (its labels may be shortened with a hash).
 fn job_owner(job: guard::Guarded<CachedJob>) -> Option<ObjectRef<Guarded>> {
-    let (namespace, name) = job.annotations().get(crate::jobs::RUN_CONFIG_ANNOTATION)?.split_once('/')?;
+    let run_config = match &job.0 {
+        Ok(job) => job.run_config.clone()?,
+        Err(invalid) => invalid.metadata.annotations.as_ref()?.get(crate::jobs::RUN_CONFIG_ANNOTATION)?.clone(),
+    };
+    let (namespace, name) = run_config.split_once('/')?;
     Some(ObjectRef::new(name).within(namespace))
 }
 

@@ -18,12 +18,12 @@ use super::snapshot::{
     Unusable,
 };
 use crate::api::{JobResult, MutexRule, MutexRunConfig, MutexTarget, RuleUnusable, VersionSource};
+use crate::cached_job::{CachedJob, JobFacts};
 use crate::guard::Guarded;
-use crate::jobs::{self, JobPhase};
+use crate::jobs;
 use crate::labels;
 use crate::membership;
 use crate::openshift::{self, ClusterVersion, MachineConfig, MachineConfigPool};
-use crate::trim::CachedJob;
 
 /// The caches the run-config controller reads; every one is fed by a watch.
 #[derive(Clone)]
@@ -218,29 +218,27 @@ fn node_view(node: &Node, source: VersionSource, rendered: &BTreeMap<String, Str
 /// A numo Job as the planner reads it; one that cannot be decoded counts as failed, saying why (its labels and
 /// annotations, which say what it is for, are read all the same).
 fn job_view(job: &Guarded<CachedJob>, namespace: &str, name: &str) -> Option<JobView> {
-    let l = job.labels();
-    if l.get(labels::JOB_RUN_CONFIG)? != &labels::label_value(name)
-        || l.get(labels::JOB_RUN_CONFIG_NAMESPACE)? != &labels::label_value(namespace)
-    {
+    let read;
+    let (facts, result, message) = match &job.0 {
+        Ok(job) => (job.facts.as_ref()?, job.result, job.failure.clone()),
+        Err(invalid) => {
+            read = JobFacts::read(&invalid.metadata)?;
+            (&read, JobResult::Failed, Some(format!("the Job cannot be read: {}", invalid.error)))
+        }
+    };
+    if !facts.belongs_to(namespace, name) {
         return None;
     }
-    let a = job.annotations();
     Some(JobView {
         name: job.name_any(),
         namespace: job.namespace().unwrap_or_default(),
-        node: a.get(jobs::NODE_ANNOTATION)?.clone(),
-        rule: a.get(jobs::RULE_ANNOTATION)?.clone(),
-        phase: JobPhase::parse(l.get(labels::JOB_PHASE)?)?,
-        attempt: l.get(labels::JOB_ATTEMPT)?.parse().ok()?,
-        target_version: a.get(jobs::VERSION_ANNOTATION)?.clone(),
-        result: job.decoded().map_or(JobResult::Failed, |job| jobs::job_result(job.status.as_ref())),
-        message: match &job.0 {
-            Ok(job) => match jobs::job_result(job.status.as_ref()) {
-                JobResult::Failed => jobs::failure_message(job.status.as_ref()),
-                _ => None,
-            },
-            Err(invalid) => Some(format!("the Job cannot be read: {}", invalid.error)),
-        },
+        node: facts.node.clone(),
+        rule: facts.rule.clone(),
+        phase: facts.phase,
+        attempt: facts.attempt,
+        target_version: facts.target_version.clone(),
+        result,
+        message,
         deleting: job.meta().deletion_timestamp.is_some(),
         holds_result: job.meta().finalizers.iter().flatten().any(|f| f == jobs::RESULT_FINALIZER),
     })

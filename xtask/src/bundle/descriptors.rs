@@ -17,6 +17,7 @@ pub fn owned(base_entries: &[Value], crds: &[Value]) -> anyhow::Result<Vec<Value
         let schema = &version["schema"]["openAPIV3Schema"]["properties"];
         check_descriptors(kind, "specDescriptors", &base["specDescriptors"], &schema["spec"])?;
         check_descriptors(kind, "statusDescriptors", &base["statusDescriptors"], &schema["status"])?;
+        check_resources(kind, &base["resources"], crds)?;
         let mut entry = base.clone();
         entry["name"] = Value::from(name);
         entry["version"] = version["name"].clone();
@@ -29,6 +30,30 @@ pub fn owned(base_entries: &[Value], crds: &[Value]) -> anyhow::Result<Vec<Value
         }
     }
     Ok(owned)
+}
+
+/// Each `resources` entry is an OLM `APIResourceReference`, whose schema requires `name`, `kind` and `version`:
+/// `name` is the plural of a custom resource and `""` for a built-in kind (a CSV without it is re-encoded by OLM,
+/// but refused by anything that applies the file as it is, e.g. `kubectl create -f`).
+fn check_resources(owner: &str, resources: &Value, crds: &[Value]) -> anyhow::Result<()> {
+    for resource in resources.as_array().into_iter().flatten() {
+        let field = |key: &str| resource[key].as_str();
+        let (Some(name), Some(kind), Some(version)) = (field("name"), field("kind"), field("version")) else {
+            bail!(
+                "the CSV base's {owner} entry lists a resource without a string name, kind and version ({resource}); \
+                 OLM's CSV schema requires all three (name: the plural of a custom resource, \"\" for a built-in kind)"
+            );
+        };
+        let ours = crds.iter().find(|c| c["spec"]["names"]["kind"].as_str() == Some(kind));
+        if let Some(plural) = ours.and_then(|c| c["spec"]["names"]["plural"].as_str()) {
+            if name != plural {
+                bail!(
+                    "the CSV base's {owner} entry names resource {kind} {version} `{name}`; its plural is `{plural}`"
+                );
+            }
+        }
+    }
+    Ok(())
 }
 
 fn storage_version(crd: &Value) -> Option<&Value> {
@@ -94,6 +119,19 @@ mod tests {
             "canary": {"properties": {"name": {"type": "string"}}},
             "rules": {"type": "array", "items": {"properties": {"name": {"type": "string"}}}},
         }})
+    }
+
+    #[test]
+    fn every_resource_names_its_plural_kind_and_version() {
+        let crds = [json!({"spec": {"names": {"kind": "MutexRule", "plural": "mutexrules"}}})];
+        let resources = |entries: Value| check_resources("K", &entries, &crds);
+        assert!(resources(json!([{"name": "", "kind": "Job", "version": "v1"},
+                                 {"name": "mutexrules", "kind": "MutexRule", "version": "v1alpha1"}]))
+        .is_ok());
+        let nameless = resources(json!([{"kind": "Job", "version": "v1"}]));
+        assert!(nameless.err().is_some_and(|e| e.to_string().contains("requires all three")));
+        let wrong = resources(json!([{"name": "rules", "kind": "MutexRule", "version": "v1alpha1"}]));
+        assert!(wrong.err().is_some_and(|e| e.to_string().contains("its plural is `mutexrules`")));
     }
 
     #[test]

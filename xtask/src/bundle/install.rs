@@ -15,6 +15,10 @@ pub struct Install {
     pub image: String,
     /// The Services of `config/manager`, without namespace, for `bundle/manifests`.
     pub services: Vec<Value>,
+    /// The ClusterRoles of `config/rbac` that nothing there binds: the roles an admin binds to people
+    /// (`numo-viewer`, `numo-editor`, `numo-run-config-editor`), shipped as plain bundle manifests so that an
+    /// OperatorHub install creates them too.
+    pub user_roles: Vec<Value>,
 }
 
 /// Builds the install strategy; `image` replaces the Deployment's image when given.
@@ -56,7 +60,20 @@ pub fn install(manager: &[Object], rbac: &[Object], image: Option<&str>) -> anyh
         .filter(|o| o.kind() == "Service")
         .map(|o| crate::manifests::without_namespace(&o.value))
         .collect();
-    Ok(Install { strategy: json!({"strategy": "deployment", "spec": install_spec}), image, services })
+    let user_roles = user_roles(rbac);
+    Ok(Install { strategy: json!({"strategy": "deployment", "spec": install_spec}), image, services, user_roles })
+}
+
+/// The ClusterRoles no ClusterRoleBinding of `rbac` refers to.
+fn user_roles(rbac: &[Object]) -> Vec<Value> {
+    let bound = |name: &str| {
+        rbac.iter().any(|o| {
+            o.kind() == "ClusterRoleBinding"
+                && o.value["roleRef"]["kind"] == "ClusterRole"
+                && o.value["roleRef"]["name"].as_str() == Some(name)
+        })
+    };
+    rbac.iter().filter(|o| o.kind() == "ClusterRole" && !bound(o.name())).map(|o| o.value.clone()).collect()
 }
 
 /// The rules of every `role_kind` bound to the ServiceAccount by a `binding_kind`, in binding order.

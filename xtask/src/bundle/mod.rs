@@ -103,6 +103,13 @@ pub fn generate_with(root: &Path, options: &Options) -> anyhow::Result<Bundle> {
         let name = service["metadata"]["name"].as_str().unwrap_or("service");
         files.insert(manifests_dir.join(format!("{name}_v1_service.yaml")), generated_yaml(service)?);
     }
+    for role in &install.user_roles {
+        let name = role["metadata"]["name"].as_str().unwrap_or("role");
+        files.insert(
+            manifests_dir.join(format!("{name}_rbac.authorization.k8s.io_v1_clusterrole.yaml")),
+            generated_yaml(role)?,
+        );
+    }
     for sample in console::samples(&settings.console_samples, &samples)? {
         let name = sample["metadata"]["name"].as_str().unwrap_or("sample");
         let file = format!("{name}_console.openshift.io_v1_consoleyamlsample.yaml");
