@@ -79,7 +79,14 @@ async fn main() -> anyhow::Result<()> {
     let started = Instant::now();
     setup.upgrade_cluster(NEW).await?;
     let limit = Duration::from_secs(1800 + 60 * workers as u64 / concurrency.max(1) as u64);
-    setup.wait_phase("bench", RunPhase::Completed, limit).await?;
+    let done = |rc: &numo::api::MutexRunConfig| {
+        matches!(rc.status.as_ref().and_then(|s| s.phase), Some(RunPhase::Restoring | RunPhase::Completed))
+    };
+    numo_testkit::wait_until(&setup.run_configs(), "bench", limit, "every node done", done).await?;
+    // Restoring: the MCO moves the nodes back into their pool one at a time (the pool's maxUnavailable), which
+    // at thousands of nodes takes the test world seconds per node.
+    let restore_limit = Duration::from_secs(600 + 3 * workers as u64);
+    setup.wait_phase("bench", RunPhase::Completed, restore_limit).await?;
     let rollout = started.elapsed();
     let after = numo.sample().await?;
     eprintln!("scale: Completed after {:.1}s; waiting for every pool to settle", rollout.as_secs_f64());
