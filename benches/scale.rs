@@ -3,7 +3,7 @@
 //! Jobs of 1 s each). Prints one line; asserts nothing about time.
 //!
 //! - **rollout**: from the cluster's upgrade until the run config reports `Completed`; printed with its two parts:
-//!   until every node is done (the run config says `Restoring`), and the wait for the MCO to move every node back
+//!   until every node is done (the run config says `Restoring`, or `Completed` at once), and the wait for the MCO to move every node back
 //!   into its restored pool (the test world's work: one node at a time, as the pool's `maxUnavailable` says).
 //! - **ideal**: the work the test world itself does, spread over `C` slots: Σ over nodes of (each of its Jobs from
 //!   creation until seen succeeded + its update from release until seen at the new version) / C.
@@ -44,8 +44,6 @@ struct Seen {
     job_done: HashMap<String, Instant>,
     released: HashMap<String, Instant>,
     upgraded: HashMap<String, Instant>,
-    /// When the run config first said Restoring: every node finished, the pools are being given back to the MCO.
-    restoring: Option<Instant>,
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
@@ -74,7 +72,6 @@ async fn main() -> anyhow::Result<()> {
     let seen: Arc<Mutex<Seen>> = Arc::default();
     record_jobs(&mut setup, seen.clone());
     record_nodes(&mut setup, seen.clone());
-    record_restoring(&mut setup, seen.clone());
     let before = numo.sample().await?;
     let started = Instant::now();
     setup.upgrade_cluster(NEW).await?;
@@ -83,6 +80,7 @@ async fn main() -> anyhow::Result<()> {
         matches!(rc.status.as_ref().and_then(|s| s.phase), Some(RunPhase::Restoring | RunPhase::Completed))
     };
     numo_testkit::wait_until(&setup.run_configs(), "bench", limit, "every node done", done).await?;
+    let gating = started.elapsed();
     // Restoring: the MCO moves the nodes back into their pool one at a time (the pool's maxUnavailable), which
     // at thousands of nodes takes the test world seconds per node.
     let restore_limit = Duration::from_secs(600 + 3 * workers as u64);
@@ -101,8 +99,7 @@ async fn main() -> anyhow::Result<()> {
     let work = world_work(&seen, workers)?;
     let ideal = work.as_secs_f64() / concurrency as f64;
     let rollout_s = rollout.as_secs_f64();
-    // Until Restoring numo gates nodes; after it the MCO moves every node back into its pool, one at a time.
-    let gating_s = seen.restoring.map_or(rollout_s, |at| at.duration_since(started).as_secs_f64()).min(rollout_s);
+    let gating_s = gating.as_secs_f64();
     let writes = after.writes - before.writes;
     let status_writes = after.status_writes - before.status_writes;
     let status_written = after.status_bytes - before.status_bytes;
@@ -333,21 +330,6 @@ fn record_jobs(setup: &mut Setup, seen: Arc<Mutex<Seen>>) {
             seen.job_created.entry(job.name_any()).or_insert(now);
             if job.status.as_ref().and_then(|s| s.succeeded).unwrap_or(0) > 0 {
                 seen.job_done.entry(job.name_any()).or_insert(now);
-            }
-        }
-    });
-}
-
-fn record_restoring(setup: &mut Setup, seen: Arc<Mutex<Seen>>) {
-    let api = setup.run_configs();
-    setup.world.spawn(async move {
-        let events = watcher::watcher(api, watcher::Config::default()).default_backoff();
-        futures::pin_mut!(events);
-        while let Some(event) = events.next().await {
-            let Ok(Event::Apply(rc) | Event::InitApply(rc)) = event else { continue };
-            if rc.status.as_ref().and_then(|s| s.phase) == Some(RunPhase::Restoring) {
-                let Ok(mut seen) = seen.lock() else { return };
-                seen.restoring.get_or_insert_with(Instant::now);
             }
         }
     });
