@@ -3,8 +3,9 @@
 //! Jobs of 1 s each). Prints one line; asserts nothing about time.
 //!
 //! - **rollout**: from the cluster's upgrade until the run config reports `Completed`; printed with its two parts:
-//!   until every node is done (the run config says `Restoring`, or `Completed` at once), and the wait for the MCO to move every node back
-//!   into its restored pool (the test world's work: one node at a time, as the pool's `maxUnavailable` says).
+//!   until every node is done (the run config says `Restoring`, or `Completed` at once), and the wait for the MCO
+//!   to move every node back into its restored pool (the test world's work: one node at a time, as the pool's
+//!   `maxUnavailable` says).
 //! - **ideal**: the work the test world itself does, spread over `C` slots: Σ over nodes of (each of its Jobs from
 //!   creation until seen succeeded + its update from release until seen at the new version) / C.
 //! - **overhead**: (rollout − ideal) / rollout — numo's own reaction times plus any slot it left idle.

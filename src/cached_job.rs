@@ -161,7 +161,8 @@ mod tests {
     fn a_cached_job_keeps_what_the_planner_reads_and_nothing_else() {
         let status = json!({"failed": 1, "conditions": [
             {"type": "FailureTarget", "status": "True", "reason": "BackoffLimitExceeded", "message": "too many"},
-            {"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded", "message": "Job has reached the specified backoff limit"}]});
+            {"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded",
+             "message": "Job has reached the specified backoff limit"}]});
         let cached: Guarded<CachedJob> = serde_json::from_value(job(status)).unwrap_or_else(|e| panic!("{e}"));
         let cached = cached.decoded().unwrap_or_else(|| panic!("decoded"));
         let facts = cached.facts.as_ref().unwrap_or_else(|| panic!("facts"));
