@@ -76,6 +76,11 @@ impl JobFacts {
     }
 }
 
+/// The run config a Job's annotation names, `namespace/name`.
+pub fn run_config_of(meta: &ObjectMeta) -> Option<String> {
+    meta.annotations.as_ref()?.get(jobs::RUN_CONFIG_ANNOTATION).cloned()
+}
+
 /// The Job as the API sends it (its spec is skipped unread).
 #[derive(Deserialize)]
 struct WholeJob {
@@ -86,7 +91,7 @@ struct WholeJob {
 impl From<WholeJob> for CachedJob {
     fn from(job: WholeJob) -> Self {
         let facts = JobFacts::read(&job.metadata);
-        let run_config = job.metadata.annotations.as_ref().and_then(|a| a.get(jobs::RUN_CONFIG_ANNOTATION)).cloned();
+        let run_config = run_config_of(&job.metadata);
         let result = jobs::job_result(job.status.as_ref());
         let failure = match result {
             JobResult::Failed => jobs::failure_message(job.status.as_ref()),

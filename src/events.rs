@@ -53,6 +53,13 @@ struct Published {
     last: Timestamp,
 }
 
+impl Published {
+    /// Whether the Event can still become a series at `now`.
+    fn open_at(&self, now: Timestamp) -> bool {
+        now.duration_since(self.last) < SERIES_WINDOW
+    }
+}
+
 /// Publishes Events as one reporting controller (and instance, the pod's name when known).
 #[derive(Clone)]
 pub struct Recorder {
@@ -136,10 +143,10 @@ impl Inner {
     fn repeat_of(&self, occurrence: &Occurrence, now: Timestamp) -> Option<Published> {
         let mut remembered = self.published.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if remembered.pruned.is_none_or(|pruned| now.duration_since(pruned) >= PRUNE_EVERY) {
-            remembered.events.retain(|_, p| now.duration_since(p.last) < SERIES_WINDOW);
+            remembered.events.retain(|_, p| p.open_at(now));
             remembered.pruned = Some(now);
         }
-        let published = remembered.events.get(occurrence).filter(|p| now.duration_since(p.last) < SERIES_WINDOW)?;
+        let published = remembered.events.get(occurrence).filter(|p| p.open_at(now))?;
         Some(Published { count: published.count + 1, last: now, ..published.clone() })
     }
 

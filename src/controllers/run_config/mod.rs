@@ -169,7 +169,7 @@ fn referencing<K: Resource>(
 fn job_owner(job: guard::Guarded<CachedJob>) -> Option<ObjectRef<Guarded>> {
     let run_config = match &job.0 {
         Ok(job) => job.run_config.clone()?,
-        Err(invalid) => invalid.metadata.annotations.as_ref()?.get(crate::jobs::RUN_CONFIG_ANNOTATION)?.clone(),
+        Err(invalid) => crate::cached_job::run_config_of(&invalid.metadata)?,
     };
     let (namespace, name) = run_config.split_once('/')?;
     Some(ObjectRef::new(name).within(namespace))
