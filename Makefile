@@ -39,7 +39,7 @@ demo: ## a local cluster, a simulated OpenShift, numo and a live upgrade
 VERSION ?= $(shell sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -1)
 IMG ?= quay.io/numo-operator/numo:$(VERSION)
 BUNDLE_IMG ?= quay.io/numo-operator/numo-bundle:$(VERSION)
-.PHONY: bundle bundle-validate docker-build docker-push bundle-build bundle-push install-check
+.PHONY: bundle bundle-validate docker-build docker-push bundle-build bundle-push install-check olm-check image-check
 
 bundle: ## regenerate the OLM bundle (bundle/, bundle.Dockerfile) from config/
 	cargo xtask bundle
@@ -47,8 +47,8 @@ bundle: ## regenerate the OLM bundle (bundle/, bundle.Dockerfile) from config/
 bundle-validate: ## check the bundle matches config/ and passes operator-sdk validation with no warning
 	hack/validate-bundle.sh
 
-docker-build: ## build the operator image IMG with podman or buildah
-	hack/container-build.sh build Dockerfile $(IMG)
+docker-build: ## build the operator image IMG (FROM scratch, a static numo) with podman or buildah
+	hack/container-build.sh operator $(IMG)
 
 docker-push: ## push the operator image IMG
 	hack/container-build.sh push $(IMG)
@@ -59,5 +59,11 @@ bundle-build: ## build the OLM bundle image BUNDLE_IMG
 bundle-push: ## push the OLM bundle image BUNDLE_IMG
 	hack/container-build.sh push $(BUNDLE_IMG)
 
-install-check: ## kubectl apply -k config/default on a fresh local cluster, then a sample rollout by numo as its ServiceAccount
+install-check: ## install the previous release with kubectl, upgrade it with apply -k mid-rollout, remove it (fresh cluster)
 	hack/install-check.sh
+
+olm-check: ## install numo through real OLM, upgrade it mid-rollout, remove it mid-rollout and for good (fresh cluster)
+	hack/olm-check.sh
+
+image-check: ## build both images with buildah and check their files, labels and the numo binary inside
+	hack/image-check.sh

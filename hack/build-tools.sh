@@ -2,7 +2,7 @@
 # Builds the test-world binaries from the Go module proxy and caches them outside the repository,
 # keyed by version (see hack/versions.sh). With a warm cache this takes well under a second.
 #
-#   hack/build-tools.sh [kubernetes] [etcd] [kwok] [operator-sdk]   (default: the first three)
+#   hack/build-tools.sh [kubernetes] [etcd] [kwok] [olm] [operator-sdk]   (default: the first three)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=hack/versions.sh
@@ -98,6 +98,47 @@ build_kwok() {
   rm -rf "$KWOK_BIN" && mv "$KWOK_BIN.partial" "$KWOK_BIN"
 }
 
+build_olm() {
+  # olm (olm-operator), catalog (catalog-operator) and opm, from one scratch module that requires both of their
+  # modules: they share most dependencies, so one build graph compiles each package once. The module proxy refuses
+  # `go install …@version` for these modules (it answers 403 for their version lists), but serves the pinned
+  # versions themselves; OLM's go.mod has no replace directive to repeat.
+  local want=(olm catalog opm)
+  local missing=0
+  for b in "${want[@]}"; do [[ -x "$OLM_BIN/$b" ]] || missing=1; done
+  compgen -G "$OLM_CRDS/*.yaml" >/dev/null || missing=1
+  [[ -f "$OLM_OPENSHIFT_CRDS/proxies.crd.yaml" && -f "$OLM_OPENSHIFT_CRDS/consoleyamlsamples.crd.yaml" ]] || missing=1
+  if [[ $missing == 0 ]]; then return; fi
+  log "building OLM $OLM_VERSION (olm, catalog) and opm $OPM_VERSION; cold builds take several minutes"
+  local dir; dir="$(scratch)"
+  trap 'rm -rf "$dir"' RETURN
+  local olm=github.com/operator-framework/operator-lifecycle-manager registry=github.com/operator-framework/operator-registry
+  printf 'module numo.invalid/olm-build\n\ngo 1.24.6\n' >"$dir/go.mod"
+  (cd "$dir" && with_progress "resolve OLM modules" go get "$olm@$OLM_VERSION" "$registry@$OPM_VERSION" &&
+    go get "$olm/cmd/olm@$OLM_VERSION" "$olm/cmd/catalog@$OLM_VERSION" "$registry/cmd/opm@$OPM_VERSION")
+  # -X of a package a command does not link is ignored, so one set of flags serves all three.
+  local ld="-s -w -X $olm/pkg/version.OLMVersion=$OLM_VERSION -X $olm/pkg/version.GitCommit=$OLM_VERSION"
+  ld+=" -X $registry/cmd/opm/version.opmVersion=$OPM_VERSION -X $registry/cmd/opm/version.gitCommit=$OPM_VERSION"
+  rm -rf "$OLM_HOME.partial" && mkdir -p "$OLM_HOME.partial"/{bin,crds,openshift-crds}
+  local api openshift_api
+  api="$(cd "$dir" && go list -m -f '{{.Dir}}' github.com/operator-framework/api)"
+  cp "$api"/crds/*.yaml "$OLM_HOME.partial/crds/"
+  # Two OpenShift APIs that OLM needs and numo's test world lacks, from the openshift/api module OLM is built
+  # against: OLM watches config.openshift.io/v1 Proxy wherever that API group is served (the simulated OpenShift's
+  # ClusterVersion serves it), and numo's bundle ships ConsoleYAMLSamples, which OLM can only create where the
+  # console's API exists.
+  openshift_api="$(cd "$dir" && go list -m -f '{{.Dir}}' github.com/openshift/api)"
+  cp "$openshift_api/config/v1/0000_03_config-operator_01_proxy.crd.yaml" "$OLM_HOME.partial/openshift-crds/proxies.crd.yaml"
+  cp "$openshift_api/console/v1/0000_10_consoleyamlsample.crd.yaml" \
+    "$OLM_HOME.partial/openshift-crds/consoleyamlsamples.crd.yaml"
+  # One `go build` for the three commands shares the compile of their common packages.
+  (cd "$dir" && with_progress "olm, catalog, opm" go build -trimpath -tags containers_image_openpgp,json1 \
+    -ldflags "$ld" -o "$OLM_HOME.partial/bin/" \
+    "$olm/cmd/olm" "$olm/cmd/catalog" "$registry/cmd/opm")
+  chmod -R u+w "$OLM_HOME.partial"
+  rm -rf "$OLM_HOME" && mv "$OLM_HOME.partial" "$OLM_HOME"
+}
+
 build_operator_sdk() {
   # The module proxy serves only operator-sdk's source zip, not its go.mod: see hack/build-operator-sdk.sh.
   "$here/build-operator-sdk.sh"
@@ -111,6 +152,7 @@ for t in "${targets[@]}"; do
     kubernetes) build_kubernetes ;;
     etcd) build_etcd ;;
     kwok) build_kwok ;;
+    olm) build_olm ;;
     operator-sdk) build_operator_sdk ;;
     *) echo "unknown tool: $t" >&2; exit 2 ;;
   esac

@@ -1,8 +1,17 @@
 #!/usr/bin/env bash
-# Checks the install manifests end to end: `kubectl apply -k config/default` on a fresh local cluster, then numo run
-# as a local process under the identity of the ServiceAccount config/rbac creates (kwok only simulates the
-# Deployment's pod), with leader election on, drives the rollout of config/samples through a simulated upgrade
-# until every worker runs the new version and the pools are restored.
+# `make install-check`: numo installed, upgraded in the middle of a rollout and removed with `kubectl apply -k`.
+#
+# On a fresh local cluster with the OpenShift CRDs and a simulated OpenShift:
+#  1. the previous release's install manifests (tests/releases/<replaces>/install.yaml, what
+#     `kubectl kustomize config/default` gave at that release) are applied;
+#  2. numo, run as a local process under the identity of the ServiceAccount they create (kwok only simulates the
+#     Deployment's pod), with leader election on, drives the rollout of config/samples through a simulated upgrade;
+#  3. after the first worker is done, `kubectl apply --server-side -k config/default` of this tree upgrades the
+#     install (new CRDs, RBAC and Deployment spec) and the new numo takes over from the old;
+#  4. every worker reaches the new version, no Job is created twice, the pools are restored, no request of numo's
+#     was denied;
+#  5. numo is removed as docs/install.md says (run configs first, then `kubectl delete -k config/default`), and
+#     nothing of numo's stays.
 #
 #   hack/install-check.sh        # CLUSTER (default numo-install), WORKERS (3), FROM (4.16.4), TO (4.16.5)
 #
@@ -14,82 +23,94 @@ cd "$repo"
 source hack/versions.sh
 # shellcheck source=hack/lib/openshift.sh
 source hack/lib/openshift.sh
+# shellcheck source=hack/lib/rollout-check.sh
+source hack/lib/rollout-check.sh
+log_prefix=install-check
 cluster="${CLUSTER:-numo-install}" workers="${WORKERS:-3}" from="${FROM:-4.16.4}" to="${TO:-4.16.5}"
-namespace=numo-samples
-operator_user=system:serviceaccount:numo-system:numo-operator
+operator_ns=numo-system samples_ns=numo-samples
+previous="$(sed -n 's/^replaces: //p' config/manifests/bundle.yaml)"
+current="$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)"
 work="$(mktemp -d "${TMPDIR:-/tmp}/numo-install-check.XXXXXX")"
-log() { printf '[install-check %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 started=$SECONDS
 
-pids=()
 finish() {
   local rc=$?
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  if [[ $rc != 0 ]]; then
-    log "FAILED; last lines of numo's log:"
-    tail -n 30 "$work/numo.log" >&2 2>/dev/null || true
-    kubectl get mutexrunconfig -n "$namespace" -o yaml >&2 2>/dev/null || true
-  fi
+  stop_background "$rc"
   if [[ "${KEEP_CLUSTER:-}" != 1 ]]; then hack/cluster-down.sh "$cluster" >/dev/null 2>&1 || true; fi
   rm -rf "$work"
-  log "$([[ $rc == 0 ]] && echo ok || echo FAILED) in $((SECONDS - started))s"
+  check_log "$([[ $rc == 0 ]] && echo ok || echo FAILED) in $((SECONDS - started))s"
   exit "$rc"
 }
 trap finish EXIT
 
-log "building numo and the simulator"
+[[ -f "tests/releases/$previous/install.yaml" ]] ||
+  fail "config/manifests/bundle.yaml replaces '$previous', but tests/releases/$previous/install.yaml does not exist"
+hack/build-tools.sh kubernetes etcd kwok
+check_log "building numo and the simulator"
 cargo build --quiet --bin numo -p numo --bin numo-sim -p numo-simulator
-numo="${CARGO_TARGET_DIR:-$repo/target}/debug/numo" sim="${CARGO_TARGET_DIR:-$repo/target}/debug/numo-sim"
+numo="${NUMO_BINARY:-${CARGO_TARGET_DIR:-$repo/target}/debug/numo}" sim="${CARGO_TARGET_DIR:-$repo/target}/debug/numo-sim"
+export PATH="$K8S_BIN:$PATH"
 
-log "starting cluster $cluster (OpenShift CRDs only; numo's come from config/default)"
+check_log "starting cluster $cluster (OpenShift CRDs only; numo's come from its install manifests)"
 kubeconfig="$(NUMO_SKIP_CRDS=1 hack/cluster-up.sh "$cluster" | tail -n 1)"
-export KUBECONFIG="$kubeconfig" PATH="$K8S_BIN:$PATH"
+export KUBECONFIG="$kubeconfig"
 "$sim" install-crds >/dev/null
 
-log "kubectl apply -k config/default"
-kubectl apply --server-side -k config/default >"$work/apply.log" 2>&1 || { cat "$work/apply.log" >&2; exit 1; }
-if grep -qi warning "$work/apply.log"; then cat "$work/apply.log" >&2; log "the install printed warnings"; exit 1; fi
-kubectl wait --for=condition=Established crd --all --timeout=60s >/dev/null
-kubectl -n numo-system get deployment numo-operator >/dev/null
+# apply ARGS...: `kubectl apply --server-side` that must print no warning.
+apply() {
+  kubectl apply --server-side "$@" >"$work/apply.log" 2>&1 || { cat "$work/apply.log" >&2; fail "kubectl apply $* failed"; }
+  if grep -qi warning "$work/apply.log"; then cat "$work/apply.log" >&2; fail "kubectl apply $* printed warnings"; fi
+  kubectl wait --for=condition=Established crd --all --timeout=60s >/dev/null
+}
+deployment_image() {
+  kubectl get deployment -n "$operator_ns" numo-operator -o jsonpath='{.spec.template.spec.containers[0].image}'
+}
 
-log "seeding a simulated OpenShift: $workers workers at $from"
+check_log "installing numo $previous: kubectl apply -f tests/releases/$previous/install.yaml"
+apply -f "tests/releases/$previous/install.yaml"
+[[ "$(deployment_image)" == *":$previous" ]] || fail "the $previous Deployment runs $(deployment_image)"
+
+check_log "seeding a simulated OpenShift: $workers workers at $from"
 "$sim" seed --version "$from" --workers "$workers" --masters 1 >/dev/null
 "$sim" run >"$work/simulator.log" 2>&1 &
-pids+=($!)
+background_pids+=($!)
+operator_kubeconfig "$operator_ns/numo-operator"
+start_numo "$operator_ns"
+kubectl create namespace "$samples_ns" >/dev/null
+kubectl apply -n "$samples_ns" -k config/samples >/dev/null
+wait_until 120 phase_is Idle || fail "the run config never became Idle (phase '$(run_config_phase)')"
+kubectl get -n "$operator_ns" lease numo-leader -o jsonpath='{.spec.holderIdentity}' | grep -q . || fail "numo holds no Lease"
+before="$(pools_state)"
 
-log "numo run as $operator_user (leader election on, Lease numo-system/numo-leader)"
-cp "$kubeconfig" "$work/operator.kubeconfig"
-user="$(kubectl --kubeconfig "$work/operator.kubeconfig" config view -o jsonpath='{.contexts[?(@.name=="'"$(kubectl --kubeconfig "$work/operator.kubeconfig" config current-context)"'")].context.user}')"
-# Impersonation (`as:` in the file) is named after kubectl's flag in `kubectl config set`: act-as.
-kubectl --kubeconfig "$work/operator.kubeconfig" config set "users.$user.act-as" "$operator_user" >/dev/null
-[[ "$(kubectl --kubeconfig "$work/operator.kubeconfig" auth whoami -o jsonpath='{.status.userInfo.username}')" == "$operator_user" ]] ||
-  { log "the operator kubeconfig does not act as $operator_user"; exit 1; }
-KUBECONFIG="$work/operator.kubeconfig" POD_NAMESPACE=numo-system "$numo" run --metrics-address 127.0.0.1:0 \
-  --log-format json >"$work/numo.log" 2>&1 &
-pids+=($!)
-
-log "applying config/samples in namespace $namespace"
-kubectl create namespace "$namespace" --dry-run=client -o yaml | kubectl apply -f - >/dev/null
-kubectl apply -n "$namespace" -k config/samples >/dev/null
-kubectl wait -n "$namespace" mutexrunconfig/gated-workers --for=jsonpath='{.status.phase}'=Idle --timeout=120s >/dev/null
-kubectl get -n numo-system lease numo-leader -o jsonpath='{.spec.holderIdentity}' | grep -q . ||
-  { log "numo holds no Lease"; exit 1; }
-before="$(kubectl get mcp -o jsonpath='{range .items[*]}{.metadata.name}={.spec.paused}:{.spec.nodeSelector}{"\n"}{end}' | sort)"
-
-log "upgrading the cluster to $to"
+check_log "upgrading the cluster to $to"
 "$sim" upgrade --version "$to" >/dev/null
-kubectl wait -n "$namespace" mutexrunconfig/gated-workers --for=jsonpath='{.status.phase}'=Completed --timeout=600s >/dev/null
+wait_until 600 at_least_completed 1 || fail "no worker completed"
+check_log "worker 1 of $workers done: upgrading numo to $current with kubectl apply -k config/default"
+apply -k config/default
+[[ "$(deployment_image)" == *":$current" ]] || fail "the upgraded Deployment runs $(deployment_image)"
+# The new pod starts (and waits for the Lease) while the old one still runs; then the old one stops.
+old_pid="$numo_pid"
+start_numo "$operator_ns"
+new_pid="$numo_pid"
+numo_pid="$old_pid" && stop_numo && numo_pid="$new_pid"
+done_at_upgrade="$(completed_nodes)"
+[[ "$done_at_upgrade" -lt "$workers" ]] || fail "the rollout finished before the upgrade; raise WORKERS"
+check_log "numo $current took over with $done_at_upgrade of $workers workers done"
 
-after="$(kubectl get mcp -o jsonpath='{range .items[*]}{.metadata.name}={.spec.paused}:{.spec.nodeSelector}{"\n"}{end}' | sort)"
-[[ "$before" == "$after" ]] || { log "pools not restored:"; diff <(echo "$before") <(echo "$after") >&2; exit 1; }
-# No NFD here: each worker's release is its current rendered config's, as numo read it during the rollout.
-behind="$(node_releases node-role.kubernetes.io/worker | awk -v to="$to" '$2 != to' )"
-[[ -z "$behind" ]] || { log "workers not on $to:"; echo "$behind" >&2; exit 1; }
-jobs="$(kubectl get jobs -n "$namespace" -l app.kubernetes.io/managed-by=numo -o name | wc -l)"
-[[ "$jobs" == $((2 * workers)) ]] || { log "expected $((2 * workers)) Jobs (gate and cleanup per worker), found $jobs"; exit 1; }
-if grep -q '"status":403\|forbidden' "$work/numo.log"; then
-  log "numo was denied an API call:"; grep '"status":403\|forbidden' "$work/numo.log" | head -n 5 >&2; exit 1
-fi
-kubectl get mutexrunconfig -n "$namespace" -o wide >&2
-log "every worker runs $to, pools restored, $jobs Jobs, no request of numo denied"
+wait_until 900 phase_is Completed || fail "the rollout did not complete (phase '$(run_config_phase)')"
+assert_rollout_done "$workers" "$to" "$before"
+assert_never_denied
+kubectl get mutexrunconfig -n "$samples_ns" -o wide >&2
+check_log "every worker runs $to, pools restored, one gate and one cleanup Job per worker, no request denied"
+
+check_log "removing numo as docs/install.md says: run configs first, then kubectl delete -k config/default"
+kubectl delete mutexrunconfigs --all -A --wait --timeout=120s >/dev/null
+kubectl delete -k config/default --wait --timeout=120s >/dev/null
+stop_numo
+[[ "$(pools_state)" == "$before" ]] || fail "the pools are not as before numo"
+left="$(kubectl get crds,clusterroles,clusterrolebindings -o name | grep -E 'skrzypek|numo' || true)"
+kubectl get namespace "$operator_ns" >/dev/null 2>&1 && left+=" namespace/$operator_ns"
+[[ -z "${left// }" ]] || { echo "$left" >&2; fail "numo's objects stayed after the removal (above)"; }
+finalized="$(kubectl get jobs -A -o json | jq -r '.items[] | select(.metadata.finalizers // [] | any(startswith("openshift-optional"))) | .metadata.name')"
+[[ -z "$finalized" ]] || fail "Jobs keep numo's finalizer: $finalized"
+check_log "nothing of numo's left: pools as before, no CRDs, roles or namespace"

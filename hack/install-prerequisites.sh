@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the build and tests need on a fresh machine: Rust toolchain components and Debian packages.
-# Everything else (the Kubernetes control plane, etcd, kwok) is built from the Go module proxy by hack/build-tools.sh.
+# Everything else (the Kubernetes control plane, etcd, kwok, OLM, opm) is built from the Go module proxy by
+# hack/build-tools.sh. The operator image is built with buildah from a static (musl) numo binary, so the musl target,
+# musl-tools (ring's C code) and buildah are installed here too.
 set -euo pipefail
 log() { printf '[prerequisites] %s\n' "$*" >&2; }
 
@@ -8,11 +10,14 @@ if command -v rustup >/dev/null; then
   for component in rustfmt clippy; do
     rustup component list --installed 2>/dev/null | grep -q "^$component" || { log "installing $component"; rustup component add "$component"; }
   done
+  musl_target="$(uname -m)-unknown-linux-musl"
+  rustup target list --installed 2>/dev/null | grep -qx "$musl_target" || { log "installing $musl_target"; rustup target add "$musl_target"; }
 fi
 
 missing=()
-for tool in curl git make unzip; do command -v "$tool" >/dev/null || missing+=("$tool"); done
+for tool in curl git jq make unzip buildah; do command -v "$tool" >/dev/null || missing+=("$tool"); done
 command -v column >/dev/null || missing+=(bsdextrautils)
+command -v musl-gcc >/dev/null || missing+=(musl-tools)
 if [[ ${#missing[@]} -gt 0 ]]; then
   log "installing Debian packages: ${missing[*]}"
   sudo_cmd=(); [[ $(id -u) == 0 ]] || sudo_cmd=(sudo)

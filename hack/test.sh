@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Everything CI checks (`make test`, `.ci/run`): formatting, clippy, and every test (unit, schema, and integration tests
-# against a local cluster). Prints the time each step took.
+# Everything CI checks (`make test`, `.ci/run`): formatting, clippy, every test (unit, schema, and integration tests
+# against a local cluster), the OLM bundle, the images, and install, upgrade and removal with kubectl and through
+# OLM. Prints the time each step took.
 #
 #   hack/test.sh
 #
@@ -41,7 +42,7 @@ report() {
 }
 trap report EXIT
 
-step "build tools" "$hack_dir/build-tools.sh" kubernetes etcd kwok
+step "build tools" "$hack_dir/build-tools.sh" kubernetes etcd kwok olm
 
 stop_cluster=0
 cluster_ready "$cluster" || stop_cluster=1
@@ -57,3 +58,9 @@ step "cargo test" cargo test --workspace --no-fail-fast
 # The OLM bundle: equal to what config/ generates, and operator-sdk's operatorframework suite reports no error and no
 # warning (builds operator-sdk into the cache on first use).
 step "OLM bundle validation" "$hack_dir/validate-bundle.sh"
+
+# The lifecycle as admins drive it, each on a fresh cluster of its own: the images built FROM scratch; install,
+# upgrade mid-rollout and removal with kubectl apply -k, and through real OLM.
+step "images (buildah)" "$hack_dir/image-check.sh"
+step "install check (kubectl)" "$hack_dir/install-check.sh"
+step "OLM check" "$hack_dir/olm-check.sh"

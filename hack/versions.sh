@@ -4,9 +4,16 @@ K8S_VERSION="${K8S_VERSION:-v1.34.4}"
 ETCD_VERSION="${ETCD_VERSION:-v3.6.16}"
 KWOK_VERSION="${KWOK_VERSION:-v0.8.0}"
 OPERATOR_SDK_VERSION="${OPERATOR_SDK_VERSION:-v1.42.0}"
+# OLM (olm-operator, catalog-operator) and opm, from operator-registry at the version OLM's own go.mod requires.
+OLM_VERSION="${OLM_VERSION:-v0.38.0}"
+OPM_VERSION="${OPM_VERSION:-v1.61.0}"
 
 NUMO_CACHE="${NUMO_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/numo}"
 K8S_BIN="$NUMO_CACHE/kubernetes-$K8S_VERSION/bin"
 ETCD_BIN="$NUMO_CACHE/etcd-$ETCD_VERSION/bin"
 KWOK_BIN="$NUMO_CACHE/kwok-$KWOK_VERSION/bin"
 OPERATOR_SDK_BIN="$NUMO_CACHE/operator-sdk-$OPERATOR_SDK_VERSION/bin"
+OLM_HOME="$NUMO_CACHE/olm-$OLM_VERSION-opm-$OPM_VERSION"
+OLM_BIN="$OLM_HOME/bin"   # olm, catalog, opm
+OLM_CRDS="$OLM_HOME/crds" # OLM's CRDs, from the operator-framework/api module OLM requires
+OLM_OPENSHIFT_CRDS="$OLM_HOME/openshift-crds" # OpenShift CRDs OLM needs besides numo's test world (Proxy, ConsoleYAMLSample)

@@ -15,6 +15,8 @@ pub struct Inputs<'a> {
     pub package: &'a str,
     /// The bundle version.
     pub version: &'a str,
+    /// The version this bundle replaces, if any.
+    pub replaces: Option<&'a str>,
     /// The CRDs, as in `config/crd`.
     pub crds: &'a [Value],
     /// The install strategy, image and Services.
@@ -45,6 +47,12 @@ pub fn csv(inputs: &Inputs<'_>) -> anyhow::Result<Value> {
 
     let spec = csv["spec"].as_object_mut().context("the CSV base has no spec")?;
     spec.insert("version".into(), json!(inputs.version));
+    if let Some(previous) = inputs.replaces {
+        if previous == inputs.version {
+            bail!("the bundle cannot replace its own version {previous}");
+        }
+        spec.insert("replaces".into(), json!(format!("{}.v{previous}", inputs.package)));
+    }
     spec.insert("install".into(), inputs.install.strategy.clone());
     spec.insert("relatedImages".into(), json!([{"name": "numo", "image": image}]));
     spec.insert(

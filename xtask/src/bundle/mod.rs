@@ -86,6 +86,7 @@ pub fn generate_with(root: &Path, options: &Options) -> anyhow::Result<Bundle> {
         base: &base,
         package: &settings.package,
         version: crate::VERSION,
+        replaces: settings.replaces.as_deref(),
         crds: &crd_values,
         install: &install,
         samples: &samples,

@@ -17,6 +17,10 @@ pub struct Settings {
     pub default_channel: String,
     /// `com.redhat.openshift.versions`, e.g. `v4.16` (that version and later).
     pub openshift_versions: String,
+    /// The version this bundle upgrades from (the CSV's `spec.replaces` names `<package>.v<replaces>`): the
+    /// previous release, so that OLM upgrades a Subscription from it along the channel.
+    #[serde(default)]
+    pub replaces: Option<String>,
     /// One ConsoleYAMLSample per entry.
     pub console_samples: Vec<ConsoleSample>,
 }

@@ -1,0 +1,111 @@
+# Shared steps of the scripts that install numo and watch it drive a rollout of a simulated OpenShift
+# (hack/install-check.sh, hack/olm-check.sh); sourced, not run. The sourcing script sets `work` (a scratch
+# directory), `kubeconfig` (the cluster's admin kubeconfig), `samples_ns` and `numo` (the numo binary), and puts
+# kubectl on PATH with KUBECONFIG exported.
+
+check_log() { printf '[%s %s] %s\n' "$log_prefix" "$(date +%H:%M:%S)" "$*" >&2; }
+fail() { check_log "$*"; exit 1; }
+
+numo_pid="" numo_runs=0 background_pids=()
+
+# Writes $work/operator.kubeconfig: the admin kubeconfig acting as ServiceAccount $1 (namespace/name), so that
+# numo, run here as a local process, has exactly the permissions that ServiceAccount has.
+operator_kubeconfig() {
+  local user="system:serviceaccount:${1%%/*}:${1##*/}" file="$work/operator.kubeconfig" context name
+  cp "$kubeconfig" "$file"
+  context="$(kubectl --kubeconfig "$file" config current-context)"
+  name="$(kubectl --kubeconfig "$file" config view -o jsonpath='{.contexts[?(@.name=="'"$context"'")].context.user}')"
+  # Impersonation (`as:` in the file) is named after kubectl's flag in `kubectl config set`: act-as.
+  kubectl --kubeconfig "$file" config set "users.$name.act-as" "$user" >/dev/null
+  [[ "$(kubectl --kubeconfig "$file" auth whoami -o jsonpath='{.status.userInfo.username}')" == "$user" ]] ||
+    fail "the operator kubeconfig does not act as $user"
+}
+
+# Starts numo (the pod of the operator's Deployment, played by a local process) as $work/operator.kubeconfig's
+# identity, with leader election on, in the namespace $1. Each run logs to $work/numo-<n>.log.
+start_numo() {
+  numo_runs=$((numo_runs + 1))
+  KUBECONFIG="$work/operator.kubeconfig" POD_NAMESPACE="$1" "$numo" run --metrics-address 127.0.0.1:0 \
+    --log-format json >"$work/numo-$numo_runs.log" 2>&1 &
+  numo_pid=$!
+  check_log "numo started (run $numo_runs, pid $numo_pid)"
+}
+
+# Stops the running numo the way the kubelet stops a pod: SIGTERM, and waits for it to exit.
+stop_numo() {
+  [[ -n "$numo_pid" ]] || return 0
+  kill -TERM "$numo_pid" 2>/dev/null || true
+  wait "$numo_pid" 2>/dev/null || true
+  check_log "numo stopped (pid $numo_pid)"
+  numo_pid=""
+}
+
+# Waits up to $1 seconds until "${@:2}" succeeds.
+wait_until() {
+  local deadline=$((SECONDS + $1))
+  shift
+  until "$@" 2>/dev/null; do
+    ((SECONDS < deadline)) || return 1
+    sleep 1
+  done
+}
+
+# The run config config/samples creates.
+run_config() { kubectl get -n "$samples_ns" mutexrunconfig gated-workers -o json; }
+run_config_phase() { kubectl get -n "$samples_ns" mutexrunconfig gated-workers -o jsonpath='{.status.phase}'; }
+completed_nodes() { run_config | jq '.status.completedNodes // [] | length'; }
+at_least_completed() { [[ "$(completed_nodes)" -ge "$1" ]]; }
+phase_is() { [[ "$(run_config_phase)" == "$1" ]]; }
+
+# Every MachineConfigPool's paused flag, node selector and numo annotations, one line per pool.
+pools_state() {
+  kubectl get mcp -o json | jq -r '.items[] | "\(.metadata.name) paused=\(.spec.paused) selector=\(.spec.nodeSelector | tojson) annotations=\(.metadata.annotations // {} | with_entries(select(.key | startswith("openshift-optional.skrzypek.io/"))) | tojson)"' | sort
+}
+
+# Fails unless the rollout of $1 workers to $2 finished as a user would check it: every worker runs $2, the pools are
+# as in $3 (pools_state before the rollout), no node skipped, no numo label left on a node, and exactly one gate and
+# one cleanup Job per worker, none created twice.
+assert_rollout_done() {
+  local workers="$1" to="$2" before="$3" after behind jobs
+  after="$(pools_state)"
+  [[ "$before" == "$after" ]] || { diff <(echo "$before") <(echo "$after") >&2; fail "pools not restored (above)"; }
+  # No NFD here: each worker's release is its current rendered config's.
+  behind="$(node_releases node-role.kubernetes.io/worker | awk -v to="$to" '$2 != to')"
+  [[ -z "$behind" ]] || { echo "$behind" >&2; fail "workers not on $to (above)"; }
+  run_config | jq -e --argjson n "$workers" '(.status.completedNodes | length) == $n and
+    ((.status.skippedNodes // []) | length) == 0' >/dev/null || fail "not every worker completed, or one was skipped"
+  kubectl get nodes -o json | jq -e '[.items[].metadata.labels | keys[] | select(contains("openshift-optional.skrzypek.io"))] | length == 0' \
+    >/dev/null || fail "a node still carries a numo label"
+  jobs="$(kubectl get jobs -n "$samples_ns" -l app.kubernetes.io/managed-by=numo -o json)"
+  echo "$jobs" | jq -e --argjson n "$((2 * workers))" '(.items | length) == $n' >/dev/null ||
+    fail "expected $((2 * workers)) Jobs (a gate and a cleanup Job per worker), found $(echo "$jobs" | jq '.items | length')"
+  # One Job per node, rule and phase: a second attempt or a repeated Job would share all three.
+  echo "$jobs" | jq -e '[.items[].metadata.labels | [.["openshift-optional.skrzypek.io/node"], .["openshift-optional.skrzypek.io/rule"], .["openshift-optional.skrzypek.io/phase"]] | tostring] | (unique | length) == length' \
+    >/dev/null || fail "a Job was created twice for one node, rule and phase"
+}
+
+# Fails when a numo log (the files named, default all of them) shows a request the API server denied.
+assert_never_denied() {
+  local logs=("$@")
+  [[ ${#logs[@]} -gt 0 ]] || logs=("$work"/numo-*.log)
+  if grep -h '"status":403\|forbidden' "${logs[@]}" >/dev/null; then
+    grep -h '"status":403\|forbidden' "${logs[@]}" | head -n 5 >&2
+    fail "numo was denied an API call (above)"
+  fi
+}
+
+# Stops numo and the other background processes; on failure prints the end of numo's logs and the run config.
+stop_background() {
+  local rc="$1"
+  stop_numo
+  for pid in "${background_pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  if [[ $rc != 0 ]]; then
+    for f in "$work"/numo-*.log; do
+      [[ -f "$f" ]] || continue
+      check_log "last lines of $(basename "$f"):"
+      tail -n 20 "$f" >&2
+    done
+    kubectl get mutexrunconfig -n "$samples_ns" -o yaml >&2 2>/dev/null || true
+  fi
+}

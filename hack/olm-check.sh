@@ -1,0 +1,263 @@
+#!/usr/bin/env bash
+# `make olm-check`: numo installed, upgraded in the middle of a rollout and removed through real OLM, the way an
+# OpenShift admin does it from OperatorHub.
+#
+# On a fresh local cluster with the OpenShift CRDs and a simulated OpenShift, upstream OLM (olm-operator and
+# catalog-operator, built from the Go module proxy by hack/build-tools.sh olm) runs against the API server. A
+# file-based catalog made by opm from two bundles (the previous release, tests/releases/<replaces>/bundle, and
+# bundle/ of this tree, whose CSV replaces it) is served by `opm serve` behind a grpc CatalogSource. Then:
+#
+#  1. Install. A Subscription with manual approval installs the previous release; its InstallPlan completes, its CSV
+#     succeeds. The same for this tree's bundle further down, where the CSV as stored must equal the bundle's CSV
+#     file (which must also pass a server-side dry-run against OLM's CSV CRD), and the RBAC OLM grants numo's
+#     ServiceAccount must be config/rbac's plus exactly what docs/security.md says OLM adds.
+#  2. Upgrade mid-rollout. numo (a local process standing in for the Deployment's pod, acting as the ServiceAccount
+#     OLM created, with leader election) drives the rollout of config/samples. After the first worker is done, the
+#     upgrade's InstallPlan is approved; once the new CSV has succeeded the new numo takes over from the old.
+#  3. Removal mid-rollout. After the next worker, the Subscription and the CSV are deleted (numo stops with its
+#     Deployment): the run config, its status and the pools' records of how they were must stay; then numo is
+#     installed again and finishes the rollout. Every worker upgrades, no Job is created twice, the pools are
+#     restored.
+#  4. Removal as docs/install.md says: run configs first, then the operator and its namespace, the CRDs and the user
+#     roles OLM leaves behind; nothing of numo's stays.
+#
+#   hack/olm-check.sh        # CLUSTER (default numo-olm), WORKERS (4), FROM (4.16.4), TO (4.16.5)
+#
+# The cluster is removed at the end unless KEEP_CLUSTER=1.
+set -euo pipefail
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$repo"
+# shellcheck source=hack/versions.sh
+source hack/versions.sh
+# shellcheck source=hack/lib/openshift.sh
+source hack/lib/openshift.sh
+# shellcheck source=hack/lib/rollout-check.sh
+source hack/lib/rollout-check.sh
+log_prefix=olm-check
+cluster="${CLUSTER:-numo-olm}" workers="${WORKERS:-4}" from="${FROM:-4.16.4}" to="${TO:-4.16.5}"
+operator_ns=numo-system samples_ns=numo-samples catalog_ns=olm
+package="$(sed -n 's/^package: //p' config/manifests/bundle.yaml)"
+previous="$(sed -n 's/^replaces: //p' config/manifests/bundle.yaml)"
+current="$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)"
+csv_file="bundle/manifests/$package.clusterserviceversion.yaml"
+work="$(mktemp -d "${TMPDIR:-/tmp}/numo-olm-check.XXXXXX")"
+started=$SECONDS
+
+finish() {
+  local rc=$?
+  stop_background "$rc"
+  if [[ $rc != 0 ]]; then
+    for f in olm catalog opm; do
+      [[ -f "$work/$f.log" ]] && { check_log "last lines of $f's log:"; tail -n 15 "$work/$f.log" >&2; }
+    done
+    kubectl get csv,installplan,subscription -A >&2 2>/dev/null || true
+  fi
+  if [[ "${KEEP_CLUSTER:-}" != 1 ]]; then hack/cluster-down.sh "$cluster" >/dev/null 2>&1 || true; fi
+  rm -rf "$work"
+  check_log "$([[ $rc == 0 ]] && echo ok || echo FAILED) in $((SECONDS - started))s"
+  exit "$rc"
+}
+trap finish EXIT
+
+[[ -n "$previous" && -d "tests/releases/$previous/bundle" ]] ||
+  fail "config/manifests/bundle.yaml replaces '$previous', but tests/releases/$previous/bundle does not exist"
+hack/build-tools.sh kubernetes etcd kwok olm
+check_log "building numo and the simulator"
+cargo build --quiet --bin numo -p numo --bin numo-sim -p numo-simulator
+numo="${NUMO_BINARY:-${CARGO_TARGET_DIR:-$repo/target}/debug/numo}" sim="${CARGO_TARGET_DIR:-$repo/target}/debug/numo-sim"
+export PATH="$K8S_BIN:$OLM_BIN:$PATH"
+
+check_log "the catalog: $package $previous and $current (replaces $previous), rendered by opm"
+mkdir -p "$work/catalog/$package"
+{
+  opm init "$package" --default-channel=stable --output yaml
+  opm render "tests/releases/$previous/bundle" --output yaml
+  opm render bundle --output yaml
+  cat <<EOF
+---
+schema: olm.channel
+package: $package
+name: stable
+entries:
+  - name: $package.v$previous
+  - name: $package.v$current
+    replaces: $package.v$previous
+EOF
+} >"$work/catalog/$package/catalog.yaml"
+opm validate "$work/catalog"
+
+check_log "starting cluster $cluster"
+kubeconfig="$(NUMO_SKIP_CRDS=1 hack/cluster-up.sh "$cluster" | tail -n 1)"
+export KUBECONFIG="$kubeconfig"
+"$sim" install-crds >/dev/null
+kubectl apply --server-side -f "$OLM_CRDS" -f "$OLM_OPENSHIFT_CRDS" >/dev/null
+kubectl wait --for=condition=Established crd --all --timeout=60s >/dev/null
+
+check_log "the raw CSV passes a server-side dry-run against OLM's CSV CRD"
+kubectl create namespace numo-dry-run >/dev/null
+kubectl create --dry-run=server -n numo-dry-run -f "$csv_file" -o json >"$work/csv-dry-run.json" ||
+  fail "$csv_file does not pass the CSV CRD's validation"
+
+check_log "starting OLM $OLM_VERSION (olm-operator, catalog-operator) and opm serve"
+kubectl create namespace "$catalog_ns" >/dev/null
+olm --namespace "$catalog_ns" --writeStatusName "" --writePackageServerStatusName "" >"$work/olm.log" 2>&1 &
+background_pids+=($!)
+catalog --namespace "$catalog_ns" --writeStatusName "" >"$work/catalog.log" 2>&1 &
+background_pids+=($!)
+port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+opm serve "$work/catalog" --port "$port" >"$work/opm.log" 2>&1 &
+background_pids+=($!)
+
+kubectl apply -f - >/dev/null <<EOF
+apiVersion: operators.coreos.com/v1alpha1
+kind: CatalogSource
+metadata:
+  name: numo-catalog
+  namespace: $catalog_ns
+spec:
+  sourceType: grpc
+  address: 127.0.0.1:$port
+  displayName: numo test catalog
+---
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: $operator_ns
+---
+apiVersion: operators.coreos.com/v1
+kind: OperatorGroup
+metadata:
+  name: numo
+  namespace: $operator_ns
+EOF
+catalog_ready() {
+  [[ "$(kubectl get catalogsource -n "$catalog_ns" numo-catalog -o jsonpath='{.status.connectionState.lastObservedState}')" == READY ]]
+}
+wait_until 120 catalog_ready || fail "the CatalogSource never became READY"
+
+# subscribe STARTING_VERSION APPROVAL: a Subscription to the stable channel of the test catalog.
+subscribe() {
+  kubectl apply -f - >/dev/null <<EOF
+apiVersion: operators.coreos.com/v1alpha1
+kind: Subscription
+metadata:
+  name: $package
+  namespace: $operator_ns
+spec:
+  channel: stable
+  name: $package
+  source: numo-catalog
+  sourceNamespace: $catalog_ns
+  startingCSV: $package.v$1
+  installPlanApproval: $2
+EOF
+}
+# The InstallPlan that installs CSV version $1 (empty until OLM made it).
+install_plan_for() {
+  kubectl get installplan -n "$operator_ns" -o json |
+    jq -r --arg csv "$package.v$1" '.items[] | select(.spec.clusterServiceVersionNames | index($csv)) | .metadata.name' | head -n 1
+}
+has_install_plan_for() { [[ -n "$(install_plan_for "$1")" ]]; }
+approve() {
+  wait_until 120 has_install_plan_for "$1" || fail "OLM made no InstallPlan for $package.v$1"
+  kubectl patch installplan -n "$operator_ns" "$(install_plan_for "$1")" --type merge -p '{"spec":{"approved":true}}' >/dev/null
+}
+csv_phase() { kubectl get csv -n "$operator_ns" "$package.v$1" -o jsonpath='{.status.phase}'; }
+csv_succeeded() { [[ "$(csv_phase "$1")" == Succeeded ]]; }
+csv_gone() { ! kubectl get csv -n "$operator_ns" "$package.v$1" >/dev/null 2>&1; }
+# Waits until CSV version $1 succeeded and its InstallPlan is Complete.
+installed() {
+  wait_until 180 csv_succeeded "$1" || fail "CSV $package.v$1 did not succeed (phase '$(csv_phase "$1")')"
+  local plan; plan="$(install_plan_for "$1")"
+  plan_complete() { [[ "$(kubectl get installplan -n "$operator_ns" "$plan" -o jsonpath='{.status.phase}')" == Complete ]]; }
+  wait_until 60 plan_complete || fail "InstallPlan $plan is not Complete"
+  check_log "CSV $package.v$1 Succeeded, InstallPlan $plan Complete"
+}
+
+check_log "seeding a simulated OpenShift: $workers workers at $from"
+"$sim" seed --version "$from" --workers "$workers" --masters 1 >/dev/null
+"$sim" run >"$work/simulator.log" 2>&1 &
+background_pids+=($!)
+
+check_log "installing $package.v$previous (manual approval)"
+subscribe "$previous" Manual
+approve "$previous"
+installed "$previous"
+
+operator_kubeconfig "$operator_ns/numo-operator"
+start_numo "$operator_ns"
+kubectl create namespace "$samples_ns" >/dev/null
+kubectl apply -n "$samples_ns" -k config/samples >/dev/null
+wait_until 120 phase_is Idle || fail "the run config never became Idle (phase '$(run_config_phase)')"
+before="$(pools_state)"
+
+check_log "upgrading the cluster to $to"
+"$sim" upgrade --version "$to" >/dev/null
+wait_until 600 at_least_completed 1 || fail "no worker completed"
+check_log "worker 1 of $workers done: approving the upgrade to $package.v$current"
+approve "$current"
+installed "$current"
+wait_until 120 csv_gone "$previous" || fail "the replaced CSV $package.v$previous stayed"
+image="$(kubectl get deployment -n "$operator_ns" numo-operator -o jsonpath='{.spec.template.spec.containers[0].image}')"
+[[ "$image" == *":$current" || "$image" == *@sha256:* ]] || fail "the Deployment runs $image after the upgrade"
+# The new pod starts (and waits for the Lease) while the old one still runs; then the old one stops.
+old_pid="$numo_pid"
+start_numo "$operator_ns"
+new_pid="$numo_pid"
+numo_pid="$old_pid" && stop_numo && numo_pid="$new_pid"
+done_at_upgrade="$(completed_nodes)"
+[[ "$done_at_upgrade" -lt "$workers" ]] || fail "the rollout finished before the upgrade; raise WORKERS"
+check_log "numo $current took over with $done_at_upgrade of $workers workers done"
+
+check_log "the CSV as stored equals the bundle's, and OLM's RBAC is what docs/security.md says"
+kubectl get csv -n "$operator_ns" "$package.v$current" -o json >"$work/csv-stored.json"
+diff <(jq -S .spec "$work/csv-dry-run.json") <(jq -S .spec "$work/csv-stored.json") >&2 ||
+  fail "the stored CSV's spec differs from $csv_file (above)"
+hack/olm-rbac.sh "$operator_ns" numo-operator "$package.v$current" >&2 || fail "OLM's RBAC differs from docs/security.md"
+
+wait_until 600 at_least_completed $((done_at_upgrade + 1)) || fail "no worker completed after the upgrade"
+check_log "removing the operator mid-rollout: Subscription and CSV deleted"
+# Until now no request of numo's may have been denied; from here on OLM removes its RBAC before its Deployment.
+cp "$work/numo-$numo_runs.log" "$work/before-removal.log"
+kubectl delete subscription -n "$operator_ns" "$package" >/dev/null
+kubectl delete csv -n "$operator_ns" "$package.v$current" >/dev/null
+deployment_gone() { ! kubectl get deployment -n "$operator_ns" numo-operator >/dev/null 2>&1; }
+wait_until 120 deployment_gone || fail "OLM left the Deployment after the CSV was deleted"
+stop_numo
+phase="$(run_config_phase)"
+[[ "$phase" == Upgrading ]] || fail "the rollout was not in progress when the operator was removed (phase $phase)"
+# What an admin finds: the run config and its status, and on every pool numo changed, who changed it and how it was.
+pools_state | grep -q 'paused=true' || fail "no target pool was paused mid-rollout"
+unrecorded="$(comm -13 <(echo "$before") <(pools_state) | grep -v 'claimed-by' || true)"
+[[ -z "$unrecorded" ]] || { echo "$unrecorded" >&2; fail "a pool numo changed carries no record of it (above)"; }
+check_log "operator removed: the run config stays ($phase, $(completed_nodes) of $workers done), every pool records its original"
+
+check_log "installing $package.v$current again"
+subscribe "$current" Automatic
+installed "$current"
+operator_kubeconfig "$operator_ns/numo-operator"
+start_numo "$operator_ns"
+wait_until 900 phase_is Completed || fail "the rollout did not complete (phase '$(run_config_phase)')"
+assert_rollout_done "$workers" "$to" "$before"
+assert_never_denied "$work/numo-1.log" "$work/before-removal.log" "$work/numo-$numo_runs.log"
+check_log "every worker runs $to, pools restored, one gate and one cleanup Job per worker"
+
+check_log "removing numo as docs/install.md says: run configs, the operator, its namespace, the CRDs, the user roles"
+kubectl delete mutexrunconfigs --all -A --wait --timeout=120s >/dev/null
+kubectl delete subscription -n "$operator_ns" "$package" >/dev/null
+kubectl delete csv -n "$operator_ns" "$package.v$current" >/dev/null
+wait_until 120 deployment_gone || fail "OLM left the Deployment after the CSV was deleted"
+stop_numo
+kubectl delete namespace "$operator_ns" --wait --timeout=120s >/dev/null
+kubectl delete crd mutexrules.openshift-optional.skrzypek.io mutextargets.openshift-optional.skrzypek.io \
+  mutexrunconfigs.openshift-optional.skrzypek.io --wait --timeout=120s >/dev/null
+kubectl delete clusterrole numo-viewer numo-editor numo-run-config-editor >/dev/null
+[[ "$(pools_state)" == "$before" ]] || fail "the pools are not as before numo"
+left="$(kubectl get clusterroles,clusterrolebindings,roles,rolebindings,serviceaccounts,deployments,services -A -o json |
+  jq -r '.items[] | select((.metadata.labels // {} | (.["app.kubernetes.io/name"] == "numo" or .["olm.owner"] != null and (.["olm.owner"] | startswith("'"$package"'")))) or
+    (.metadata.name | test("numo|'"${package:0:24}"'"))) | "\(.kind) \(.metadata.namespace // "") \(.metadata.name)"')"
+left+="$(kubectl get crds -o name | grep skrzypek || true)"
+[[ -z "$left" ]] || { echo "$left" >&2; fail "numo's objects stayed after the removal (above)"; }
+finalized="$(kubectl get jobs -A -o json | jq -r '.items[] | select(.metadata.finalizers // [] | any(startswith("openshift-optional"))) | .metadata.name')"
+[[ -z "$finalized" ]] || fail "Jobs keep numo's finalizer: $finalized"
+check_log "nothing of numo's left: pools as before; no CRD, role, binding, ServiceAccount or Deployment"
