@@ -100,6 +100,39 @@ fn disconnected(image: &str) -> &'static str {
 mod tests {
     use super::*;
 
+    fn csv_replacing(replaces: Option<&str>) -> anyhow::Result<Value> {
+        let base = json!({
+            "kind": "ClusterServiceVersion",
+            "metadata": {"annotations": {}},
+            "spec": {"customresourcedefinitions": {"owned": []}},
+        });
+        let install = Install {
+            strategy: json!({"strategy": "deployment"}),
+            image: "quay.io/numo-operator/numo:0.2.0".into(),
+            services: Vec::new(),
+            user_roles: Vec::new(),
+        };
+        csv(&Inputs {
+            base: &base,
+            package: "pkg",
+            version: "0.2.0",
+            replaces,
+            crds: &[],
+            install: &install,
+            samples: &[],
+            icon_svg: b"<svg/>",
+        })
+    }
+
+    #[test]
+    fn the_csv_replaces_the_previous_release_by_its_csv_name() -> anyhow::Result<()> {
+        assert_eq!(csv_replacing(Some("0.1.0"))?["spec"]["replaces"], "pkg.v0.1.0");
+        assert!(csv_replacing(None)?["spec"].get("replaces").is_none());
+        let own = csv_replacing(Some("0.2.0")).expect_err("a bundle replacing its own version");
+        assert!(own.to_string().contains("cannot replace its own version"), "{own}");
+        Ok(())
+    }
+
     #[test]
     fn only_digest_references_count_as_disconnected_ready() {
         assert_eq!(disconnected("quay.io/numo-operator/numo:0.1.0"), "false");
