@@ -45,20 +45,19 @@ build() {
   esac
 }
 
-# The static numo binary and the license, staged as the operator image's build context; prints the directory.
+# Stages the static numo binary and the license as the operator image's build context, in the directory $context.
 operator_context() {
-  local target version
+  local target
   target="$(uname -m)-unknown-linux-musl"
   command -v musl-gcc >/dev/null || { log "error: musl-gcc is missing (Debian: apt-get install musl-tools)"; exit 1; }
   log "cargo build --release --target $target (numo, statically linked)"
   (cd "$repo" && cargo build --quiet --release --locked --target "$target" --package numo --bin numo)
   local bin="${CARGO_TARGET_DIR:-$repo/target}/$target/release/numo"
-  local context="${CARGO_TARGET_DIR:-$repo/target}/image-context"
+  context="${CARGO_TARGET_DIR:-$repo/target}/image-context"
   rm -rf "$context" && mkdir -p "$context/licenses/numo"
   # Stripped of its symbol table: about a third smaller, and numo's logs and panics do not need it.
   install -s -m 0775 "$bin" "$context/numo"
   install -m 0664 "$repo/LICENSE" "$context/licenses/numo/LICENSE"
-  echo "$context"
 }
 
 [[ $# -ge 1 ]] || usage
@@ -67,7 +66,8 @@ case "$1" in
   operator)
     [[ $# -eq 2 ]] || usage
     version="$(sed -n 's/^version = "\(.*\)"/\1/p' "$repo/Cargo.toml" | head -n 1)"
-    build "$repo/Dockerfile" "$(operator_context)" "$2" "VERSION=$version"
+    operator_context
+    build "$repo/Dockerfile" "$context" "$2" "VERSION=$version"
     log "built $2"
     ;;
   build)

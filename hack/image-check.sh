@@ -4,7 +4,8 @@
 #
 #  - the operator image: one layer's worth of files (numo and its license, nothing else), a numeric non-root user in
 #    group 0, numo as the entrypoint, its labels; the numo binary taken out of the image is statically linked and
-#    prints this tree's version (`numo --version`);
+#    prints this tree's version (`numo --version`); it is kept as target/image-check/numo (hack/test.sh has
+#    `make olm-check` run it);
 #  - the bundle image: the registry+v1 labels of bundle/metadata/annotations.yaml, and /manifests and /metadata
 #    holding exactly bundle/'s files.
 #
@@ -58,12 +59,14 @@ expected_files=$'licenses/numo/LICENSE\nusr/local/bin/numo'
 [[ "$(files_under "$root")" == "$expected_files" ]] || { files_under "$root" >&2; fail "the image holds other files (above)"; }
 cmp -s "$root/licenses/numo/LICENSE" LICENSE || fail "the image's license differs from LICENSE"
 [[ "$(stat -c %g "$root/usr/local/bin/numo")" == 0 ]] || fail "numo in the image does not belong to group 0"
-cp "$root/usr/local/bin/numo" "$work/numo"
+# Kept where hack/test.sh finds it, so that `make olm-check` runs the numo taken out of the image.
+extracted="${CARGO_TARGET_DIR:-$repo/target}/image-check/numo"
+mkdir -p "$(dirname "$extracted")" && cp "$root/usr/local/bin/numo" "$extracted"
 # Statically linked: no program interpreter, so it runs on an empty base.
-if readelf -l "$work/numo" 2>/dev/null | grep -q 'Requesting program interpreter'; then fail "numo in the image is dynamically linked"; fi
-out="$("$work/numo" --version)"
+if readelf -l "$extracted" | grep -q 'Requesting program interpreter'; then fail "numo in the image is dynamically linked"; fi
+out="$("$extracted" --version)"
 [[ "$out" == "numo $version" ]] || fail "numo --version from the image printed '$out', expected 'numo $version'"
-log "the image runs as 65532:0 and holds only numo and its license; its numo is static and says '$out' ($(du -h "$work/numo" | cut -f1))"
+log "the image runs as 65532:0 and holds only numo and its license; its numo is static and says '$out' ($(du -h "$extracted" | cut -f1)), kept as $extracted"
 
 log "the bundle image $bundle_image"
 buildah inspect --type image "$bundle_image" >"$work/bundle.json"

@@ -72,7 +72,8 @@ apply -f "tests/releases/$previous/install.yaml"
 
 check_log "seeding a simulated OpenShift: $workers workers at $from"
 "$sim" seed --version "$from" --workers "$workers" --masters 1 >/dev/null
-"$sim" run >"$work/simulator.log" 2>&1 &
+# Reboots of 6 s give the upgrade below time to happen while the rollout is in progress.
+"$sim" run --reboot 6s >"$work/simulator.log" 2>&1 &
 background_pids+=($!)
 operator_kubeconfig "$operator_ns/numo-operator"
 start_numo "$operator_ns"

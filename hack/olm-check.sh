@@ -21,7 +21,8 @@
 #  4. Removal as docs/install.md says: run configs first, then the operator and its namespace, the CRDs and the user
 #     roles OLM leaves behind; nothing of numo's stays.
 #
-#   hack/olm-check.sh        # CLUSTER (default numo-olm), WORKERS (4), FROM (4.16.4), TO (4.16.5)
+#   hack/olm-check.sh        # CLUSTER (default numo-olm), WORKERS (4), FROM (4.16.4), TO (4.16.5),
+#                            # NUMO_BINARY (the numo to run; default this tree's debug build)
 #
 # The cluster is removed at the end unless KEEP_CLUSTER=1.
 set -euo pipefail
@@ -66,6 +67,8 @@ check_log "building numo and the simulator"
 cargo build --quiet --bin numo -p numo --bin numo-sim -p numo-simulator
 numo="${NUMO_BINARY:-${CARGO_TARGET_DIR:-$repo/target}/debug/numo}" sim="${CARGO_TARGET_DIR:-$repo/target}/debug/numo-sim"
 export PATH="$K8S_BIN:$OLM_BIN:$PATH"
+[[ -x "$numo" ]] || fail "NUMO_BINARY=$numo is not an executable"
+check_log "numo: $numo ($("$numo" --version))"
 
 check_log "the catalog: $package $previous and $current (replaces $previous), rendered by opm"
 mkdir -p "$work/catalog/$package"
@@ -104,8 +107,18 @@ olm --namespace "$catalog_ns" --writeStatusName "" --writePackageServerStatusNam
 background_pids+=($!)
 catalog --namespace "$catalog_ns" --writeStatusName "" >"$work/catalog.log" 2>&1 &
 background_pids+=($!)
-port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
-opm serve "$work/catalog" --port "$port" >"$work/opm.log" 2>&1 &
+# A free loopback port: one nothing answers on.
+free_port() {
+  local p
+  for _ in {1..100}; do
+    p=$((20000 + RANDOM % 20000))
+    (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || { echo "$p"; return; }
+  done
+  return 1
+}
+port="$(free_port)"
+opm serve "$work/catalog" --port "$port" --pprof-addr "127.0.0.1:$(free_port)" --termination-log /dev/null \
+  >"$work/opm.log" 2>&1 &
 background_pids+=($!)
 
 kubectl apply -f - >/dev/null <<EOF
@@ -176,7 +189,8 @@ installed() {
 
 check_log "seeding a simulated OpenShift: $workers workers at $from"
 "$sim" seed --version "$from" --workers "$workers" --masters 1 >/dev/null
-"$sim" run >"$work/simulator.log" 2>&1 &
+# Reboots of 6 s give the upgrade and the removal below time to happen while the rollout is in progress.
+"$sim" run --reboot 6s >"$work/simulator.log" 2>&1 &
 background_pids+=($!)
 
 check_log "installing $package.v$previous (manual approval)"
@@ -213,7 +227,11 @@ check_log "the CSV as stored equals the bundle's, and OLM's RBAC is what docs/se
 kubectl get csv -n "$operator_ns" "$package.v$current" -o json >"$work/csv-stored.json"
 diff <(jq -S .spec "$work/csv-dry-run.json") <(jq -S .spec "$work/csv-stored.json") >&2 ||
   fail "the stored CSV's spec differs from $csv_file (above)"
-hack/olm-rbac.sh "$operator_ns" numo-operator "$package.v$current" >&2 || fail "OLM's RBAC differs from docs/security.md"
+# OLM replaces the old CSV's roles with the new one's within seconds; the grants must settle on exactly the list.
+rbac_as_documented() { hack/olm-rbac.sh "$operator_ns" numo-operator "$package.v$current" >/dev/null; }
+wait_until 60 rbac_as_documented ||
+  { hack/olm-rbac.sh "$operator_ns" numo-operator "$package.v$current" >&2; fail "OLM's RBAC differs from docs/security.md"; }
+hack/olm-rbac.sh "$operator_ns" numo-operator "$package.v$current" >&2
 
 wait_until 600 at_least_completed $((done_at_upgrade + 1)) || fail "no worker completed after the upgrade"
 check_log "removing the operator mid-rollout: Subscription and CSV deleted"

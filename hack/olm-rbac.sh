@@ -26,10 +26,11 @@ actual() {
     role_kind="$(jq -r .role.kind <<<"$b")" role="$(jq -r .role.name <<<"$b")"
     scope="cluster"
     [[ "$kind" == RoleBinding ]] && scope="$ns"
+    # A binding whose role does not exist (yet, or any more) grants nothing.
     if [[ "$role_kind" == ClusterRole ]]; then
-      kubectl get clusterrole "$role" -o json | jq '.rules // []' | expand "$scope"
+      { kubectl get clusterrole "$role" -o json 2>/dev/null || echo '{}'; } | jq '.rules // []' | expand "$scope"
     else
-      kubectl get role -n "$ns" "$role" -o json | jq '.rules // []' | expand "$scope"
+      { kubectl get role -n "$ns" "$role" -o json 2>/dev/null || echo '{}'; } | jq '.rules // []' | expand "$scope"
     fi
   done | sort -u
 }

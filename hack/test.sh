@@ -63,4 +63,5 @@ step "OLM bundle validation" "$hack_dir/validate-bundle.sh"
 # upgrade mid-rollout and removal with kubectl apply -k, and through real OLM.
 step "images (buildah)" "$hack_dir/image-check.sh"
 step "install check (kubectl)" "$hack_dir/install-check.sh"
-step "OLM check" "$hack_dir/olm-check.sh"
+# The numo that drives the OLM check's rollout is the one image-check took out of the operator image.
+step "OLM check" env NUMO_BINARY="${CARGO_TARGET_DIR:-$repo_dir/target}/image-check/numo" "$hack_dir/olm-check.sh"
