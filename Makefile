@@ -59,7 +59,7 @@ bundle-build: ## build the OLM bundle image BUNDLE_IMG
 bundle-push: ## push the OLM bundle image BUNDLE_IMG
 	hack/container-build.sh push $(BUNDLE_IMG)
 
-install-check: ## install the previous release with kubectl, upgrade it with apply -k mid-rollout, remove it (fresh cluster)
+install-check: ## kubectl: install the previous release, upgrade it mid-rollout, remove it (in order; mid-rollout + restore by hand)
 	hack/install-check.sh
 
 olm-check: ## install numo through real OLM, upgrade it mid-rollout, remove it mid-rollout and for good (fresh cluster)

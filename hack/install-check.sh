@@ -11,9 +11,13 @@
 #  4. every worker reaches the new version, no Job is created twice, the pools are restored, no request of numo's
 #     was denied;
 #  5. numo is removed as docs/install.md says (run configs first, then `kubectl delete -k config/default`), and
-#     nothing of numo's stays.
+#     nothing of numo's stays;
+#  6. numo is installed again and removed, CRDs and all, in the middle of the next rollout: the run config and the
+#     pools' records must survive, and hack/restore-without-numo.sh (docs/install.md's manual restore) must put
+#     every pool back and leave nothing of numo's.
 #
-#   hack/install-check.sh        # CLUSTER (default numo-install), WORKERS (3), FROM (4.16.4), TO (4.16.5)
+#   hack/install-check.sh        # CLUSTER (default numo-install), WORKERS (3), FROM (4.16.4), TO (4.16.5),
+#                                # NEXT (4.16.6, the second rollout's version)
 #
 # The cluster is removed at the end unless KEEP_CLUSTER=1.
 set -euo pipefail
@@ -26,7 +30,7 @@ source hack/lib/openshift.sh
 # shellcheck source=hack/lib/rollout-check.sh
 source hack/lib/rollout-check.sh
 log_prefix=install-check
-cluster="${CLUSTER:-numo-install}" workers="${WORKERS:-3}" from="${FROM:-4.16.4}" to="${TO:-4.16.5}"
+cluster="${CLUSTER:-numo-install}" workers="${WORKERS:-3}" from="${FROM:-4.16.4}" to="${TO:-4.16.5}" next="${NEXT:-4.16.6}"
 operator_ns=numo-system samples_ns=numo-samples
 previous="$(sed -n 's/^replaces: //p' config/manifests/bundle.yaml)"
 current="$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)"
@@ -115,3 +119,36 @@ kubectl get namespace "$operator_ns" >/dev/null 2>&1 && left+=" namespace/$opera
 finalized="$(kubectl get jobs -A -o json | jq -r '.items[] | select(.metadata.finalizers // [] | any(startswith("openshift-optional"))) | .metadata.name')"
 [[ -z "$finalized" ]] || fail "Jobs keep numo's finalizer: $finalized"
 check_log "nothing of numo's left: pools as before, no CRDs, roles or namespace"
+
+check_log "installing numo again; removing it, CRDs and all, in the middle of the rollout to $next"
+apply -k config/default
+start_numo "$operator_ns"
+kubectl apply -n "$samples_ns" -k config/samples >/dev/null
+wait_until 120 phase_is Idle || fail "the run config never became Idle (phase '$(run_config_phase)')"
+before="$(pools_state)"
+"$sim" upgrade --version "$next" >/dev/null
+wait_until 600 at_least_completed 1 || fail "no worker completed"
+stop_numo
+kubectl delete -k config/default --wait=false >/dev/null
+crd_terminating() {
+  [[ -n "$(kubectl get crd mutexrunconfigs.openshift-optional.skrzypek.io -o jsonpath='{.metadata.deletionTimestamp}')" ]]
+}
+wait_until 60 crd_terminating || fail "the run configs' CRD is not being deleted"
+# What an admin finds: the run config (terminating, its finalizer waiting for numo) with its status, and on every
+# pool numo changed, who changed it and how it was.
+run_config | jq -e '.metadata.deletionTimestamp != null and .status.phase == "Upgrading"' >/dev/null ||
+  fail "the run config or its status did not survive the removal: $(run_config_phase)"
+pools_state | grep -q 'paused=true' || fail "no target pool stayed paused"
+unrecorded="$(comm -13 <(echo "$before") <(pools_state) | grep -v 'claimed-by' || true)"
+[[ -z "$unrecorded" ]] || { echo "$unrecorded" >&2; fail "a pool numo changed carries no record of it (above)"; }
+check_log "CRDs deleted mid-rollout: the run config stays Terminating with its status, every changed pool records its original"
+
+hack/restore-without-numo.sh
+crds_gone() { ! kubectl get crds -o name | grep -q skrzypek; }
+wait_until 120 crds_gone || fail "numo's CRDs stayed after the restore by hand"
+[[ "$(pools_state)" == "$before" ]] || { diff <(echo "$before") <(pools_state) >&2; fail "the pools are not as before (above)"; }
+kubectl get nodes -o json | jq -e '[.items[].metadata.labels | keys[] | select(contains("openshift-optional.skrzypek.io"))] | length == 0' \
+  >/dev/null || fail "a node still carries a numo label"
+finalized="$(kubectl get jobs -A -o json | jq -r '.items[] | select(.metadata.finalizers // [] | any(startswith("openshift-optional"))) | .metadata.name')"
+[[ -z "$finalized" ]] || fail "Jobs keep numo's finalizer: $finalized"
+check_log "restored by hand: pools as before, no numo label, CRD, run config or finalizer left"

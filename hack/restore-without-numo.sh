@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Undoes by hand what numo's finalizer undoes when it runs, for a cluster where numo was removed in the middle of a
+# rollout and cannot run again (e.g. its CRDs were deleted too): see docs/install.md, "If the operator was removed
+# in the middle of a rollout". Needs kubectl (or oc, as KUBECTL=oc) and jq; run it as a cluster admin.
+#
+#   hack/restore-without-numo.sh
+#
+# 1. Every MachineConfigPool numo claimed gets back the settings its `original` annotation recorded; both of numo's
+#    annotations are removed.
+# 2. numo's rule labels are removed from every node.
+# 3. numo's finalizers are removed from the run configs (which then go) and from numo's Jobs.
+set -euo pipefail
+kubectl="${KUBECTL:-kubectl}"
+log() { printf '[restore-without-numo] %s\n' "$*" >&2; }
+claimed_by=openshift-optional.skrzypek.io/claimed-by original=openshift-optional.skrzypek.io/original
+
+"$kubectl" get machineconfigpools -o json |
+  jq -c --arg c "$claimed_by" --arg o "$original" '.items[] | select(.metadata.annotations[$c] != null) |
+    {name: .metadata.name, patch: (((.metadata.annotations[$o] // "{}") | fromjson | to_entries
+      | map(select(.value != null) | {op: "add", path: "/spec/\(.key)", value}))
+      + [{op: "remove", path: "/metadata/annotations/\($c | sub("/"; "~1"))"}]
+      + (if .metadata.annotations[$o] != null then [{op: "remove", path: "/metadata/annotations/\($o | sub("/"; "~1"))"}] else [] end))}' |
+  while read -r pool; do
+    name="$(jq -r .name <<<"$pool")"
+    "$kubectl" patch machineconfigpool "$name" --type json -p "$(jq -c .patch <<<"$pool")" >/dev/null
+    log "pool $name restored: $(jq -c '[.patch[] | select(.op == "add") | {(.path | ltrimstr("/spec/")): .value}] | add' <<<"$pool")"
+  done
+
+"$kubectl" get nodes -o json |
+  jq -r '[.items[].metadata.labels | keys[] | select(startswith("mutexrule.openshift-optional.skrzypek.io/"))] | unique[]' |
+  while read -r label; do
+    "$kubectl" label nodes --all "$label-" >/dev/null
+    log "label $label removed from every node"
+  done
+
+if "$kubectl" get crd mutexrunconfigs.openshift-optional.skrzypek.io >/dev/null 2>&1; then
+  "$kubectl" get mutexrunconfigs -A -o json |
+    jq -r '.items[] | select(.metadata.finalizers // [] | index("openshift-optional.skrzypek.io/restore-pools")) | "\(.metadata.namespace) \(.metadata.name)"' |
+    while read -r ns name; do
+      "$kubectl" patch mutexrunconfig -n "$ns" "$name" --type json -p "$(
+        "$kubectl" get mutexrunconfig -n "$ns" "$name" -o json |
+          jq -c '[{op: "test", path: "/metadata/finalizers", value: .metadata.finalizers},
+            {op: "replace", path: "/metadata/finalizers", value: (.metadata.finalizers - ["openshift-optional.skrzypek.io/restore-pools"])}]'
+      )" >/dev/null
+      log "run config $ns/$name released"
+    done
+fi
+
+"$kubectl" get jobs -A -l app.kubernetes.io/managed-by=numo -o json |
+  jq -r '.items[] | select(.metadata.finalizers // [] | index("openshift-optional.skrzypek.io/record-result")) | "\(.metadata.namespace) \(.metadata.name)"' |
+  while read -r ns name; do
+    "$kubectl" patch job -n "$ns" "$name" --type json -p "$(
+      "$kubectl" get job -n "$ns" "$name" -o json |
+        jq -c '[{op: "test", path: "/metadata/finalizers", value: .metadata.finalizers},
+          {op: "replace", path: "/metadata/finalizers", value: (.metadata.finalizers - ["openshift-optional.skrzypek.io/record-result"])}]'
+    )" >/dev/null
+    log "job $ns/$name released"
+  done
+log "done: no pool, node, run config or Job keeps anything of numo's"
