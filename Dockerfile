@@ -12,8 +12,7 @@
 # What the image ships belongs to group 0 with the owner's permissions, because OpenShift runs containers as an
 # arbitrary UID in group 0.
 FROM scratch
-# The crate version; hack/container-build.sh passes it.
-ARG VERSION
+ARG VERSION=0.2.0
 LABEL name="numo" \
       vendor="numo project" \
       version="${VERSION}" \
