@@ -16,10 +16,11 @@
 #     pools' records must survive, and hack/restore-without-numo.sh (docs/install.md's manual restore) must put
 #     every pool back and leave nothing of numo's.
 #
-#   hack/install-check.sh        # CLUSTER (default numo-install), WORKERS (3), FROM (4.16.4), TO (4.16.5),
+#   hack/install-check.sh        # CHECK_CLUSTER (default numo-install), WORKERS (3), FROM (4.16.4), TO (4.16.5),
 #                                # NEXT (4.16.6, the second rollout's version)
 #
-# The cluster is removed at the end unless KEEP_CLUSTER=1.
+# The cluster is removed at the end unless KEEP_CLUSTER=1. It is not CLUSTER (hack/test.sh's cluster for the
+# integration tests), since these checks need a cluster without numo's CRDs.
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
@@ -30,7 +31,7 @@ source hack/lib/openshift.sh
 # shellcheck source=hack/lib/rollout-check.sh
 source hack/lib/rollout-check.sh
 log_prefix=install-check
-cluster="${CLUSTER:-numo-install}" workers="${WORKERS:-3}" from="${FROM:-4.16.4}" to="${TO:-4.16.5}" next="${NEXT:-4.16.6}"
+cluster="${CHECK_CLUSTER:-numo-install}" workers="${WORKERS:-3}" from="${FROM:-4.16.4}" to="${TO:-4.16.5}" next="${NEXT:-4.16.6}"
 operator_ns=numo-system samples_ns=numo-samples
 previous="$(sed -n 's/^replaces: //p' config/manifests/bundle.yaml)"
 current="$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)"
@@ -56,6 +57,8 @@ numo="${NUMO_BINARY:-${CARGO_TARGET_DIR:-$repo/target}/debug/numo}" sim="${CARGO
 export PATH="$K8S_BIN:$PATH"
 
 check_log "starting cluster $cluster (OpenShift CRDs only; numo's come from its install manifests)"
+# Always a fresh cluster: one of this name left by an earlier run (KEEP_CLUSTER=1) is removed first.
+hack/cluster-down.sh "$cluster" >/dev/null 2>&1 || true
 kubeconfig="$(NUMO_SKIP_CRDS=1 hack/cluster-up.sh "$cluster" | tail -n 1)"
 export KUBECONFIG="$kubeconfig"
 "$sim" install-crds >/dev/null

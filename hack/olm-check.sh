@@ -21,10 +21,11 @@
 #  4. Removal as docs/install.md says: run configs first, then the operator and its namespace, the CRDs and the user
 #     roles OLM leaves behind; nothing of numo's stays.
 #
-#   hack/olm-check.sh        # CLUSTER (default numo-olm), WORKERS (4), FROM (4.16.4), TO (4.16.5),
+#   hack/olm-check.sh        # CHECK_CLUSTER (default numo-olm), WORKERS (4), FROM (4.16.4), TO (4.16.5),
 #                            # NUMO_BINARY (the numo to run; default this tree's debug build)
 #
-# The cluster is removed at the end unless KEEP_CLUSTER=1.
+# The cluster is removed at the end unless KEEP_CLUSTER=1. It is not CLUSTER (hack/test.sh's cluster for the
+# integration tests), since these checks need a cluster without numo's CRDs.
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
@@ -35,7 +36,7 @@ source hack/lib/openshift.sh
 # shellcheck source=hack/lib/rollout-check.sh
 source hack/lib/rollout-check.sh
 log_prefix=olm-check
-cluster="${CLUSTER:-numo-olm}" workers="${WORKERS:-4}" from="${FROM:-4.16.4}" to="${TO:-4.16.5}"
+cluster="${CHECK_CLUSTER:-numo-olm}" workers="${WORKERS:-4}" from="${FROM:-4.16.4}" to="${TO:-4.16.5}"
 operator_ns=numo-system samples_ns=numo-samples catalog_ns=olm
 package="$(sed -n 's/^package: //p' config/manifests/bundle.yaml)"
 previous="$(sed -n 's/^replaces: //p' config/manifests/bundle.yaml)"
@@ -90,6 +91,8 @@ EOF
 opm validate "$work/catalog"
 
 check_log "starting cluster $cluster"
+# Always a fresh cluster: one of this name left by an earlier run (KEEP_CLUSTER=1) is removed first.
+hack/cluster-down.sh "$cluster" >/dev/null 2>&1 || true
 kubeconfig="$(NUMO_SKIP_CRDS=1 hack/cluster-up.sh "$cluster" | tail -n 1)"
 export KUBECONFIG="$kubeconfig"
 "$sim" install-crds >/dev/null
