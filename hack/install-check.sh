@@ -24,17 +24,11 @@
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
-# shellcheck source=hack/versions.sh
-source hack/versions.sh
-# shellcheck source=hack/lib/openshift.sh
-source hack/lib/openshift.sh
 # shellcheck source=hack/lib/rollout-check.sh
 source hack/lib/rollout-check.sh
 log_prefix=install-check
 cluster="${CHECK_CLUSTER:-numo-install}" workers="${WORKERS:-3}" from="${FROM:-4.16.4}" to="${TO:-4.16.5}" next="${NEXT:-4.16.6}"
 operator_ns=numo-system samples_ns=numo-samples
-previous="$(sed -n 's/^replaces: //p' config/manifests/bundle.yaml)"
-current="$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)"
 work="$(mktemp -d "${TMPDIR:-/tmp}/numo-install-check.XXXXXX")"
 started=$SECONDS
 
@@ -69,9 +63,6 @@ apply() {
   if grep -qi warning "$work/apply.log"; then cat "$work/apply.log" >&2; fail "kubectl apply $* printed warnings"; fi
   kubectl wait --for=condition=Established crd --all --timeout=60s >/dev/null
 }
-deployment_image() {
-  kubectl get deployment -n "$operator_ns" numo-operator -o jsonpath='{.spec.template.spec.containers[0].image}'
-}
 
 check_log "installing numo $previous: kubectl apply -f tests/releases/$previous/install.yaml"
 apply -f "tests/releases/$previous/install.yaml"
@@ -96,14 +87,7 @@ wait_until 600 at_least_completed 1 || fail "no worker completed"
 check_log "worker 1 of $workers done: upgrading numo to $current with kubectl apply -k config/default"
 apply -k config/default
 [[ "$(deployment_image)" == *":$current" ]] || fail "the upgraded Deployment runs $(deployment_image)"
-# The new pod starts (and waits for the Lease) while the old one still runs; then the old one stops.
-old_pid="$numo_pid"
-start_numo "$operator_ns"
-new_pid="$numo_pid"
-numo_pid="$old_pid" && stop_numo && numo_pid="$new_pid"
-done_at_upgrade="$(completed_nodes)"
-[[ "$done_at_upgrade" -lt "$workers" ]] || fail "the rollout finished before the upgrade; raise WORKERS"
-check_log "numo $current took over with $done_at_upgrade of $workers workers done"
+hand_over_numo "$workers"
 
 wait_until 900 phase_is Completed || fail "the rollout did not complete (phase '$(run_config_phase)')"
 assert_rollout_done "$workers" "$to" "$before"
@@ -119,8 +103,7 @@ stop_numo
 left="$(kubectl get crds,clusterroles,clusterrolebindings -o name | grep -E 'skrzypek|numo' || true)"
 kubectl get namespace "$operator_ns" >/dev/null 2>&1 && left+=" namespace/$operator_ns"
 [[ -z "${left// }" ]] || { echo "$left" >&2; fail "numo's objects stayed after the removal (above)"; }
-finalized="$(kubectl get jobs -A -o json | jq -r '.items[] | select(.metadata.finalizers // [] | any(startswith("openshift-optional"))) | .metadata.name')"
-[[ -z "$finalized" ]] || fail "Jobs keep numo's finalizer: $finalized"
+assert_no_numo_finalizer
 check_log "nothing of numo's left: pools as before, no CRDs, roles or namespace"
 
 check_log "installing numo again; removing it, CRDs and all, in the middle of the rollout to $next"
@@ -141,17 +124,13 @@ wait_until 60 crd_terminating || fail "the run configs' CRD is not being deleted
 # pool numo changed, who changed it and how it was.
 run_config | jq -e '.metadata.deletionTimestamp != null and .status.phase == "Upgrading"' >/dev/null ||
   fail "the run config or its status did not survive the removal: $(run_config_phase)"
-pools_state | grep -q 'paused=true' || fail "no target pool stayed paused"
-unrecorded="$(comm -13 <(echo "$before") <(pools_state) | grep -v 'claimed-by' || true)"
-[[ -z "$unrecorded" ]] || { echo "$unrecorded" >&2; fail "a pool numo changed carries no record of it (above)"; }
+assert_pools_recorded "$before"
 check_log "CRDs deleted mid-rollout: the run config stays Terminating with its status, every changed pool records its original"
 
 hack/restore-without-numo.sh
 crds_gone() { ! kubectl get crds -o name | grep -q skrzypek; }
 wait_until 120 crds_gone || fail "numo's CRDs stayed after the restore by hand"
 [[ "$(pools_state)" == "$before" ]] || { diff <(echo "$before") <(pools_state) >&2; fail "the pools are not as before (above)"; }
-kubectl get nodes -o json | jq -e '[.items[].metadata.labels | keys[] | select(contains("openshift-optional.skrzypek.io"))] | length == 0' \
-  >/dev/null || fail "a node still carries a numo label"
-finalized="$(kubectl get jobs -A -o json | jq -r '.items[] | select(.metadata.finalizers // [] | any(startswith("openshift-optional"))) | .metadata.name')"
-[[ -z "$finalized" ]] || fail "Jobs keep numo's finalizer: $finalized"
+assert_no_numo_label
+assert_no_numo_finalizer
 check_log "restored by hand: pools as before, no numo label, CRD, run config or finalizer left"

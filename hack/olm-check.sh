@@ -29,18 +29,12 @@
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
-# shellcheck source=hack/versions.sh
-source hack/versions.sh
-# shellcheck source=hack/lib/openshift.sh
-source hack/lib/openshift.sh
 # shellcheck source=hack/lib/rollout-check.sh
 source hack/lib/rollout-check.sh
 log_prefix=olm-check
 cluster="${CHECK_CLUSTER:-numo-olm}" workers="${WORKERS:-4}" from="${FROM:-4.16.4}" to="${TO:-4.16.5}"
 operator_ns=numo-system samples_ns=numo-samples catalog_ns=olm
 package="$(sed -n 's/^package: //p' config/manifests/bundle.yaml)"
-previous="$(sed -n 's/^replaces: //p' config/manifests/bundle.yaml)"
-current="$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)"
 csv_file="bundle/manifests/$package.clusterserviceversion.yaml"
 work="$(mktemp -d "${TMPDIR:-/tmp}/numo-olm-check.XXXXXX")"
 started=$SECONDS
@@ -215,16 +209,9 @@ check_log "worker 1 of $workers done: approving the upgrade to $package.v$curren
 approve "$current"
 installed "$current"
 wait_until 120 csv_gone "$previous" || fail "the replaced CSV $package.v$previous stayed"
-image="$(kubectl get deployment -n "$operator_ns" numo-operator -o jsonpath='{.spec.template.spec.containers[0].image}')"
+image="$(deployment_image)"
 [[ "$image" == *":$current" || "$image" == *@sha256:* ]] || fail "the Deployment runs $image after the upgrade"
-# The new pod starts (and waits for the Lease) while the old one still runs; then the old one stops.
-old_pid="$numo_pid"
-start_numo "$operator_ns"
-new_pid="$numo_pid"
-numo_pid="$old_pid" && stop_numo && numo_pid="$new_pid"
-done_at_upgrade="$(completed_nodes)"
-[[ "$done_at_upgrade" -lt "$workers" ]] || fail "the rollout finished before the upgrade; raise WORKERS"
-check_log "numo $current took over with $done_at_upgrade of $workers workers done"
+hand_over_numo "$workers"
 
 check_log "the CSV as stored equals the bundle's, and OLM's RBAC is what docs/security.md says"
 kubectl get csv -n "$operator_ns" "$package.v$current" -o json >"$work/csv-stored.json"
@@ -248,9 +235,7 @@ stop_numo
 phase="$(run_config_phase)"
 [[ "$phase" == Upgrading ]] || fail "the rollout was not in progress when the operator was removed (phase $phase)"
 # What an admin finds: the run config and its status, and on every pool numo changed, who changed it and how it was.
-pools_state | grep -q 'paused=true' || fail "no target pool was paused mid-rollout"
-unrecorded="$(comm -13 <(echo "$before") <(pools_state) | grep -v 'claimed-by' || true)"
-[[ -z "$unrecorded" ]] || { echo "$unrecorded" >&2; fail "a pool numo changed carries no record of it (above)"; }
+assert_pools_recorded "$before"
 check_log "operator removed: the run config stays ($phase, $(completed_nodes) of $workers done), every pool records its original"
 
 check_log "installing $package.v$current again"
@@ -279,6 +264,5 @@ left="$(kubectl get clusterroles,clusterrolebindings,roles,rolebindings,servicea
     (.metadata.name | test("numo|'"${package:0:24}"'"))) | "\(.kind) \(.metadata.namespace // "") \(.metadata.name)"')"
 left+="$(kubectl get crds -o name | grep skrzypek || true)"
 [[ -z "$left" ]] || { echo "$left" >&2; fail "numo's objects stayed after the removal (above)"; }
-finalized="$(kubectl get jobs -A -o json | jq -r '.items[] | select(.metadata.finalizers // [] | any(startswith("openshift-optional"))) | .metadata.name')"
-[[ -z "$finalized" ]] || fail "Jobs keep numo's finalizer: $finalized"
+assert_no_numo_finalizer
 check_log "nothing of numo's left: pools as before; no CRD, role, binding, ServiceAccount or Deployment"

@@ -33,27 +33,24 @@ claimed_by=openshift-optional.skrzypek.io/claimed-by original=openshift-optional
     log "label $label removed from every node"
   done
 
-if "$kubectl" get crd mutexrunconfigs.openshift-optional.skrzypek.io >/dev/null 2>&1; then
-  "$kubectl" get mutexrunconfigs -A -o json |
-    jq -r '.items[] | select(.metadata.finalizers // [] | index("openshift-optional.skrzypek.io/restore-pools")) | "\(.metadata.namespace) \(.metadata.name)"' |
+# release KIND FINALIZER [GET-ARGS...]: removes FINALIZER from every object of KIND (all namespaces) that has it;
+# the patch tests the finalizer list it read, so a concurrent change of it is not overwritten.
+release() {
+  local kind="$1" finalizer="$2"
+  shift 2
+  "$kubectl" get "$kind" -A "$@" -o json |
+    jq -r --arg f "$finalizer" '.items[] | select(.metadata.finalizers // [] | index($f)) | "\(.metadata.namespace) \(.metadata.name)"' |
     while read -r ns name; do
-      "$kubectl" patch mutexrunconfig -n "$ns" "$name" --type json -p "$(
-        "$kubectl" get mutexrunconfig -n "$ns" "$name" -o json |
-          jq -c '[{op: "test", path: "/metadata/finalizers", value: .metadata.finalizers},
-            {op: "replace", path: "/metadata/finalizers", value: (.metadata.finalizers - ["openshift-optional.skrzypek.io/restore-pools"])}]'
+      "$kubectl" patch "$kind" -n "$ns" "$name" --type json -p "$(
+        "$kubectl" get "$kind" -n "$ns" "$name" -o json |
+          jq -c --arg f "$finalizer" '[{op: "test", path: "/metadata/finalizers", value: .metadata.finalizers},
+            {op: "replace", path: "/metadata/finalizers", value: (.metadata.finalizers - [$f])}]'
       )" >/dev/null
-      log "run config $ns/$name released"
+      log "$kind $ns/$name released"
     done
+}
+if "$kubectl" get crd mutexrunconfigs.openshift-optional.skrzypek.io >/dev/null 2>&1; then
+  release mutexrunconfigs openshift-optional.skrzypek.io/restore-pools
 fi
-
-"$kubectl" get jobs -A -l app.kubernetes.io/managed-by=numo -o json |
-  jq -r '.items[] | select(.metadata.finalizers // [] | index("openshift-optional.skrzypek.io/record-result")) | "\(.metadata.namespace) \(.metadata.name)"' |
-  while read -r ns name; do
-    "$kubectl" patch job -n "$ns" "$name" --type json -p "$(
-      "$kubectl" get job -n "$ns" "$name" -o json |
-        jq -c '[{op: "test", path: "/metadata/finalizers", value: .metadata.finalizers},
-          {op: "replace", path: "/metadata/finalizers", value: (.metadata.finalizers - ["openshift-optional.skrzypek.io/record-result"])}]'
-    )" >/dev/null
-    log "job $ns/$name released"
-  done
+release jobs openshift-optional.skrzypek.io/record-result -l app.kubernetes.io/managed-by=numo
 log "done: no pool, node, run config or Job keeps anything of numo's"

@@ -1,7 +1,16 @@
 # Shared steps of the scripts that install numo and watch it drive a rollout of a simulated OpenShift
-# (hack/install-check.sh, hack/olm-check.sh); sourced, not run. The sourcing script sets `work` (a scratch
-# directory), `kubeconfig` (the cluster's admin kubeconfig), `samples_ns` and `numo` (the numo binary), and puts
-# kubectl on PATH with KUBECONFIG exported.
+# (hack/install-check.sh, hack/olm-check.sh); sourced, not run, from the repository root. It sources
+# hack/versions.sh and hack/lib/openshift.sh, and sets `previous` (the release this tree's bundle replaces) and
+# `current` (the crate version). The sourcing script sets `log_prefix`, `work` (a scratch directory), `kubeconfig`
+# (the cluster's admin kubeconfig), `operator_ns`, `samples_ns` and `numo` (the numo binary), and puts kubectl on
+# PATH with KUBECONFIG exported.
+
+# shellcheck source=hack/versions.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../versions.sh"
+# shellcheck source=hack/lib/openshift.sh
+source "$(dirname "${BASH_SOURCE[0]}")/openshift.sh"
+previous="$(sed -n 's/^replaces: //p' config/manifests/bundle.yaml)"
+current="$(sed -n 's/^version = "\(.*\)"/\1/p' Cargo.toml | head -n 1)"
 
 check_log() { printf '[%s %s] %s\n' "$log_prefix" "$(date +%H:%M:%S)" "$*" >&2; }
 fail() { check_log "$*"; exit 1; }
@@ -40,6 +49,24 @@ stop_numo() {
   numo_pid=""
 }
 
+# The upgrade of the operator's Deployment, as its rolling update does it: the new pod starts (and waits for the
+# Lease) while the old one still runs; then the old one stops. Sets `done_at_upgrade`, the workers done by then,
+# and fails if that was all $1 of them (the upgrade would not have happened mid-rollout).
+hand_over_numo() {
+  local workers="$1" old_pid="$numo_pid" new_pid
+  start_numo "$operator_ns"
+  new_pid="$numo_pid"
+  numo_pid="$old_pid" && stop_numo && numo_pid="$new_pid"
+  done_at_upgrade="$(completed_nodes)"
+  [[ "$done_at_upgrade" -lt "$workers" ]] || fail "the rollout finished before the upgrade; raise WORKERS"
+  check_log "numo $current took over with $done_at_upgrade of $workers workers done"
+}
+
+# The image of the operator's Deployment.
+deployment_image() {
+  kubectl get deployment -n "$operator_ns" numo-operator -o jsonpath='{.spec.template.spec.containers[0].image}'
+}
+
 # Waits up to $1 seconds until "${@:2}" succeeds.
 wait_until() {
   local deadline=$((SECONDS + $1))
@@ -74,14 +101,37 @@ assert_rollout_done() {
   [[ -z "$behind" ]] || { echo "$behind" >&2; fail "workers not on $to (above)"; }
   run_config | jq -e --argjson n "$workers" '(.status.completedNodes | length) == $n and
     ((.status.skippedNodes // []) | length) == 0' >/dev/null || fail "not every worker completed, or one was skipped"
-  kubectl get nodes -o json | jq -e '[.items[].metadata.labels | keys[] | select(contains("openshift-optional.skrzypek.io"))] | length == 0' \
-    >/dev/null || fail "a node still carries a numo label"
+  assert_no_numo_label
   jobs="$(kubectl get jobs -n "$samples_ns" -l app.kubernetes.io/managed-by=numo -o json)"
   echo "$jobs" | jq -e --argjson n "$((2 * workers))" '(.items | length) == $n' >/dev/null ||
     fail "expected $((2 * workers)) Jobs (a gate and a cleanup Job per worker), found $(echo "$jobs" | jq '.items | length')"
   # One Job per node, rule and phase: a second attempt or a repeated Job would share all three.
   echo "$jobs" | jq -e '[.items[].metadata.labels | [.["openshift-optional.skrzypek.io/node"], .["openshift-optional.skrzypek.io/rule"], .["openshift-optional.skrzypek.io/phase"]] | tostring] | (unique | length) == length' \
     >/dev/null || fail "a Job was created twice for one node, rule and phase"
+}
+
+# Fails unless a target pool is paused and every pool that differs from $1 (pools_state before the rollout) says
+# which run config changed it: what an admin finds after numo was removed mid-rollout.
+assert_pools_recorded() {
+  local unrecorded
+  pools_state | grep -q 'paused=true' || fail "no target pool is paused mid-rollout"
+  unrecorded="$(comm -13 <(echo "$1") <(pools_state) | grep -v 'claimed-by' || true)"
+  [[ -z "$unrecorded" ]] || { echo "$unrecorded" >&2; fail "a pool numo changed carries no record of it (above)"; }
+}
+
+# Fails when a node carries one of numo's labels.
+assert_no_numo_label() {
+  kubectl get nodes -o json |
+    jq -e '[.items[].metadata.labels | keys[] | select(contains("openshift-optional.skrzypek.io"))] | length == 0' \
+    >/dev/null || fail "a node still carries a numo label"
+}
+
+# Fails when a Job keeps one of numo's finalizers.
+assert_no_numo_finalizer() {
+  local finalized
+  finalized="$(kubectl get jobs -A -o json |
+    jq -r '.items[] | select(.metadata.finalizers // [] | any(startswith("openshift-optional"))) | .metadata.name')"
+  [[ -z "$finalized" ]] || fail "Jobs keep numo's finalizer: $finalized"
 }
 
 # Fails when a numo log (the files named, default all of them) shows a request the API server denied.
