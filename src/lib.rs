@@ -25,5 +25,6 @@ pub mod server;
 pub mod telemetry;
 pub mod trim;
 pub mod watches;
+pub mod windows;
 
 pub use context::{Context, OperatorConfig};

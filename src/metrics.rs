@@ -33,6 +33,13 @@ struct NodePhaseLabels {
     phase: &'static str,
 }
 
+/// Labels of the health-check gauge.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct CheckLabels {
+    run_config: String,
+    check: &'static str,
+}
+
 /// Labels of the finished-Jobs counter.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct JobLabels {
@@ -72,6 +79,7 @@ pub struct Metrics {
     reconcile_errors: Family<ErrorLabels, Counter>,
     reconcile_duration: Family<ControllerLabels, Histogram, fn() -> Histogram>,
     nodes_by_phase: Family<NodePhaseLabels, Gauge>,
+    check_blocking: Family<CheckLabels, Gauge>,
     jobs_finished: Family<JobLabels, Counter>,
     node_duration: Family<OutcomeLabels, Histogram, fn() -> Histogram>,
     leader: Gauge,
@@ -101,6 +109,12 @@ impl Default for Metrics {
         );
         let nodes_by_phase = Family::<NodePhaseLabels, Gauge>::default();
         registry.register("nodes", "Nodes of a run config's rollout, by phase", nodes_by_phase.clone());
+        let check_blocking = Family::<CheckLabels, Gauge>::default();
+        registry.register(
+            "health_check_blocking",
+            "1 while the check (a window, a health check, a soak) holds the next node of a run config, else 0",
+            check_blocking.clone(),
+        );
         let jobs_finished = Family::<JobLabels, Counter>::default();
         registry.register(
             "jobs_finished",
@@ -141,6 +155,7 @@ impl Default for Metrics {
             reconcile_errors,
             reconcile_duration,
             nodes_by_phase,
+            check_blocking,
             jobs_finished,
             node_duration,
             leader,
@@ -172,12 +187,21 @@ impl Metrics {
         self.nodes_by_phase.get_or_create(&labels).set(i64::from(count));
     }
 
+    /// Sets whether `check` holds the next node of `run_config`.
+    pub fn set_check_blocking(&self, run_config: &str, check: &'static str, blocking: bool) {
+        let labels = CheckLabels { run_config: run_config.to_string(), check };
+        self.check_blocking.get_or_create(&labels).set(i64::from(blocking));
+    }
+
     /// Removes every series of `run_config` (call when the run config is deleted).
     pub fn forget_run_config(&self, run_config: &str) {
         self.counted.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).remove(run_config);
         for phase in NodePhase::ALL {
             let labels = NodePhaseLabels { run_config: run_config.to_string(), phase: node_phase_label(phase) };
             self.nodes_by_phase.remove(&labels);
+        }
+        for check in crate::controllers::run_config::plan::check::ALL {
+            self.check_blocking.remove(&CheckLabels { run_config: run_config.to_string(), check });
         }
     }
 
@@ -240,6 +264,7 @@ fn node_phase_label(phase: NodePhase) -> &'static str {
         NodePhase::Released => "Released",
         NodePhase::Upgrading => "Upgrading",
         NodePhase::CleaningUp => "CleaningUp",
+        NodePhase::Soaking => "Soaking",
         NodePhase::Done => "Done",
         NodePhase::Failed => "Failed",
         NodePhase::Skipped => "Skipped",

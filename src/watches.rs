@@ -53,7 +53,7 @@ struct Shared {
     controller: &'static str,
     client: kube::Client,
     readiness: Readiness,
-    health: Mutex<BTreeMap<&'static str, Health>>,
+    health: Sources,
     /// Whether every watch has delivered its first full list.
     listed: watch::Sender<bool>,
 }
@@ -61,6 +61,10 @@ struct Shared {
 /// What is known of one watch.
 #[derive(Debug, Default)]
 struct Health {
+    /// Optional: its cache is read only by checks that say when it cannot be read, so neither readiness nor
+    /// [`Watches::wait_listed`] waits for it (a kind the cluster lacks, or RBAC an older install did not grant,
+    /// never blinds the controller).
+    optional: bool,
     /// Its cache has held a full list.
     listed: bool,
     /// The failure it has not recovered from yet.
@@ -80,7 +84,7 @@ impl Watches {
     pub fn new(controller: &'static str, client: kube::Client, readiness: Readiness) -> Self {
         readiness.register(controller);
         let (listed, _) = watch::channel(false);
-        Self { shared: Arc::new(Shared { controller, client, readiness, health: Mutex::default(), listed }) }
+        Self { shared: Arc::new(Shared { controller, client, readiness, health: Sources::default(), listed }) }
     }
 
     /// Watches the objects of type `K` in every namespace (one `kind`, named so in logs and `/readyz`) with
@@ -97,6 +101,26 @@ impl Watches {
         K::DynamicType: Default + Eq + Hash + Clone + Send + Sync,
     {
         self.watch_trimmed(kind, config, |_: &mut K| {})
+    }
+
+    /// [`Watches::watch`] for a source that only some checks read: neither readiness nor
+    /// [`Watches::wait_listed`] waits for it; readers ask [`Sources::readable`] before they trust its cache.
+    pub fn watch_optional<K>(
+        &self,
+        kind: &'static str,
+        config: watcher::Config,
+    ) -> (Store<K>, impl Stream<Item = Result<Event<K>, watcher::Error>> + Send + use<K>)
+    where
+        K: Resource + Clone + Debug + DeserializeOwned + Send + Sync + 'static,
+        K::DynamicType: Default + Eq + Hash + Clone + Send + Sync,
+    {
+        self.shared.with(|health| health.entry(kind).or_default().optional = true);
+        self.watch(kind, config)
+    }
+
+    /// What tells whether an optional watch's cache can be read (see [`Sources::readable`]).
+    pub fn sources(&self) -> Sources {
+        self.shared.health.clone()
     }
 
     /// [`Watches::watch`], with `trim` applied to every object before it is cached: what a controller never reads
@@ -158,9 +182,10 @@ impl Watches {
         *self.shared.listed.borrow()
     }
 
-    /// The watches that have not delivered their first full list yet.
+    /// The required watches that have not delivered their first full list yet.
     pub fn pending(&self) -> Vec<&'static str> {
-        self.shared.with(|health| health.iter().filter(|(_, h)| !h.listed).map(|(kind, _)| *kind).collect())
+        self.shared
+            .with(|health| health.iter().filter(|(_, h)| !h.listed && !h.optional).map(|(kind, _)| *kind).collect())
     }
 
     /// The watches failing now (until their next full list).
@@ -187,9 +212,31 @@ impl Watches {
     }
 }
 
+/// The health of a controller's watches, shared with the readers of their caches. `Sources::default()` knows no
+/// watch: every kind reads as not watched.
+#[derive(Clone, Debug, Default)]
+pub struct Sources(Arc<Mutex<BTreeMap<&'static str, Health>>>);
+
+impl Sources {
+    fn with<T>(&self, f: impl FnOnce(&mut BTreeMap<&'static str, Health>) -> T) -> T {
+        f(&mut self.0.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// Whether the cache of `kind` can be trusted now: Ok once it holds a full list and while its watch is not
+    /// failing; else why not.
+    pub fn readable(&self, kind: &str) -> Result<(), String> {
+        self.with(|health| match health.get(kind) {
+            None => Err(format!("{kind} are not watched")),
+            Some(Health { failure: Some(failure), .. }) => Err(failure.last_error.clone()),
+            Some(Health { listed: false, .. }) => Err(format!("{kind} are not listed yet")),
+            Some(_) => Ok(()),
+        })
+    }
+}
+
 impl Shared {
     fn with<T>(&self, f: impl FnOnce(&mut BTreeMap<&'static str, Health>) -> T) -> T {
-        f(&mut self.health.lock().unwrap_or_else(PoisonError::into_inner))
+        self.health.with(f)
     }
 
     /// A full list arrived: the cache is filled, and a failing watch has recovered.
@@ -229,11 +276,11 @@ impl Shared {
 
     /// Tells readiness and the waiters of the first lists what `health` now says.
     fn report(&self, health: &BTreeMap<&'static str, Health>) {
-        let failing: Vec<String> = health
-            .iter()
+        let required = || health.iter().filter(|(_, h)| !h.optional);
+        let failing: Vec<String> = required()
             .filter_map(|(kind, h)| h.failure.as_ref().map(|failure| format!("{kind} ({})", failure.last_error)))
             .collect();
-        let pending: Vec<&str> = health.iter().filter(|(_, h)| !h.listed).map(|(kind, _)| *kind).collect();
+        let pending: Vec<&str> = required().filter(|(_, h)| !h.listed).map(|(kind, _)| *kind).collect();
         if !failing.is_empty() {
             self.readiness.set_not_ready(self.controller, format!("watches failing: {}", failing.join("; ")));
         } else if !pending.is_empty() {

@@ -3,6 +3,7 @@
 pub mod mutex_rule;
 pub mod mutex_run_config;
 pub mod mutex_target;
+pub mod safe_to_proceed;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use schemars::JsonSchema;
@@ -11,9 +12,12 @@ use serde::{Deserialize, Serialize};
 pub use mutex_rule::{JobRendering, MutexRule, MutexRuleSpec, MutexRuleStatus, RuleType, RuleUnusable};
 pub use mutex_run_config::{
     CanaryPool, FailurePolicy, JobRecord, JobResult, MutexRunConfig, MutexRunConfigSpec, MutexRunConfigStatus,
-    NodePhase, NodeProgress, RunPhase, VersionSource,
+    NodePhase, NodeProgress, RunPhase, VersionSource, parse_duration,
 };
 pub use mutex_target::{MutexTarget, MutexTargetSpec, MutexTargetStatus};
+pub use safe_to_proceed::{
+    BlackoutWindow, Blocker, Check, ClusterOperatorsCheck, HealthChecks, MaintenanceWindow, WindowTimes,
+};
 
 /// The API group, identical to the Ansible operator numo replaces.
 pub const GROUP: &str = "openshift-optional.skrzypek.io";

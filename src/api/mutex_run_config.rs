@@ -5,6 +5,7 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::safe_to_proceed::{BlackoutWindow, Blocker, HealthChecks, MaintenanceWindow, WindowTimes};
 use super::ObjectReference;
 
 /// A gated rollout policy: when the cluster upgrades, the target pools are held paused and their nodes are
@@ -75,6 +76,29 @@ pub struct MutexRunConfigSpec {
     /// Keep the Job pods off the node they gate (a required node anti-affinity merged into the template's own).
     #[serde(default = "default_true")]
     pub avoid_target_node: bool,
+
+    /// When non-empty, a node starts its gate Jobs only inside one of these windows; nodes in flight finish when a
+    /// window closes. numo wakes by itself when a window opens.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 32))]
+    pub maintenance_windows: Vec<MaintenanceWindow>,
+
+    /// Stretches of time in which no node starts, whatever `maintenanceWindows` say.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 64))]
+    pub blackout_windows: Vec<BlackoutWindow>,
+
+    /// Checks of the cluster's health made before each node starts; the next node waits while one fails. Present,
+    /// every built-in check is on unless switched off.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub health_checks: Option<HealthChecks>,
+
+    /// How long a node's slot stays taken after it is done, e.g. `10m`; during the soak the node must stay Ready,
+    /// schedulable and `Done` for the Machine Config Operator, or the soak starts again. Unset, the next node starts
+    /// as soon as one is done.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^([0-9]+(\.[0-9]+)?(s|m|h))+$"))]
+    pub soak_time: Option<String>,
 }
 
 fn default_concurrency() -> u32 {
@@ -158,8 +182,16 @@ pub struct MutexRunConfigStatus {
     /// When the current rollout finished.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finished_at: Option<Time>,
+    /// The next (or current) maintenance window in which a node may start; set when `maintenanceWindows` or
+    /// `blackoutWindows` are.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_window: Option<WindowTimes>,
+    /// What holds the next node from starting now (a closed window, a failing health check, a soak); empty when
+    /// nothing does.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub blocked_by: Vec<Blocker>,
     /// The reference's condition types (ConfigValidated, UpgradeChecked, UpgradeAvailable, UpgradeReady,
-    /// TargetPoolsPaused, MutexRulesApplied, MCPUpdated, JobRun, NodeUpgrade) plus Conflict.
+    /// TargetPoolsPaused, MutexRulesApplied, MCPUpdated, JobRun, NodeUpgrade) plus Conflict and ReadyForNextNode.
     #[serde(default)]
     #[schemars(schema_with = "crate::api::conditions_schema")]
     pub conditions: Vec<Condition>,
@@ -192,7 +224,7 @@ pub enum RunPhase {
 pub struct NodeProgress {
     /// The node's name.
     pub name: String,
-    /// Where the node is: Pending, Gating, Released, Upgrading, CleaningUp, Done, Failed or Skipped.
+    /// Where the node is: Pending, Gating, Released, Upgrading, CleaningUp, Soaking, Done, Failed or Skipped.
     pub phase: NodePhase,
     /// The Jobs created for this node and their results.
     #[serde(default)]
@@ -206,6 +238,10 @@ pub struct NodeProgress {
     /// When the node finished (done or failed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finished_at: Option<Time>,
+    /// When the node's current soak started; unset while the node is unhealthy (the soak starts again once it is
+    /// healthy).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub soak_started_at: Option<Time>,
     /// What happened to the node, or what it waits for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
@@ -225,6 +261,8 @@ pub enum NodePhase {
     Upgrading,
     /// The node reached the target version; cleanup Jobs are running.
     CleaningUp,
+    /// Cleaned up; the node's slot stays taken for `soakTime` while it must stay healthy.
+    Soaking,
     /// Upgraded and cleaned up, or already at the target version.
     Done,
     /// A Job failed or the node timed out; see the message.
@@ -235,12 +273,13 @@ pub enum NodePhase {
 
 impl NodePhase {
     /// Every phase, in the order a node goes through them.
-    pub const ALL: [NodePhase; 8] = [
+    pub const ALL: [NodePhase; 9] = [
         NodePhase::Pending,
         NodePhase::Gating,
         NodePhase::Released,
         NodePhase::Upgrading,
         NodePhase::CleaningUp,
+        NodePhase::Soaking,
         NodePhase::Done,
         NodePhase::Failed,
         NodePhase::Skipped,
@@ -290,6 +329,11 @@ impl MutexRunConfigSpec {
     /// The per-node timeout, parsed from `nodeTimeout`.
     pub fn node_timeout(&self) -> Option<std::time::Duration> {
         self.node_timeout.as_deref().and_then(parse_duration)
+    }
+
+    /// The soak time, parsed from `soakTime`.
+    pub fn soak_time(&self) -> Option<std::time::Duration> {
+        self.soak_time.as_deref().and_then(parse_duration)
     }
 }
 

@@ -1,14 +1,17 @@
-//! The OpenShift kinds numo reads and patches, typed after the real CRDs (`config.openshift.io/v1` ClusterVersion,
+//! The OpenShift kinds numo reads and patches, typed after the real CRDs (`config.openshift.io/v1` ClusterVersion
+//! and ClusterOperator,
 //! `machineconfiguration.openshift.io/v1` MachineConfigPool and MachineConfig), plus the node annotations and labels
 //! of the Machine Config Operator.
 //!
 //! Only the fields numo (and its simulator) use are modelled; unknown fields are ignored on read and never written,
 //! because every write is a patch of named fields. The derived CRDs are a fallback for clusters without the real ones.
 
+pub mod cluster_operator;
 pub mod cluster_version;
 pub mod machine_config;
 pub mod machine_config_pool;
 
+pub use cluster_operator::{ClusterOperator, ClusterOperatorSpec, ClusterOperatorStatus};
 pub use cluster_version::{
     ClusterVersion, ClusterVersionCondition, ClusterVersionSpec, ClusterVersionStatus, Release, Update, UpdateHistory,
 };
@@ -38,7 +41,7 @@ pub const CLUSTER_VERSION_NAME: &str = "version";
 /// All derived CRDs of the OpenShift kinds, for clusters that do not have the real ones installed.
 pub fn crds() -> Vec<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition> {
     use kube::CustomResourceExt;
-    vec![ClusterVersion::crd(), MachineConfigPool::crd(), MachineConfig::crd()]
+    vec![ClusterVersion::crd(), ClusterOperator::crd(), MachineConfigPool::crd(), MachineConfig::crd()]
 }
 
 #[cfg(test)]

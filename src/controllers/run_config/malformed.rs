@@ -48,6 +48,10 @@ fn placeholder(metadata: ObjectMeta) -> MutexRunConfig {
         version_source: VersionSource::Auto,
         paused: false,
         avoid_target_node: true,
+        maintenance_windows: Vec::new(),
+        blackout_windows: Vec::new(),
+        health_checks: None,
+        soak_time: None,
     };
     MutexRunConfig { metadata, spec, status: None }
 }

@@ -16,6 +16,7 @@ use std::sync::Arc;
 
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Node;
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::jiff::Timestamp;
 use kube::core::PartialObjectMeta;
 use kube::runtime::controller::Action;
@@ -28,7 +29,7 @@ use crate::api::{MutexRule, MutexRunConfig, MutexTarget};
 use crate::cached_job::CachedJob;
 use crate::guard;
 use crate::labels;
-use crate::openshift::{self, ClusterVersion, MachineConfig, MachineConfigPool};
+use crate::openshift::{self, ClusterOperator, ClusterVersion, MachineConfig, MachineConfigPool};
 use crate::watches::Watches;
 use crate::{Context, Error, Result};
 
@@ -59,16 +60,25 @@ pub async fn run(ctx: Context) {
     let (pools, pool_events) = watches.watch::<guard::Guarded<MachineConfigPool>>("MachineConfigPools", any.clone());
     let (nodes, node_events) = watches.watch_trimmed("Nodes", any.clone(), crate::trim::node);
     let (machine_configs, mc_events) =
-        watches.watch::<guard::Guarded<PartialObjectMeta<MachineConfig>>>("MachineConfigs", any);
+        watches.watch::<guard::Guarded<PartialObjectMeta<MachineConfig>>>("MachineConfigs", any.clone());
     let (cluster_versions, cv_events) =
         watches.watch::<guard::Guarded<ClusterVersion>>("ClusterVersions", the_cluster_version);
     let (jobs, job_events) = watches.watch::<guard::Guarded<CachedJob>>("Jobs", numo_jobs);
+    let (cluster_operators, co_events) =
+        watches.watch_optional::<guard::Guarded<ClusterOperator>>(observe::CLUSTER_OPERATORS, any.clone());
+    let (budgets, budget_events) =
+        watches.watch_optional::<guard::Guarded<PodDisruptionBudget>>(observe::BUDGETS, any.clone());
 
     let all = {
         let store = run_configs.clone();
         move || all_run_configs(&store)
     };
     let (all_for_pools, all_for_nodes, all_for_mcs, all_for_cv) = (all.clone(), all.clone(), all.clone(), all);
+    let checking = {
+        let store = run_configs.clone();
+        move || checking_health(&store)
+    };
+    let checking_for_budgets = checking.clone();
     let referencing_rule = {
         let store = run_configs.clone();
         move |rule: guard::Guarded<MutexRule>| referencing(&store, &rule, |spec| &spec.mutex_rules)
@@ -93,9 +103,29 @@ pub async fn run(ctx: Context) {
     )
     .watches_stream(cv_events.touched_objects(), move |_| all_for_cv())
     .watches_stream(job_events.touched_objects(), job_owner)
+    .watches_stream(
+        co_events.touched_objects().predicate_filter(operator_predicate, Default::default()),
+        move |_| checking(),
+    )
+    .watches_stream(
+        budget_events.touched_objects().predicate_filter(budget_predicate, Default::default()),
+        move |_| checking_for_budgets(),
+    )
     .shutdown_on_signal();
 
-    let stores = observe::Stores { run_configs, rules, targets, pools, nodes, machine_configs, cluster_versions, jobs };
+    let stores = observe::Stores {
+        run_configs,
+        rules,
+        targets,
+        pools,
+        nodes,
+        machine_configs,
+        cluster_versions,
+        jobs,
+        cluster_operators,
+        budgets,
+        sources: watches.sources(),
+    };
     let shared = Arc::new(RunConfigContext { ctx, stores, watches, written: Default::default() });
     controller
         .run(reconcile, error_policy, shared)
@@ -125,6 +155,7 @@ fn node_predicate(node: &guard::Guarded<Node>) -> Option<u64> {
     node.meta().uid.hash(&mut hasher);
     node.meta().labels.hash(&mut hasher);
     node.meta().deletion_timestamp.is_some().hash(&mut hasher);
+    node.decoded().and_then(|n| n.spec.as_ref()).and_then(|s| s.unschedulable).hash(&mut hasher);
     for key in [openshift::CURRENT_CONFIG, openshift::DESIRED_CONFIG, openshift::MCD_STATE] {
         node.annotations().get(key).hash(&mut hasher);
     }
@@ -140,6 +171,38 @@ fn node_predicate(node: &guard::Guarded<Node>) -> Option<u64> {
 
 fn all_run_configs(store: &Store<Guarded>) -> Vec<ObjectRef<Guarded>> {
     store.state().iter().map(|rc| ObjectRef::from_obj(rc.as_ref())).collect()
+}
+
+/// The run configs with health checks (the only readers of ClusterOperators and PodDisruptionBudgets).
+fn checking_health(store: &Store<Guarded>) -> Vec<ObjectRef<Guarded>> {
+    store
+        .state()
+        .iter()
+        .filter(|rc| rc.0.as_ref().is_ok_and(|rc| rc.spec.health_checks.is_some()))
+        .map(|rc| ObjectRef::from_obj(rc.as_ref()))
+        .collect()
+}
+
+/// A ClusterOperator matters when whether (and why) it is unhealthy changes.
+fn operator_predicate(co: &guard::Guarded<ClusterOperator>) -> Option<u64> {
+    let mut hasher = DefaultHasher::new();
+    co.meta().uid.hash(&mut hasher);
+    co.decoded().map(ClusterOperator::problem).hash(&mut hasher);
+    Some(hasher.finish())
+}
+
+/// A PodDisruptionBudget matters when whether it allows a disruption, or what it selects, changes; also on every
+/// change of its status counts (its pods moved), which is when the pods it covers may have.
+fn budget_predicate(pdb: &guard::Guarded<PodDisruptionBudget>) -> Option<u64> {
+    let mut hasher = DefaultHasher::new();
+    pdb.meta().uid.hash(&mut hasher);
+    if let Some(pdb) = pdb.decoded() {
+        serde_json::to_string(&pdb.spec).ok().hash(&mut hasher);
+        let status = pdb.status.as_ref();
+        let counts = status.map(|s| (s.disruptions_allowed, s.current_healthy, s.expected_pods, s.desired_healthy));
+        counts.hash(&mut hasher);
+    }
+    Some(hasher.finish())
 }
 
 /// The run configs whose spec references `obj` (a rule or target).
@@ -188,8 +251,15 @@ async fn reconcile(obj: Arc<Guarded>, shared: Arc<RunConfigContext>) -> Result<A
     // Plan from the status numo wrote last, even if the cache has not shown it yet.
     let latest = shared.written.latest(rc);
     let rc = latest.as_ref().unwrap_or(rc);
-    let snapshot = observe::snapshot(&shared.stores, rc, Timestamp::now());
+    let mut snapshot = observe::snapshot(&shared.stores, rc, Timestamp::now());
     let mut plan = plan::plan(&snapshot);
+    if plan.needs_budget_pods {
+        // A node would start while a PodDisruptionBudget allows no disruption: see where its pods run, then plan
+        // again with that (pods are listed only at this moment, never watched).
+        let budgets = snapshot.health.budgets_at_zero.as_deref().unwrap_or_default();
+        snapshot.health.budget_pods = Some(observe::budget_pods(&shared.ctx.client, budgets).await);
+        plan = plan::plan(&snapshot);
+    }
     tracing::debug!(intents = plan.intents.len(), phase = ?plan.status.phase, "planned");
     let applied = apply::apply(&shared.ctx.client, rc, &snapshot, &plan.intents).await;
     if let Err(failed) = &applied {

@@ -7,15 +7,16 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use k8s_openapi::api::core::v1::Node;
+use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::jiff::Timestamp;
 use kube::core::PartialObjectMeta;
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Resource, ResourceExt};
 
 use super::snapshot::{
-    ClusterView, FoundRule, JobView, NodeView, PoolClaim, PoolView, RuleView, RunConfigView, Snapshot, TargetView,
-    Unusable,
+    BudgetView, ClusterView, FoundRule, HealthFacts, JobView, NodeView, PoolClaim, PoolView, RuleView, RunConfigView,
+    Snapshot, Source, TargetView, Unusable,
 };
 use crate::api::{JobResult, MutexRule, MutexRunConfig, MutexTarget, RuleUnusable, VersionSource};
 use crate::cached_job::{CachedJob, JobFacts};
@@ -23,7 +24,8 @@ use crate::guard::Guarded;
 use crate::jobs;
 use crate::labels;
 use crate::membership;
-use crate::openshift::{self, ClusterVersion, MachineConfig, MachineConfigPool};
+use crate::openshift::{self, ClusterOperator, ClusterVersion, MachineConfig, MachineConfigPool};
+use crate::watches::Sources;
 
 /// The caches the run-config controller reads; every one is fed by a watch.
 #[derive(Clone)]
@@ -44,7 +46,18 @@ pub struct Stores {
     pub cluster_versions: Store<Guarded<ClusterVersion>>,
     /// numo's Jobs (the watch selects them by label).
     pub jobs: Store<Guarded<CachedJob>>,
+    /// Every ClusterOperator (an optional watch: see [`crate::watches::Watches::watch_optional`]).
+    pub cluster_operators: Store<Guarded<ClusterOperator>>,
+    /// Every PodDisruptionBudget (an optional watch).
+    pub budgets: Store<Guarded<PodDisruptionBudget>>,
+    /// The health of the watches behind the caches, to tell whether an optional one can be read.
+    pub sources: Sources,
 }
+
+/// Watch names of the optional sources, as [`Sources::readable`] knows them.
+pub const CLUSTER_OPERATORS: &str = "ClusterOperators";
+/// See [`CLUSTER_OPERATORS`].
+pub const BUDGETS: &str = "PodDisruptionBudgets";
 
 /// Builds the snapshot for one run config.
 pub fn snapshot(stores: &Stores, rc: &MutexRunConfig, now: Timestamp) -> Snapshot {
@@ -103,7 +116,70 @@ pub fn snapshot(stores: &Stores, rc: &MutexRunConfig, now: Timestamp) -> Snapsho
             Some(format!("{}/{}", meta.namespace.as_ref()?, meta.name.as_ref()?))
         })
         .collect();
-    Snapshot { now, run_config, rules, targets, pools, nodes, cluster, jobs, run_configs }
+    let health = if rc.spec.health_checks.is_some() { health_facts(stores) } else { HealthFacts::default() };
+    Snapshot { now, run_config, rules, targets, pools, nodes, cluster, jobs, run_configs, health }
+}
+
+/// The unhealthy ClusterOperators and the PodDisruptionBudgets at zero, or why they cannot be read.
+fn health_facts(stores: &Stores) -> HealthFacts {
+    let cluster_operators = stores.sources.readable(CLUSTER_OPERATORS).map(|()| {
+        let mut unhealthy: Vec<(String, String)> = stores
+            .cluster_operators
+            .state()
+            .iter()
+            .filter_map(|co| match &co.0 {
+                Ok(co) => Some((co.name_any(), co.problem()?)),
+                Err(invalid) => Some((co.name_any(), format!("cannot be read ({})", invalid.error))),
+            })
+            .collect();
+        unhealthy.sort();
+        unhealthy
+    });
+    let budgets_at_zero = stores.sources.readable(BUDGETS).map(|()| {
+        let mut budgets: Vec<BudgetView> = stores
+            .budgets
+            .state()
+            .iter()
+            .filter_map(|pdb| {
+                let pdb = pdb.decoded()?;
+                let allowed = pdb.status.as_ref().map_or(0, |s| s.disruptions_allowed);
+                (allowed <= 0).then(|| BudgetView {
+                    namespace: pdb.namespace().unwrap_or_default(),
+                    name: pdb.name_any(),
+                    selector: pdb.spec.as_ref().and_then(|s| s.selector.clone()),
+                })
+            })
+            .collect();
+        budgets.sort_by_key(BudgetView::key);
+        budgets
+    });
+    HealthFacts { cluster_operators, budgets_at_zero, budget_pods: None }
+}
+
+/// Where the pods of `budgets` run: one list of pods per namespace, matched against each budget's selector.
+pub async fn budget_pods(
+    client: &kube::Client,
+    budgets: &[BudgetView],
+) -> Source<BTreeMap<String, Vec<(String, String)>>> {
+    let mut placed: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
+    let namespaces: BTreeSet<&str> = budgets.iter().map(|b| b.namespace.as_str()).collect();
+    for namespace in namespaces {
+        let pods = kube::Api::<Pod>::namespaced(client.clone(), namespace)
+            .list(&Default::default())
+            .await
+            .map_err(|e| format!("the pods of namespace {namespace} cannot be listed: {e}"))?;
+        for budget in budgets.iter().filter(|b| b.namespace == namespace) {
+            let Some(selector) = &budget.selector else { continue };
+            let covered = pods.items.iter().filter(|pod| membership::selects(Some(selector), pod.labels()));
+            let on_nodes = covered.filter_map(|pod| {
+                let node = pod.spec.as_ref()?.node_name.clone()?;
+                let running = pod.status.as_ref().and_then(|s| s.phase.as_deref());
+                (!matches!(running, Some("Succeeded" | "Failed"))).then(|| (pod.name_any(), node))
+            });
+            placed.entry(budget.key()).or_default().extend(on_nodes);
+        }
+    }
+    Ok(placed)
 }
 
 /// Whether a status condition `ValidConfig` is True for the object's current generation; else why not.
@@ -196,7 +272,22 @@ fn pool_view(pool: &MachineConfigPool) -> PoolView {
         claim: PoolClaim::read(pool.annotations()),
         has_annotations: pool.metadata.annotations.is_some(),
         updated: current && pool.condition_true("Updated"),
+        degraded: degraded(pool),
     }
+}
+
+/// Why a pool is `Degraded` or `NodeDegraded`, from those conditions' messages.
+fn degraded(pool: &MachineConfigPool) -> Option<String> {
+    let conditions = pool.status.as_ref().map(|s| s.conditions.as_slice()).unwrap_or_default();
+    let said: Vec<String> = conditions
+        .iter()
+        .filter(|c| matches!(c.type_.as_str(), "Degraded" | "NodeDegraded") && c.status == "True")
+        .map(|c| match c.message.as_deref().filter(|m| !m.is_empty()) {
+            Some(message) => format!("{}: {message}", c.type_),
+            None => c.type_.clone(),
+        })
+        .collect();
+    (!said.is_empty()).then(|| said.join("; "))
 }
 
 fn node_view(node: &Node, source: VersionSource, rendered: &BTreeMap<String, String>) -> NodeView {
@@ -212,7 +303,14 @@ fn node_view(node: &Node, source: VersionSource, rendered: &BTreeMap<String, Str
         .as_ref()
         .and_then(|s| s.conditions.as_ref())
         .is_some_and(|cs| cs.iter().any(|c| c.type_ == "Ready" && c.status == "True"));
-    NodeView { name: node.name_any(), labels: node.labels().clone(), ready, version }
+    NodeView {
+        name: node.name_any(),
+        labels: node.labels().clone(),
+        ready,
+        cordoned: node.spec.as_ref().and_then(|s| s.unschedulable).unwrap_or(false),
+        mcd_state: node.annotations().get(openshift::MCD_STATE).cloned(),
+        version,
+    }
 }
 
 /// A numo Job as the planner reads it; one that cannot be decoded counts as failed, saying why (its labels and

@@ -70,6 +70,9 @@ fn stores(pools: &[Value], nodes: &[Value], jobs: &[Value]) -> Stores {
         machine_configs: store::<PartialObjectMeta<MachineConfig>>(&[]),
         cluster_versions: store::<ClusterVersion>(&[]),
         jobs: store::<CachedJob>(jobs),
+        cluster_operators: store::<ClusterOperator>(&[]),
+        budgets: store::<PodDisruptionBudget>(&[]),
+        sources: Default::default(),
     }
 }
 

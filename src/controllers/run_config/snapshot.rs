@@ -32,6 +32,47 @@ pub struct Snapshot {
     pub jobs: Vec<JobView>,
     /// `namespace/name` of every existing run config (to tell a live claim on a pool from a stale one).
     pub run_configs: BTreeSet<String>,
+    /// What the health checks read; gathered only when the run config has `healthChecks`.
+    pub health: HealthFacts,
+}
+
+/// What a source of the health checks said, or why it cannot be read (a check that cannot read holds the rollout).
+pub type Source<T> = Result<T, String>;
+
+/// What the health checks read.
+#[derive(Clone, Debug)]
+pub struct HealthFacts {
+    /// Unhealthy ClusterOperators: name and why.
+    pub cluster_operators: Source<Vec<(String, String)>>,
+    /// PodDisruptionBudgets that allow no disruption now.
+    pub budgets_at_zero: Source<Vec<BudgetView>>,
+    /// Where the pods covered by [`HealthFacts::budgets_at_zero`] run, once fetched (only when a node would start
+    /// and some budget allows no disruption): budget `namespace/name` → (pod name, node name).
+    pub budget_pods: Option<Source<BTreeMap<String, Vec<(String, String)>>>>,
+}
+
+impl Default for HealthFacts {
+    fn default() -> Self {
+        Self { cluster_operators: Ok(Vec::new()), budgets_at_zero: Ok(Vec::new()), budget_pods: None }
+    }
+}
+
+/// A PodDisruptionBudget that allows no disruption.
+#[derive(Clone, Debug, Default)]
+pub struct BudgetView {
+    /// Its namespace.
+    pub namespace: String,
+    /// Its name.
+    pub name: String,
+    /// `spec.selector` (empty selects every pod of the namespace, absent selects none).
+    pub selector: Option<LabelSelector>,
+}
+
+impl BudgetView {
+    /// `namespace/name`.
+    pub fn key(&self) -> String {
+        format!("{}/{}", self.namespace, self.name)
+    }
 }
 
 /// The run config being reconciled.
@@ -143,6 +184,8 @@ pub struct PoolView {
     pub has_annotations: bool,
     /// Whether the pool's status describes its current spec and says Updated (every node on its rendered config).
     pub updated: bool,
+    /// Why the pool is `Degraded` or `NodeDegraded`; None when it is neither.
+    pub degraded: Option<String>,
 }
 
 impl PoolView {
@@ -166,6 +209,10 @@ pub struct NodeView {
     pub labels: BTreeMap<String, String>,
     /// Whether its Ready condition is True.
     pub ready: bool,
+    /// Whether it is cordoned (`spec.unschedulable`).
+    pub cordoned: bool,
+    /// The machine-config daemon's state annotation (`Done`, `Working`, `Degraded`).
+    pub mcd_state: Option<String>,
     /// Its release version, read as the run config's `versionSource` says; None if unknown.
     pub version: Option<String>,
 }

@@ -220,6 +220,9 @@ pub fn record_metrics(metrics: &Metrics, rc: &MutexRunConfig, status: &MutexRunC
     for phase in NodePhase::ALL {
         metrics.set_nodes_by_phase(&key, phase, counts.get(&phase).copied().unwrap_or(0));
     }
+    for check in super::plan::check::ALL {
+        metrics.set_check_blocking(&key, check, status.blocked_by.iter().any(|b| b.check == check));
+    }
     let rollout = status.target_version.as_deref();
     for job in status.nodes.iter().flat_map(|e| &e.jobs) {
         let what = format!("job {} {:?}", job.name, job.result);

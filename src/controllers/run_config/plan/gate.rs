@@ -8,9 +8,10 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use super::intent::Intent;
 use super::node_state::{self, Inputs, NextJob, NodeState, Records, Retry};
 use super::pools;
+use super::readiness::{self, check, Readiness};
 use super::resolve::{Resolved, Rule};
 use super::Notice;
-use crate::api::FailurePolicy;
+use crate::api::{Blocker, FailurePolicy};
 use crate::controllers::run_config::snapshot::{NodeView, Snapshot};
 use crate::jobs::{self, JobKey, JobPhase, JobTemplate};
 
@@ -40,6 +41,8 @@ pub struct Gate<'a> {
     pub labels_applied: bool,
     /// Whether every pool is steered.
     pub steered: bool,
+    /// What holds the next node (windows, health checks, soak); None when no node waits to start.
+    pub readiness: Option<Readiness>,
 }
 
 /// Plans the gating of every node.
@@ -96,9 +99,23 @@ pub fn plan<'a>(snapshot: &'a Snapshot, inputs: &Inputs<'a, '_>, control_plane_d
     let retried = snapshot.run_config.retry.as_deref().map(|name| retry(inputs, &mut nodes, name, &mut notices));
     let hold = spec.on_failure == FailurePolicy::Hold;
     let any_failed = nodes.iter().any(|g| matches!(g.state, NodeState::Failed { .. }));
-    if steered && !spec.paused && !(hold && any_failed) {
-        let in_flight = nodes.iter().filter(|g| g.state.in_flight()).count();
-        let free = (spec.concurrency as usize).saturating_sub(in_flight);
+    let pending = nodes.iter().filter(|g| g.state == NodeState::Pending).count();
+    let taken = nodes.iter().filter(|g| g.state.takes_slot()).count();
+    let free = (spec.concurrency as usize).saturating_sub(taken);
+    // The windows and health checks, whenever a node waits to start (with no free slot, the checks of the next
+    // node itself are left until one frees).
+    let readiness = (pending > 0).then(|| {
+        let next: Vec<&NodeView> =
+            nodes.iter().filter(|g| g.state == NodeState::Pending).take(free).map(|g| g.node).collect();
+        let verdict = readiness::windows_now(snapshot, &resolved.schedule);
+        let mut readiness = readiness::assess(snapshot, &verdict, &nodes, &next);
+        if free == 0 {
+            readiness.blockers.extend(soaking(&nodes, spec.concurrency as usize, inputs));
+        }
+        readiness
+    });
+    let clear = readiness.as_ref().is_none_or(|r| r.blockers.is_empty() && !r.needs_budget_pods);
+    if steered && !spec.paused && !(hold && any_failed) && clear {
         for gated in nodes.iter_mut().filter(|g| g.state == NodeState::Pending).take(free) {
             gated.state = NodeState::Gating { next: Some(NextJob { rule: 0, attempt: 1 }) };
         }
@@ -112,7 +129,31 @@ pub fn plan<'a>(snapshot: &'a Snapshot, inputs: &Inputs<'a, '_>, control_plane_d
         // Only after the retry's Job: a failed create keeps the annotation, so the retry is not lost.
         intents.push(Intent::ClearRetry);
     }
-    Gate { intents, notices, nodes, labels_applied, steered }
+    Gate { intents, notices, nodes, labels_applied, steered, readiness }
+}
+
+/// The soak blocker, when soaking nodes take the slots a new node needs (not when nodes in flight do).
+fn soaking(nodes: &[GatedNode<'_>], concurrency: usize, inputs: &Inputs<'_, '_>) -> Option<Blocker> {
+    let in_flight = nodes.iter().filter(|g| g.state.in_flight()).count();
+    if in_flight >= concurrency {
+        return None;
+    }
+    let soak = inputs.soak.unwrap_or_default();
+    let sentences: Vec<String> = nodes
+        .iter()
+        .filter_map(|g| match &g.state {
+            NodeState::Soaking { since: Some(since), .. } => {
+                let until = crate::windows::utc(since) + chrono::Duration::from_std(soak).unwrap_or_default();
+                let until = readiness::shown(&until);
+                Some(format!("node {} soaks until {until}", g.node.name))
+            }
+            NodeState::Soaking { problem: Some(problem), .. } => {
+                Some(format!("the soak of node {} starts again once it is healthy: {problem}", g.node.name))
+            }
+            _ => None,
+        })
+        .collect();
+    (!sentences.is_empty()).then(|| Blocker { check: check::SOAK.to_string(), message: sentences.join("; ") })
 }
 
 /// Acts on the retry annotation naming `name`; returns whether a node was retried.

@@ -16,6 +16,7 @@ mod gate;
 mod intent;
 mod node_state;
 mod pools;
+mod readiness;
 mod record;
 mod resolve;
 mod stage;
@@ -27,9 +28,11 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use super::snapshot::{JobView, Snapshot};
 use super::version::is_behind;
-use crate::api::{MutexRunConfigStatus, RunPhase};
+use crate::api::{Blocker, MutexRunConfigStatus, RunPhase, WindowTimes};
 use crate::conditions;
+use crate::windows;
 pub use intent::{Intent, PoolPrecondition, PoolSpec};
+pub use readiness::check;
 use node_state::{History, Inputs, NodeState};
 use resolve::{Resolved, Verdict};
 pub use stage::condition;
@@ -71,8 +74,10 @@ pub struct Plan {
     pub after_status: Vec<Intent>,
     /// Events to publish.
     pub notices: Vec<Notice>,
-    /// When to reconcile again without a change (a node's timeout).
+    /// When to reconcile again without a change (a node's timeout, the end of a soak, a window's edge).
     pub requeue_after: Option<Duration>,
+    /// A node would start while a PodDisruptionBudget allows no disruption: list where its pods run and plan again.
+    pub needs_budget_pods: bool,
 }
 
 /// What the steps decided, before the status is put together.
@@ -82,14 +87,21 @@ struct Draft {
     status: MutexRunConfigStatus,
     release_jobs: bool,
     requeue_after: Option<Duration>,
+    needs_budget_pods: bool,
 }
 
 /// Plans one reconcile.
 pub fn plan(snapshot: &Snapshot) -> Plan {
     if snapshot.run_config.deleting {
         let (intents, restoring) = finalize::plan(snapshot);
-        let draft =
-            Draft { intents, notices: Vec::new(), status: carried(snapshot), release_jobs: false, requeue_after: None };
+        let draft = Draft {
+            intents,
+            notices: Vec::new(),
+            status: carried(snapshot),
+            release_jobs: false,
+            requeue_after: None,
+            needs_budget_pods: false,
+        };
         return finish(snapshot, draft, Stage::Deleting { restoring }, "");
     }
     let previous = &snapshot.run_config.status;
@@ -99,6 +111,7 @@ pub fn plan(snapshot: &Snapshot) -> Plan {
         status: carried(snapshot),
         release_jobs: false,
         requeue_after: None,
+        needs_budget_pods: false,
     };
     if !snapshot.run_config.has_finalizer {
         draft.intents.push(Intent::AddFinalizer);
@@ -127,6 +140,16 @@ pub fn plan(snapshot: &Snapshot) -> Plan {
         return finish(snapshot, draft, Stage::NoClusterVersion { holding }, &validated);
     };
     let stage = rollout(snapshot, &resolved, &version, holding, &mut draft);
+    // The windows are shown (and numo wakes at their edges) whatever the stage.
+    let verdict = readiness::windows_now(snapshot, &resolved.schedule);
+    draft.status.next_window = verdict.next.as_ref().map(|(start, end)| WindowTimes {
+        start: Time(windows::to_api(start)),
+        end: end.as_ref().map(|end| Time(windows::to_api(end))),
+    });
+    if let Some(edge) = verdict.changes_at {
+        let wait = (edge - windows::utc(&snapshot.now)).to_std().unwrap_or_default() + Duration::from_millis(50);
+        draft.requeue_after = Some(draft.requeue_after.map_or(wait, |r| r.min(wait)));
+    }
     finish(snapshot, draft, stage, &validated)
 }
 
@@ -219,15 +242,21 @@ fn gate(snapshot: &Snapshot, resolved: &Resolved<'_>, upgrade: Upgrade, draft: &
         jobs: &jobs,
         skip: &snapshot.run_config.skip,
         timeout,
+        soak: spec.soak_time(),
         now: snapshot.now,
     };
     let gate = gate::plan(snapshot, &inputs, upgrade.control_plane_done);
-    let recorded = record::record(&gate.nodes, &history, version, &Time(snapshot.now), spec.node_timeout());
+    let recorded =
+        record::record(&gate.nodes, &history, version, &Time(snapshot.now), spec.node_timeout(), spec.soak_time());
     draft.intents.extend(gate.intents);
     draft.notices.extend(gate.notices);
     draft.notices.extend(recorded.notices);
     draft.requeue_after = recorded.requeue_after;
     draft.release_jobs = true;
+    let blockers = gate.readiness.as_ref().map(|r| r.blockers.clone());
+    draft.needs_budget_pods = gate.readiness.as_ref().is_some_and(|r| r.needs_budget_pods);
+    draft.notices.extend(held_or_resumed(&snapshot.run_config.status, blockers.as_deref()));
+    draft.status.blocked_by = blockers.clone().unwrap_or_default();
     let nodes = recorded.nodes;
     let progress = nodes.progress();
     let status = &mut draft.status;
@@ -267,8 +296,31 @@ fn gate(snapshot: &Snapshot, resolved: &Resolved<'_>, upgrade: Upgrade, draft: &
         hold: spec.on_failure == crate::api::FailurePolicy::Hold,
         paused_by_spec: spec.paused,
         progress,
+        blockers,
     };
     Stage::Gating(upgrade, summary)
+}
+
+/// The Events of the next node becoming held (or held by other checks) and of it no longer being held; nothing
+/// while the same checks keep holding it.
+fn held_or_resumed(previous: &MutexRunConfigStatus, blockers: Option<&[Blocker]>) -> Vec<Notice> {
+    let checks = |list: &[Blocker]| list.iter().map(|b| b.check.clone()).collect::<Vec<_>>();
+    let before = checks(&previous.blocked_by);
+    let now = checks(blockers.unwrap_or_default());
+    if before == now {
+        return Vec::new();
+    }
+    match blockers {
+        Some(list) if !list.is_empty() => {
+            let what: Vec<String> = list.iter().map(|b| format!("{}: {}", b.check, b.message)).collect();
+            vec![Notice::warning("RolloutHeld", "Hold", format!("The next node waits. {}.", what.join("; ")))]
+        }
+        _ => vec![Notice::normal(
+            "RolloutResumed",
+            "Resume",
+            format!("Nothing holds the next node any more (was: {}).", before.join(", ")),
+        )],
+    }
 }
 
 /// The parts of the previous status that a stage which does not recount the nodes keeps.
@@ -303,7 +355,14 @@ fn finish(snapshot: &Snapshot, mut draft: Draft, stage: Stage, validated: &str) 
     status.message = Some(message);
     status.conditions = conditions::merge(&previous.conditions, &stage.conditions(validated), generation, &now);
     let after_status = if draft.release_jobs { finalize::release_deleted_jobs(snapshot) } else { Vec::new() };
-    Plan { intents: draft.intents, status, after_status, notices: draft.notices, requeue_after: draft.requeue_after }
+    Plan {
+        intents: draft.intents,
+        status,
+        after_status,
+        notices: draft.notices,
+        requeue_after: draft.requeue_after,
+        needs_budget_pods: draft.needs_budget_pods,
+    }
 }
 
 #[cfg(test)]

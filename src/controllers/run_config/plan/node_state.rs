@@ -57,6 +57,13 @@ pub enum NodeState {
         /// The Job to create.
         next: Option<NextJob>,
     },
+    /// Cleaned up; its slot stays taken until `soakTime` has passed with the node healthy.
+    Soaking {
+        /// When the current soak started; None while the node is unhealthy.
+        since: Option<Timestamp>,
+        /// Why the node is unhealthy (the soak starts again once it is not).
+        problem: Option<String>,
+    },
     /// A Job failed or the node timed out.
     Failed {
         /// Why, as a sentence.
@@ -79,8 +86,14 @@ impl NodeState {
             NodeState::Releasing => NodePhase::Released,
             NodeState::Upgrading => NodePhase::Upgrading,
             NodeState::CleaningUp { .. } => NodePhase::CleaningUp,
+            NodeState::Soaking { .. } => NodePhase::Soaking,
             NodeState::Failed { .. } => NodePhase::Failed,
         }
+    }
+
+    /// Whether the node takes one of the `concurrency` slots: in flight, or soaking.
+    pub fn takes_slot(&self) -> bool {
+        self.in_flight() || matches!(self, NodeState::Soaking { .. })
     }
 
     /// Whether the node counts against the concurrency limit.
@@ -174,6 +187,8 @@ pub struct Inputs<'a, 'r> {
     pub skip: &'r BTreeSet<String>,
     /// `spec.nodeTimeout`, as written and parsed.
     pub timeout: Option<(&'r str, Duration)>,
+    /// `spec.soakTime`, parsed.
+    pub soak: Option<Duration>,
     /// Now.
     pub now: Timestamp,
 }
@@ -231,7 +246,7 @@ fn latest(records: &Records, phase: JobPhase, rule: usize) -> Option<&JobRecord>
 /// Whether every gate Job succeeded, or the status recorded the node as released.
 pub fn released(inputs: &Inputs<'_, '_>, node: &NodeView, records: &Records) -> bool {
     let by_status = inputs.history.entry(&node.name).is_some_and(|e| {
-        matches!(e.phase, NodePhase::Released | NodePhase::Upgrading | NodePhase::CleaningUp)
+        matches!(e.phase, NodePhase::Released | NodePhase::Upgrading | NodePhase::CleaningUp | NodePhase::Soaking)
             || (e.phase == NodePhase::Failed && e.released_at.is_some())
     });
     by_status
@@ -261,8 +276,43 @@ pub fn without_timeout(inputs: &Inputs<'_, '_>, node: &NodeView, records: &Recor
     } else if !(at_version && node.ready) {
         NodeState::Upgrading
     } else {
-        walk(inputs, records, JobPhase::Cleanup)
+        match walk(inputs, records, JobPhase::Cleanup) {
+            NodeState::Done { already: false } => soak(inputs, node),
+            state => state,
+        }
     }
+}
+
+/// A cleaned-up node's soak: Done once `soakTime` passed since it was last seen healthy, else Soaking.
+fn soak(inputs: &Inputs<'_, '_>, node: &NodeView) -> NodeState {
+    let Some(soak) = inputs.soak else { return NodeState::Done { already: false } };
+    if let Some(problem) = soak_problem(node) {
+        return NodeState::Soaking { since: None, problem: Some(problem) };
+    }
+    let recorded = inputs.history.entry(&node.name).filter(|e| e.phase == NodePhase::Soaking);
+    let since = recorded.and_then(|e| e.soak_started_at.as_ref()).map_or(inputs.now, |t| t.0);
+    let soaked = Duration::try_from(inputs.now.duration_since(since)).unwrap_or_default();
+    if soaked >= soak {
+        NodeState::Done { already: false }
+    } else {
+        NodeState::Soaking { since: Some(since), problem: None }
+    }
+}
+
+/// Why a soaking node is not healthy: not Ready, cordoned, or its machine-config daemon not `Done`.
+pub fn soak_problem(node: &NodeView) -> Option<String> {
+    let mut problems = Vec::new();
+    if !node.ready {
+        problems.push("is not Ready".to_string());
+    }
+    if node.cordoned {
+        problems.push("is cordoned".to_string());
+    }
+    match node.mcd_state.as_deref() {
+        Some("Done") | None => {}
+        Some(state) => problems.push(format!("has machine-config state {state}")),
+    }
+    (!problems.is_empty()).then(|| format!("node {} {}", node.name, problems.join(" and ")))
 }
 
 /// The next step of a node's gate or cleanup Jobs, in rule order.

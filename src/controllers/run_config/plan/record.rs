@@ -39,7 +39,7 @@ pub struct Recorded {
     pub nodes: NodesStatus,
     /// Events for the nodes that changed phase.
     pub notices: Vec<Notice>,
-    /// When the earliest `nodeTimeout` of a node in flight runs out.
+    /// When the earliest `nodeTimeout` of a node in flight, or soak, runs out.
     pub requeue_after: Option<Duration>,
 }
 
@@ -50,6 +50,7 @@ pub fn record(
     version: &str,
     now: &Time,
     timeout: Option<Duration>,
+    soak: Option<Duration>,
 ) -> Recorded {
     let mut out = NodesStatus { total: gated.len() as u32, ..Default::default() };
     let mut notices = Vec::new();
@@ -94,25 +95,62 @@ pub fn record(
             _ => now.clone(),
         };
         let released_at = previous.and_then(|e| e.released_at.clone()).or_else(|| {
-            matches!(state, NodeState::Releasing | NodeState::Upgrading | NodeState::CleaningUp { .. })
-                .then(|| now.clone())
+            matches!(
+                state,
+                NodeState::Releasing | NodeState::Upgrading | NodeState::CleaningUp { .. } | NodeState::Soaking { .. }
+            )
+            .then(|| now.clone())
         });
         let finished_at = match state {
             NodeState::Failed { .. } if !timer_reset => {
                 previous.and_then(|e| e.finished_at.clone()).or_else(|| Some(now.clone()))
             }
+            NodeState::Soaking { .. } => previous
+                .filter(|e| e.phase == NodePhase::Soaking)
+                .and_then(|e| e.finished_at.clone())
+                .or_else(|| Some(now.clone())),
             _ => None,
         };
+        let soak_started_at = match state {
+            NodeState::Soaking { since, .. } => since.map(Time),
+            _ => None,
+        };
+        let soak_until = soak_started_at.as_ref().and_then(|since| soak.map(|soak| (since, soak)));
         let message = match state {
             NodeState::Gating { .. } => "Running gate Jobs.".to_string(),
             NodeState::Releasing => "Gate Jobs succeeded; releasing the node to the canary pool.".to_string(),
             NodeState::Upgrading => format!("Waiting for the node to run {version} and be Ready."),
             NodeState::CleaningUp { .. } => "Running cleanup Jobs.".to_string(),
+            NodeState::Soaking { problem: Some(problem), .. } => {
+                format!("Soaking; the soak starts again once the node is healthy: {problem}.")
+            }
+            NodeState::Soaking { .. } => {
+                let until = soak_until
+                    .map(|(since, soak)| {
+                        let until = crate::windows::utc(&since.0) + chrono::Duration::from_std(soak).unwrap_or_default();
+                        super::readiness::shown(&until)
+                    })
+                    .unwrap_or_default();
+                format!("Done; soaking until {until}, its slot taken while it must stay Ready, schedulable and Done.")
+            }
             NodeState::Failed { message, .. } => message.clone(),
             _ => String::new(),
         };
         if previous_phase != phase {
             notices.push(transition(name, phase, &message));
+        }
+        let was_soaking_healthy = previous.is_some_and(|e| e.phase == NodePhase::Soaking && e.soak_started_at.is_some());
+        if let (true, NodeState::Soaking { problem: Some(problem), .. }) = (was_soaking_healthy, state) {
+            notices.push(Notice::warning(
+                "SoakRestarted",
+                "Soak",
+                format!("The soak of node {name} starts again once it is healthy: {problem}."),
+            ));
+        }
+        if let Some((since, soak)) = soak_until {
+            let soaked = Duration::try_from(now.0.duration_since(since.0)).unwrap_or_default();
+            let left = soak.saturating_sub(soaked) + Duration::from_millis(50);
+            requeue_after = Some(requeue_after.map_or(left, |r| r.min(left)));
         }
         if let (Some(timeout), true) = (timeout, state.in_flight()) {
             let elapsed = Duration::try_from(now.0.duration_since(started_at.0)).unwrap_or_default();
@@ -126,6 +164,7 @@ pub fn record(
             started_at: Some(started_at),
             released_at,
             finished_at,
+            soak_started_at,
             message: Some(message),
         });
     }
@@ -140,6 +179,7 @@ fn transition(name: &str, phase: NodePhase, message: &str) -> Notice {
         NodePhase::Released => "NodeReleased",
         NodePhase::Upgrading => "NodeUpgrading",
         NodePhase::CleaningUp => "NodeCleaningUp",
+        NodePhase::Soaking => "NodeSoaking",
         NodePhase::Failed => "NodeFailed",
         _ => "NodeProgress",
     };

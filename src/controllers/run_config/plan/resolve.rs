@@ -8,6 +8,7 @@ use std::collections::BTreeSet;
 use super::super::snapshot::{FoundRule, NodeView, PoolView, RuleView, Snapshot, Unusable};
 use crate::membership::{self, PoolSelector};
 use crate::selector;
+use crate::windows::Schedule;
 
 /// A rule of a valid configuration.
 #[derive(Clone, Debug)]
@@ -43,6 +44,8 @@ pub struct Resolved<'a> {
     pub stale_labels: Vec<String>,
     /// Nodes a target pool selects that another pool owns, as sentences (they are not gated).
     pub findings: Vec<String>,
+    /// The maintenance and blackout windows.
+    pub schedule: Schedule,
 }
 
 impl Resolved<'_> {
@@ -134,6 +137,14 @@ pub fn resolve(snapshot: &Snapshot) -> Verdict<'_> {
             "canary MachineConfigPool {canary_name} is also a target pool; choose a canary that no MutexTarget names"
         ));
     }
+    let spec = &snapshot.run_config.spec;
+    let schedule = Schedule::parse(&spec.maintenance_windows, &spec.blackout_windows).unwrap_or_else(|bad| {
+        problems.extend(bad);
+        Schedule::default()
+    });
+    if spec.soak_time.is_some() && spec.soak_time().is_none() {
+        problems.push(format!("soakTime {:?} is not a duration", spec.soak_time.as_deref().unwrap_or_default()));
+    }
     if problems.is_empty() && !unjudged.is_empty() {
         return Verdict::Awaiting(format!(
             "{}: not validated yet; nothing is changed until they are.",
@@ -173,6 +184,7 @@ pub fn resolve(snapshot: &Snapshot) -> Verdict<'_> {
         gated: membership.gated,
         outsiders,
         findings: membership.findings,
+        schedule,
     }))
 }
 

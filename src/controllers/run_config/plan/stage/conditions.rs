@@ -15,6 +15,7 @@ impl Stage {
         let not_labelled = Desired::false_(MUTEX_RULES_APPLIED, "NotApplied", "No node carries the rule labels.");
         let not_steered = Desired::false_(MCP_UPDATED, "NotSteered", "The pool selectors are not steered.");
         let not_started = Desired::true_(NODE_UPGRADE, "NotStarted", "No node is being upgraded.");
+        let nothing_waits = Desired::true_(READY_FOR_NEXT_NODE, "NoNodeWaiting", "No node waits to start.");
         match self {
             Stage::Deleting { .. } => vec![
                 Desired::true_(CONFIG_VALIDATED, "Deleting", "The run config is being deleted."),
@@ -27,6 +28,7 @@ impl Stage {
                 no_job_failed,
                 Desired::true_(NODE_UPGRADE, "Deleting", "The run config is being deleted."),
                 no_conflict,
+                nothing_waits,
             ],
             Stage::Awaiting { message, holding } | Stage::Invalid { message, holding } => {
                 let reason = if matches!(self, Stage::Invalid { .. }) { "InvalidConfig" } else { "AwaitingValidation" };
@@ -50,6 +52,7 @@ impl Stage {
                     no_job_failed,
                     not_started.clone(),
                     no_conflict,
+                    nothing_waits,
                 ]
             }
             Stage::NoClusterVersion { .. } => vec![
@@ -67,6 +70,7 @@ impl Stage {
                 no_job_failed,
                 not_started.clone(),
                 no_conflict,
+                nothing_waits,
             ],
             Stage::Idle(u) | Stage::Completed { upgrade: u, .. } => {
                 let completed = matches!(self, Stage::Completed { .. });
@@ -106,6 +110,7 @@ impl Stage {
                         }
                     },
                     no_conflict,
+                    nothing_waits,
                 ]
             }
             Stage::Conflict { upgrade, holding, .. } => {
@@ -125,6 +130,7 @@ impl Stage {
                     no_job_failed,
                     not_started.clone(),
                     Desired::true_(CONFLICT, "PoolInUse", message),
+                    nothing_waits,
                 ]
             }
             Stage::Pausing(u) => vec![
@@ -138,6 +144,7 @@ impl Stage {
                 no_job_failed,
                 Desired::true_(NODE_UPGRADE, "NotStarted", "No node is being upgraded yet."),
                 no_conflict,
+                nothing_waits,
             ],
             Stage::Gating(u, g) => vec![
                 valid,
@@ -176,6 +183,19 @@ impl Stage {
                     ),
                 },
                 no_conflict,
+                match &g.blockers {
+                    None => nothing_waits,
+                    Some(blockers) if blockers.is_empty() => Desired::true_(
+                        READY_FOR_NEXT_NODE,
+                        "NothingHolds",
+                        "No window, health check or soak holds the next node.",
+                    ),
+                    Some(blockers) => Desired::false_(
+                        READY_FOR_NEXT_NODE,
+                        blockers[0].check.clone(),
+                        blockers.iter().map(|b| b.message.as_str()).collect::<Vec<_>>().join("; "),
+                    ),
+                },
             ],
             Stage::Restoring { upgrade, progress, .. } => vec![
                 valid,
@@ -192,6 +212,7 @@ impl Stage {
                     format!("{progress} nodes upgraded to {}.", upgrade.version),
                 ),
                 no_conflict,
+                nothing_waits,
             ],
         }
     }
@@ -278,6 +299,7 @@ mod tests {
             hold: true,
             paused_by_spec: false,
             progress: "1/2".into(),
+            blockers: None,
         };
         let stages = [
             Stage::Deleting { restoring: true },

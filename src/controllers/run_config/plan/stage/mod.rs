@@ -4,7 +4,7 @@
 
 mod conditions;
 
-use crate::api::RunPhase;
+use crate::api::{Blocker, RunPhase};
 use crate::labels::{RETRY_ANNOTATION, SKIP_ANNOTATION};
 
 /// Condition types, the reference's plus `Conflict`.
@@ -29,9 +29,11 @@ pub mod condition {
     pub const NODE_UPGRADE: &str = "NodeUpgrade";
     /// Another run config drives one of this run config's pools.
     pub const CONFLICT: &str = "Conflict";
+    /// No maintenance window, blackout, health check or soak holds the next node (False names what does).
+    pub const READY_FOR_NEXT_NODE: &str = "ReadyForNextNode";
 
     /// Every type the run-config controller owns; each reconcile states them all.
-    pub const ALL: [&str; 10] = [
+    pub const ALL: [&str; 11] = [
         CONFIG_VALIDATED,
         UPGRADE_CHECKED,
         UPGRADE_AVAILABLE,
@@ -42,6 +44,7 @@ pub mod condition {
         JOB_RUN,
         NODE_UPGRADE,
         CONFLICT,
+        READY_FOR_NEXT_NODE,
     ];
 }
 
@@ -94,6 +97,8 @@ pub struct Gating {
     pub paused_by_spec: bool,
     /// `done/total`.
     pub progress: String,
+    /// What holds the next node (empty: nothing); None when no node waits to start.
+    pub blockers: Option<Vec<Blocker>>,
 }
 
 /// Where the rollout is.
@@ -230,5 +235,17 @@ fn gating_phase(u: &Upgrade, g: &Gating) -> (RunPhase, String) {
     if g.paused_by_spec && g.in_flight == 0 {
         return (RunPhase::Waiting, "Paused (spec.paused); no node starts until it is unset.".into());
     }
-    (RunPhase::Upgrading, format!("Upgrading to {}: {} nodes done, {} in flight.", u.version, g.progress, g.in_flight))
+    let held = g.blockers.as_deref().unwrap_or_default();
+    let held: Vec<&str> = held.iter().map(|b| b.message.as_str()).collect();
+    if !held.is_empty() && g.in_flight == 0 {
+        return (
+            RunPhase::Waiting,
+            format!("Upgrading to {}: {} nodes done; the next node waits: {}.", u.version, g.progress, held.join("; ")),
+        );
+    }
+    let mut message = format!("Upgrading to {}: {} nodes done, {} in flight.", u.version, g.progress, g.in_flight);
+    if !held.is_empty() {
+        message.push_str(&format!(" The next node waits: {}.", held.join("; ")));
+    }
+    (RunPhase::Upgrading, message)
 }

@@ -85,12 +85,18 @@ impl Fixture {
         for i in 0..workers {
             let name = format!("worker-{i}");
             let labels = BTreeMap::from([("node-role.kubernetes.io/worker".to_string(), String::new())]);
-            nodes.insert(name.clone(), NodeView { name, labels, ready: true, version: Some(OLD.into()) });
+            nodes.insert(name.clone(), NodeView { name, labels, ready: true, version: Some(OLD.into()), ..Default::default() });
         }
         let master_labels = BTreeMap::from([("node-role.kubernetes.io/master".to_string(), String::new())]);
         nodes.insert(
             "master-0".into(),
-            NodeView { name: "master-0".into(), labels: master_labels, ready: true, version: Some(NEW.into()) },
+            NodeView {
+                name: "master-0".into(),
+                labels: master_labels,
+                ready: true,
+                version: Some(NEW.into()),
+                ..Default::default()
+            },
         );
         let spec = MutexRunConfigSpec {
             skip_tls_verify: false,
@@ -103,6 +109,10 @@ impl Fixture {
             version_source: VersionSource::Auto,
             paused: false,
             avoid_target_node: true,
+            maintenance_windows: Vec::new(),
+            blackout_windows: Vec::new(),
+            health_checks: None,
+            soak_time: None,
         };
         let run_config = RunConfigView {
             namespace: "ops".into(),
@@ -130,6 +140,7 @@ impl Fixture {
             cluster: Some(ClusterView { target_version: Some(NEW.into()), control_plane_completed: true }),
             jobs: Vec::new(),
             run_configs: BTreeSet::from([ME.to_string()]),
+            health: Default::default(),
         };
         Self { s }
     }

@@ -1,0 +1,120 @@
+//! The parts of a `MutexRunConfig` that decide whether it is a good time to take the next node down: maintenance
+//! and blackout windows, health checks and a soak time. None of them changes anything in the cluster; each only
+//! holds the next node from starting (nodes in flight finish).
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// A recurring time in which nodes may start: from each start of `schedule`, for `duration`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MaintenanceWindow {
+    /// When the window opens: a standard 5-field cron expression (minute hour day-of-month month day-of-week),
+    /// read in `timeZone`, e.g. `0 22 * * FRI` for Fridays at 22:00. A start that falls into a daylight-saving gap
+    /// opens the window at the first minute after the gap; in a repeated hour it opens once, the first time.
+    #[schemars(length(min = 1, max = 256))]
+    pub schedule: String,
+
+    /// How long the window stays open from each start, in elapsed time, e.g. `4h` or `90m`.
+    #[schemars(regex(pattern = r"^([0-9]+(\.[0-9]+)?(s|m|h))+$"))]
+    pub duration: String,
+
+    /// The IANA time zone `schedule` is read in, e.g. `Europe/Warsaw`; default `UTC`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 64))]
+    pub time_zone: Option<String>,
+}
+
+/// A stretch of time in which no node starts, whatever the maintenance windows say.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BlackoutWindow {
+    /// The first instant of the blackout (RFC 3339, e.g. `2026-12-24T00:00:00Z`).
+    pub start: Time,
+    /// The instant the blackout ends; it must be after `start`.
+    pub end: Time,
+    /// Why, shown in the status while the blackout holds the rollout (e.g. `year-end freeze`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 256))]
+    pub reason: Option<String>,
+}
+
+/// Checks of the cluster's health, made before each node starts. Once `healthChecks` is present every built-in
+/// check is on unless switched off here.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HealthChecks {
+    /// Hold while a ClusterOperator is `Degraded=True` or `Available=False`.
+    #[serde(default)]
+    pub cluster_operators: ClusterOperatorsCheck,
+
+    /// Hold while a MachineConfigPool is `Degraded` or `NodeDegraded`.
+    #[serde(default)]
+    pub machine_config_pools: Check,
+
+    /// Hold while a node that this rollout is not upgrading right now is not Ready, or is cordoned.
+    #[serde(default)]
+    pub nodes: Check,
+
+    /// Hold while a PodDisruptionBudget that allows no disruption covers a pod on the node about to start (its
+    /// drain would stall).
+    #[serde(default)]
+    pub pod_disruption_budgets: Check,
+}
+
+/// A built-in check that can be switched off.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Check {
+    /// Whether the check holds the rollout; default true.
+    #[serde(default = "enabled")]
+    pub enabled: bool,
+}
+
+impl Default for Check {
+    fn default() -> Self {
+        Self { enabled: true }
+    }
+}
+
+/// The ClusterOperator check.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ClusterOperatorsCheck {
+    /// Whether the check holds the rollout; default true.
+    #[serde(default = "enabled")]
+    pub enabled: bool,
+
+    /// Names of ClusterOperators whose state never holds the rollout.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ignore: Vec<String>,
+}
+
+impl Default for ClusterOperatorsCheck {
+    fn default() -> Self {
+        Self { enabled: true, ignore: Vec::new() }
+    }
+}
+
+fn enabled() -> bool {
+    true
+}
+
+/// The next (or current) maintenance window in which a node may start.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct WindowTimes {
+    /// When it opens (or opened).
+    pub start: Time,
+    /// When it closes; unset when nothing closes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end: Option<Time>,
+}
+
+/// One reason the next node does not start.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Blocker {
+    /// Which check holds it: `MaintenanceWindow`, `BlackoutWindow`, `ClusterOperators`, `MachineConfigPools`,
+    /// `Nodes`, `PodDisruptionBudgets` or `Soak`.
+    pub check: String,
+    /// What holds it, naming the objects.
+    pub message: String,
+}

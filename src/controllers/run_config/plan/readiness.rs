@@ -1,0 +1,205 @@
+//! Whether it is a good time to take the next node down: the maintenance and blackout windows, and the health
+//! checks of `spec.healthChecks` (ClusterOperators, MachineConfigPools, nodes, PodDisruptionBudgets). Each check
+//! that fails becomes a [`Blocker`] naming what holds the rollout; none changes anything in the cluster. A check
+//! that cannot read what it checks holds the rollout too, saying so: it never passes silently.
+
+use std::collections::BTreeSet;
+
+use chrono::{DateTime, SecondsFormat, TimeZone};
+
+use super::gate::GatedNode;
+use super::node_state::NodeState;
+use crate::api::{Blocker, HealthChecks};
+use crate::controllers::run_config::snapshot::{NodeView, Snapshot};
+use crate::windows::{self, Closed, Verdict};
+
+/// The checks, as `status.blockedBy[].check` and the `check` label of `numo_health_check_blocking` name them.
+pub mod check {
+    /// Outside every maintenance window.
+    pub const MAINTENANCE_WINDOW: &str = "MaintenanceWindow";
+    /// Inside a blackout window.
+    pub const BLACKOUT_WINDOW: &str = "BlackoutWindow";
+    /// A ClusterOperator is Degraded or not Available.
+    pub const CLUSTER_OPERATORS: &str = "ClusterOperators";
+    /// A MachineConfigPool is Degraded or NodeDegraded.
+    pub const MACHINE_CONFIG_POOLS: &str = "MachineConfigPools";
+    /// A node outside the rollout is not Ready or cordoned.
+    pub const NODES: &str = "Nodes";
+    /// A PodDisruptionBudget at zero covers a pod on the next node.
+    pub const POD_DISRUPTION_BUDGETS: &str = "PodDisruptionBudgets";
+    /// A node's soak holds its slot.
+    pub const SOAK: &str = "Soak";
+
+    /// Every check.
+    pub const ALL: [&str; 7] =
+        [MAINTENANCE_WINDOW, BLACKOUT_WINDOW, CLUSTER_OPERATORS, MACHINE_CONFIG_POOLS, NODES, POD_DISRUPTION_BUDGETS, SOAK];
+}
+
+/// What the checks decided.
+#[derive(Clone, Debug, Default)]
+pub struct Readiness {
+    /// What holds the next node, in check order.
+    pub blockers: Vec<Blocker>,
+    /// A node would start while a PodDisruptionBudget allows no disruption, and where its pods run is not known
+    /// yet: the controller lists them and plans again.
+    pub needs_budget_pods: bool,
+}
+
+/// Assesses the windows and health checks before the nodes `next` start (none when no slot is free: the checks
+/// that depend on the next node are then not made).
+pub fn assess(snapshot: &Snapshot, verdict: &Verdict, nodes: &[GatedNode<'_>], next: &[&NodeView]) -> Readiness {
+    let mut out = Readiness::default();
+    if let Some(closed) = &verdict.closed {
+        out.blockers.push(window_blocker(closed, verdict));
+    }
+    let Some(checks) = &snapshot.run_config.spec.health_checks else { return out };
+    out.blockers.extend(cluster_operators(snapshot, checks));
+    if checks.machine_config_pools.enabled {
+        let degraded: Vec<String> = snapshot
+            .pools
+            .values()
+            .filter_map(|p| Some(format!("MachineConfigPool {} is {}", p.name, p.degraded.as_ref()?)))
+            .collect();
+        if !degraded.is_empty() {
+            out.blockers.push(blocker(check::MACHINE_CONFIG_POOLS, listed(&degraded)));
+        }
+    }
+    if checks.nodes.enabled {
+        out.blockers.extend(nodes_outside(snapshot, nodes));
+    }
+    if checks.pod_disruption_budgets.enabled && !next.is_empty() {
+        match budgets(snapshot, next) {
+            Budgets::Clear => {}
+            Budgets::Unknown => out.needs_budget_pods = true,
+            Budgets::Blocked(message) => out.blockers.push(blocker(check::POD_DISRUPTION_BUDGETS, message)),
+        }
+    }
+    out
+}
+
+fn blocker(check: &str, message: String) -> Blocker {
+    Blocker { check: check.to_string(), message }
+}
+
+/// An instant as RFC 3339 in its own time zone, to the second.
+pub fn shown<Tz: TimeZone>(t: &DateTime<Tz>) -> String
+where
+    Tz::Offset: std::fmt::Display,
+{
+    t.to_rfc3339_opts(SecondsFormat::Secs, true)
+}
+
+fn window_blocker(closed: &Closed, verdict: &Verdict) -> Blocker {
+    let next = match &verdict.next {
+        Some((start, _)) => format!("the next opens {}", shown(start)),
+        None => "no window opens in the year ahead".to_string(),
+    };
+    match closed {
+        Closed::OutsideWindow => blocker(check::MAINTENANCE_WINDOW, format!("outside the maintenance window; {next}")),
+        Closed::Blackout { end, reason } => {
+            let why = reason.as_deref().map(|r| format!(" ({r})")).unwrap_or_default();
+            blocker(check::BLACKOUT_WINDOW, format!("in a blackout window{why} until {}; {next}", shown(end)))
+        }
+    }
+}
+
+/// Up to five sentences, then how many more.
+fn listed(problems: &[String]) -> String {
+    let shown: Vec<&str> = problems.iter().take(5).map(String::as_str).collect();
+    match problems.len() - shown.len() {
+        0 => shown.join("; "),
+        more => format!("{}; and {more} more", shown.join("; ")),
+    }
+}
+
+fn cluster_operators(snapshot: &Snapshot, checks: &HealthChecks) -> Option<Blocker> {
+    let config = &checks.cluster_operators;
+    if !config.enabled {
+        return None;
+    }
+    let message = match &snapshot.health.cluster_operators {
+        Err(why) => format!("ClusterOperators cannot be read, so their health is unknown: {why}"),
+        Ok(unhealthy) => {
+            let problems: Vec<String> = unhealthy
+                .iter()
+                .filter(|(name, _)| !config.ignore.contains(name))
+                .map(|(name, why)| format!("ClusterOperator {name} {why}"))
+                .collect();
+            if problems.is_empty() {
+                return None;
+            }
+            listed(&problems)
+        }
+    };
+    Some(blocker(check::CLUSTER_OPERATORS, message))
+}
+
+/// Nodes this rollout is not taking down right now (not in flight, soaking, failed or skipped) that are not Ready
+/// or are cordoned: another node is down already.
+fn nodes_outside(snapshot: &Snapshot, nodes: &[GatedNode<'_>]) -> Option<Blocker> {
+    let ours: BTreeSet<&str> = nodes
+        .iter()
+        .filter(|g| g.state.takes_slot() || matches!(g.state, NodeState::Failed { .. } | NodeState::Skipped))
+        .map(|g| g.node.name.as_str())
+        .collect();
+    let problems: Vec<String> = snapshot
+        .nodes
+        .values()
+        .filter(|n| !ours.contains(n.name.as_str()))
+        .filter_map(|n| match (n.ready, n.cordoned) {
+            (true, false) => None,
+            (false, false) => Some(format!("node {} is not Ready", n.name)),
+            (true, true) => Some(format!("node {} is cordoned", n.name)),
+            (false, true) => Some(format!("node {} is not Ready and cordoned", n.name)),
+        })
+        .collect();
+    (!problems.is_empty()).then(|| blocker(check::NODES, listed(&problems)))
+}
+
+enum Budgets {
+    Clear,
+    Unknown,
+    Blocked(String),
+}
+
+/// Whether a PodDisruptionBudget that allows no disruption covers a pod on one of the `next` nodes.
+fn budgets(snapshot: &Snapshot, next: &[&NodeView]) -> Budgets {
+    let at_zero = match &snapshot.health.budgets_at_zero {
+        Err(why) => {
+            return Budgets::Blocked(format!(
+                "PodDisruptionBudgets cannot be read, so a drain may stall: {why}"
+            ))
+        }
+        Ok(at_zero) if at_zero.is_empty() => return Budgets::Clear,
+        Ok(at_zero) => at_zero,
+    };
+    let placed = match &snapshot.health.budget_pods {
+        None => return Budgets::Unknown,
+        Some(Err(why)) => return Budgets::Blocked(format!("the pods PodDisruptionBudgets cover cannot be read: {why}")),
+        Some(Ok(placed)) => placed,
+    };
+    let next: BTreeSet<&str> = next.iter().map(|n| n.name.as_str()).collect();
+    let problems: Vec<String> = at_zero
+        .iter()
+        .flat_map(|budget| {
+            let pods = placed.get(&budget.key()).map(Vec::as_slice).unwrap_or_default();
+            pods.iter().filter(|(_, node)| next.contains(node.as_str())).map(move |(pod, node)| {
+                format!(
+                    "PodDisruptionBudget {} allows no disruption and covers pod {}/{pod} on {node}",
+                    budget.key(),
+                    budget.namespace
+                )
+            })
+        })
+        .collect();
+    if problems.is_empty() {
+        Budgets::Clear
+    } else {
+        Budgets::Blocked(listed(&problems))
+    }
+}
+
+/// The window verdict for the snapshot's time.
+pub fn windows_now(snapshot: &Snapshot, schedule: &windows::Schedule) -> Verdict {
+    schedule.at(windows::utc(&snapshot.now))
+}

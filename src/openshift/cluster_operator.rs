@@ -1,0 +1,76 @@
+//! `config.openshift.io/v1` ClusterOperator: one cluster operator's health as it reports it (`Available`,
+//! `Degraded`, `Progressing`, `Upgradeable`).
+
+use kube::CustomResource;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::ClusterVersionCondition;
+
+/// A cluster operator; its spec is empty, everything it says is in its status.
+#[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[kube(
+    group = "config.openshift.io",
+    version = "v1",
+    kind = "ClusterOperator",
+    status = "ClusterOperatorStatus",
+    doc = "ClusterOperator reports the health of one cluster operator (derived fallback of the OpenShift CRD)."
+)]
+pub struct ClusterOperatorSpec {}
+
+/// What the operator reports.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ClusterOperatorStatus {
+    /// `Available`, `Degraded`, `Progressing`, `Upgradeable` and others.
+    #[serde(default)]
+    pub conditions: Vec<ClusterVersionCondition>,
+}
+
+impl ClusterOperator {
+    /// Why the operator is unhealthy (`Degraded=True`, `Available=False`), as a sentence; None when it is not.
+    pub fn problem(&self) -> Option<String> {
+        let conditions = self.status.as_ref().map(|s| s.conditions.as_slice()).unwrap_or_default();
+        let says = |type_: &str, status: &str| conditions.iter().find(|c| c.type_ == type_ && c.status == status);
+        let described = |what: &str, c: &ClusterVersionCondition| {
+            let detail = [c.reason.as_deref(), c.message.as_deref()].into_iter().flatten().collect::<Vec<_>>();
+            match detail.as_slice() {
+                [] => what.to_string(),
+                detail => format!("{what} ({})", detail.join(": ")),
+            }
+        };
+        let problems: Vec<String> = [("Degraded", "True", "is Degraded"), ("Available", "False", "is not Available")]
+            .into_iter()
+            .filter_map(|(type_, status, what)| says(type_, status).map(|c| described(what, c)))
+            .collect();
+        (!problems.is_empty()).then(|| problems.join(" and "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn operator(conditions: serde_json::Value) -> ClusterOperator {
+        serde_json::from_value(serde_json::json!({
+            "apiVersion": "config.openshift.io/v1", "kind": "ClusterOperator",
+            "metadata": {"name": "ingress"}, "spec": {}, "status": {"conditions": conditions}
+        }))
+        .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn an_operator_is_unhealthy_when_degraded_or_not_available() {
+        let healthy = operator(serde_json::json!([
+            {"type": "Available", "status": "True"}, {"type": "Degraded", "status": "False"}
+        ]));
+        assert_eq!(healthy.problem(), None);
+        let degraded = operator(serde_json::json!([
+            {"type": "Available", "status": "False", "reason": "NoPods"},
+            {"type": "Degraded", "status": "True", "reason": "IngressDegraded", "message": "2 of 2 pods crash"}
+        ]));
+        assert_eq!(
+            degraded.problem().as_deref(),
+            Some("is Degraded (IngressDegraded: 2 of 2 pods crash) and is not Available (NoPods)")
+        );
+    }
+}

@@ -1,0 +1,227 @@
+//! Maintenance and blackout windows: when a node may start. A maintenance window opens at each start of its cron
+//! `schedule`, read in its IANA time zone, and stays open for `duration` of elapsed time; a blackout is a fixed
+//! stretch of time. A node may start at an instant when some maintenance window is open (or none is configured)
+//! and no blackout holds.
+//!
+//! Cron parsing and time-zone rules come from `croner` and `chrono-tz`. Daylight-saving transitions follow croner
+//! (the Open Cron Pattern Specification, as Vixie cron): a start in a gap (02:30 on the day clocks spring forward)
+//! opens the window at the first minute after the gap, that same day; a start in a repeated hour (clocks fall back)
+//! opens it once, the first time. `duration` is elapsed time, so a 4 h window over a transition ends 4 real hours
+//! later, whatever the wall clock shows.
+
+use chrono::{DateTime, TimeZone, Utc};
+use chrono_tz::Tz;
+use croner::parser::{CronParser, Seconds, Year};
+use croner::Cron;
+
+use crate::api::{parse_duration, BlackoutWindow, MaintenanceWindow};
+
+/// How many window starts one question may look at before it gives up (a window that starts every minute and never
+/// closes would otherwise be followed forever).
+const MAX_STEPS: usize = 512;
+
+/// The parsed windows of one run config.
+#[derive(Clone, Debug, Default)]
+pub struct Schedule {
+    windows: Vec<Window>,
+    blackouts: Vec<Blackout>,
+}
+
+#[derive(Clone, Debug)]
+struct Window {
+    cron: Cron,
+    zone: Tz,
+    duration: chrono::Duration,
+}
+
+#[derive(Clone, Debug)]
+struct Blackout {
+    start: DateTime<Utc>,
+    end: DateTime<Utc>,
+    reason: Option<String>,
+}
+
+/// Whether a node may start now, and when that changes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Verdict {
+    /// Why no node may start now; None when one may.
+    pub closed: Option<Closed>,
+    /// The window in which a node may start next (or now): its start and, if anything closes it, its end.
+    pub next: Option<(DateTime<Tz>, Option<DateTime<Tz>>)>,
+    /// The next instant at which the verdict changes (a window opens or closes, a blackout starts or ends).
+    pub changes_at: Option<DateTime<Utc>>,
+}
+
+/// Why no node may start.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Closed {
+    /// No maintenance window is open.
+    OutsideWindow,
+    /// A blackout holds until `end`.
+    Blackout {
+        /// When it ends.
+        end: DateTime<Utc>,
+        /// Its reason.
+        reason: Option<String>,
+    },
+}
+
+impl Schedule {
+    /// Parses the windows of a spec; every problem is a sentence naming the window.
+    pub fn parse(windows: &[MaintenanceWindow], blackouts: &[BlackoutWindow]) -> Result<Self, Vec<String>> {
+        let parser = CronParser::builder().seconds(Seconds::Disallowed).year(Year::Disallowed).build();
+        let mut problems = Vec::new();
+        let mut parsed = Vec::new();
+        for (i, window) in windows.iter().enumerate() {
+            let cron = parser.parse(&window.schedule).map_err(|e| {
+                format!("maintenanceWindows[{i}].schedule {:?} is not a 5-field cron expression: {e}", window.schedule)
+            });
+            let zone_name = window.time_zone.as_deref().unwrap_or("UTC");
+            let zone = zone_name.parse::<Tz>().map_err(|_| {
+                format!("maintenanceWindows[{i}].timeZone {zone_name:?} is not an IANA time zone (e.g. Europe/Warsaw)")
+            });
+            let duration = parse_duration(&window.duration)
+                .and_then(|d| chrono::Duration::from_std(d).ok())
+                .ok_or_else(|| format!("maintenanceWindows[{i}].duration {:?} is not a duration", window.duration));
+            match (cron, zone, duration) {
+                (Ok(cron), Ok(zone), Ok(duration)) => parsed.push(Window { cron, zone, duration }),
+                (cron, zone, duration) => problems.extend([cron.err(), zone.err(), duration.err()].into_iter().flatten()),
+            }
+        }
+        let mut parsed_blackouts = Vec::new();
+        for (i, blackout) in blackouts.iter().enumerate() {
+            let (start, end) = (utc(&blackout.start.0), utc(&blackout.end.0));
+            if end <= start {
+                problems.push(format!("blackoutWindows[{i}] ends before it starts"));
+                continue;
+            }
+            parsed_blackouts.push(Blackout { start, end, reason: blackout.reason.clone() });
+        }
+        parsed_blackouts.sort_by_key(|b| b.start);
+        if problems.is_empty() {
+            Ok(Self { windows: parsed, blackouts: parsed_blackouts })
+        } else {
+            Err(problems)
+        }
+    }
+
+    /// Whether any window is configured.
+    pub fn is_empty(&self) -> bool {
+        self.windows.is_empty() && self.blackouts.is_empty()
+    }
+
+    /// Whether a node may start at `now`, the next window, and when that changes.
+    pub fn at(&self, now: DateTime<Utc>) -> Verdict {
+        if self.is_empty() {
+            return Verdict { closed: None, next: None, changes_at: None };
+        }
+        let blackout = self.blackout_at(now);
+        let closed = match blackout {
+            Some(b) => Some(Closed::Blackout { end: self.blackout_end(b.end), reason: b.reason.clone() }),
+            None if !self.windows.is_empty() && self.open_window_at(now).is_none() => Some(Closed::OutsideWindow),
+            None => None,
+        };
+        let next = match (&closed, self.open_window_at(now)) {
+            // Open: the window that is open now, from its own start (a stable value, not `now`).
+            (None, Some((start, _, zone))) => Some((start, zone)),
+            // Open with no maintenance windows: no window to show.
+            (None, None) => None,
+            (Some(_), _) => self.next_allowed(now),
+        }
+        .map(|(start, zone)| {
+            let end = self.allowed_until(start.max(now)).map(|end| end.with_timezone(&zone));
+            (start.with_timezone(&zone), end)
+        });
+        let changes_at = match (&closed, &next) {
+            (Some(_), Some((start, _))) => Some(start.with_timezone(&Utc)),
+            (Some(_), None) => None,
+            (None, _) => self.allowed_until(now),
+        };
+        Verdict { closed, next, changes_at }
+    }
+
+    fn blackout_at(&self, t: DateTime<Utc>) -> Option<&Blackout> {
+        self.blackouts.iter().find(|b| b.start <= t && t < b.end)
+    }
+
+    /// The end of the blackout stretch that ends at `end` (blackouts that overlap or touch run on).
+    fn blackout_end(&self, mut end: DateTime<Utc>) -> DateTime<Utc> {
+        while let Some(b) = self.blackout_at(end) {
+            end = b.end;
+        }
+        end
+    }
+
+    /// The latest start of a window that is open at `t`, with its end and time zone.
+    fn open_window_at(&self, t: DateTime<Utc>) -> Option<(DateTime<Utc>, DateTime<Utc>, Tz)> {
+        self.windows
+            .iter()
+            .filter_map(|w| {
+                let local = t.with_timezone(&w.zone);
+                let start = w.cron.find_previous_occurrence(&local, true).ok()?.with_timezone(&Utc);
+                let end = start + w.duration;
+                (end > t).then_some((start, end, w.zone))
+            })
+            .max_by_key(|(_, end, _)| *end)
+    }
+
+    /// The first window start strictly after `t`, with its time zone.
+    fn next_start_after(&self, t: DateTime<Utc>) -> Option<(DateTime<Utc>, Tz)> {
+        self.windows
+            .iter()
+            .filter_map(|w| {
+                let local = t.with_timezone(&w.zone);
+                Some((w.cron.find_next_occurrence(&local, false).ok()?.with_timezone(&Utc), w.zone))
+            })
+            .min_by_key(|(start, _)| *start)
+    }
+
+    /// The first instant at or after `t` at which a node may start, with the time zone to show it in.
+    fn next_allowed(&self, mut t: DateTime<Utc>) -> Option<(DateTime<Utc>, Tz)> {
+        for _ in 0..MAX_STEPS {
+            let (candidate, zone) = if self.windows.is_empty() {
+                (t, Tz::UTC)
+            } else if let Some((start, _, zone)) = self.open_window_at(t) {
+                (t.max(start), zone)
+            } else {
+                self.next_start_after(t)?
+            };
+            match self.blackout_at(candidate) {
+                Some(b) => t = self.blackout_end(b.end),
+                None => return Some((candidate, zone)),
+            }
+        }
+        None
+    }
+
+    /// When the stretch in which a node may start, which holds at `t`, ends: a window closing with no other open,
+    /// or a blackout starting. None when nothing ends it.
+    fn allowed_until(&self, t: DateTime<Utc>) -> Option<DateTime<Utc>> {
+        let next_blackout = self.blackouts.iter().map(|b| b.start).filter(|s| *s > t).min();
+        if self.windows.is_empty() {
+            return next_blackout;
+        }
+        let mut end = self.open_window_at(t)?.1;
+        for _ in 0..MAX_STEPS {
+            match self.open_window_at(end) {
+                Some((_, later, _)) if later > end => end = later,
+                _ => break,
+            }
+        }
+        Some(next_blackout.map_or(end, |b| b.min(end)))
+    }
+}
+
+/// A jiff timestamp (the Kubernetes API types') as chrono's.
+pub fn utc(t: &k8s_openapi::jiff::Timestamp) -> DateTime<Utc> {
+    Utc.timestamp_opt(t.as_second(), t.subsec_nanosecond().max(0) as u32).single().unwrap_or_default()
+}
+
+/// A chrono instant as the Kubernetes API types' timestamp.
+pub fn to_api(t: &DateTime<impl TimeZone>) -> k8s_openapi::jiff::Timestamp {
+    k8s_openapi::jiff::Timestamp::new(t.timestamp(), t.timestamp_subsec_nanos() as i32).unwrap_or_default()
+}
+
+#[cfg(test)]
+#[path = "windows_tests.rs"]
+mod tests;
