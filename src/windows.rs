@@ -85,7 +85,9 @@ impl Schedule {
                 .ok_or_else(|| format!("maintenanceWindows[{i}].duration {:?} is not a duration", window.duration));
             match (cron, zone, duration) {
                 (Ok(cron), Ok(zone), Ok(duration)) => parsed.push(Window { cron, zone, duration }),
-                (cron, zone, duration) => problems.extend([cron.err(), zone.err(), duration.err()].into_iter().flatten()),
+                (cron, zone, duration) => {
+                    problems.extend([cron.err(), zone.err(), duration.err()].into_iter().flatten())
+                }
             }
         }
         let mut parsed_blackouts = Vec::new();

@@ -2,11 +2,7 @@ use super::*;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 fn window(schedule: &str, duration: &str, zone: Option<&str>) -> MaintenanceWindow {
-    MaintenanceWindow {
-        schedule: schedule.into(),
-        duration: duration.into(),
-        time_zone: zone.map(String::from),
-    }
+    MaintenanceWindow { schedule: schedule.into(), duration: duration.into(), time_zone: zone.map(String::from) }
 }
 
 fn blackout(start: &str, end: &str, reason: &str) -> BlackoutWindow {
@@ -116,7 +112,10 @@ fn blackouts_alone_hold_only_while_they_last() {
 fn touching_blackouts_hold_as_one() {
     let s = schedule(
         &[],
-        &[blackout("2026-12-24T00:00:00Z", "2026-12-25T00:00:00Z", "a"), blackout("2026-12-25T00:00:00Z", "2026-12-26T00:00:00Z", "b")],
+        &[
+            blackout("2026-12-24T00:00:00Z", "2026-12-25T00:00:00Z", "a"),
+            blackout("2026-12-25T00:00:00Z", "2026-12-26T00:00:00Z", "b"),
+        ],
     );
     let verdict = s.at(at("2026-12-24T06:00:00Z"));
     assert_eq!(verdict.closed, Some(Closed::Blackout { end: at("2026-12-26T00:00:00Z"), reason: Some("a".into()) }));

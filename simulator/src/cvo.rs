@@ -157,6 +157,41 @@ pub fn status_patch(status: &ClusterVersionStatus, has_status: bool) -> Value {
     Value::Array(ops)
 }
 
+/// Where one of the payload's cluster operators stands in the cluster's update, as its ClusterOperator reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OperatorRelease<'a> {
+    /// The operator runs this release: `status.versions` names it, `Progressing=False`.
+    At(&'a str),
+    /// The operator is working towards this release: `Progressing=True`, `status.versions` still the old one.
+    Towards(&'a str),
+}
+
+/// The release the payload's cluster operator `operator` reports, following the newest history entry of the
+/// ClusterVersion: once the entry is `Completed`, every operator is at its release. While it is `Partial`, the
+/// control-plane operators work towards it during the control-plane step and are at it once the step has ended (the
+/// `templates` carry the release); `machine-config` ([`crate::cluster_operators::MACHINE_CONFIG`]) starts working
+/// towards it only then and is at it when the entry completes (the master pool has rolled), as the real MCO reports
+/// its new version only after the master pool updated. `None` (report nothing new) without history, and for
+/// `machine-config` during the control-plane step.
+pub fn operator_release<'a>(
+    cv: &'a ClusterVersion,
+    templates: &[&MachineConfig],
+    operator: &str,
+) -> Option<OperatorRelease<'a>> {
+    let newest = cv.status.as_ref()?.history.first()?;
+    let target = newest.version.as_str();
+    if newest.state == COMPLETED {
+        return Some(OperatorRelease::At(target));
+    }
+    let control_plane_done = templates.iter().all(|t| t.release_version() == Some(target));
+    match (operator == crate::cluster_operators::MACHINE_CONFIG, control_plane_done) {
+        (false, false) => Some(OperatorRelease::Towards(target)),
+        (false, true) => Some(OperatorRelease::At(target)),
+        (true, false) => None,
+        (true, true) => Some(OperatorRelease::Towards(target)),
+    }
+}
+
 /// Whether the master pool runs `version` on every machine (no master pool: nothing to wait for).
 fn master_updated_to(
     master: Option<&MachineConfigPool>,
@@ -177,8 +212,9 @@ fn completed_conditions(conditions: &mut Vec<ClusterVersionCondition>, version: 
     set_condition(conditions, "Progressing", false, "", &format!("Cluster version is {version}"), now);
 }
 
-/// Sets a condition in place; `lastTransitionTime` moves only when the status flips.
-fn set_condition(
+/// Sets a condition in place (appended when new); `lastTransitionTime` moves only when the status flips. An empty
+/// reason or message is left out.
+pub(crate) fn set_condition(
     conditions: &mut Vec<ClusterVersionCondition>,
     type_: &str,
     holds: bool,
@@ -446,5 +482,41 @@ mod tests {
         let history = patch.as_array().unwrap().iter().find(|op| op["path"] == "/status/history").unwrap();
         assert!(history["value"][0].as_object().unwrap().contains_key("completionTime"));
         assert!(history["value"][0]["completionTime"].is_null());
+    }
+
+    #[test]
+    fn operators_follow_the_update_control_plane_first_then_the_mco() {
+        let mut world = World::at_version("4.16.4");
+        let installed = cluster_version("4.16.4", installed_status("4.16.4", "img", at(0)));
+        fn release<'a>(
+            cv: &'a ClusterVersion,
+            templates: &[MachineConfig],
+            operator: &str,
+        ) -> Option<OperatorRelease<'a>> {
+            let templates: Vec<&MachineConfig> = templates.iter().collect();
+            operator_release(cv, &templates, operator)
+        }
+        assert_eq!(release(&installed, &world.templates, "dns"), Some(OperatorRelease::At("4.16.4")));
+        assert_eq!(release(&installed, &world.templates, "machine-config"), Some(OperatorRelease::At("4.16.4")));
+        let mut no_history = installed.clone();
+        no_history.status = None;
+        assert_eq!(release(&no_history, &world.templates, "dns"), None);
+
+        let mut cv = cluster_version("4.16.5", installed_status("4.16.4", "img", at(0)));
+        cv.status = world.plan(&cv, at(100)).status;
+        assert_eq!(release(&cv, &world.templates, "dns"), Some(OperatorRelease::Towards("4.16.5")));
+        assert_eq!(release(&cv, &world.templates, "machine-config"), None, "the MCO is not updated yet");
+
+        world.templates =
+            vec![render::template_config("master", "4.16.5"), render::template_config("worker", "4.16.5")];
+        assert_eq!(release(&cv, &world.templates, "dns"), Some(OperatorRelease::At("4.16.5")));
+        assert_eq!(release(&cv, &world.templates, "machine-config"), Some(OperatorRelease::Towards("4.16.5")));
+
+        let mut new_rendered = render::template_config("master", "4.16.5");
+        new_rendered.metadata.name = Some("rendered-master-4.16.5".into());
+        world.rendered.push(new_rendered);
+        world.master = master_pool("rendered-master-4.16.5", true);
+        cv.status = world.plan(&cv, at(160)).status;
+        assert_eq!(release(&cv, &world.templates, "machine-config"), Some(OperatorRelease::At("4.16.5")));
     }
 }

@@ -1,12 +1,17 @@
-//! Fault injection: node annotations that make the simulated machine-config daemon misbehave, so tests (and the CLI,
-//! through `kubectl annotate`) can show what numo does when an upgrade goes wrong.
+//! Fault injection: node annotations that make the simulated machine-config daemon misbehave, and ClusterOperator
+//! annotations that make a simulated operator report trouble, so tests (and the CLI, through `kubectl annotate`) can
+//! show what numo does when an upgrade goes wrong.
 //!
-//! | annotation | effect |
-//! | --- | --- |
-//! | [`FAIL_UPDATE`]` = "true"` | the node's next update ends in state `Degraded` with a reason, cordoned, on its old config |
-//! | [`REBOOT_SECONDS`]` = "30"` | the node's updates "reboot" this many seconds (fractions allowed) instead of [`crate::SimConfig::reboot`] |
+//! | object | annotation | effect |
+//! | --- | --- | --- |
+//! | Node | [`FAIL_UPDATE`]` = "true"` | the node's next update ends in state `Degraded` with a reason, cordoned, on its old config |
+//! | Node | [`REBOOT_SECONDS`]` = "30"` | the node's updates "reboot" this many seconds (fractions allowed) instead of [`crate::SimConfig::reboot`] |
+//! | ClusterOperator | [`DEGRADED`]` = "<message>"` | the operator reports `Degraded=True`, reason [`SIMULATED_FAULT`], the value as message |
+//! | ClusterOperator | [`UNAVAILABLE`]` = "<message>"` | the operator reports `Available=False`, reason [`SIMULATED_FAULT`], the value as message |
 //!
 //! Removing [`FAIL_UPDATE`] from a Degraded node makes the daemon retry the update, as the real one retries.
+//! Removing [`DEGRADED`] or [`UNAVAILABLE`] makes the operator report `Degraded=False` or `Available=True` again (a
+//! new `lastTransitionTime`); see [`crate::cluster_operators`].
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -15,6 +20,23 @@ use std::time::Duration;
 pub const FAIL_UPDATE: &str = "sim.numo.openshift-optional.skrzypek.io/fail-update";
 /// Node annotation: the node's simulated reboot time in seconds (e.g. `"30"` or `"0.5"`), a slow node.
 pub const REBOOT_SECONDS: &str = "sim.numo.openshift-optional.skrzypek.io/reboot-seconds";
+
+/// ClusterOperator annotation: while present, the operator reports `Degraded=True` with this message.
+pub const DEGRADED: &str = "sim.numo.openshift-optional.skrzypek.io/degraded";
+/// ClusterOperator annotation: while present, the operator reports `Available=False` with this message.
+pub const UNAVAILABLE: &str = "sim.numo.openshift-optional.skrzypek.io/unavailable";
+/// Reason of the ClusterOperator conditions a fault sets.
+pub const SIMULATED_FAULT: &str = "SimulatedFault";
+
+/// The message of a ClusterOperator's [`DEGRADED`] fault, if it has one.
+pub fn degraded(annotations: &BTreeMap<String, String>) -> Option<&str> {
+    annotations.get(DEGRADED).map(String::as_str)
+}
+
+/// The message of a ClusterOperator's [`UNAVAILABLE`] fault, if it has one.
+pub fn unavailable(annotations: &BTreeMap<String, String>) -> Option<&str> {
+    annotations.get(UNAVAILABLE).map(String::as_str)
+}
 
 /// Whether the node's updates are set to fail.
 pub fn fails_updates(annotations: &BTreeMap<String, String>) -> bool {
@@ -56,5 +78,14 @@ mod tests {
         assert_eq!(reboot_time(&annotations(&[(REBOOT_SECONDS, "-1")]), default), default);
         assert_eq!(reboot_time(&annotations(&[(REBOOT_SECONDS, "slow")]), default), default);
         assert_eq!(reboot_time(&annotations(&[]), default), default);
+    }
+
+    #[test]
+    fn operator_faults_carry_their_message() {
+        let faulted = annotations(&[(DEGRADED, "etcd is sad"), (UNAVAILABLE, "")]);
+        assert_eq!(degraded(&faulted), Some("etcd is sad"));
+        assert_eq!(unavailable(&faulted), Some(""), "an empty message is still a fault");
+        assert_eq!(degraded(&annotations(&[])), None);
+        assert_eq!(unavailable(&annotations(&[(FAIL_UPDATE, "true")])), None);
     }
 }

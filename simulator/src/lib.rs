@@ -12,7 +12,10 @@
 //! ```
 //!
 //! # The simulated world
-//! - **Seeding** ([`seed`]): ClusterVersion `version`; the MCO's template MachineConfigs `00-master` and `00-worker`
+//! - **Seeding** ([`seed`]): ClusterVersion `version`; the ClusterOperators of the payload
+//!   ([`cluster_operators::PAYLOAD`]: `dns`, `ingress`, `kube-apiserver`, `machine-config`, `monitoring`, `network`),
+//!   healthy (`Available=True`, `Progressing=False`, `Degraded=False`, `Upgradeable=True`) at the cluster's release
+//!   (`status.versions` entry `operator`); the MCO's template MachineConfigs `00-master` and `00-worker`
 //!   (they carry the release the MCO runs); pools `master` and `worker` selecting configs by
 //!   `machineconfiguration.openshift.io/role` and nodes by `node-role.kubernetes.io/<role>`; each pool's rendered
 //!   config `rendered-<pool>-<hash>`; nodes `master-N` and `worker-N` managed by kwok, Done on their pool's config.
@@ -21,6 +24,10 @@
 //! - **CVO** ([`cvo`]): a new `spec.desiredUpdate.version` gets a `Partial` history entry at once; after the
 //!   control-plane step the templates move to the new release (the MCO is updated); the entry becomes `Completed`
 //!   when the master pool has rolled, without waiting for other pools.
+//! - **ClusterOperators** ([`cluster_operators`]): the payload's operators follow the update
+//!   ([`cvo::operator_release`]): `Progressing=True` during the control-plane step, then the new `operator` version
+//!   and `Progressing=False`; `machine-config` progresses from the end of that step until the master pool has rolled.
+//!   Every ClusterOperator (also one a test creates) reports the faults of its annotations (below).
 //! - **MCO** ([`mco`]): renders every pool from the configs it selects (custom pools that select the worker role
 //!   render the worker content under their own name); decides membership ([`membership`]); in unpaused pools
 //!   targets nodes at most `maxUnavailable` at a time, tainting the others `UpdateInProgress:PreferNoSchedule` until
@@ -39,13 +46,29 @@
 //!   daemon retries.
 //! - `sim.numo.openshift-optional.skrzypek.io/reboot-seconds: "30"`: the node reboots that long (a slow node).
 //!
+//! ClusterOperator annotations, any ClusterOperator (see [`faults`] and [`cluster_operators`]):
+//! - `sim.numo.openshift-optional.skrzypek.io/degraded: "<message>"`: while present the operator reports
+//!   `Degraded=True`, reason `SimulatedFault`, the value as message. Remove it and it reports `Degraded=False` again
+//!   (a new `lastTransitionTime`).
+//! - `sim.numo.openshift-optional.skrzypek.io/unavailable: "<message>"`: likewise `Available=False`, then
+//!   `Available=True` once removed.
+//!
+//! ```text
+//! kubectl annotate clusteroperator dns sim.numo.openshift-optional.skrzypek.io/degraded="DNS pods crash-loop"
+//! kubectl annotate clusteroperator dns sim.numo.openshift-optional.skrzypek.io/degraded-
+//! ```
+//!
 //! # Not modelled
 //! Drain (pods are not evicted), Events, MachineConfigNodes, layered (OS image) pools, the content of Ignition beyond
-//! files and units, ClusterOperators, and the MCO's 5-second delay before it acts on a change.
+//! files and units, and the MCO's 5-second delay before it acts on a change. Of ClusterOperators, only their
+//! conditions and `operator` version: no operands' versions, `relatedObjects` or `extension`, the control-plane
+//! operators update all at once (not in run levels), and the CVO neither waits for them nor turns `Failing` when one
+//! is degraded.
 
 use std::sync::Arc;
 use std::time::Duration;
 
+pub mod cluster_operators;
 pub mod crds;
 pub mod cvo;
 pub mod daemon;

@@ -37,7 +37,8 @@ enum Commands {
         #[arg(long)]
         from: Option<PathBuf>,
     },
-    /// Create the ClusterVersion, pools, rendered MachineConfigs and nodes of a cluster shape (what exists is kept).
+    /// Create the ClusterVersion, healthy ClusterOperators, pools, rendered MachineConfigs and nodes of a cluster
+    /// shape (what exists is kept).
     Seed {
         /// The release the cluster runs.
         #[arg(long, default_value = "4.16.4")]

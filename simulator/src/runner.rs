@@ -1,13 +1,17 @@
 //! Runs the simulated operators: one watch (reflector) per kind fills a cache and wakes a single loop, which runs a
-//! CVO pass, an MCO pass and (when enabled) an NFD stand-in pass over the caches. Besides events, the loop wakes only at the end of the control-plane
-//! step and after an API error.
+//! CVO pass, a ClusterOperators pass, an MCO pass and (when enabled) an NFD stand-in pass over the caches. Besides
+//! events, the loop wakes only at the end of the control-plane step and after an API error.
+//!
+//! The loop starts once the caches of nodes, pools, MachineConfigs and ClusterVersions are filled; the
+//! ClusterOperators pass runs only once theirs is, so a cluster without the ClusterOperator CRD still gets a CVO and
+//! an MCO.
 
 use std::fmt::Debug;
 use std::hash::Hash;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
+use futures::{FutureExt, StreamExt};
 use k8s_openapi::api::core::v1::Node;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::Api;
@@ -20,6 +24,7 @@ use tokio::sync::Notify;
 use tokio::task::AbortHandle;
 use tokio::time::Instant;
 
+use crate::cluster_operators::{ClusterOperator, ClusterOperators};
 use crate::cvo::Cvo;
 use crate::mco::{Mco, View};
 use crate::nfd::Nfd;
@@ -31,6 +36,7 @@ struct Caches {
     pools: Store<MachineConfigPool>,
     configs: Store<MachineConfig>,
     versions: Store<ClusterVersion>,
+    operators: Store<ClusterOperator>,
 }
 
 /// Starts the watches and the loop; returns their tasks.
@@ -40,13 +46,15 @@ pub(crate) fn start(client: kube::Client, config: Arc<SimConfig>) -> Vec<AbortHa
     let (pools, pools_writer) = reflector::store();
     let (configs, configs_writer) = reflector::store();
     let (versions, versions_writer) = reflector::store();
+    let (operators, operators_writer) = reflector::store();
     let tasks = vec![
         watch(Api::<Node>::all(client.clone()), nodes_writer, notify.clone()),
         watch(Api::<MachineConfigPool>::all(client.clone()), pools_writer, notify.clone()),
         watch(Api::<MachineConfig>::all(client.clone()), configs_writer, notify.clone()),
         watch(Api::<ClusterVersion>::all(client.clone()), versions_writer, notify.clone()),
+        watch(Api::<ClusterOperator>::all(client.clone()), operators_writer, notify.clone()),
     ];
-    let caches = Caches { nodes, pools, configs, versions };
+    let caches = Caches { nodes, pools, configs, versions, operators };
     let run = tokio::spawn(run(client, config, caches, notify));
     tasks.into_iter().chain([run.abort_handle()]).collect()
 }
@@ -70,7 +78,7 @@ where
     .abort_handle()
 }
 
-/// The loop: a CVO pass and an MCO pass per wake-up.
+/// The loop: a CVO pass, a ClusterOperators pass, an MCO pass (and an NFD pass) per wake-up.
 async fn run(client: kube::Client, config: Arc<SimConfig>, caches: Caches, notify: Arc<Notify>) {
     let ready = async {
         caches.nodes.wait_until_ready().await?;
@@ -84,6 +92,7 @@ async fn run(client: kube::Client, config: Arc<SimConfig>, caches: Caches, notif
     }
     tracing::info!(nfd_labels = config.nfd_labels, "simulated CVO and MCO running");
     let mut cvo = Cvo::new(client.clone(), config.control_plane);
+    let mut operators = ClusterOperators::new(client.clone());
     let mut nfd = config.nfd_labels.then(|| Nfd::new(client.clone()));
     let mut mco = Mco::new(client, config.reboot, config.retry, notify.clone());
     loop {
@@ -95,6 +104,14 @@ async fn run(client: kube::Client, config: Arc<SimConfig>, caches: Caches, notif
                 Some(Instant::now() + config.retry)
             }
         };
+        // Ready once the watch has listed; checked without waiting, so a missing CRD does not hold the other passes.
+        if matches!(caches.operators.wait_until_ready().now_or_never(), Some(Ok(()))) {
+            let versions = caches.versions.state();
+            if let Err(err) = operators.reconcile(&caches.operators.state(), &versions, &view.configs).await {
+                tracing::debug!(error = %format!("{err:#}"), "ClusterOperators pass incomplete; retrying");
+                wake = earliest(wake, Some(Instant::now() + config.retry));
+            }
+        }
         if let Err(err) = mco.reconcile(&view).await {
             tracing::debug!(error = %format!("{err:#}"), "MCO pass incomplete; retrying");
             wake = earliest(wake, Some(Instant::now() + config.retry));

@@ -1,5 +1,6 @@
-//! Seeding a cluster shape: the ClusterVersion, the MCO's template MachineConfigs, the `master` and `worker` pools
-//! with their rendered configs, and the nodes. Every object is created only if missing, so seeding twice neither
+//! Seeding a cluster shape: the ClusterVersion, the ClusterOperators of the payload
+//! ([`crate::cluster_operators::PAYLOAD`]), the MCO's template MachineConfigs, the `master` and `worker` pools with
+//! their rendered configs, and the nodes. Every object is created only if missing, so seeding twice neither
 //! duplicates nor resets anything; what exists (an upgraded pool, an updated node) is left as it is.
 
 use std::collections::BTreeMap;
@@ -7,7 +8,7 @@ use std::collections::BTreeMap;
 use anyhow::Context as _;
 use futures::future::try_join_all;
 use k8s_openapi::api::core::v1::{Node, NodeSpec, Taint};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, Time};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, ObjectMeta, Patch, PatchParams, PostParams};
@@ -21,6 +22,7 @@ use serde::Serialize;
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
+use crate::cluster_operators::{self, ClusterOperator, ClusterOperatorSpec};
 use crate::membership::{MASTER, WORKER};
 use crate::node_state::STATE_DONE;
 use crate::{cvo, render, ClusterShape, FIELD_MANAGER};
@@ -33,7 +35,8 @@ pub const KWOK_NODE_ANNOTATION: &str = "kwok.x-k8s.io/node";
 /// Creates what is missing of `shape`; see the module docs.
 pub async fn seed(client: &kube::Client, shape: &ClusterShape) -> anyhow::Result<()> {
     let version = shape.version.as_str();
-    ensure_cluster_version(client, version).await?;
+    let cv = ensure_cluster_version(client, version).await?;
+    ensure_cluster_operators(client, installed_version(&cv).unwrap_or(version)).await?;
     for role in [MASTER, WORKER] {
         create_if_missing(client, render::template_config(role, version)).await?;
     }
@@ -58,8 +61,9 @@ pub async fn seed(client: &kube::Client, shape: &ClusterShape) -> anyhow::Result
     Ok(())
 }
 
-/// Creates the ClusterVersion `version` if missing, and gives it an installed status if it has none.
-async fn ensure_cluster_version(client: &kube::Client, version: &str) -> anyhow::Result<()> {
+/// Creates the ClusterVersion `version` if missing, and gives it an installed status if it has none; returns it as
+/// stored.
+async fn ensure_cluster_version(client: &kube::Client, version: &str) -> anyhow::Result<ClusterVersion> {
     let image = render::release_image(version);
     let minor: Vec<&str> = version.split('.').take(2).collect();
     let cv = ClusterVersion::new(
@@ -78,7 +82,37 @@ async fn ensure_cluster_version(client: &kube::Client, version: &str) -> anyhow:
             .patch_status(CLUSTER_VERSION_NAME, &params(), &Patch::Json::<()>(patch))
             .await
             .context("writing the installed ClusterVersion status")?;
+        return Ok(ClusterVersion { status: Some(status), ..cv });
     }
+    Ok(cv)
+}
+
+/// The release the cluster runs: that of its newest Completed update, if any.
+fn installed_version(cv: &ClusterVersion) -> Option<&str> {
+    let history = &cv.status.as_ref()?.history;
+    history.iter().find(|h| h.state == cvo::COMPLETED).map(|h| h.version.as_str())
+}
+
+/// Creates the ClusterOperators of the payload that are missing, healthy at `version`; those that exist are left as
+/// they are.
+async fn ensure_cluster_operators(client: &kube::Client, version: &str) -> anyhow::Result<()> {
+    let api: Api<ClusterOperator> = Api::all(client.clone());
+    let now = Time(Timestamp::now());
+    let one = |name: &'static str| {
+        let (api, now) = (api.clone(), now.clone());
+        async move {
+            let stored = create_if_missing(client, ClusterOperator::new(name, ClusterOperatorSpec {})).await?;
+            if stored.status.is_none() {
+                let status = cluster_operators::healthy_status(name, version, &now);
+                let patch = cluster_operators::status_patch(&status, None);
+                api.patch_status(name, &params(), &Patch::Merge(&patch))
+                    .await
+                    .with_context(|| format!("writing the status of ClusterOperator {name}"))?;
+            }
+            anyhow::Ok(())
+        }
+    };
+    try_join_all(cluster_operators::PAYLOAD.into_iter().map(one)).await?;
     Ok(())
 }
 
@@ -235,6 +269,25 @@ mod tests {
         let rendered = render::render(&worker, &render::sources(&worker, &configs)).unwrap();
         assert_eq!(rendered.sources, ["00-worker"]);
         assert!(rendered.name.starts_with("rendered-worker-"));
+    }
+
+    #[test]
+    fn operators_are_seeded_at_the_release_the_cluster_runs() {
+        let mut cv = ClusterVersion::new(CLUSTER_VERSION_NAME, ClusterVersionSpec::default());
+        assert_eq!(installed_version(&cv), None);
+        cv.status = Some(cvo::installed_status("4.16.4", "img", Timestamp::UNIX_EPOCH));
+        assert_eq!(installed_version(&cv), Some("4.16.4"));
+        let mut upgrading = cv.status.clone().unwrap_or_default();
+        upgrading.history.insert(
+            0,
+            numo::openshift::UpdateHistory {
+                state: cvo::PARTIAL.into(),
+                version: "4.16.5".into(),
+                ..upgrading.history[0].clone()
+            },
+        );
+        cv.status = Some(upgrading);
+        assert_eq!(installed_version(&cv), Some("4.16.4"), "not the release still being applied");
     }
 
     #[test]

@@ -11,8 +11,8 @@ use serde::{Deserialize, Serialize};
 
 pub use mutex_rule::{JobRendering, MutexRule, MutexRuleSpec, MutexRuleStatus, RuleType, RuleUnusable};
 pub use mutex_run_config::{
-    CanaryPool, FailurePolicy, JobRecord, JobResult, MutexRunConfig, MutexRunConfigSpec, MutexRunConfigStatus,
-    NodePhase, NodeProgress, RunPhase, VersionSource, parse_duration,
+    parse_duration, CanaryPool, FailurePolicy, JobRecord, JobResult, MutexRunConfig, MutexRunConfigSpec,
+    MutexRunConfigStatus, NodePhase, NodeProgress, RunPhase, VersionSource,
 };
 pub use mutex_target::{MutexTarget, MutexTargetSpec, MutexTargetStatus};
 pub use safe_to_proceed::{

@@ -14,6 +14,7 @@ use super::ClusterVersionCondition;
     version = "v1",
     kind = "ClusterOperator",
     status = "ClusterOperatorStatus",
+    shortname = "co",
     doc = "ClusterOperator reports the health of one cluster operator (derived fallback of the OpenShift CRD)."
 )]
 pub struct ClusterOperatorSpec {}
@@ -24,6 +25,30 @@ pub struct ClusterOperatorStatus {
     /// `Available`, `Degraded`, `Progressing`, `Upgradeable` and others.
     #[serde(default)]
     pub conditions: Vec<ClusterVersionCondition>,
+    /// The versions the operator and its operands run (`operator` is the operator's own).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub versions: Vec<OperandVersion>,
+}
+
+impl ClusterOperatorStatus {
+    /// The version of the operator itself (its `operator` entry), if it reports one.
+    pub fn operator_version(&self) -> Option<&str> {
+        self.versions.iter().find(|v| v.name == "operator").map(|v| v.version.as_str())
+    }
+
+    /// The condition `type_`, if the operator reports it.
+    pub fn condition(&self, type_: &str) -> Option<&ClusterVersionCondition> {
+        self.conditions.iter().find(|c| c.type_ == type_)
+    }
+}
+
+/// A version an operator reports.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct OperandVersion {
+    /// Whose version: `operator`, or an operand's name.
+    pub name: String,
+    /// The version.
+    pub version: String,
 }
 
 impl ClusterOperator {

@@ -1,7 +1,6 @@
 //! The OpenShift kinds numo reads and patches, typed after the real CRDs (`config.openshift.io/v1` ClusterVersion
-//! and ClusterOperator,
-//! `machineconfiguration.openshift.io/v1` MachineConfigPool and MachineConfig), plus the node annotations and labels
-//! of the Machine Config Operator.
+//! and ClusterOperator, `machineconfiguration.openshift.io/v1` MachineConfigPool and MachineConfig), plus the node
+//! annotations and labels of the Machine Config Operator.
 //!
 //! Only the fields numo (and its simulator) use are modelled; unknown fields are ignored on read and never written,
 //! because every write is a patch of named fields. The derived CRDs are a fallback for clusters without the real ones.
@@ -11,7 +10,7 @@ pub mod cluster_version;
 pub mod machine_config;
 pub mod machine_config_pool;
 
-pub use cluster_operator::{ClusterOperator, ClusterOperatorSpec, ClusterOperatorStatus};
+pub use cluster_operator::{ClusterOperator, ClusterOperatorSpec, ClusterOperatorStatus, OperandVersion};
 pub use cluster_version::{
     ClusterVersion, ClusterVersionCondition, ClusterVersionSpec, ClusterVersionStatus, Release, Update, UpdateHistory,
 };

@@ -1,6 +1,7 @@
 //! Removes what earlier tests left in the shared cluster, so each test starts from an empty world: numo's objects
-//! (finalizers of a killed operator removed first), test namespaces with their pods, the OpenShift singletons and
-//! nodes. Every step waits until the objects are really gone.
+//! (finalizers of a killed operator removed first), test namespaces with their pods, the OpenShift objects (the
+//! ClusterVersion, every ClusterOperator — so a test's world has only the healthy ones seeding creates —, pools,
+//! MachineConfigs) and nodes. Every step waits until the objects are really gone.
 //!
 //! Objects are read through numo's `Guarded`, so a leftover that cannot be decoded (a hostile test's rule nesting
 //! 10,000 levels deep) is removed like any other instead of failing every later test's cleanup.
@@ -20,6 +21,7 @@ use kube::{Client, Resource};
 use numo::api::{MutexRule, MutexRunConfig, MutexTarget};
 use numo::guard::Guarded;
 use numo::openshift::{ClusterVersion, MachineConfig, MachineConfigPool};
+use numo_simulator::cluster_operators::ClusterOperator;
 
 /// Label on every namespace the test kit creates; its value is the test's name (label-safe).
 pub const TEST_NAMESPACE_LABEL: &str = "testkit.numo.openshift-optional.skrzypek.io/test";
@@ -101,6 +103,7 @@ pub async fn remove_leftovers(client: &Client) -> anyhow::Result<()> {
     }
     for kind in [
         Kind::of::<ClusterVersion>(false),
+        Kind::of::<ClusterOperator>(false),
         Kind::of::<MachineConfigPool>(false),
         Kind::of::<MachineConfig>(false),
         Kind::of::<Node>(false),

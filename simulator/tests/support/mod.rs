@@ -17,6 +17,7 @@ use numo::openshift::{
     ClusterVersion, MachineConfig, MachineConfigPool, CLUSTER_VERSION_NAME, CURRENT_CONFIG, DESIRED_CONFIG, MCD_STATE,
     RELEASE_VERSION,
 };
+use numo_simulator::cluster_operators::ClusterOperator;
 use numo_simulator::SimConfig;
 use numo_testkit::World;
 use serde_json::{json, Value};
@@ -48,6 +49,10 @@ pub fn nodes(world: &World) -> Api<Node> {
 }
 
 pub fn versions(world: &World) -> Api<ClusterVersion> {
+    Api::all(world.client.clone())
+}
+
+pub fn operators(world: &World) -> Api<ClusterOperator> {
     Api::all(world.client.clone())
 }
 

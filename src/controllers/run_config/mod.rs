@@ -103,14 +103,12 @@ pub async fn run(ctx: Context) {
     )
     .watches_stream(cv_events.touched_objects(), move |_| all_for_cv())
     .watches_stream(job_events.touched_objects(), job_owner)
-    .watches_stream(
-        co_events.touched_objects().predicate_filter(operator_predicate, Default::default()),
-        move |_| checking(),
-    )
-    .watches_stream(
-        budget_events.touched_objects().predicate_filter(budget_predicate, Default::default()),
-        move |_| checking_for_budgets(),
-    )
+    .watches_stream(co_events.touched_objects().predicate_filter(operator_predicate, Default::default()), move |_| {
+        checking()
+    })
+    .watches_stream(budget_events.touched_objects().predicate_filter(budget_predicate, Default::default()), move |_| {
+        checking_for_budgets()
+    })
     .shutdown_on_signal();
 
     let stores = observe::Stores {
@@ -253,11 +251,12 @@ async fn reconcile(obj: Arc<Guarded>, shared: Arc<RunConfigContext>) -> Result<A
     let rc = latest.as_ref().unwrap_or(rc);
     let mut snapshot = observe::snapshot(&shared.stores, rc, Timestamp::now());
     let mut plan = plan::plan(&snapshot);
-    if plan.needs_budget_pods {
-        // A node would start while a PodDisruptionBudget allows no disruption: see where its pods run, then plan
-        // again with that (pods are listed only at this moment, never watched).
+    if !plan.needs_budget_pods.is_empty() {
+        // A node would start while a PodDisruptionBudget allows no disruption: see which of its pods run on the
+        // nodes about to start, then plan again with that (pods are listed only at this moment, never watched).
         let budgets = snapshot.health.budgets_at_zero.as_deref().unwrap_or_default();
-        snapshot.health.budget_pods = Some(observe::budget_pods(&shared.ctx.client, budgets).await);
+        let placed = observe::budget_pods(&shared.ctx.client, budgets, &plan.needs_budget_pods).await;
+        snapshot.health.budget_pods = Some(placed);
         plan = plan::plan(&snapshot);
     }
     tracing::debug!(intents = plan.intents.len(), phase = ?plan.status.phase, "planned");

@@ -15,8 +15,8 @@ use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Resource, ResourceExt};
 
 use super::snapshot::{
-    BudgetView, ClusterView, FoundRule, HealthFacts, JobView, NodeView, PoolClaim, PoolView, RuleView, RunConfigView,
-    Snapshot, Source, TargetView, Unusable,
+    BudgetPods, BudgetView, ClusterView, FoundRule, HealthFacts, JobView, NodeView, PoolClaim, PoolView, RuleView,
+    RunConfigView, Snapshot, Source, TargetView, Unusable,
 };
 use crate::api::{JobResult, MutexRule, MutexRunConfig, MutexTarget, RuleUnusable, VersionSource};
 use crate::cached_job::{CachedJob, JobFacts};
@@ -156,27 +156,24 @@ fn health_facts(stores: &Stores) -> HealthFacts {
     HealthFacts { cluster_operators, budgets_at_zero, budget_pods: None }
 }
 
-/// Where the pods of `budgets` run: one list of pods per namespace, matched against each budget's selector.
-pub async fn budget_pods(
-    client: &kube::Client,
-    budgets: &[BudgetView],
-) -> Source<BTreeMap<String, Vec<(String, String)>>> {
-    let mut placed: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
-    let namespaces: BTreeSet<&str> = budgets.iter().map(|b| b.namespace.as_str()).collect();
-    for namespace in namespaces {
-        let pods = kube::Api::<Pod>::namespaced(client.clone(), namespace)
-            .list(&Default::default())
+/// Which pods of `budgets` run on `nodes`: the pods of each node, listed by their metadata only (a field selector on
+/// the node, running pods only), matched against each budget's namespace and selector.
+pub async fn budget_pods(client: &kube::Client, budgets: &[BudgetView], nodes: &[String]) -> Source<BudgetPods> {
+    let mut placed = BudgetPods::new();
+    let api = kube::Api::<Pod>::all(client.clone());
+    for node in nodes {
+        let fields = format!("spec.nodeName={node},status.phase!=Succeeded,status.phase!=Failed");
+        let pods = api
+            .list_metadata(&kube::api::ListParams::default().fields(&fields))
             .await
-            .map_err(|e| format!("the pods of namespace {namespace} cannot be listed: {e}"))?;
-        for budget in budgets.iter().filter(|b| b.namespace == namespace) {
-            let Some(selector) = &budget.selector else { continue };
-            let covered = pods.items.iter().filter(|pod| membership::selects(Some(selector), pod.labels()));
-            let on_nodes = covered.filter_map(|pod| {
-                let node = pod.spec.as_ref()?.node_name.clone()?;
-                let running = pod.status.as_ref().and_then(|s| s.phase.as_deref());
-                (!matches!(running, Some("Succeeded" | "Failed"))).then(|| (pod.name_any(), node))
-            });
-            placed.entry(budget.key()).or_default().extend(on_nodes);
+            .map_err(|e| format!("the pods on node {node} cannot be listed: {e}"))?;
+        for pod in &pods.items {
+            let namespace = pod.namespace().unwrap_or_default();
+            for budget in budgets.iter().filter(|b| b.namespace == namespace) {
+                if budget.selector.as_ref().is_some_and(|s| membership::selects(Some(s), pod.labels())) {
+                    placed.entry(budget.key()).or_default().push((pod.name_any(), node.clone()));
+                }
+            }
         }
     }
     Ok(placed)

@@ -39,6 +39,9 @@ pub struct Snapshot {
 /// What a source of the health checks said, or why it cannot be read (a check that cannot read holds the rollout).
 pub type Source<T> = Result<T, String>;
 
+/// Where the pods of budgets run: budget `namespace/name` → (pod name, node name).
+pub type BudgetPods = BTreeMap<String, Vec<(String, String)>>;
+
 /// What the health checks read.
 #[derive(Clone, Debug)]
 pub struct HealthFacts {
@@ -46,9 +49,9 @@ pub struct HealthFacts {
     pub cluster_operators: Source<Vec<(String, String)>>,
     /// PodDisruptionBudgets that allow no disruption now.
     pub budgets_at_zero: Source<Vec<BudgetView>>,
-    /// Where the pods covered by [`HealthFacts::budgets_at_zero`] run, once fetched (only when a node would start
-    /// and some budget allows no disruption): budget `namespace/name` → (pod name, node name).
-    pub budget_pods: Option<Source<BTreeMap<String, Vec<(String, String)>>>>,
+    /// The pods covered by [`HealthFacts::budgets_at_zero`] on the nodes about to start, once fetched (only when a
+    /// node would start and some budget allows no disruption).
+    pub budget_pods: Option<Source<BudgetPods>>,
 }
 
 impl Default for HealthFacts {

@@ -32,8 +32,8 @@ use crate::api::{Blocker, MutexRunConfigStatus, RunPhase, WindowTimes};
 use crate::conditions;
 use crate::windows;
 pub use intent::{Intent, PoolPrecondition, PoolSpec};
-pub use readiness::check;
 use node_state::{History, Inputs, NodeState};
+pub use readiness::check;
 use resolve::{Resolved, Verdict};
 pub use stage::condition;
 use stage::{Failure, Gating, Stage, Upgrade};
@@ -76,8 +76,8 @@ pub struct Plan {
     pub notices: Vec<Notice>,
     /// When to reconcile again without a change (a node's timeout, the end of a soak, a window's edge).
     pub requeue_after: Option<Duration>,
-    /// A node would start while a PodDisruptionBudget allows no disruption: list where its pods run and plan again.
-    pub needs_budget_pods: bool,
+    /// Nodes that would start while a PodDisruptionBudget allows no disruption: list their pods and plan again.
+    pub needs_budget_pods: Vec<String>,
 }
 
 /// What the steps decided, before the status is put together.
@@ -87,7 +87,7 @@ struct Draft {
     status: MutexRunConfigStatus,
     release_jobs: bool,
     requeue_after: Option<Duration>,
-    needs_budget_pods: bool,
+    needs_budget_pods: Vec<String>,
 }
 
 /// Plans one reconcile.
@@ -100,7 +100,7 @@ pub fn plan(snapshot: &Snapshot) -> Plan {
             status: carried(snapshot),
             release_jobs: false,
             requeue_after: None,
-            needs_budget_pods: false,
+            needs_budget_pods: Vec::new(),
         };
         return finish(snapshot, draft, Stage::Deleting { restoring }, "");
     }
@@ -111,7 +111,7 @@ pub fn plan(snapshot: &Snapshot) -> Plan {
         status: carried(snapshot),
         release_jobs: false,
         requeue_after: None,
-        needs_budget_pods: false,
+        needs_budget_pods: Vec::new(),
     };
     if !snapshot.run_config.has_finalizer {
         draft.intents.push(Intent::AddFinalizer);
@@ -254,7 +254,7 @@ fn gate(snapshot: &Snapshot, resolved: &Resolved<'_>, upgrade: Upgrade, draft: &
     draft.requeue_after = recorded.requeue_after;
     draft.release_jobs = true;
     let blockers = gate.readiness.as_ref().map(|r| r.blockers.clone());
-    draft.needs_budget_pods = gate.readiness.as_ref().is_some_and(|r| r.needs_budget_pods);
+    draft.needs_budget_pods = gate.readiness.as_ref().map(|r| r.needs_budget_pods.clone()).unwrap_or_default();
     draft.notices.extend(held_or_resumed(&snapshot.run_config.status, blockers.as_deref()));
     draft.status.blocked_by = blockers.clone().unwrap_or_default();
     let nodes = recorded.nodes;

@@ -273,6 +273,9 @@ pub fn without_timeout(inputs: &Inputs<'_, '_>, node: &NodeView, records: &Recor
         walk(inputs, records, JobPhase::Gate)
     } else if labelled {
         NodeState::Releasing
+    } else if inputs.history.phase(&node.name) == NodePhase::Soaking && at_version {
+        // Cleaned up already: a node that goes NotReady now restarts its soak, it is not upgraded again.
+        soak(inputs, node)
     } else if !(at_version && node.ready) {
         NodeState::Upgrading
     } else {

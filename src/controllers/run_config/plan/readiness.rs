@@ -31,8 +31,15 @@ pub mod check {
     pub const SOAK: &str = "Soak";
 
     /// Every check.
-    pub const ALL: [&str; 7] =
-        [MAINTENANCE_WINDOW, BLACKOUT_WINDOW, CLUSTER_OPERATORS, MACHINE_CONFIG_POOLS, NODES, POD_DISRUPTION_BUDGETS, SOAK];
+    pub const ALL: [&str; 7] = [
+        MAINTENANCE_WINDOW,
+        BLACKOUT_WINDOW,
+        CLUSTER_OPERATORS,
+        MACHINE_CONFIG_POOLS,
+        NODES,
+        POD_DISRUPTION_BUDGETS,
+        SOAK,
+    ];
 }
 
 /// What the checks decided.
@@ -40,9 +47,9 @@ pub mod check {
 pub struct Readiness {
     /// What holds the next node, in check order.
     pub blockers: Vec<Blocker>,
-    /// A node would start while a PodDisruptionBudget allows no disruption, and where its pods run is not known
-    /// yet: the controller lists them and plans again.
-    pub needs_budget_pods: bool,
+    /// Nodes that would start while a PodDisruptionBudget allows no disruption, whose pods are not known yet: the
+    /// controller lists them and plans again.
+    pub needs_budget_pods: Vec<String>,
 }
 
 /// Assesses the windows and health checks before the nodes `next` start (none when no slot is free: the checks
@@ -70,7 +77,7 @@ pub fn assess(snapshot: &Snapshot, verdict: &Verdict, nodes: &[GatedNode<'_>], n
     if checks.pod_disruption_budgets.enabled && !next.is_empty() {
         match budgets(snapshot, next) {
             Budgets::Clear => {}
-            Budgets::Unknown => out.needs_budget_pods = true,
+            Budgets::Unknown => out.needs_budget_pods = next.iter().map(|n| n.name.clone()).collect(),
             Budgets::Blocked(message) => out.blockers.push(blocker(check::POD_DISRUPTION_BUDGETS, message)),
         }
     }
@@ -166,16 +173,16 @@ enum Budgets {
 fn budgets(snapshot: &Snapshot, next: &[&NodeView]) -> Budgets {
     let at_zero = match &snapshot.health.budgets_at_zero {
         Err(why) => {
-            return Budgets::Blocked(format!(
-                "PodDisruptionBudgets cannot be read, so a drain may stall: {why}"
-            ))
+            return Budgets::Blocked(format!("PodDisruptionBudgets cannot be read, so a drain may stall: {why}"))
         }
         Ok(at_zero) if at_zero.is_empty() => return Budgets::Clear,
         Ok(at_zero) => at_zero,
     };
     let placed = match &snapshot.health.budget_pods {
         None => return Budgets::Unknown,
-        Some(Err(why)) => return Budgets::Blocked(format!("the pods PodDisruptionBudgets cover cannot be read: {why}")),
+        Some(Err(why)) => {
+            return Budgets::Blocked(format!("the pods PodDisruptionBudgets cover cannot be read: {why}"))
+        }
         Some(Ok(placed)) => placed,
     };
     let next: BTreeSet<&str> = next.iter().map(|n| n.name.as_str()).collect();

@@ -127,7 +127,8 @@ pub fn record(
             NodeState::Soaking { .. } => {
                 let until = soak_until
                     .map(|(since, soak)| {
-                        let until = crate::windows::utc(&since.0) + chrono::Duration::from_std(soak).unwrap_or_default();
+                        let until =
+                            crate::windows::utc(&since.0) + chrono::Duration::from_std(soak).unwrap_or_default();
                         super::readiness::shown(&until)
                     })
                     .unwrap_or_default();
@@ -139,7 +140,8 @@ pub fn record(
         if previous_phase != phase {
             notices.push(transition(name, phase, &message));
         }
-        let was_soaking_healthy = previous.is_some_and(|e| e.phase == NodePhase::Soaking && e.soak_started_at.is_some());
+        let was_soaking_healthy =
+            previous.is_some_and(|e| e.phase == NodePhase::Soaking && e.soak_started_at.is_some());
         if let (true, NodeState::Soaking { problem: Some(problem), .. }) = (was_soaking_healthy, state) {
             notices.push(Notice::warning(
                 "SoakRestarted",

@@ -46,8 +46,10 @@ fn nodes_of_other_pools_the_steered_canary_would_match_are_held_but_not_gated() 
         ("node-role.kubernetes.io/worker".to_string(), String::new()),
         ("node-role.kubernetes.io/infra".to_string(), String::new()),
     ]);
-    f.s.nodes
-        .insert("infra-0".into(), NodeView { name: "infra-0".into(), labels, ready: true, version: Some(OLD.into()), ..Default::default() });
+    f.s.nodes.insert(
+        "infra-0".into(),
+        NodeView { name: "infra-0".into(), labels, ready: true, version: Some(OLD.into()), ..Default::default() },
+    );
     f.advance_to_gating();
     let held = |f: &Fixture, node: &str| f.s.nodes[node].labels.keys().any(|k| k.starts_with(RULE_LABEL_PREFIX));
     assert!(held(&f, "infra-0"), "out of the canary's reach");

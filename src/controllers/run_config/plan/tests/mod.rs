@@ -4,6 +4,7 @@
 mod cases;
 mod ends;
 mod flow;
+mod safe_to_proceed;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -85,7 +86,10 @@ impl Fixture {
         for i in 0..workers {
             let name = format!("worker-{i}");
             let labels = BTreeMap::from([("node-role.kubernetes.io/worker".to_string(), String::new())]);
-            nodes.insert(name.clone(), NodeView { name, labels, ready: true, version: Some(OLD.into()), ..Default::default() });
+            nodes.insert(
+                name.clone(),
+                NodeView { name, labels, ready: true, version: Some(OLD.into()), ..Default::default() },
+            );
         }
         let master_labels = BTreeMap::from([("node-role.kubernetes.io/master".to_string(), String::new())]);
         nodes.insert(
