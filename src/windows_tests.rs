@@ -194,3 +194,19 @@ fn every_bad_window_is_named() {
 fn a_six_field_expression_is_refused() {
     assert!(Schedule::parse(&[window("0 0 22 * * *", "4h", None)], &[]).is_err());
 }
+
+#[test]
+fn the_safe_to_proceed_sample_has_windows_numo_reads() {
+    let text =
+        include_str!("../config/samples/safe-to-proceed/openshift-optional.skrzypek.io_v1alpha1_mutexrunconfig.yaml");
+    let rc: crate::api::MutexRunConfig = serde_yaml::from_str(text).unwrap_or_else(|e| panic!("{e}"));
+    let s = schedule(&rc.spec.maintenance_windows, &rc.spec.blackout_windows);
+    // Monday 2026-11-23 12:00 UTC: closed; the window opens at 22:00 in Warsaw.
+    let verdict = s.at(at("2026-11-23T12:00:00Z"));
+    assert_eq!(next(&verdict), pair("2026-11-23T22:00:00+01:00", "2026-11-24T05:00:00+01:00"));
+    // Inside the freeze, the next window is the first weeknight after it.
+    let frozen = s.at(at("2026-12-22T23:00:00Z"));
+    assert!(matches!(frozen.closed, Some(Closed::Blackout { .. })));
+    assert_eq!(next(&frozen).map(|(start, _)| start), Some("2027-01-04T22:00:00+01:00".into()));
+    assert_eq!(rc.spec.soak_time(), Some(std::time::Duration::from_secs(900)));
+}
