@@ -286,6 +286,7 @@ mod tests {
         metrics.set_leader(true);
         metrics.api_request("patch", "nodes");
         metrics.status_written(120);
+        metrics.set_check_blocking("ns/rc", "ClusterOperators", true);
         let text = metrics.encode().unwrap_or_default();
         assert!(
             text.contains(r#"numo_reconcile_errors_total{controller="mutex_rule",error="missing_field"} 1"#),
@@ -299,6 +300,10 @@ mod tests {
         assert!(text.contains(r#"numo_api_requests_total{verb="patch",resource="nodes"} 1"#), "{text}");
         assert!(text.contains("numo_status_writes_total 1"), "{text}");
         assert!(text.contains("numo_status_write_bytes_total 120"), "{text}");
+        assert!(
+            text.contains(r#"numo_health_check_blocking{run_config="ns/rc",check="ClusterOperators"} 1"#),
+            "{text}"
+        );
     }
 
     #[test]
@@ -306,6 +311,7 @@ mod tests {
         let metrics = Metrics::default();
         metrics.set_nodes_by_phase("ns/rc", NodePhase::Done, 5);
         metrics.set_nodes_by_phase("ns/other", NodePhase::Done, 1);
+        metrics.set_check_blocking("ns/rc", "Soak", true);
         metrics.forget_run_config("ns/rc");
         let text = metrics.encode().unwrap_or_default();
         assert!(!text.contains("ns/rc"), "{text}");
