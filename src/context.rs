@@ -11,6 +11,8 @@ pub struct OperatorConfig {
     /// Namespaces (besides a rule's own) that MutexRule Jobs may run in, as a ServiceAccount there that opted in to
     /// the rule's namespace (`controllers::mutex_rule::access`). Empty: only the rule's own namespace.
     pub allowed_job_namespaces: Vec<String>,
+    /// The Alertmanager the alert health check asks (`crate::alerts`).
+    pub alertmanager: crate::alerts::AlertmanagerConfig,
 }
 
 impl OperatorConfig {
@@ -52,7 +54,7 @@ mod tests {
         let config = OperatorConfig::default();
         assert!(config.job_namespace_allowed("team-a", "team-a"));
         assert!(!config.job_namespace_allowed("team-a", "kube-system"));
-        let config = OperatorConfig { allowed_job_namespaces: vec!["ops".into()] };
+        let config = OperatorConfig { allowed_job_namespaces: vec!["ops".into()], ..Default::default() };
         assert!(config.job_namespace_allowed("team-a", "ops"));
         assert!(!config.job_namespace_allowed("team-a", "kube-system"));
     }

@@ -44,6 +44,27 @@ struct RunArgs {
     #[arg(long, env = "NUMO_ALLOWED_JOB_NAMESPACES", value_delimiter = ',', default_value = "")]
     allowed_job_namespaces: Vec<String>,
 
+    /// Alertmanager the alert health check asks (`healthChecks.alerts` of a run config), without `/api/v2`. numo
+    /// sends its ServiceAccount token to it, so only the operator's admin chooses it.
+    #[arg(
+        long,
+        env = "NUMO_ALERTMANAGER_URL",
+        default_value = "https://alertmanager-main.openshift-monitoring.svc:9094"
+    )]
+    alertmanager_url: String,
+
+    /// PEM file of the CAs that sign Alertmanager's certificate (OpenShift's service CA by default).
+    #[arg(
+        long,
+        env = "NUMO_ALERTMANAGER_CA_FILE",
+        default_value = "/var/run/secrets/kubernetes.io/serviceaccount/service-ca.crt"
+    )]
+    alertmanager_ca_file: PathBuf,
+
+    /// How often Alertmanager is asked again while alerts hold a rollout, e.g. `30s`.
+    #[arg(long, env = "NUMO_ALERTMANAGER_POLL_INTERVAL", default_value = "30s", value_parser = duration)]
+    alertmanager_poll_interval: std::time::Duration,
+
     /// Address of the /metrics, /healthz and /readyz endpoints.
     #[arg(long, env = "NUMO_METRICS_ADDRESS", default_value = "0.0.0.0:8080")]
     metrics_address: SocketAddr,
@@ -66,10 +87,21 @@ struct RunArgs {
     lease_namespace: Option<String>,
 }
 
+/// A duration such as `30s` or `2m`.
+fn duration(text: &str) -> Result<std::time::Duration, String> {
+    numo::api::parse_duration(text).ok_or_else(|| format!("{text:?} is not a duration such as 30s or 2m"))
+}
+
 impl RunArgs {
     fn operator_config(&self) -> OperatorConfig {
         let allowed = self.allowed_job_namespaces.iter().map(|n| n.trim().to_string()).filter(|n| !n.is_empty());
-        OperatorConfig { allowed_job_namespaces: allowed.collect() }
+        let alertmanager = numo::alerts::AlertmanagerConfig {
+            url: self.alertmanager_url.clone(),
+            ca_file: self.alertmanager_ca_file.clone(),
+            poll_interval: self.alertmanager_poll_interval,
+            ..Default::default()
+        };
+        OperatorConfig { allowed_job_namespaces: allowed.collect(), alertmanager }
     }
 
     /// The Lease's namespace: the flag/env, else the in-cluster namespace file; `None` without leader election.

@@ -25,7 +25,10 @@ const TIMEOUT: Duration = Duration::from_secs(60);
 const REFERENCE_JOB_NAMESPACE: &str = "node-upgrade-mutex-operator";
 
 fn context(client: kube::Client, allowed: &[&str]) -> Context {
-    let config = OperatorConfig { allowed_job_namespaces: allowed.iter().map(|n| n.to_string()).collect() };
+    let config = OperatorConfig {
+        allowed_job_namespaces: allowed.iter().map(|n| n.to_string()).collect(),
+        ..Default::default()
+    };
     Context::new(client, config, Arc::new(Metrics::default()))
 }
 

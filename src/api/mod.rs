@@ -16,7 +16,7 @@ pub use mutex_run_config::{
 };
 pub use mutex_target::{MutexTarget, MutexTargetSpec, MutexTargetStatus};
 pub use safe_to_proceed::{
-    BlackoutWindow, Blocker, Check, ClusterOperatorsCheck, HealthChecks, MaintenanceWindow, WindowTimes,
+    AlertsCheck, BlackoutWindow, Blocker, Check, ClusterOperatorsCheck, HealthChecks, MaintenanceWindow, WindowTimes,
 };
 
 /// The API group, identical to the Ansible operator numo replaces.

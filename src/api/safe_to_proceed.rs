@@ -61,6 +61,39 @@ pub struct HealthChecks {
     /// drain would stall).
     #[serde(default)]
     pub pod_disruption_budgets: Check,
+
+    /// Hold while an active, unsilenced, uninhibited alert matching `matchers` fires in Alertmanager (the one the
+    /// operator is configured with: OpenShift's `alertmanager-main` by default). Off unless present.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alerts: Option<AlertsCheck>,
+}
+
+/// The alert check.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct AlertsCheck {
+    /// Whether the check holds the rollout; default true.
+    #[serde(default = "enabled")]
+    pub enabled: bool,
+
+    /// Alertmanager matchers an alert must all match to hold the rollout, e.g. `severity="critical"` (the default)
+    /// or `namespace=~"openshift-.*"`.
+    #[serde(default = "critical")]
+    #[schemars(length(min = 1, max = 16))]
+    pub matchers: Vec<String>,
+
+    /// Names of alerts (`alertname`) that never hold the rollout.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ignore: Vec<String>,
+}
+
+impl Default for AlertsCheck {
+    fn default() -> Self {
+        Self { enabled: true, matchers: critical(), ignore: Vec::new() }
+    }
+}
+
+fn critical() -> Vec<String> {
+    vec![r#"severity="critical""#.to_string()]
 }
 
 /// A built-in check that can be switched off.
@@ -113,7 +146,7 @@ pub struct WindowTimes {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Blocker {
     /// Which check holds it: `MaintenanceWindow`, `BlackoutWindow`, `ClusterOperators`, `MachineConfigPools`,
-    /// `Nodes`, `PodDisruptionBudgets` or `Soak`.
+    /// `Nodes`, `PodDisruptionBudgets`, `Alerts` or `Soak`.
     pub check: String,
     /// What holds it, naming the objects.
     pub message: String,

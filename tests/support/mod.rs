@@ -44,6 +44,8 @@ pub struct Setup {
     /// What `/readyz` of the running operator reports.
     pub readiness: numo::server::Readiness,
     pub allowed_job_namespaces: Vec<String>,
+    /// The Alertmanager the operator asks (the default, OpenShift's, is not reachable in the test world).
+    pub alertmanager: numo::alerts::AlertmanagerConfig,
 }
 
 impl Setup {
@@ -64,14 +66,25 @@ impl Setup {
         let ns = world.namespace.clone();
         create_canary(&client).await?;
         let readiness = Default::default();
-        Ok(Self { world, client, ns, operator: None, readiness, allowed_job_namespaces: Vec::new() })
+        Ok(Self {
+            world,
+            client,
+            ns,
+            operator: None,
+            readiness,
+            allowed_job_namespaces: Vec::new(),
+            alertmanager: Default::default(),
+        })
     }
 
     /// Starts numo's three controllers in this process (with the operator's own RBAC where the test kit offers it).
     pub async fn start_operator(&mut self) -> anyhow::Result<()> {
         let cluster = numo_testkit::cluster().await?;
         let client = numo_testkit::rbac::operator_client(cluster).await?;
-        let config = numo::OperatorConfig { allowed_job_namespaces: self.allowed_job_namespaces.clone() };
+        let config = numo::OperatorConfig {
+            allowed_job_namespaces: self.allowed_job_namespaces.clone(),
+            alertmanager: self.alertmanager.clone(),
+        };
         let ctx = numo::Context::new(client, config, Default::default());
         self.readiness = ctx.readiness.clone();
         self.operator = Some(self.world.spawn(numo::controllers::run(ctx)));

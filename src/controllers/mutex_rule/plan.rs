@@ -217,7 +217,7 @@ mod tests {
         assert!(verdict.message.contains("--allowed-job-namespaces"), "{}", verdict.message);
         assert!(verdict.message.contains("NUMO_ALLOWED_JOB_NAMESPACES"), "{}", verdict.message);
 
-        let config = OperatorConfig { allowed_job_namespaces: vec!["kube-system".into()] };
+        let config = OperatorConfig { allowed_job_namespaces: vec!["kube-system".into()], ..Default::default() };
         assert!(check(&rule(Some("kube-system"), good_spec(), None), &config).ok().and_then(invalid).is_none());
         assert!(check(&rule(None, good_spec(), None), &OperatorConfig::default()).ok().and_then(invalid).is_none());
     }
@@ -263,7 +263,7 @@ mod tests {
 
     #[test]
     fn service_accounts_that_need_an_opt_in_are_looked_up_once() {
-        let config = OperatorConfig { allowed_job_namespaces: vec!["ops".into()] };
+        let config = OperatorConfig { allowed_job_namespaces: vec!["ops".into()], ..Default::default() };
         let mut spec = good_spec();
         spec["template"]["spec"]["serviceAccountName"] = json!("ops-admin");
         let Ok(Step::Remote(remote)) = check(&rule(Some("ops"), spec.clone(), Some(spec)), &config) else {

@@ -251,13 +251,25 @@ async fn reconcile(obj: Arc<Guarded>, shared: Arc<RunConfigContext>) -> Result<A
     let rc = latest.as_ref().unwrap_or(rc);
     let mut snapshot = observe::snapshot(&shared.stores, rc, Timestamp::now());
     let mut plan = plan::plan(&snapshot);
-    if !plan.needs_budget_pods.is_empty() {
-        // A node would start while a PodDisruptionBudget allows no disruption: see which of its pods run on the
-        // nodes about to start, then plan again with that (pods are listed only at this moment, never watched).
-        let budgets = snapshot.health.budgets_at_zero.as_deref().unwrap_or_default();
-        let placed = observe::budget_pods(&shared.ctx.client, budgets, &plan.needs_budget_pods).await;
-        snapshot.health.budget_pods = Some(placed);
+    if !plan.needs_budget_pods.is_empty() || plan.needs_alerts {
+        // A node would start and a check needs what numo only asks for at that moment (never watched): the pods
+        // on those nodes that a PodDisruptionBudget at zero covers, and the alerts that fire. Ask, then plan again.
+        if !plan.needs_budget_pods.is_empty() {
+            let budgets = snapshot.health.budgets_at_zero.as_deref().unwrap_or_default();
+            let placed = observe::budget_pods(&shared.ctx.client, budgets, &plan.needs_budget_pods).await;
+            snapshot.health.budget_pods = Some(placed);
+        }
+        if plan.needs_alerts {
+            let matchers = rc.spec.health_checks.as_ref().and_then(|h| h.alerts.as_ref()).map(|a| a.matchers.clone());
+            let alerts = crate::alerts::firing(&shared.ctx.config.alertmanager, &matchers.unwrap_or_default()).await;
+            snapshot.health.alerts = Some(alerts);
+        }
         plan = plan::plan(&snapshot);
+    }
+    if plan.status.blocked_by.iter().any(|b| b.check == plan::check::ALERTS) {
+        // Alerts and silences come without an event: ask again after a while, as long as alerts hold the rollout.
+        let poll = shared.ctx.config.alertmanager.poll_interval;
+        plan.requeue_after = Some(plan.requeue_after.map_or(poll, |r| r.min(poll)));
     }
     tracing::debug!(intents = plan.intents.len(), phase = ?plan.status.phase, "planned");
     let applied = apply::apply(&shared.ctx.client, rc, &snapshot, &plan.intents).await;

@@ -153,7 +153,7 @@ fn health_facts(stores: &Stores) -> HealthFacts {
         budgets.sort_by_key(BudgetView::key);
         budgets
     });
-    HealthFacts { cluster_operators, budgets_at_zero, budget_pods: None }
+    HealthFacts { cluster_operators, budgets_at_zero, budget_pods: None, alerts: None }
 }
 
 /// Which pods of `budgets` run on `nodes`: the pods of each node, listed by their metadata only (a field selector on

@@ -52,11 +52,13 @@ pub struct HealthFacts {
     /// The pods covered by [`HealthFacts::budgets_at_zero`] on the nodes about to start, once fetched (only when a
     /// node would start and some budget allows no disruption).
     pub budget_pods: Option<Source<BudgetPods>>,
+    /// The alerts matching the run config's matchers that fire, once asked (only when a node would start).
+    pub alerts: Option<Source<Vec<crate::alerts::FiringAlert>>>,
 }
 
 impl Default for HealthFacts {
     fn default() -> Self {
-        Self { cluster_operators: Ok(Vec::new()), budgets_at_zero: Ok(Vec::new()), budget_pods: None }
+        Self { cluster_operators: Ok(Vec::new()), budgets_at_zero: Ok(Vec::new()), budget_pods: None, alerts: None }
     }
 }
 

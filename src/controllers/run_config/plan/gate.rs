@@ -114,7 +114,8 @@ pub fn plan<'a>(snapshot: &'a Snapshot, inputs: &Inputs<'a, '_>, control_plane_d
         }
         readiness
     });
-    let clear = readiness.as_ref().is_none_or(|r| r.blockers.is_empty() && r.needs_budget_pods.is_empty());
+    let clear =
+        readiness.as_ref().is_none_or(|r| r.blockers.is_empty() && r.needs_budget_pods.is_empty() && !r.needs_alerts);
     if steered && !spec.paused && !(hold && any_failed) && clear {
         for gated in nodes.iter_mut().filter(|g| g.state == NodeState::Pending).take(free) {
             gated.state = NodeState::Gating { next: Some(NextJob { rule: 0, attempt: 1 }) };

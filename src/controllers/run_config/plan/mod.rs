@@ -78,6 +78,8 @@ pub struct Plan {
     pub requeue_after: Option<Duration>,
     /// Nodes that would start while a PodDisruptionBudget allows no disruption: list their pods and plan again.
     pub needs_budget_pods: Vec<String>,
+    /// A node would start and the alert check needs Alertmanager's answer: ask and plan again.
+    pub needs_alerts: bool,
 }
 
 /// What the steps decided, before the status is put together.
@@ -88,6 +90,7 @@ struct Draft {
     release_jobs: bool,
     requeue_after: Option<Duration>,
     needs_budget_pods: Vec<String>,
+    needs_alerts: bool,
 }
 
 /// Plans one reconcile.
@@ -101,6 +104,7 @@ pub fn plan(snapshot: &Snapshot) -> Plan {
             release_jobs: false,
             requeue_after: None,
             needs_budget_pods: Vec::new(),
+            needs_alerts: false,
         };
         return finish(snapshot, draft, Stage::Deleting { restoring }, "");
     }
@@ -112,6 +116,7 @@ pub fn plan(snapshot: &Snapshot) -> Plan {
         release_jobs: false,
         requeue_after: None,
         needs_budget_pods: Vec::new(),
+        needs_alerts: false,
     };
     if !snapshot.run_config.has_finalizer {
         draft.intents.push(Intent::AddFinalizer);
@@ -255,6 +260,7 @@ fn gate(snapshot: &Snapshot, resolved: &Resolved<'_>, upgrade: Upgrade, draft: &
     draft.release_jobs = true;
     let blockers = gate.readiness.as_ref().map(|r| r.blockers.clone());
     draft.needs_budget_pods = gate.readiness.as_ref().map(|r| r.needs_budget_pods.clone()).unwrap_or_default();
+    draft.needs_alerts = gate.readiness.as_ref().is_some_and(|r| r.needs_alerts);
     draft.notices.extend(held_or_resumed(&snapshot.run_config.status, blockers.as_deref()));
     draft.status.blocked_by = blockers.clone().unwrap_or_default();
     let nodes = recorded.nodes;
@@ -362,6 +368,7 @@ fn finish(snapshot: &Snapshot, mut draft: Draft, stage: Stage, validated: &str) 
         notices: draft.notices,
         requeue_after: draft.requeue_after,
         needs_budget_pods: draft.needs_budget_pods,
+        needs_alerts: draft.needs_alerts,
     }
 }
 

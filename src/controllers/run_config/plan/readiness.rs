@@ -27,6 +27,8 @@ pub mod check {
     pub const NODES: &str = "Nodes";
     /// A PodDisruptionBudget at zero covers a pod on the next node.
     pub const POD_DISRUPTION_BUDGETS: &str = "PodDisruptionBudgets";
+    /// A matching alert fires.
+    pub const ALERTS: &str = "Alerts";
     /// A node's soak holds its slot.
     pub const SOAK: &str = "Soak";
 
@@ -50,6 +52,8 @@ pub struct Readiness {
     /// Nodes that would start while a PodDisruptionBudget allows no disruption, whose pods are not known yet: the
     /// controller lists them and plans again.
     pub needs_budget_pods: Vec<String>,
+    /// A node would start and the alert check has not asked Alertmanager yet: the controller asks and plans again.
+    pub needs_alerts: bool,
 }
 
 /// Assesses the windows and health checks before the nodes `next` start (none when no slot is free: the checks
@@ -79,6 +83,22 @@ pub fn assess(snapshot: &Snapshot, verdict: &Verdict, nodes: &[GatedNode<'_>], n
             Budgets::Clear => {}
             Budgets::Unknown => out.needs_budget_pods = next.iter().map(|n| n.name.clone()).collect(),
             Budgets::Blocked(message) => out.blockers.push(blocker(check::POD_DISRUPTION_BUDGETS, message)),
+        }
+    }
+    if let Some(alerts) = checks.alerts.as_ref().filter(|a| a.enabled && !next.is_empty()) {
+        match &snapshot.health.alerts {
+            None => out.needs_alerts = true,
+            Some(Err(why)) => out.blockers.push(blocker(check::ALERTS, format!("{why}; alerts are unknown"))),
+            Some(Ok(firing)) => {
+                let firing: Vec<String> = firing
+                    .iter()
+                    .filter(|a| !alerts.ignore.contains(&a.name))
+                    .map(|a| format!("alert {} fires", a.describe()))
+                    .collect();
+                if !firing.is_empty() {
+                    out.blockers.push(blocker(check::ALERTS, listed(&firing)));
+                }
+            }
         }
     }
     out

@@ -325,3 +325,49 @@ fn a_rollout_with_every_check_passing_runs_to_the_end_like_one_without() {
     assert_eq!(p.status.completed_nodes.len(), 3);
     assert_eq!(ready_for_next(&p).1, "NoNodeWaiting");
 }
+
+fn alert(name: &str, node: &str) -> crate::alerts::FiringAlert {
+    let labels = BTreeMap::from([
+        ("alertname".to_string(), name.to_string()),
+        ("severity".to_string(), "critical".to_string()),
+        ("node".to_string(), node.to_string()),
+    ]);
+    crate::alerts::FiringAlert { name: name.into(), labels }
+}
+
+#[test]
+fn a_firing_alert_holds_the_next_node_unless_ignored_and_alertmanager_is_asked_only_when_a_node_would_start() {
+    let mut f = Fixture::new(2);
+    f.s.run_config.spec.health_checks =
+        Some(HealthChecks { alerts: Some(crate::api::AlertsCheck::default()), ..Default::default() });
+    f.advance_to_gating();
+    // Before worker-0 starts, Alertmanager is asked.
+    let p = f.plan();
+    assert!(p.needs_alerts);
+    assert!(jobs_created(&p).is_empty());
+    f.s.health.alerts = Some(Ok(vec![alert("KubeNodeNotReady", "master-0")]));
+    let p = f.step();
+    assert!(jobs_created(&p).is_empty());
+    let (status, reason, message) = ready_for_next(&p);
+    assert_eq!((status.as_str(), reason.as_str()), ("False", "Alerts"));
+    assert_eq!(message, "alert KubeNodeNotReady (node=master-0, severity=critical) fires");
+    if let Some(alerts) = f.s.run_config.spec.health_checks.as_mut().and_then(|h| h.alerts.as_mut()) {
+        alerts.ignore = vec!["KubeNodeNotReady".into()];
+    }
+    assert_eq!(jobs_created(&f.step()).len(), 1);
+    // With worker-0 in flight no slot is free: Alertmanager is not asked.
+    f.s.health.alerts = None;
+    assert!(!f.plan().needs_alerts);
+}
+
+#[test]
+fn an_alertmanager_that_cannot_be_asked_holds_the_rollout() {
+    let mut f = Fixture::new(1);
+    f.s.run_config.spec.health_checks =
+        Some(HealthChecks { alerts: Some(crate::api::AlertsCheck::default()), ..Default::default() });
+    f.s.health.alerts = Some(Err("Alertmanager at https://am:9094 cannot be queried: HTTP 403 Forbidden".into()));
+    f.advance_to_gating();
+    let p = f.step();
+    assert!(jobs_created(&p).is_empty());
+    assert!(ready_for_next(&p).2.contains("HTTP 403 Forbidden; alerts are unknown"), "{:?}", ready_for_next(&p));
+}
