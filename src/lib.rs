@@ -5,6 +5,7 @@ pub mod alerts;
 pub mod api;
 pub mod api_client;
 pub mod cached_job;
+pub mod cel_check;
 pub mod conditions;
 pub mod error;
 pub mod jobs;

@@ -204,3 +204,131 @@ async fn a_soak_keeps_the_slot_after_a_node_is_done() -> anyhow::Result<()> {
     );
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_firing_alert_holds_the_next_node_and_a_silence_releases_it() -> anyhow::Result<()> {
+    let alertmanager = numo_testkit::alertmanager::Alertmanager::start().await?;
+    let mut setup = Setup::new("alerts", 2).await?;
+    setup.alertmanager = numo::alerts::AlertmanagerConfig {
+        url: alertmanager.url.clone(),
+        token_file: "/nonexistent/token".into(),
+        poll_interval: Duration::from_secs(1),
+        ..Default::default()
+    };
+    setup.rule("check", job_spec("1s", false), None).await?;
+    setup.target("workers", &["worker"]).await?;
+    setup.run_config("alert-aware", &["check"], &["workers"], json!({"healthChecks": {"alerts": {}}})).await?;
+    alertmanager.fire(&[("alertname", "EtcdMembersDown"), ("severity", "critical"), ("job", "etcd")]).await?;
+    alertmanager.fire(&[("alertname", "KubeCPUOvercommit"), ("severity", "warning")]).await?;
+    setup.start_operator().await?;
+    setup.upgrade_cluster(NEW).await?;
+
+    let held = wait_held_by(&setup, "alert-aware", "Alerts").await?;
+    let message = ready_for_next(&held).map(|c| c.2).unwrap_or_default();
+    assert_eq!(message, "alert EtcdMembersDown (job=etcd, severity=critical) fires", "the warning does not hold");
+    assert!(gate_jobs(&setup).await?.is_empty());
+
+    let lifted = Utc::now().timestamp();
+    alertmanager.silence("EtcdMembersDown").await?;
+    assert!(alertmanager.active().await?.iter().all(|a| a["labels"]["alertname"] != "EtcdMembersDown"));
+    setup.wait_phase("alert-aware", RunPhase::Completed, ROLLOUT).await?;
+    no_gate_job_before(&setup, lifted).await?;
+    Ok(())
+}
+
+/// A CRD of the test's own, standing in for a storage operator's kind (a Rook CephCluster).
+async fn storage_cluster_crd(client: &kube::Client) -> anyhow::Result<()> {
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    let crd: CustomResourceDefinition = serde_json::from_value(json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "storageclusters.tests.numo.dev"},
+        "spec": {"group": "tests.numo.dev", "scope": "Namespaced",
+                 "names": {"plural": "storageclusters", "singular": "storagecluster", "kind": "StorageCluster"},
+                 "versions": [{"name": "v1", "served": true, "storage": true, "subresources": {"status": {}},
+                               "schema": {"openAPIV3Schema": {"type": "object",
+                                          "x-kubernetes-preserve-unknown-fields": true}}}]}
+    }))?;
+    let crds = Api::<CustomResourceDefinition>::all(client.clone());
+    crds.patch(&crd.name_any(), &PatchParams::apply("numo-tests").force(), &Patch::Apply(&crd)).await?;
+    numo_testkit::wait_until(&crds, "storageclusters.tests.numo.dev", Duration::from_secs(30), "Established", |c| {
+        c.status
+            .as_ref()
+            .and_then(|s| s.conditions.as_ref())
+            .is_some_and(|cs| cs.iter().any(|c| c.type_ == "Established" && c.status == "True"))
+    })
+    .await?;
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_custom_cel_check_on_a_custom_resource_holds_until_it_holds() -> anyhow::Result<()> {
+    use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
+    use kube::api::{ApiResource, DynamicObject};
+    let mut setup = Setup::new("custom-check", 2).await?;
+    storage_cluster_crd(&setup.client).await?;
+    let resource = ApiResource {
+        group: "tests.numo.dev".into(),
+        version: "v1".into(),
+        api_version: "tests.numo.dev/v1".into(),
+        kind: "StorageCluster".into(),
+        plural: "storageclusters".into(),
+    };
+    let clusters = Api::<DynamicObject>::namespaced_with(setup.client.clone(), &setup.ns, &resource);
+    let storage: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "tests.numo.dev/v1", "kind": "StorageCluster", "metadata": {"name": "ceph"}
+    }))?;
+    clusters.create(&PostParams::default(), &storage).await?;
+    let health = |h: &str| json!({"status": {"ceph": {"health": h}}});
+    clusters.patch_status("ceph", &PatchParams::default(), &Patch::Merge(&health("HEALTH_WARN"))).await?;
+
+    setup.rule("check", job_spec("1s", false), None).await?;
+    setup.target("workers", &["worker"]).await?;
+    let check = json!({"custom": [{
+        "apiVersion": "tests.numo.dev/v1", "kind": "StorageCluster", "namespace": setup.ns, "name": "ceph",
+        "expression": "object.status.ceph.health == 'HEALTH_OK'", "message": "the storage cluster is not healthy"
+    }]});
+    setup.run_config("storage-aware", &["check"], &["workers"], json!({"healthChecks": check})).await?;
+    setup.start_operator().await?;
+    setup.upgrade_cluster(NEW).await?;
+
+    // numo may not read StorageClusters yet: the check holds the rollout and says why.
+    let held = wait_held_by(&setup, "storage-aware", "Custom").await?;
+    let message = ready_for_next(&held).map(|c| c.2).unwrap_or_default();
+    assert!(message.contains("custom check 0 cannot read StorageCluster tests.numo.dev/v1"), "{message}");
+    assert!(message.contains("forbidden"), "{message}");
+
+    // The admin grants numo read access to the kind, as docs/api.md says.
+    let role: ClusterRole = serde_json::from_value(json!({
+        "metadata": {"name": "numo-read-storageclusters"},
+        "rules": [{"apiGroups": ["tests.numo.dev"], "resources": ["storageclusters"], "verbs": ["get", "list", "watch"]}]
+    }))?;
+    let binding: ClusterRoleBinding = serde_json::from_value(json!({
+        "metadata": {"name": "numo-read-storageclusters"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "numo-read-storageclusters"},
+        "subjects": [{"kind": "ServiceAccount", "name": numo_testkit::rbac::OPERATOR_SERVICE_ACCOUNT,
+                      "namespace": numo_testkit::rbac::OPERATOR_NAMESPACE}]
+    }))?;
+    let apply = PatchParams::apply("numo-tests").force();
+    Api::<ClusterRole>::all(setup.client.clone())
+        .patch("numo-read-storageclusters", &apply, &Patch::Apply(&role))
+        .await?;
+    Api::<ClusterRoleBinding>::all(setup.client.clone())
+        .patch("numo-read-storageclusters", &apply, &Patch::Apply(&binding))
+        .await?;
+    let runs = setup.run_configs();
+    numo_testkit::wait_until(&runs, "storage-aware", ROLLOUT, "the expression is evaluated", |rc| {
+        ready_for_next(rc).is_some_and(|(_, _, m)| m.contains("the storage cluster is not healthy"))
+    })
+    .await?;
+    assert!(gate_jobs(&setup).await?.is_empty());
+
+    let lifted = Utc::now().timestamp();
+    clusters.patch_status("ceph", &PatchParams::default(), &Patch::Merge(&health("HEALTH_OK"))).await?;
+    setup.wait_phase("storage-aware", RunPhase::Completed, ROLLOUT).await?;
+    no_gate_job_before(&setup, lifted).await?;
+    Api::<ClusterRoleBinding>::all(setup.client.clone())
+        .delete("numo-read-storageclusters", &Default::default())
+        .await?;
+    Api::<ClusterRole>::all(setup.client.clone()).delete("numo-read-storageclusters", &Default::default()).await?;
+    Ok(())
+}

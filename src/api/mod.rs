@@ -16,7 +16,8 @@ pub use mutex_run_config::{
 };
 pub use mutex_target::{MutexTarget, MutexTargetSpec, MutexTargetStatus};
 pub use safe_to_proceed::{
-    AlertsCheck, BlackoutWindow, Blocker, Check, ClusterOperatorsCheck, HealthChecks, MaintenanceWindow, WindowTimes,
+    AlertsCheck, BlackoutWindow, Blocker, Check, ClusterOperatorsCheck, CustomCheck, HealthChecks, MaintenanceWindow,
+    WindowTimes,
 };
 
 /// The API group, identical to the Ansible operator numo replaces.

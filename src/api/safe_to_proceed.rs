@@ -42,7 +42,7 @@ pub struct BlackoutWindow {
 
 /// Checks of the cluster's health, made before each node starts. Once `healthChecks` is present every built-in
 /// check is on unless switched off here.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct HealthChecks {
     /// Hold while a ClusterOperator is `Degraded=True` or `Available=False`.
@@ -66,6 +66,47 @@ pub struct HealthChecks {
     /// operator is configured with: OpenShift's `alertmanager-main` by default). Off unless present.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alerts: Option<AlertsCheck>,
+
+    /// Checks of your own: a CEL expression that must be true of each selected object of any kind (a storage
+    /// cluster's health, a database's replication state). numo watches the kind; grant numo `get`, `list` and
+    /// `watch` on it (see docs/api.md).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 16))]
+    pub custom: Vec<CustomCheck>,
+}
+
+/// A CEL expression that must hold for each selected object before a node starts.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CustomCheck {
+    /// API version of the objects, e.g. `ceph.rook.io/v1`.
+    #[schemars(length(min = 1, max = 253))]
+    pub api_version: String,
+
+    /// Kind of the objects, e.g. `CephCluster`.
+    #[schemars(length(min = 1, max = 63))]
+    pub kind: String,
+
+    /// Namespace of the objects; unset, every namespace (a cluster-scoped kind has none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+
+    /// Name of the one object to check; unset, every object the other fields select.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+
+    /// Labels the objects must carry (`matchLabels` and `matchExpressions`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label_selector: Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector>,
+
+    /// A CEL expression over `object` (the whole object as the API serves it) that is true when a node may start,
+    /// e.g. `object.status.ceph.health == 'HEALTH_OK'`.
+    #[schemars(length(min = 1, max = 4096))]
+    pub expression: String,
+
+    /// What the status says while the expression is false, e.g. `Ceph is not healthy`.
+    #[schemars(length(min = 1, max = 256))]
+    pub message: String,
 }
 
 /// The alert check.
@@ -146,7 +187,7 @@ pub struct WindowTimes {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Blocker {
     /// Which check holds it: `MaintenanceWindow`, `BlackoutWindow`, `ClusterOperators`, `MachineConfigPools`,
-    /// `Nodes`, `PodDisruptionBudgets`, `Alerts` or `Soak`.
+    /// `Nodes`, `PodDisruptionBudgets`, `Alerts`, `Custom` or `Soak`.
     pub check: String,
     /// What holds it, naming the objects.
     pub message: String,

@@ -14,6 +14,7 @@
 //! How the fake kubelet treats nodes and pods, and the pod annotations that make a Job take 3s or fail, are in
 //! [`kwok`].
 
+pub mod alertmanager;
 mod apiserver;
 mod cleanup;
 mod cluster;

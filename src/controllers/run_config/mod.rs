@@ -3,6 +3,7 @@
 //! happened and publishes Events.
 
 pub mod apply;
+pub mod custom_sources;
 mod malformed;
 pub mod observe;
 pub mod plan;
@@ -79,6 +80,11 @@ pub async fn run(ctx: Context) {
         move || checking_health(&store)
     };
     let checking_for_budgets = checking.clone();
+    let (custom, custom_changes) = custom_sources::CustomSources::new(ctx.client.clone());
+    let custom_triggers = {
+        let store = run_configs.clone();
+        custom_changes.flat_map(move |key| futures::stream::iter(checking_source(&store, &key)))
+    };
     let referencing_rule = {
         let store = run_configs.clone();
         move |rule: guard::Guarded<MutexRule>| referencing(&store, &rule, |spec| &spec.mutex_rules)
@@ -109,6 +115,7 @@ pub async fn run(ctx: Context) {
     .watches_stream(budget_events.touched_objects().predicate_filter(budget_predicate, Default::default()), move |_| {
         checking_for_budgets()
     })
+    .reconcile_on(custom_triggers)
     .shutdown_on_signal();
 
     let stores = observe::Stores {
@@ -123,6 +130,7 @@ pub async fn run(ctx: Context) {
         cluster_operators,
         budgets,
         sources: watches.sources(),
+        custom: Some(custom),
     };
     let shared = Arc::new(RunConfigContext { ctx, stores, watches, written: Default::default() });
     controller
@@ -177,6 +185,21 @@ fn checking_health(store: &Store<Guarded>) -> Vec<ObjectRef<Guarded>> {
         .state()
         .iter()
         .filter(|rc| rc.0.as_ref().is_ok_and(|rc| rc.spec.health_checks.is_some()))
+        .map(|rc| ObjectRef::from_obj(rc.as_ref()))
+        .collect()
+}
+
+/// The run configs with a custom check that reads `key`.
+fn checking_source(store: &Store<Guarded>, key: &custom_sources::SourceKey) -> Vec<ObjectRef<Guarded>> {
+    store
+        .state()
+        .iter()
+        .filter(|rc| {
+            rc.0.as_ref().is_ok_and(|rc| {
+                let custom = rc.spec.health_checks.as_ref().map(|h| h.custom.as_slice()).unwrap_or_default();
+                custom.iter().any(|check| custom_sources::SourceKey::of(check) == *key)
+            })
+        })
         .map(|rc| ObjectRef::from_obj(rc.as_ref()))
         .collect()
 }

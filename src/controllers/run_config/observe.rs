@@ -14,6 +14,7 @@ use kube::core::PartialObjectMeta;
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Resource, ResourceExt};
 
+use super::custom_sources::{CustomSources, SourceKey};
 use super::snapshot::{
     BudgetPods, BudgetView, ClusterView, FoundRule, HealthFacts, JobView, NodeView, PoolClaim, PoolView, RuleView,
     RunConfigView, Snapshot, Source, TargetView, Unusable,
@@ -52,6 +53,8 @@ pub struct Stores {
     pub budgets: Store<Guarded<PodDisruptionBudget>>,
     /// The health of the watches behind the caches, to tell whether an optional one can be read.
     pub sources: Sources,
+    /// The objects custom health checks read (watched on demand); None where there is no runtime for watches.
+    pub custom: Option<CustomSources>,
 }
 
 /// Watch names of the optional sources, as [`Sources::readable`] knows them.
@@ -116,7 +119,10 @@ pub fn snapshot(stores: &Stores, rc: &MutexRunConfig, now: Timestamp) -> Snapsho
             Some(format!("{}/{}", meta.namespace.as_ref()?, meta.name.as_ref()?))
         })
         .collect();
-    let health = if rc.spec.health_checks.is_some() { health_facts(stores) } else { HealthFacts::default() };
+    let health = match &rc.spec.health_checks {
+        Some(checks) => HealthFacts { custom: custom_facts(stores, &checks.custom), ..health_facts(stores) },
+        None => HealthFacts::default(),
+    };
     Snapshot { now, run_config, rules, targets, pools, nodes, cluster, jobs, run_configs, health }
 }
 
@@ -153,7 +159,27 @@ fn health_facts(stores: &Stores) -> HealthFacts {
         budgets.sort_by_key(BudgetView::key);
         budgets
     });
-    HealthFacts { cluster_operators, budgets_at_zero, budget_pods: None, alerts: None }
+    HealthFacts { cluster_operators, budgets_at_zero, budget_pods: None, alerts: None, custom: Vec::new() }
+}
+
+/// The objects each custom check selects: its source's objects, filtered by name and labels.
+fn custom_facts(stores: &Stores, checks: &[crate::api::CustomCheck]) -> Vec<Source<Vec<serde_json::Value>>> {
+    checks
+        .iter()
+        .map(|check| {
+            let custom = stores.custom.as_ref().ok_or_else(|| "custom sources are not watched".to_string())?;
+            let objects = custom.objects(&SourceKey::of(check))?;
+            Ok(objects
+                .into_iter()
+                .filter(|o| check.name.as_deref().is_none_or(|n| o["metadata"]["name"].as_str() == Some(n)))
+                .filter(|o| {
+                    let labels: BTreeMap<String, String> =
+                        serde_json::from_value(o["metadata"]["labels"].clone()).unwrap_or_default();
+                    check.label_selector.as_ref().is_none_or(|s| membership::selects(Some(s), &labels))
+                })
+                .collect())
+        })
+        .collect()
 }
 
 /// Which pods of `budgets` run on `nodes`: the pods of each node, listed by their metadata only (a field selector on

@@ -73,6 +73,7 @@ fn stores(pools: &[Value], nodes: &[Value], jobs: &[Value]) -> Stores {
         cluster_operators: store::<ClusterOperator>(&[]),
         budgets: store::<PodDisruptionBudget>(&[]),
         sources: Default::default(),
+        custom: None,
     }
 }
 

@@ -54,11 +54,19 @@ pub struct HealthFacts {
     pub budget_pods: Option<Source<BudgetPods>>,
     /// The alerts matching the run config's matchers that fire, once asked (only when a node would start).
     pub alerts: Option<Source<Vec<crate::alerts::FiringAlert>>>,
+    /// For each of `healthChecks.custom`, in order: the objects it selects (as JSON), or why they cannot be read.
+    pub custom: Vec<Source<Vec<serde_json::Value>>>,
 }
 
 impl Default for HealthFacts {
     fn default() -> Self {
-        Self { cluster_operators: Ok(Vec::new()), budgets_at_zero: Ok(Vec::new()), budget_pods: None, alerts: None }
+        Self {
+            cluster_operators: Ok(Vec::new()),
+            budgets_at_zero: Ok(Vec::new()),
+            budget_pods: None,
+            alerts: None,
+            custom: Vec::new(),
+        }
     }
 }
 

@@ -9,7 +9,8 @@ use chrono::{DateTime, SecondsFormat, TimeZone};
 
 use super::gate::GatedNode;
 use super::node_state::NodeState;
-use crate::api::{Blocker, HealthChecks};
+use crate::api::{Blocker, CustomCheck, HealthChecks};
+use crate::cel_check;
 use crate::controllers::run_config::snapshot::{NodeView, Snapshot};
 use crate::windows::{self, Closed, Verdict};
 
@@ -29,6 +30,8 @@ pub mod check {
     pub const POD_DISRUPTION_BUDGETS: &str = "PodDisruptionBudgets";
     /// A matching alert fires.
     pub const ALERTS: &str = "Alerts";
+    /// A custom check's CEL expression is false (or cannot be evaluated) for an object it selects.
+    pub const CUSTOM: &str = "Custom";
     /// A node's soak holds its slot.
     pub const SOAK: &str = "Soak";
 
@@ -84,6 +87,11 @@ pub fn assess(snapshot: &Snapshot, verdict: &Verdict, nodes: &[GatedNode<'_>], n
             Budgets::Unknown => out.needs_budget_pods = next.iter().map(|n| n.name.clone()).collect(),
             Budgets::Blocked(message) => out.blockers.push(blocker(check::POD_DISRUPTION_BUDGETS, message)),
         }
+    }
+    let custom: Vec<String> =
+        checks.custom.iter().enumerate().flat_map(|(i, c)| custom_check(snapshot, i, c)).collect();
+    if !custom.is_empty() {
+        out.blockers.push(blocker(check::CUSTOM, listed(&custom)));
     }
     if let Some(alerts) = checks.alerts.as_ref().filter(|a| a.enabled && !next.is_empty()) {
         match &snapshot.health.alerts {
@@ -181,6 +189,42 @@ fn nodes_outside(snapshot: &Snapshot, nodes: &[GatedNode<'_>]) -> Option<Blocker
         })
         .collect();
     (!problems.is_empty()).then(|| blocker(check::NODES, listed(&problems)))
+}
+
+/// What custom check `index` finds wrong: its expression false, or not evaluable, for a selected object; no object
+/// selected; or its objects unreadable.
+fn custom_check(snapshot: &Snapshot, index: usize, check: &CustomCheck) -> Vec<String> {
+    let what = format!("{} {}", check.kind, check.api_version);
+    let objects = match snapshot.health.custom.get(index) {
+        None => return vec![format!("custom check {index} ({what}) was not read")],
+        Some(Err(why)) => return vec![format!("custom check {index} cannot read {what}: {why}")],
+        Some(Ok(objects)) => objects,
+    };
+    if objects.is_empty() {
+        let name = check.name.as_deref().map(|n| format!(" named {n}")).unwrap_or_default();
+        let namespace = check.namespace.as_deref().map(|n| format!(" in namespace {n}")).unwrap_or_default();
+        return vec![format!("custom check {index} selects no {what} object{name}{namespace}")];
+    }
+    let results = match cel_check::evaluate(&check.expression, objects) {
+        Err(why) => return vec![format!("custom check {index}: its expression does not compile: {why}")],
+        Ok(results) => results,
+    };
+    objects
+        .iter()
+        .zip(results)
+        .filter_map(|(object, result)| {
+            let meta = &object["metadata"];
+            let name = match meta["namespace"].as_str() {
+                Some(ns) => format!("{ns}/{}", meta["name"].as_str().unwrap_or_default()),
+                None => meta["name"].as_str().unwrap_or_default().to_string(),
+            };
+            match result {
+                Ok(true) => None,
+                Ok(false) => Some(format!("{} ({} {name})", check.message, check.kind)),
+                Err(why) => Some(format!("custom check {index} cannot be evaluated on {} {name}: {why}", check.kind)),
+            }
+        })
+        .collect()
 }
 
 enum Budgets {

@@ -142,6 +142,15 @@ pub fn resolve(snapshot: &Snapshot) -> Verdict<'_> {
         problems.extend(bad);
         Schedule::default()
     });
+    for (i, custom) in spec.health_checks.iter().flat_map(|h| h.custom.iter()).enumerate() {
+        if let Err(why) = crate::cel_check::check(&custom.expression) {
+            problems.push(format!("healthChecks.custom[{i}].expression does not compile: {why}"));
+        }
+        let type_meta = kube::api::TypeMeta { api_version: custom.api_version.clone(), kind: custom.kind.clone() };
+        if let Err(why) = kube::api::GroupVersionKind::try_from(&type_meta) {
+            problems.push(format!("healthChecks.custom[{i}].apiVersion {:?} is not valid: {why}", custom.api_version));
+        }
+    }
     if spec.soak_time.is_some() && spec.soak_time().is_none() {
         problems.push(format!("soakTime {:?} is not a duration", spec.soak_time.as_deref().unwrap_or_default()));
     }

@@ -371,3 +371,61 @@ fn an_alertmanager_that_cannot_be_asked_holds_the_rollout() {
     assert!(jobs_created(&p).is_empty());
     assert!(ready_for_next(&p).2.contains("HTTP 403 Forbidden; alerts are unknown"), "{:?}", ready_for_next(&p));
 }
+
+fn storage_check() -> crate::api::CustomCheck {
+    crate::api::CustomCheck {
+        api_version: "ceph.rook.io/v1".into(),
+        kind: "CephCluster".into(),
+        namespace: Some("rook-ceph".into()),
+        name: None,
+        label_selector: None,
+        expression: "object.status.ceph.health == 'HEALTH_OK'".into(),
+        message: "Ceph is not healthy".into(),
+    }
+}
+
+fn ceph(health: &str) -> serde_json::Value {
+    json!({"metadata": {"name": "rook-ceph", "namespace": "rook-ceph"}, "status": {"ceph": {"health": health}}})
+}
+
+#[test]
+fn a_custom_check_holds_while_its_expression_is_false_and_says_why_it_cannot_tell() {
+    let mut f = Fixture::new(2);
+    f.s.run_config.spec.health_checks = Some(HealthChecks { custom: vec![storage_check()], ..Default::default() });
+    f.s.health.custom = vec![Ok(vec![ceph("HEALTH_WARN")])];
+    f.advance_to_gating();
+    let p = f.step();
+    assert!(jobs_created(&p).is_empty());
+    let (status, reason, message) = ready_for_next(&p);
+    assert_eq!((status.as_str(), reason.as_str()), ("False", "Custom"));
+    assert_eq!(message, "Ceph is not healthy (CephCluster rook-ceph/rook-ceph)");
+
+    f.s.health.custom = vec![Err("CephCluster ceph.rook.io/v1 cannot be watched: forbidden".into())];
+    let message = ready_for_next(&f.step()).2;
+    assert_eq!(message, "custom check 0 cannot read CephCluster ceph.rook.io/v1: CephCluster ceph.rook.io/v1 cannot be watched: forbidden");
+    f.s.health.custom = vec![Ok(Vec::new())];
+    let message = ready_for_next(&f.step()).2;
+    assert_eq!(message, "custom check 0 selects no CephCluster ceph.rook.io/v1 object in namespace rook-ceph");
+    f.s.health.custom = vec![Ok(vec![json!({"metadata": {"name": "rook-ceph", "namespace": "rook-ceph"}})])];
+    let message = ready_for_next(&f.step()).2;
+    assert!(
+        message.starts_with("custom check 0 cannot be evaluated on CephCluster rook-ceph/rook-ceph: "),
+        "{message}"
+    );
+
+    f.s.health.custom = vec![Ok(vec![ceph("HEALTH_OK")])];
+    assert_eq!(jobs_created(&f.step()).len(), 1);
+}
+
+#[test]
+fn a_custom_expression_that_does_not_compile_makes_the_run_config_invalid() {
+    let mut f = Fixture::new(1);
+    let mut check = storage_check();
+    check.expression = "object.status.ceph.health ==".into();
+    f.s.run_config.spec.health_checks = Some(HealthChecks { custom: vec![check], ..Default::default() });
+    let p = f.plan();
+    assert_eq!(p.status.phase, Some(RunPhase::Invalid));
+    let message = p.status.message.clone().unwrap_or_default();
+    assert!(message.contains("healthChecks.custom[0].expression does not compile"), "{message}");
+    assert!(only_finalizer_or_nothing(&p));
+}
