@@ -9,6 +9,38 @@
 
 use cel::{Context, Program, Value};
 
+/// Kinds a custom check may not read, as (API group, kind): every kind numo's own ClusterRole grants. numo reads
+/// them for its own work, across namespaces; a check on them would let whoever may create a run config learn about
+/// objects (MachineConfigs with their files, Jobs, pods) they may not read themselves. The built-in checks cover
+/// nodes, pools, ClusterOperators and PodDisruptionBudgets.
+pub const RESERVED_KINDS: [(&str, &str); 13] = [
+    ("", "Node"),
+    ("", "Pod"),
+    ("", "ServiceAccount"),
+    ("", "Event"),
+    ("events.k8s.io", "Event"),
+    ("batch", "Job"),
+    ("coordination.k8s.io", "Lease"),
+    ("policy", "PodDisruptionBudget"),
+    ("machineconfiguration.openshift.io", "MachineConfigPool"),
+    ("machineconfiguration.openshift.io", "MachineConfig"),
+    ("config.openshift.io", "ClusterVersion"),
+    ("config.openshift.io", "ClusterOperator"),
+    (crate::api::GROUP, "*"),
+];
+
+/// Why a custom check may not read objects of `api_version` and `kind`, if it may not.
+pub fn reserved(api_version: &str, kind: &str) -> Option<String> {
+    let group = api_version.rsplit_once('/').map_or("", |(group, _)| group);
+    RESERVED_KINDS.iter().any(|(g, k)| *g == group && (*k == "*" || k.eq_ignore_ascii_case(kind))).then(|| {
+        format!(
+            "numo reads {kind} ({api_version}) for its own work, with permissions the run config's author may not \
+             have, so a custom check may not read it; the built-in checks cover nodes, pools, ClusterOperators and \
+             PodDisruptionBudgets"
+        )
+    })
+}
+
 /// The stack of the thread CEL runs on.
 const STACK: usize = 64 << 20;
 
@@ -127,6 +159,27 @@ mod tests {
         }
         // Brackets inside string literals do not count.
         assert_eq!(check(&format!("'{}' == ''", "(".repeat(100))), Ok(()));
+    }
+
+    #[test]
+    fn every_kind_of_numos_own_cluster_role_is_reserved() {
+        let role: serde_json::Value =
+            serde_yaml::from_str(include_str!("../config/rbac/role.yaml")).unwrap_or_else(|e| panic!("{e}"));
+        for rule in role["rules"].as_array().into_iter().flatten() {
+            for group in rule["apiGroups"].as_array().into_iter().flatten().filter_map(|g| g.as_str()) {
+                for resource in rule["resources"].as_array().into_iter().flatten().filter_map(|r| r.as_str()) {
+                    let resource = resource.split('/').next().unwrap_or_default();
+                    let covered = RESERVED_KINDS.iter().any(|(g, k)| {
+                        *g == group && (*k == "*" || format!("{}s", k.to_ascii_lowercase()) == resource)
+                    });
+                    assert!(covered, "{group}/{resource} is granted to numo but not reserved");
+                }
+            }
+        }
+        assert!(reserved("batch/v1", "Job").is_some());
+        assert!(reserved("v1", "Pod").is_some());
+        assert!(reserved("openshift-optional.skrzypek.io/v1alpha1", "MutexRule").is_some());
+        assert_eq!(reserved("ceph.rook.io/v1", "CephCluster"), None);
     }
 
     #[test]

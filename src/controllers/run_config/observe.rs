@@ -167,6 +167,10 @@ fn custom_facts(stores: &Stores, checks: &[crate::api::CustomCheck]) -> Vec<Sour
     checks
         .iter()
         .map(|check| {
+            // A reserved kind is never watched (the run config is invalid anyway).
+            if let Some(why) = crate::cel_check::reserved(&check.api_version, &check.kind) {
+                return Err(why);
+            }
             let custom = stores.custom.as_ref().ok_or_else(|| "custom sources are not watched".to_string())?;
             let objects = custom.objects(&SourceKey::of(check))?;
             Ok(objects

@@ -150,6 +150,9 @@ pub fn resolve(snapshot: &Snapshot) -> Verdict<'_> {
         if let Err(why) = kube::api::GroupVersionKind::try_from(&type_meta) {
             problems.push(format!("healthChecks.custom[{i}].apiVersion {:?} is not valid: {why}", custom.api_version));
         }
+        if let Some(why) = crate::cel_check::reserved(&custom.api_version, &custom.kind) {
+            problems.push(format!("healthChecks.custom[{i}]: {why}"));
+        }
     }
     if spec.soak_time.is_some() && spec.soak_time().is_none() {
         problems.push(format!("soakTime {:?} is not a duration", spec.soak_time.as_deref().unwrap_or_default()));

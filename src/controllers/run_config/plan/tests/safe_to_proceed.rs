@@ -429,3 +429,15 @@ fn a_custom_expression_that_does_not_compile_makes_the_run_config_invalid() {
     assert!(message.contains("healthChecks.custom[0].expression does not compile"), "{message}");
     assert!(only_finalizer_or_nothing(&p));
 }
+
+#[test]
+fn a_custom_check_may_not_read_what_numo_reads_for_its_own_work() {
+    let mut f = Fixture::new(1);
+    let mut check = storage_check();
+    (check.api_version, check.kind) = ("machineconfiguration.openshift.io/v1".into(), "MachineConfig".into());
+    f.s.run_config.spec.health_checks = Some(HealthChecks { custom: vec![check], ..Default::default() });
+    let p = f.plan();
+    assert_eq!(p.status.phase, Some(RunPhase::Invalid));
+    let message = p.status.message.clone().unwrap_or_default();
+    assert!(message.contains("healthChecks.custom[0]: numo reads MachineConfig"), "{message}");
+}
