@@ -83,6 +83,13 @@ impl Schedule {
             let duration = parse_duration(&window.duration)
                 .and_then(|d| chrono::Duration::from_std(d).ok())
                 .ok_or_else(|| format!("maintenanceWindows[{i}].duration {:?} is not a duration", window.duration));
+            let cron = cron.and_then(|cron| match fires(&cron, &window.schedule) {
+                true => Ok(cron),
+                false => Err(format!(
+                    "maintenanceWindows[{i}].schedule {:?} never opens (no such date in the next {HORIZON_YEARS} years)",
+                    window.schedule
+                )),
+            });
             match (cron, zone, duration) {
                 (Ok(cron), Ok(zone), Ok(duration)) => parsed.push(Window { cron, zone, duration }),
                 (cron, zone, duration) => {
@@ -212,6 +219,29 @@ impl Schedule {
         }
         Some(next_blackout.map_or(end, |b| b.min(end)))
     }
+}
+
+/// How far ahead a schedule must open at least once.
+const HORIZON_YEARS: i32 = 8;
+
+/// Whether `cron` opens within [`HORIZON_YEARS`] of a fixed instant. A schedule that never fires (`0 0 30 2 *`)
+/// makes croner search up to the year 5000, a third of a second each time; the answer is remembered per schedule,
+/// so a run config with such a schedule costs that once, not on every reconcile.
+fn fires(cron: &Cron, text: &str) -> bool {
+    static SEEN: std::sync::Mutex<Option<std::collections::HashMap<String, bool>>> = std::sync::Mutex::new(None);
+    let mut seen = SEEN.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let seen = seen.get_or_insert_with(Default::default);
+    if let Some(fires) = seen.get(text) {
+        return *fires;
+    }
+    let from = Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).single().unwrap_or_default();
+    let next = cron.find_next_occurrence(&from, true);
+    let fires = next.is_ok_and(|next| next.years_since(from).is_some_and(|y| y < HORIZON_YEARS as u32));
+    if seen.len() >= 1024 {
+        seen.clear();
+    }
+    seen.insert(text.to_string(), fires);
+    fires
 }
 
 /// A jiff timestamp (the Kubernetes API types') as chrono's.

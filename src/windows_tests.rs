@@ -210,3 +210,17 @@ fn the_safe_to_proceed_sample_has_windows_numo_reads() {
     assert_eq!(next(&frozen).map(|(start, _)| start), Some("2027-01-04T22:00:00+01:00".into()));
     assert_eq!(rc.spec.soak_time(), Some(std::time::Duration::from_secs(900)));
 }
+
+#[test]
+fn a_schedule_that_never_opens_is_refused_and_judged_once() {
+    let never = [window("0 0 30 2 *", "1h", None)];
+    let problems = Schedule::parse(&never, &[]).err().unwrap_or_default();
+    assert_eq!(problems, ["maintenanceWindows[0].schedule \"0 0 30 2 *\" never opens (no such date in the next 8 years)"]);
+    let started = std::time::Instant::now();
+    for _ in 0..100 {
+        assert!(Schedule::parse(&never, &[]).is_err());
+    }
+    assert!(started.elapsed() < std::time::Duration::from_millis(200), "judged again: {:?}", started.elapsed());
+    // A leap day opens every four years: fine.
+    assert!(Schedule::parse(&[window("0 0 29 2 *", "1h", None)], &[]).is_ok());
+}
