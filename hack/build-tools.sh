@@ -2,7 +2,7 @@
 # Builds the test-world binaries from the Go module proxy and caches them outside the repository,
 # keyed by version (see hack/versions.sh). With a warm cache this takes well under a second.
 #
-#   hack/build-tools.sh [kubernetes] [etcd] [kwok] [olm] [operator-sdk]   (default: the first three)
+#   hack/build-tools.sh [kubernetes] [etcd] [kwok] [olm] [alertmanager] [operator-sdk]   (default: the first three)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=hack/versions.sh
@@ -98,6 +98,51 @@ build_kwok() {
   rm -rf "$KWOK_BIN" && mv "$KWOK_BIN.partial" "$KWOK_BIN"
 }
 
+build_alertmanager() {
+  [[ -x "$ALERTMANAGER_BIN/alertmanager" ]] && return
+  log "building Alertmanager $ALERTMANAGER_VERSION"
+  mkdir -p "$ALERTMANAGER_BIN.partial"
+  with_progress alertmanager env GOBIN="$ALERTMANAGER_BIN.partial" go install -trimpath -ldflags "-s -w" \
+    "github.com/prometheus/alertmanager/cmd/alertmanager@$ALERTMANAGER_VERSION"
+  smoke_alertmanager "$ALERTMANAGER_BIN.partial/alertmanager"
+  rm -rf "$ALERTMANAGER_BIN" && mv "$ALERTMANAGER_BIN.partial" "$ALERTMANAGER_BIN"
+}
+
+# Starts the Alertmanager just built on a loopback port, posts an alert and reads it back through the v2 API.
+smoke_alertmanager() {
+  local binary="$1" dir port pid
+  dir="$(scratch)"
+  # A loopback port nothing answers on.
+  for _ in {1..100}; do
+    port=$((20000 + RANDOM % 20000))
+    (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null || break
+  done
+  printf "route:\n  receiver: 'null'\nreceivers:\n  - name: 'null'\n" >"$dir/alertmanager.yml"
+  "$binary" --config.file="$dir/alertmanager.yml" --storage.path="$dir/data" \
+    --web.listen-address="127.0.0.1:$port" --cluster.listen-address= >"$dir/log" 2>&1 &
+  pid=$!
+  local url="http://127.0.0.1:$port" ok=0
+  for _ in $(seq 100); do
+    if curl -fsS "$url/-/ready" >/dev/null 2>&1; then ok=1; break; fi
+    sleep 0.1
+  done
+  if [[ $ok == 1 ]]; then
+    curl -fsS -X POST -H 'Content-Type: application/json' "$url/api/v2/alerts" \
+      -d '[{"labels": {"alertname": "NumoSmoke", "severity": "critical"}}]' >/dev/null
+    ok=0
+    for _ in $(seq 50); do
+      if curl -fsS "$url/api/v2/alerts" | grep -q NumoSmoke; then ok=1; break; fi
+      sleep 0.1
+    done
+  fi
+  kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true
+  if [[ $ok != 1 ]]; then
+    log "Alertmanager smoke check failed:"; cat "$dir/log" >&2; rm -rf "$dir"; return 1
+  fi
+  rm -rf "$dir"
+  log "Alertmanager answers its v2 API (an alert posted and read back)"
+}
+
 build_olm() {
   # olm (olm-operator), catalog (catalog-operator) and opm, from one scratch module that requires both of their
   # modules: they share most dependencies, so one build graph compiles each package once. The module proxy refuses
@@ -153,6 +198,7 @@ for t in "${targets[@]}"; do
     etcd) build_etcd ;;
     kwok) build_kwok ;;
     olm) build_olm ;;
+    alertmanager) build_alertmanager ;;
     operator-sdk) build_operator_sdk ;;
     *) echo "unknown tool: $t" >&2; exit 2 ;;
   esac

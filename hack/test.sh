@@ -42,7 +42,9 @@ report() {
 }
 trap report EXIT
 
-step "build tools" "$hack_dir/build-tools.sh" kubernetes etcd kwok olm
+step "build tools" "$hack_dir/build-tools.sh" kubernetes etcd kwok olm alertmanager
+# The alert health check's tests start a real Alertmanager (numo_testkit::alertmanager).
+export NUMO_ALERTMANAGER_BIN="$ALERTMANAGER_BIN/alertmanager"
 
 stop_cluster=0
 cluster_ready "$cluster" || stop_cluster=1

@@ -7,6 +7,9 @@ OPERATOR_SDK_VERSION="${OPERATOR_SDK_VERSION:-v1.42.0}"
 # OLM (olm-operator, catalog-operator) and opm, from operator-registry at the version OLM's own go.mod requires.
 OLM_VERSION="${OLM_VERSION:-v0.38.0}"
 OPM_VERSION="${OPM_VERSION:-v1.61.0}"
+# Prometheus Alertmanager, for the alert health check's tests. v0.32 and later embed a web UI that is built with npm
+# and not part of the Go module, so `go install` from the proxy fails for them; v0.31.1 is the newest it builds.
+ALERTMANAGER_VERSION="${ALERTMANAGER_VERSION:-v0.31.1}"
 
 NUMO_CACHE="${NUMO_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/numo}"
 K8S_BIN="$NUMO_CACHE/kubernetes-$K8S_VERSION/bin"
@@ -17,3 +20,4 @@ OLM_HOME="$NUMO_CACHE/olm-$OLM_VERSION-opm-$OPM_VERSION"
 OLM_BIN="$OLM_HOME/bin"   # olm, catalog, opm
 OLM_CRDS="$OLM_HOME/crds" # OLM's CRDs, from the operator-framework/api module OLM requires
 OLM_OPENSHIFT_CRDS="$OLM_HOME/openshift-crds" # OpenShift CRDs OLM needs besides numo's test world (Proxy, ConsoleYAMLSample)
+ALERTMANAGER_BIN="$NUMO_CACHE/alertmanager-$ALERTMANAGER_VERSION/bin"
