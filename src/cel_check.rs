@@ -169,9 +169,9 @@ mod tests {
             for group in rule["apiGroups"].as_array().into_iter().flatten().filter_map(|g| g.as_str()) {
                 for resource in rule["resources"].as_array().into_iter().flatten().filter_map(|r| r.as_str()) {
                     let resource = resource.split('/').next().unwrap_or_default();
-                    let covered = RESERVED_KINDS.iter().any(|(g, k)| {
-                        *g == group && (*k == "*" || format!("{}s", k.to_ascii_lowercase()) == resource)
-                    });
+                    let covered = RESERVED_KINDS
+                        .iter()
+                        .any(|(g, k)| *g == group && (*k == "*" || format!("{}s", k.to_ascii_lowercase()) == resource));
                     assert!(covered, "{group}/{resource} is granted to numo but not reserved");
                 }
             }

@@ -215,7 +215,10 @@ fn the_safe_to_proceed_sample_has_windows_numo_reads() {
 fn a_schedule_that_never_opens_is_refused_and_judged_once() {
     let never = [window("0 0 30 2 *", "1h", None)];
     let problems = Schedule::parse(&never, &[]).err().unwrap_or_default();
-    assert_eq!(problems, ["maintenanceWindows[0].schedule \"0 0 30 2 *\" never opens (no such date in the next 8 years)"]);
+    assert_eq!(
+        problems,
+        ["maintenanceWindows[0].schedule \"0 0 30 2 *\" never opens (no such date in the next 8 years)"]
+    );
     let started = std::time::Instant::now();
     for _ in 0..100 {
         assert!(Schedule::parse(&never, &[]).is_err());

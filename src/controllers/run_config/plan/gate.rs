@@ -112,6 +112,11 @@ pub fn plan<'a>(snapshot: &'a Snapshot, inputs: &Inputs<'a, '_>, control_plane_d
         if free == 0 {
             readiness.blockers.extend(soaking(&nodes, spec.concurrency as usize, inputs));
         }
+        if !readiness.blockers.is_empty() {
+            // Held anyway: no need to list pods or ask Alertmanager (a window may hold for days).
+            readiness.needs_budget_pods.clear();
+            readiness.needs_alerts = false;
+        }
         readiness
     });
     let clear =

@@ -441,3 +441,16 @@ fn a_custom_check_may_not_read_what_numo_reads_for_its_own_work() {
     let message = p.status.message.clone().unwrap_or_default();
     assert!(message.contains("healthChecks.custom[0]: numo reads MachineConfig"), "{message}");
 }
+
+#[test]
+fn alertmanager_is_not_asked_while_a_window_holds_the_rollout() {
+    let mut f = fixture_at(1, "2026-11-23T21:00:00Z");
+    nightly(&mut f);
+    f.s.run_config.spec.health_checks =
+        Some(HealthChecks { alerts: Some(crate::api::AlertsCheck::default()), ..Default::default() });
+    f.s.health.budgets_at_zero = Ok(vec![budget("db", "pg-pdb")]);
+    f.advance_to_gating();
+    let p = f.plan();
+    assert_eq!(ready_for_next(&p).1, "MaintenanceWindow");
+    assert!(!p.needs_alerts && p.needs_budget_pods.is_empty(), "nothing is asked while the window is closed");
+}
