@@ -364,12 +364,12 @@ mod tests {
         let mut pool = MachineConfigPool::new(
             "master",
             MachineConfigPoolSpec {
-                configuration: Some(RenderedConfiguration { name: Some(config.into()) }),
+                configuration: Some(RenderedConfiguration { name: Some(config.into()), ..Default::default() }),
                 ..MachineConfigPoolSpec::default()
             },
         );
         pool.status = Some(MachineConfigPoolStatus {
-            configuration: Some(RenderedConfiguration { name: Some(config.into()) }),
+            configuration: Some(RenderedConfiguration { name: Some(config.into()), ..Default::default() }),
             conditions: vec![MachineConfigPoolCondition {
                 type_: "Updated".into(),
                 status: if updated { "True" } else { "False" }.into(),

@@ -57,6 +57,13 @@ pub fn has_work(node: &Node) -> bool {
     desired != node_state::current_config(node) || state != STATE_DONE
 }
 
+/// Whether moving a node from `source` (its current rendered config, if it still exists) to `target` needs no
+/// reboot: their content is equal, whatever their names (two pools' rendered configs of equal content), as the
+/// real daemon finds an empty diff.
+pub fn is_rebootless(source: Option<&MachineConfig>, target: &MachineConfig) -> bool {
+    source.is_some_and(|s| s.spec == target.spec)
+}
+
 /// Runs one update of node `name`; `reboot` is the default reboot time.
 pub async fn update(client: kube::Client, name: String, reboot: Duration) -> anyhow::Result<Outcome> {
     let nodes: Api<Node> = Api::all(client.clone());
@@ -80,7 +87,7 @@ pub async fn update(client: kube::Client, name: String, reboot: Duration) -> any
         "" => None,
         c => configs.get_opt(c).await.with_context(|| format!("reading MachineConfig {c}"))?,
     };
-    let rebootless = source.as_ref().is_some_and(|s| s.spec == target.spec);
+    let rebootless = is_rebootless(source.as_ref(), &target);
 
     tracing::info!(node = %name, from = %current, to = %desired, rebootless, "updating node");
     let cordon = !rebootless || faults::fails_updates(node.metadata.annotations.as_ref().unwrap_or(&BTreeMap::new()));
@@ -138,6 +145,30 @@ mod tests {
         assert!(has_work(&node("a", "r1", "r2", STATE_WORKING)), "an interrupted update resumes");
         assert!(has_work(&node("a", "r1", "r1", STATE_DEGRADED)), "a degraded node on its config recovers");
         assert!(!has_work(&node("a", "", "", "")), "no desired config: not managed yet");
+    }
+
+    #[test]
+    fn moving_between_rendered_configs_of_equal_content_needs_no_reboot() {
+        use crate::render::{render, rendered_config, sources, template_config};
+        use numo::openshift::{MachineConfigPool, MachineConfigPoolSpec};
+        let pool = |name: &str, roles: serde_json::Value| -> MachineConfigPool {
+            let spec: MachineConfigPoolSpec = serde_json::from_value(json!({"machineConfigSelector": {
+                "matchExpressions": [{"key": numo::openshift::MC_ROLE, "operator": "In", "values": roles}],
+            }}))
+            .unwrap();
+            MachineConfigPool::new(name, spec)
+        };
+        let rendered = |p: &MachineConfigPool, version: &str| {
+            let configs = [template_config("worker", version)];
+            rendered_config(p, &render(p, &sources(p, &configs)).unwrap())
+        };
+        let (worker, canary) = (pool("worker", json!(["worker"])), pool("canary", json!(["worker", "canary"])));
+        let on_worker = rendered(&worker, "4.16.4");
+        let on_canary = rendered(&canary, "4.16.4");
+        assert_ne!(on_worker.name_any(), on_canary.name_any());
+        assert!(is_rebootless(Some(&on_worker), &on_canary), "another pool's name, the same content");
+        assert!(!is_rebootless(Some(&on_worker), &rendered(&canary, "4.16.5")), "a new OS image reboots");
+        assert!(!is_rebootless(None, &on_canary), "an unknown current config reboots");
     }
 
     #[test]

@@ -18,7 +18,8 @@
 //!   (`status.versions` entry `operator`); the MCO's template MachineConfigs `00-master` and `00-worker`
 //!   (they carry the release the MCO runs); pools `master` and `worker` selecting configs by
 //!   `machineconfiguration.openshift.io/role` and nodes by `node-role.kubernetes.io/<role>`; each pool's rendered
-//!   config `rendered-<pool>-<hash>`; nodes `master-N` and `worker-N` managed by kwok, Done on their pool's config.
+//!   config `rendered-<pool>-<hash>` ([`render`]); nodes `master-N` and `worker-N` managed by kwok, Done on their
+//!   pool's config.
 //!   Nodes carry what the MCO writes (the daemon's `currentConfig`, `desiredConfig` and `state` annotations); the
 //!   release is on the rendered MachineConfig (its `release-image-version` annotation), not on the node.
 //! - **CVO** ([`cvo`]): a new `spec.desiredUpdate.version` gets a `Partial` history entry at once; after the
@@ -28,8 +29,17 @@
 //!   ([`cvo::operator_release`]): `Progressing=True` during the control-plane step, then the new `operator` version
 //!   and `Progressing=False`; `machine-config` progresses from the end of that step until the master pool has rolled.
 //!   Every ClusterOperator (also one a test creates) reports the faults of its annotations (below).
-//! - **MCO** ([`mco`]): renders every pool from the configs it selects (custom pools that select the worker role
-//!   render the worker content under their own name); decides membership ([`membership`]); in unpaused pools
+//! - **MCO** ([`mco`]): renders every pool, paused or not, from the MachineConfigs it selects, so one MachineConfig
+//!   labelled for a role re-renders every pool selecting that role (a custom pool that selects `worker` too).
+//!   Rendered names are content-addressed like the MCO's: `rendered-<pool>-<hash>`, the hash over the rendered spec
+//!   only (not the pool; the release only through the content, its OS image). So pools with equal content get the
+//!   same hash under their own names (a custom pool without configs of its own carries the worker pool's hash), and
+//!   since rendered configs are never deleted, removing a MachineConfig brings the earlier names back. The hash is
+//!   SHA-256 without the MCO's salt, never equal to a real cluster's. A selected MachineConfig whose
+//!   `spec.config.ignition.version` is missing or unsupported fails the render, with the MCO's `RenderDegraded`
+//!   message ("parsing Ignition config failed: ..."); the pool keeps its target until it renders again. Nodes count
+//!   as updated by name, as in the MCO: a node on another pool's rendered config of equal content is not updated,
+//!   though moving it there needs no reboot. It decides membership ([`membership`]); in unpaused pools
 //!   targets nodes at most `maxUnavailable` at a time, tainting the others `UpdateInProgress:PreferNoSchedule` until
 //!   they are targeted ([`rollout`]); runs the daemon on targeted nodes
 //!   ([`daemon`]: Working, cordon, reboot, Done, uncordon; never on Windows nodes); keeps each pool's status true

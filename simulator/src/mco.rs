@@ -120,7 +120,11 @@ impl Mco {
                 self.ensure_target(pool, &rendered).await?;
                 (Some(rendered.name), None)
             }
-            Err(err) => (pool.spec.configuration.as_ref().and_then(|c| c.name.clone()), Some(err.to_string())),
+            // Like the MCO: the pool keeps its target (and its nodes keep rolling to it) until it renders again.
+            Err(err) => {
+                tracing::debug!(pool = %name, error = ?err, "cannot render");
+                (pool.spec.configuration.as_ref().and_then(|c| c.name.clone()), Some(err.to_string()))
+            }
         };
 
         let member_names = membership.members_of(&name);

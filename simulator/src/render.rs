@@ -3,8 +3,15 @@
 //! the MachineConfigs its `machineConfigSelector` picks and named `rendered-<pool>-<hash>`.
 //!
 //! The content is a small model of Ignition: the merged config holds the `storage.files` and `systemd.units` of its
-//! sources (in name order) and the OS image of the release. Two rendered configs with equal content differ only in
-//! name, so moving a node between them needs no reboot (as on a real cluster, where the daemon sees an empty diff).
+//! sources (in name order) and the OS image of the release. Names are content-addressed as the MCO's are: the hash
+//! covers the rendered spec only, not the pool, so pools with equal content get rendered configs that differ only in
+//! the pool part of their name, and moving a node between them needs no reboot (as on a real cluster, where the
+//! daemon sees an empty diff). A release changes the hash through the content (the OS image), and rendering the
+//! same sources again (say, after a MachineConfig was removed) gives back the earlier name.
+//!
+//! Like the MCO, rendering fails when a selected MachineConfig's Ignition config cannot be parsed: its
+//! `ignition.version` is missing or not one the MCO of the simulated releases supports
+//! ([`SUPPORTED_IGNITION_VERSIONS`]). Nothing else of Ignition is validated.
 
 use std::collections::BTreeMap;
 
@@ -21,6 +28,9 @@ pub const RENDERED_PREFIX: &str = "rendered-";
 pub const IGNITION_VERSION: &str = "3.4.0";
 /// Value of [`GENERATED_BY`] on what the simulated MCO generates (the real one writes its git commit).
 pub const CONTROLLER_VERSION: &str = concat!("numo-simulator-", env!("CARGO_PKG_VERSION"));
+/// The Ignition spec versions the MCO of the simulated releases (4.16) parses; a MachineConfig with another one
+/// fails to render.
+pub const SUPPORTED_IGNITION_VERSIONS: [&str; 6] = ["2.2.0", "3.0.0", "3.1.0", "3.2.0", "3.3.0", "3.4.0"];
 
 /// The release image pull spec of `version` (a digest derived from the version, so it is stable).
 pub fn release_image(version: &str) -> String {
@@ -108,19 +118,64 @@ pub struct Rendered {
     pub sources: Vec<String>,
 }
 
-/// Why a pool cannot be rendered; the message is what the pool's `RenderDegraded` condition says.
+/// Why a pool cannot be rendered; the message is what the pool's `RenderDegraded` condition says after
+/// `Failed to render configuration for pool <pool>: `.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum RenderError {
     /// The selector picks no MachineConfig.
     #[error("no MachineConfigs found matching selector {0}")]
     NoConfigs(String),
+    /// A selected MachineConfig's Ignition config cannot be parsed. The MCO's message does not name the
+    /// MachineConfig, so neither does this one's (the simulator logs the name).
+    #[error("could not generate rendered MachineConfig: {problem}")]
+    Ignition {
+        /// The MachineConfig that failed to parse.
+        config: String,
+        /// What is wrong with it.
+        problem: IgnitionError,
+    },
     /// No source names a release (no template MachineConfig is selected).
     #[error("none of the MachineConfigs {0} carries the {RELEASE_VERSION} annotation")]
     NoRelease(String),
 }
 
-/// Renders `pool_name` from `sources` (as returned by [`sources`]): the release is the one named by the first source
-/// that carries [`RELEASE_VERSION`]; the name hashes the pool, the release and the content.
+/// Why the MCO cannot parse an Ignition config, in its words.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum IgnitionError {
+    /// `ignition.version` is missing or not a semantic version (`x.y.z`).
+    #[error("parsing Ignition config failed: invalid version. Supported spec versions: {}", supported_versions())]
+    InvalidVersion,
+    /// `ignition.version` is a version the MCO does not support.
+    #[error("parsing Ignition config failed: unknown version. Supported spec versions: {}", supported_versions())]
+    UnknownVersion,
+}
+
+/// `2.2, 3.0, ...`: [`SUPPORTED_IGNITION_VERSIONS`] as the MCO lists them.
+fn supported_versions() -> String {
+    let minors: Vec<&str> = SUPPORTED_IGNITION_VERSIONS.iter().filter_map(|v| v.strip_suffix(".0")).collect();
+    minors.join(", ")
+}
+
+/// Checks that the MCO can parse `config`'s Ignition config: none at all is fine (a MachineConfig may set only,
+/// say, kernel arguments); otherwise `ignition.version` must be one of [`SUPPORTED_IGNITION_VERSIONS`].
+pub fn check_ignition(config: &MachineConfig) -> Result<(), IgnitionError> {
+    let Some(ignition) = config.spec.config.as_ref() else { return Ok(()) };
+    match ignition.pointer("/ignition/version").and_then(Value::as_str) {
+        Some(version) if SUPPORTED_IGNITION_VERSIONS.contains(&version) => Ok(()),
+        Some(version) if is_semver(version) => Err(IgnitionError::UnknownVersion),
+        _ => Err(IgnitionError::InvalidVersion),
+    }
+}
+
+/// Whether `version` is `major.minor.patch` (numbers), optionally followed by `-pre-release` or `+build`.
+fn is_semver(version: &str) -> bool {
+    let core = version.split(['-', '+']).next().unwrap_or_default();
+    let parts: Vec<&str> = core.split('.').collect();
+    parts.len() == 3 && parts.iter().all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()))
+}
+
+/// Renders `pool` from `sources` (as returned by [`sources`]): every source must parse ([`check_ignition`]); the
+/// release is the one named by the first source that carries [`RELEASE_VERSION`]; the name hashes the merged spec.
 pub fn render(pool: &MachineConfigPool, sources: &[&MachineConfig]) -> Result<Rendered, RenderError> {
     let pool_name = pool.metadata.name.as_deref().unwrap_or_default();
     let names: Vec<String> = sources.iter().filter_map(|c| c.metadata.name.clone()).collect();
@@ -128,20 +183,30 @@ pub fn render(pool: &MachineConfigPool, sources: &[&MachineConfig]) -> Result<Re
         let selector = serde_json::to_string(&pool.spec.machine_config_selector).unwrap_or_default();
         return Err(RenderError::NoConfigs(selector));
     }
+    for source in sources {
+        check_ignition(source).map_err(|problem| RenderError::Ignition {
+            config: source.metadata.name.clone().unwrap_or_default(),
+            problem,
+        })?;
+    }
     let version = sources
         .iter()
         .find_map(|c| c.release_version().filter(|v| !v.is_empty()))
         .ok_or_else(|| RenderError::NoRelease(names.join(", ")))?
         .to_string();
     let spec = MachineConfigSpec { config: Some(merge(sources)), os_image_url: Some(os_image_url(&version)) };
-    let name = rendered_name(pool_name, &version, &spec);
+    let name = rendered_name(pool_name, &spec);
     Ok(Rendered { name, version, spec, sources: names })
 }
 
-/// `rendered-<pool>-<32 hex digits>`, hashing the pool, the release and the content.
-pub fn rendered_name(pool: &str, version: &str, spec: &MachineConfigSpec) -> String {
+/// `rendered-<pool>-<32 hex digits>`, the digits hashing `spec` and nothing else, as the MCO's render controller
+/// names rendered configs (it takes the MD5 of a salt and the spec's YAML, also 32 hex digits). The pool is only the
+/// prefix and the release enters only through the content (the OS image), so equal content gets equal digits in
+/// every pool. The simulator hashes with SHA-256 and without the MCO's salt: its digits never equal a real
+/// cluster's, which nothing should compare anyway.
+pub fn rendered_name(pool: &str, spec: &MachineConfigSpec) -> String {
     let content = serde_json::to_string(spec).unwrap_or_default();
-    format!("{RENDERED_PREFIX}{pool}-{}", hex_digest(&format!("{pool}\n{version}\n{content}"), 32))
+    format!("{RENDERED_PREFIX}{pool}-{}", hex_digest(&content, 32))
 }
 
 /// The rendered MachineConfig object for `pool`: labelled with the pool's role, annotated like every generated
@@ -228,41 +293,90 @@ mod tests {
         config
     }
 
+    /// The hash part of a rendered config's name.
+    fn suffix(name: &str) -> &str {
+        name.rsplit('-').next().unwrap_or_default()
+    }
+
     #[test]
-    fn rendered_names_look_like_the_mco_and_depend_on_pool_and_release() {
+    fn rendered_names_look_like_the_mco_and_hash_the_content() {
         let configs = [template_config("worker", "4.16.4"), template_config("master", "4.16.4")];
         let worker = render(&pool("worker", &["worker"]), &sources(&pool("worker", &["worker"]), &configs)).unwrap();
         assert!(worker.name.starts_with("rendered-worker-"));
         assert_eq!(worker.name.len(), "rendered-worker-".len() + 32);
-        assert!(worker.name["rendered-worker-".len()..].chars().all(|c| c.is_ascii_hexdigit()));
+        assert!(suffix(&worker.name).chars().all(|c| c.is_ascii_hexdigit()));
+        assert_eq!(worker.name, rendered_name("worker", &worker.spec), "the name is the spec's hash");
         assert_eq!(worker.version, "4.16.4");
         assert_eq!(worker.sources, ["00-worker"]);
 
         let again = render(&pool("worker", &["worker"]), &sources(&pool("worker", &["worker"]), &configs)).unwrap();
         assert_eq!(again, worker, "rendering is deterministic");
 
-        let newer = [template_config("worker", "4.16.5")];
-        let upgraded = render(&pool("worker", &["worker"]), &sources(&pool("worker", &["worker"]), &newer)).unwrap();
-        assert_ne!(upgraded.name, worker.name);
-        assert_eq!(upgraded.version, "4.16.5");
-        assert_ne!(upgraded.spec.os_image_url, worker.spec.os_image_url);
+        let master = render(&pool("master", &["master"]), &sources(&pool("master", &["master"]), &configs)).unwrap();
+        assert_ne!(suffix(&master.name), suffix(&worker.name), "the master template differs from the worker's");
     }
 
     #[test]
-    fn a_custom_pool_renders_the_worker_content_under_its_own_name() {
+    fn a_new_release_changes_the_hash_through_the_os_image() {
+        let worker_pool = pool("worker", &["worker"]);
+        let old = render(&worker_pool, &sources(&worker_pool, &[template_config("worker", "4.16.4")])).unwrap();
+        let new = render(&worker_pool, &sources(&worker_pool, &[template_config("worker", "4.16.5")])).unwrap();
+        assert_eq!(new.version, "4.16.5");
+        assert_eq!(new.spec.config, old.spec.config, "the templates' files do not name the release");
+        assert_ne!(new.spec.os_image_url, old.spec.os_image_url);
+        assert_ne!(suffix(&new.name), suffix(&old.name));
+    }
+
+    #[test]
+    fn pools_with_equal_content_get_the_same_hash_under_their_own_names() {
         let configs = [template_config("worker", "4.16.4"), template_config("master", "4.16.4")];
         let worker_pool = pool("worker", &["worker"]);
-        let infra_pool = pool("infra", &["worker", "infra"]);
+        let canary_pool = pool("canary", &["worker", "canary"]);
         let worker = render(&worker_pool, &sources(&worker_pool, &configs)).unwrap();
-        let infra = render(&infra_pool, &sources(&infra_pool, &configs)).unwrap();
-        assert!(infra.name.starts_with("rendered-infra-"));
-        assert_eq!(infra.spec, worker.spec, "no infra configs: same content, so moving needs no reboot");
+        let canary = render(&canary_pool, &sources(&canary_pool, &configs)).unwrap();
+        assert!(canary.name.starts_with("rendered-canary-"), "{}", canary.name);
+        assert_eq!(suffix(&canary.name), suffix(&worker.name), "no config of its own: the worker content's hash");
+        assert_eq!(canary.spec, worker.spec, "same content, so moving a node between them needs no reboot");
 
-        let with_infra = [template_config("worker", "4.16.4"), user_config("99-infra-motd", "infra", "/etc/motd")];
-        let custom = render(&infra_pool, &sources(&infra_pool, &with_infra)).unwrap();
-        assert_ne!(custom.spec, worker.spec);
-        assert_eq!(custom.sources, ["00-worker", "99-infra-motd"]);
+        let with_own = [template_config("worker", "4.16.4"), user_config("99-canary-motd", "canary", "/etc/motd")];
+        let custom = render(&canary_pool, &sources(&canary_pool, &with_own)).unwrap();
+        assert_eq!(custom.sources, ["00-worker", "99-canary-motd"]);
         assert_eq!(custom.version, "4.16.4");
+        assert_ne!(custom.spec, worker.spec);
+        assert_ne!(suffix(&custom.name), suffix(&worker.name), "a config of its own: another hash");
+    }
+
+    #[test]
+    fn a_config_for_a_role_rerenders_every_pool_selecting_it_and_its_removal_brings_the_old_names_back() {
+        let worker_pool = pool("worker", &["worker"]);
+        let canary_pool = pool("canary", &["worker", "canary"]);
+        let before = [template_config("worker", "4.16.4")];
+        let after = [template_config("worker", "4.16.4"), user_config("99-worker-chrony", "worker", "/etc/chrony")];
+        let names = |configs: &[MachineConfig]| {
+            [&worker_pool, &canary_pool].map(|p| render(p, &sources(p, configs)).unwrap().name)
+        };
+        let [old_worker, old_canary] = names(&before);
+        let [new_worker, new_canary] = names(&after);
+        assert_ne!(new_worker, old_worker);
+        assert_ne!(new_canary, old_canary);
+        assert_eq!(suffix(&new_worker), suffix(&new_canary));
+        assert_eq!(names(&before), [old_worker, old_canary], "the same sources render the same names again");
+    }
+
+    #[test]
+    fn the_hash_does_not_depend_on_the_order_of_keys_in_a_source() {
+        let worker_pool = pool("worker", &["worker"]);
+        let with_files = |files: &str| {
+            let mut config = user_config("99-worker-x", "worker", "/x");
+            let files: Value = serde_json::from_str(files).unwrap();
+            config.spec.config = Some(json!({"ignition": {"version": "3.2.0"}, "storage": {"files": files}}));
+            config
+        };
+        let a = with_files(r#"[{"path": "/x", "mode": 420}]"#);
+        let b = with_files(r#"[{"mode": 420, "path": "/x"}]"#);
+        let template = template_config("worker", "4.16.4");
+        let name_with = |c: &MachineConfig| render(&worker_pool, &[&template, c]).unwrap().name;
+        assert_eq!(name_with(&a), name_with(&b));
     }
 
     #[test]
@@ -276,6 +390,45 @@ mod tests {
         assert!(matches!(render(&worker_pool, &[]), Err(RenderError::NoConfigs(_))));
         let unversioned = user_config("99-worker-x", "worker", "/x");
         assert!(matches!(render(&worker_pool, &[&unversioned]), Err(RenderError::NoRelease(_))));
+    }
+
+    #[test]
+    fn a_config_the_mco_cannot_parse_fails_the_render_of_every_pool_selecting_it() {
+        let with_version = |version: Option<Value>| {
+            let mut config = user_config("99-worker-bad", "worker", "/x");
+            let ignition = version.map(|v| json!({"version": v})).unwrap_or_else(|| json!({}));
+            config.spec.config = Some(json!({"ignition": ignition, "storage": {"files": [{"path": "/x"}]}}));
+            config
+        };
+        let check = |version: Option<Value>| check_ignition(&with_version(version));
+        assert_eq!(check(None), Err(IgnitionError::InvalidVersion));
+        assert_eq!(check(Some(json!("3.2"))), Err(IgnitionError::InvalidVersion));
+        assert_eq!(check(Some(json!(3))), Err(IgnitionError::InvalidVersion));
+        assert_eq!(check(Some(json!("3.5.0"))), Err(IgnitionError::UnknownVersion));
+        assert_eq!(check(Some(json!("3.4.0-experimental"))), Err(IgnitionError::UnknownVersion));
+        assert_eq!(check(Some(json!("2.1.0"))), Err(IgnitionError::UnknownVersion));
+        for supported in SUPPORTED_IGNITION_VERSIONS {
+            assert_eq!(check(Some(json!(supported))), Ok(()), "{supported}");
+        }
+        let mut no_ignition = user_config("99-worker-kargs", "worker", "/x");
+        no_ignition.spec.config = None;
+        assert_eq!(check_ignition(&no_ignition), Ok(()), "a config without Ignition (say, only kernel arguments)");
+
+        let configs = [template_config("worker", "4.16.4"), template_config("master", "4.16.4"), with_version(None)];
+        for p in [pool("worker", &["worker"]), pool("canary", &["worker", "canary"])] {
+            let err = render(&p, &sources(&p, &configs)).unwrap_err();
+            assert_eq!(
+                err,
+                RenderError::Ignition { config: "99-worker-bad".into(), problem: IgnitionError::InvalidVersion }
+            );
+            assert_eq!(
+                err.to_string(),
+                "could not generate rendered MachineConfig: parsing Ignition config failed: invalid version. \
+                 Supported spec versions: 2.2, 3.0, 3.1, 3.2, 3.3, 3.4"
+            );
+        }
+        let master_pool = pool("master", &["master"]);
+        assert!(render(&master_pool, &sources(&master_pool, &configs)).is_ok(), "a pool not selecting it renders");
     }
 
     #[test]

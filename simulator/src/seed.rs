@@ -125,7 +125,7 @@ async fn ensure_pool(
     let name = pool.name_any();
     let rendered =
         render::render(&pool, &render::sources(&pool, configs)).with_context(|| format!("rendering pool {name}"))?;
-    pool.spec.configuration = Some(RenderedConfiguration { name: Some(rendered.name.clone()) });
+    pool.spec.configuration = Some(RenderedConfiguration { name: Some(rendered.name.clone()), ..Default::default() });
     let stored = create_if_missing(client, pool).await?;
     let current = stored.spec.configuration.as_ref().and_then(|c| c.name.as_deref());
     if current.is_none() || current == Some(rendered.name.as_str()) {

@@ -130,7 +130,7 @@ pub fn compute(inputs: Inputs<'_>, now: &Time) -> MachineConfigPoolStatus {
     }
 
     if all_updated {
-        status.configuration = Some(RenderedConfiguration { name: Some(target.to_string()) });
+        status.configuration = Some(RenderedConfiguration { name: Some(target.to_string()), ..Default::default() });
     }
     status
 }
@@ -208,7 +208,7 @@ mod tests {
     fn a_rolling_pool_is_updating_and_keeps_its_old_configuration() {
         let mut p = pool(false);
         p.status = Some(MachineConfigPoolStatus {
-            configuration: Some(RenderedConfiguration { name: Some("old".into()) }),
+            configuration: Some(RenderedConfiguration { name: Some("old".into()), ..Default::default() }),
             ..MachineConfigPoolStatus::default()
         });
         let a = cordoned(node("a", "old", "new", STATE_WORKING));
@@ -232,6 +232,25 @@ mod tests {
             condition(&s, UPDATING).message.as_deref(),
             Some("Pool is paused; will not update to MachineConfig new")
         );
+    }
+
+    #[test]
+    fn a_node_on_another_pools_config_of_equal_content_is_not_updated() {
+        // The MCO compares names: equal hashes in other pools' names do not make a node updated.
+        let mut p = pool(true);
+        p.status = Some(MachineConfigPoolStatus {
+            configuration: Some(RenderedConfiguration {
+                name: Some("rendered-worker-abc".into()),
+                ..Default::default()
+            }),
+            ..MachineConfigPoolStatus::default()
+        });
+        let a = node("a", "rendered-worker-abc", "rendered-worker-abc", STATE_DONE);
+        let s = compute(Inputs { target: Some("rendered-canary-abc"), ..inputs(&p, &[&a]) }, &at(10));
+        assert_eq!(counts(&[&a], "rendered-canary-abc").updated, 0);
+        assert_eq!((s.machine_count, s.updated_machine_count, s.ready_machine_count), (1, 0, 0));
+        assert_eq!(condition(&s, UPDATED).status, "False");
+        assert_eq!(s.configuration.as_ref().and_then(|c| c.name.as_deref()), Some("rendered-worker-abc"));
     }
 
     #[test]

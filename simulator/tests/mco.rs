@@ -3,7 +3,7 @@
 
 mod support;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use numo::openshift::{MachineConfigPool, MachineConfigPoolSpec, MCD_REASON, MC_ROLE};
 use numo_simulator::faults::{FAIL_UPDATE, REBOOT_SECONDS};
@@ -296,5 +296,202 @@ async fn a_windows_worker_is_in_no_pool_and_never_updated() -> anyhow::Result<()
     let windows = nodes(&world).get("windows-0").await?;
     assert_eq!((current(&windows), desired(&windows), state(&windows)), (String::new(), String::new(), String::new()));
     assert!(!cordoned(&windows) && !update_tainted(&windows), "the MCO never touched the Windows node");
+    Ok(())
+}
+
+/// The Ignition config of an admin's MachineConfig writing one file.
+fn ignition_file(version: Option<&str>, path: &str) -> serde_json::Value {
+    let ignition = version.map(|v| json!({"version": v})).unwrap_or_else(|| json!({}));
+    json!({"ignition": ignition, "storage": {"files": [{"path": path, "mode": 420, "contents": {"source": "data:,x"}}]}})
+}
+
+/// The paths of the files a rendered MachineConfig writes.
+async fn rendered_files(world: &numo_testkit::World, rendered: &str) -> anyhow::Result<Vec<String>> {
+    let config = machine_configs(world).get(rendered).await?;
+    let files = config.spec.config.as_ref().and_then(|c| c.pointer("/storage/files")).cloned().unwrap_or_default();
+    let files = files.as_array().cloned().unwrap_or_default();
+    Ok(files.iter().filter_map(|f| f.get("path")?.as_str().map(String::from)).collect())
+}
+
+#[tokio::test]
+async fn a_machine_config_for_the_worker_role_rerenders_every_pool_selecting_it_paused_or_not() -> anyhow::Result<()> {
+    numo_testkit::init_tracing();
+    let mut world = numo_testkit::cluster().await?.world("sim-mc-rerender").await?;
+    world.openshift(shape(3), fast()).await?;
+    wait_rolled_out(&world, "worker", 3).await?;
+    let history = NodeHistory::watch(&mut world, &["worker-0", "worker-1", "worker-2"]).await?;
+    pools(&world).create(&Default::default(), &custom_pool("canary")?).await?;
+    patch(&nodes(&world), "worker-2", json!({"metadata": {"labels": {"node-role.kubernetes.io/canary": ""}}})).await?;
+    let canary = wait_rolled_out(&world, "canary", 1).await?;
+    let worker = wait_rolled_out(&world, "worker", 2).await?;
+    let (old_worker, old_canary) = (spec_config(&worker).unwrap_or_default(), spec_config(&canary).unwrap_or_default());
+    assert!(old_canary.starts_with("rendered-canary-"), "{old_canary}");
+    assert_eq!(hash_of(&old_canary), hash_of(&old_worker), "no canary config: the worker content, the same hash");
+    assert_eq!(current(&nodes(&world).get("worker-2").await?), old_canary);
+    assert_eq!(history.cordoned(), BTreeSet::new(), "worker-2 moved to equal content without a reboot");
+
+    patch(&pools(&world), "worker", json!({"spec": {"paused": true}})).await?;
+    let chrony = machine_config("99-worker-chrony", "worker", ignition_file(Some("3.2.0"), "/etc/chrony.conf"));
+    machine_configs(&world).create(&Default::default(), &chrony).await?;
+
+    let canary = numo_testkit::wait_until(&pools(&world), "canary", WAIT, "canary rolled out on a new config", {
+        let old_canary = old_canary.clone();
+        move |p| rolled_out(p, 1) && spec_config(p) != Some(old_canary.clone())
+    })
+    .await?;
+    let worker = numo_testkit::wait_until(&pools(&world), "worker", WAIT, "the paused worker pool re-rendered", {
+        let old_worker = old_worker.clone();
+        move |p| spec_config(p).is_some_and(|c| c != old_worker)
+    })
+    .await?;
+    let (new_worker, new_canary) = (spec_config(&worker).unwrap_or_default(), spec_config(&canary).unwrap_or_default());
+    assert!(new_worker.starts_with("rendered-worker-") && new_canary.starts_with("rendered-canary-"));
+    assert_eq!(hash_of(&new_worker), hash_of(&new_canary), "both pools render the same content");
+    assert_ne!(hash_of(&new_worker), hash_of(&old_worker));
+    for rendered in [&new_worker, &new_canary] {
+        assert!(rendered_files(&world, rendered).await?.contains(&"/etc/chrony.conf".to_string()), "{rendered}");
+    }
+
+    let worker = pools(&world).get("worker").await?;
+    assert_eq!(status_config(&worker), Some(old_worker.clone()), "the paused pool's machines stay on the old config");
+    assert_eq!(counts(&worker), (2, 0, 0, 0, 0));
+    assert!(condition_is(&worker, "Updated", "False") && condition_is(&worker, "Updating", "False"));
+    for name in ["worker-0", "worker-1"] {
+        let node = nodes(&world).get(name).await?;
+        assert_eq!(
+            (current(&node), desired(&node), state(&node)),
+            (old_worker.clone(), old_worker.clone(), "Done".into())
+        );
+        assert!(!cordoned(&node) && !update_tainted(&node), "{name} is left alone");
+    }
+    assert_eq!(history.working(), BTreeSet::from(["worker-2".to_string()]), "only the canary's node was updated");
+    assert_eq!(history.rebooted(), BTreeSet::from(["worker-2".to_string()]), "new content: worker-2 rebooted");
+    assert_eq!(current(&nodes(&world).get("worker-2").await?), new_canary);
+
+    patch(&pools(&world), "worker", json!({"spec": {"paused": false}})).await?;
+    let done = wait_rolled_out(&world, "worker", 2).await?;
+    assert_eq!(spec_config(&done), Some(new_worker.clone()));
+    for name in ["worker-0", "worker-1"] {
+        let node = nodes(&world).get(name).await?;
+        assert_eq!((current(&node), state(&node)), (new_worker.clone(), "Done".into()));
+        assert!(!cordoned(&node), "{name} is uncordoned after its update");
+    }
+    let all = BTreeSet::from(["worker-0".to_string(), "worker-1".to_string(), "worker-2".to_string()]);
+    assert_eq!(history.rebooted(), all, "unpaused, the worker nodes rebooted into the new content");
+    Ok(())
+}
+
+#[tokio::test]
+async fn deleting_a_machine_config_brings_the_previous_rendered_names_back() -> anyhow::Result<()> {
+    numo_testkit::init_tracing();
+    let mut world = numo_testkit::cluster().await?.world("sim-mc-delete").await?;
+    world.openshift(shape(1), fast()).await?;
+    let worker = wait_rolled_out(&world, "worker", 1).await?;
+    pools(&world).create(&Default::default(), &custom_pool("canary")?).await?;
+    let canary = wait_rolled_out(&world, "canary", 0).await?;
+    let (old_worker, old_canary) = (spec_config(&worker).unwrap_or_default(), spec_config(&canary).unwrap_or_default());
+
+    let chrony = machine_config("99-worker-chrony", "worker", ignition_file(Some("3.2.0"), "/etc/chrony.conf"));
+    machine_configs(&world).create(&Default::default(), &chrony).await?;
+    let worker = numo_testkit::wait_until(&pools(&world), "worker", WAIT, "workers on the new config", {
+        let old_worker = old_worker.clone();
+        move |p| rolled_out(p, 1) && spec_config(p) != Some(old_worker.clone())
+    })
+    .await?;
+    let canary = numo_testkit::wait_until(&pools(&world), "canary", WAIT, "canary re-rendered", {
+        let old_canary = old_canary.clone();
+        move |p| rolled_out(p, 0) && spec_config(p) != Some(old_canary.clone())
+    })
+    .await?;
+    let (new_worker, new_canary) = (spec_config(&worker).unwrap_or_default(), spec_config(&canary).unwrap_or_default());
+
+    machine_configs(&world).delete("99-worker-chrony", &Default::default()).await?;
+    let worker = numo_testkit::wait_until(&pools(&world), "worker", WAIT, "workers back on the old config", {
+        let old_worker = old_worker.clone();
+        move |p| rolled_out(p, 1) && spec_config(p) == Some(old_worker.clone())
+    })
+    .await?;
+    let canary = numo_testkit::wait_until(&pools(&world), "canary", WAIT, "canary back on the old config", {
+        let old_canary = old_canary.clone();
+        move |p| rolled_out(p, 0) && spec_config(p) == Some(old_canary.clone())
+    })
+    .await?;
+    assert_eq!(status_config(&worker), Some(old_worker.clone()));
+    assert_eq!(status_config(&canary), Some(old_canary));
+    assert_eq!(current(&nodes(&world).get("worker-0").await?), old_worker, "worker-0 runs the old name again");
+    for rendered in [&new_worker, &new_canary] {
+        assert!(machine_configs(&world).get_opt(rendered).await?.is_some(), "{rendered} is kept, as the MCO keeps it");
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_machine_config_the_mco_cannot_parse_stops_rendering_until_it_is_removed_or_fixed() -> anyhow::Result<()> {
+    numo_testkit::init_tracing();
+    let mut world = numo_testkit::cluster().await?.world("sim-mc-invalid").await?;
+    world.openshift(shape(1), fast()).await?;
+    let worker = wait_rolled_out(&world, "worker", 1).await?;
+    pools(&world).create(&Default::default(), &custom_pool("canary")?).await?;
+    let canary = wait_rolled_out(&world, "canary", 0).await?;
+    let old = BTreeMap::from([("worker", spec_config(&worker)), ("canary", spec_config(&canary))]);
+    let supported = "Supported spec versions: 2.2, 3.0, 3.1, 3.2, 3.3, 3.4";
+    let render_degraded = |pool: &str, problem: &str| {
+        format!(
+            "Failed to render configuration for pool {pool}: could not generate rendered MachineConfig: \
+             parsing Ignition config failed: {problem} version. {supported}"
+        )
+    };
+
+    // No ignition.version at all.
+    let missing = machine_config("99-worker-missing", "worker", ignition_file(None, "/etc/missing"));
+    machine_configs(&world).create(&Default::default(), &missing).await?;
+    for (pool, old_config) in &old {
+        let degraded = numo_testkit::wait_until(&pools(&world), pool, WAIT, "the pool RenderDegraded", |p| {
+            condition_is(p, "RenderDegraded", "True")
+        })
+        .await?;
+        assert_eq!(condition_message(&degraded, "RenderDegraded"), Some(render_degraded(pool, "invalid")));
+        assert!(condition_is(&degraded, "Degraded", "True"), "{pool} is Degraded");
+        assert_eq!(&spec_config(&degraded), old_config, "{pool} keeps its previous configuration");
+        assert_eq!(&status_config(&degraded), old_config);
+    }
+    let master = pools(&world).get("master").await?;
+    assert!(condition_is(&master, "RenderDegraded", "False"), "the master pool does not select it");
+
+    // Removed: the pools render again, the same content under the same names.
+    machine_configs(&world).delete("99-worker-missing", &Default::default()).await?;
+    for (pool, old_config) in &old {
+        let renders = numo_testkit::wait_until(&pools(&world), pool, WAIT, "the pool rendering again", |p| {
+            condition_is(p, "RenderDegraded", "False") && condition_is(p, "Degraded", "False")
+        })
+        .await?;
+        assert_eq!(&spec_config(&renders), old_config);
+    }
+
+    // A version the MCO does not know, then fixed.
+    let unknown = machine_config("99-worker-motd", "worker", ignition_file(Some("3.5.0"), "/etc/motd"));
+    machine_configs(&world).create(&Default::default(), &unknown).await?;
+    let degraded = numo_testkit::wait_until(&pools(&world), "worker", WAIT, "the worker pool RenderDegraded", |p| {
+        condition_is(p, "RenderDegraded", "True")
+    })
+    .await?;
+    assert_eq!(condition_message(&degraded, "RenderDegraded"), Some(render_degraded("worker", "unknown")));
+    assert_eq!(spec_config(&degraded), old["worker"]);
+
+    patch(&machine_configs(&world), "99-worker-motd", json!({"spec": {"config": {"ignition": {"version": "3.4.0"}}}}))
+        .await?;
+    let old_worker = old["worker"].clone();
+    let fixed = numo_testkit::wait_until(&pools(&world), "worker", WAIT, "workers on the fixed config", move |p| {
+        condition_is(p, "RenderDegraded", "False") && rolled_out(p, 1) && spec_config(p) != old_worker
+    })
+    .await?;
+    let new_worker = spec_config(&fixed).unwrap_or_default();
+    assert!(rendered_files(&world, &new_worker).await?.contains(&"/etc/motd".to_string()));
+    assert!(condition_is(&fixed, "Degraded", "False"));
+    let canary = numo_testkit::wait_until(&pools(&world), "canary", WAIT, "canary rendering again", |p| {
+        condition_is(p, "RenderDegraded", "False")
+    })
+    .await?;
+    assert_eq!(spec_config(&canary).as_deref().map(hash_of), Some(hash_of(&new_worker)));
     Ok(())
 }

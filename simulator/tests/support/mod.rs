@@ -14,8 +14,8 @@ use kube::runtime::watcher::{self, Event};
 use kube::runtime::WatchStreamExt;
 use kube::ResourceExt;
 use numo::openshift::{
-    ClusterVersion, MachineConfig, MachineConfigPool, CLUSTER_VERSION_NAME, CURRENT_CONFIG, DESIRED_CONFIG, MCD_STATE,
-    RELEASE_VERSION,
+    ClusterVersion, MachineConfig, MachineConfigPool, MachineConfigSpec, CLUSTER_VERSION_NAME, CURRENT_CONFIG,
+    DESIRED_CONFIG, MCD_STATE, MC_ROLE, RELEASE_VERSION,
 };
 use numo_simulator::cluster_operators::ClusterOperator;
 use numo_simulator::SimConfig;
@@ -54,6 +54,22 @@ pub fn versions(world: &World) -> Api<ClusterVersion> {
 
 pub fn operators(world: &World) -> Api<ClusterOperator> {
     Api::all(world.client.clone())
+}
+
+pub fn machine_configs(world: &World) -> Api<MachineConfig> {
+    Api::all(world.client.clone())
+}
+
+/// A MachineConfig as an admin writes one: labelled for `role`, with the Ignition config `config`.
+pub fn machine_config(name: &str, role: &str, config: Value) -> MachineConfig {
+    let mut object = MachineConfig::new(name, MachineConfigSpec { config: Some(config), os_image_url: None });
+    object.metadata.labels = Some(BTreeMap::from([(MC_ROLE.to_string(), role.to_string())]));
+    object
+}
+
+/// The hash part of a rendered config's name: `rendered-<pool>-<hash>`.
+pub fn hash_of(rendered: &str) -> &str {
+    rendered.rsplit('-').next().unwrap_or_default()
 }
 
 /// Merge-patches an object with `body`.
@@ -209,6 +225,63 @@ impl Concurrency {
     /// The most nodes seen updating at once so far.
     pub fn max(&self) -> usize {
         *self.max.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// Records, over a watch of the nodes named in `names`, which were ever seen cordoned and which ever in the daemon's
+/// Working state: a node in both rebooted for an update; a node in neither was left alone.
+pub struct NodeHistory {
+    cordoned: Arc<Mutex<BTreeSet<String>>>,
+    working: Arc<Mutex<BTreeSet<String>>>,
+}
+
+impl NodeHistory {
+    /// Starts watching (as a task of `world`) and returns once the watch has listed the nodes.
+    pub async fn watch(world: &mut World, names: &[&str]) -> anyhow::Result<Self> {
+        let names: BTreeSet<String> = names.iter().map(|n| n.to_string()).collect();
+        let (cordons, works) = (Arc::new(Mutex::new(BTreeSet::new())), Arc::new(Mutex::new(BTreeSet::new())));
+        let (ready_tx, ready_rx) = oneshot::channel();
+        let events = watcher::watcher(nodes(world), watcher::Config::default()).default_backoff();
+        let (seen_cordoned, seen_working) = (cordons.clone(), works.clone());
+        world.spawn(async move {
+            let mut ready = Some(ready_tx);
+            futures::pin_mut!(events);
+            while let Some(event) = events.next().await {
+                match event {
+                    Ok(Event::Apply(node) | Event::InitApply(node)) if names.contains(&node.name_any()) => {
+                        if cordoned(&node) {
+                            seen_cordoned.lock().unwrap_or_else(|e| e.into_inner()).insert(node.name_any());
+                        }
+                        if state(&node) == "Working" {
+                            seen_working.lock().unwrap_or_else(|e| e.into_inner()).insert(node.name_any());
+                        }
+                    }
+                    Ok(Event::InitDone) => {
+                        if let Some(tx) = ready.take() {
+                            let _ = tx.send(());
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        });
+        tokio::time::timeout(WAIT, ready_rx).await??;
+        Ok(Self { cordoned: cordons, working: works })
+    }
+
+    /// The nodes seen cordoned so far.
+    pub fn cordoned(&self) -> BTreeSet<String> {
+        self.cordoned.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// The nodes seen Working so far.
+    pub fn working(&self) -> BTreeSet<String> {
+        self.working.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// The nodes seen both cordoned and Working: those that rebooted for an update.
+    pub fn rebooted(&self) -> BTreeSet<String> {
+        self.cordoned().intersection(&self.working()).cloned().collect()
     }
 }
 
