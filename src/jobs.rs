@@ -48,8 +48,13 @@ pub struct JobKey<'a> {
     pub run_config: &'a str,
     /// The node the Job is for.
     pub node: &'a str,
-    /// The version the node is upgraded to.
+    /// The rollout the Job belongs to: the target version under `trigger: Upgrade`, the config rollout's name
+    /// under `AnyConfigChange` (`status.targetConfig.rollout`).
+    pub rollout: &'a str,
+    /// The version the node is upgraded to (`TARGET_VERSION`).
     pub target_version: &'a str,
+    /// The rendered MachineConfig the node goes to, for a config change (`TARGET_CONFIG`).
+    pub target_config: Option<&'a str>,
     /// Namespace of the rule.
     pub rule_namespace: &'a str,
     /// Name of the rule.
@@ -74,7 +79,7 @@ impl JobKey<'_> {
             self.run_config_namespace,
             self.run_config,
             self.node,
-            self.target_version,
+            self.rollout,
             self.rule_namespace,
             self.rule,
             self.phase.as_str(),
@@ -95,7 +100,7 @@ impl JobKey<'_> {
             (labels::JOB_NODE.to_string(), labels::label_value(self.node)),
             (labels::JOB_RULE.to_string(), labels::rule_name_part(self.rule, self.rule_namespace)),
             (labels::JOB_PHASE.to_string(), self.phase.as_str().to_string()),
-            (labels::JOB_TARGET_VERSION.to_string(), labels::label_value(self.target_version)),
+            (labels::JOB_TARGET_VERSION.to_string(), labels::label_value(self.rollout)),
             (labels::JOB_ATTEMPT.to_string(), self.attempt.to_string()),
         ])
     }
@@ -105,7 +110,7 @@ impl JobKey<'_> {
 pub const NODE_ANNOTATION: &str = "openshift-optional.skrzypek.io/node";
 /// Annotation on numo's Jobs: the rule as `namespace/name`, unshortened.
 pub const RULE_ANNOTATION: &str = "openshift-optional.skrzypek.io/rule";
-/// Annotation on numo's Jobs: the target version, unshortened.
+/// Annotation on numo's Jobs: the rollout (the target version, or a config rollout's name), unshortened.
 pub const VERSION_ANNOTATION: &str = "openshift-optional.skrzypek.io/target-version";
 /// Annotation on numo's Jobs: the run config that created the Job, `namespace/name`, unshortened (its labels may be
 /// shortened with a hash, which names no object).
@@ -156,7 +161,7 @@ pub fn render(key: &JobKey<'_>, template: &JobTemplate<'_>) -> Result<Job, serde
             annotations: Some(BTreeMap::from([
                 (NODE_ANNOTATION.to_string(), key.node.to_string()),
                 (RULE_ANNOTATION.to_string(), format!("{}/{}", key.rule_namespace, key.rule)),
-                (VERSION_ANNOTATION.to_string(), key.target_version.to_string()),
+                (VERSION_ANNOTATION.to_string(), key.rollout.to_string()),
                 (RUN_CONFIG_ANNOTATION.to_string(), format!("{}/{}", key.run_config_namespace, key.run_config)),
             ])),
             owner_references: template.owner.clone().map(|o| vec![o]),
@@ -180,16 +185,20 @@ fn drop_empty_selector(spec: &mut serde_json::Value) {
     }
 }
 
-/// Appends NODE_NAME, MUTEX_RULE, TARGET_VERSION, MUTEX_PHASE and MUTEX_RUN_CONFIG to every container and init
-/// container; a variable the template already defines is left as the template has it.
+/// Appends NODE_NAME, MUTEX_RULE, TARGET_VERSION, MUTEX_PHASE, MUTEX_RUN_CONFIG and, for a config change,
+/// TARGET_CONFIG to every container and init container; a variable the template already defines is left as the
+/// template has it.
 fn add_env(pod: &mut PodSpec, key: &JobKey<'_>) {
-    let vars = [
+    let mut vars = vec![
         ("NODE_NAME", key.node.to_string()),
         ("MUTEX_RULE", key.rule.to_string()),
         ("TARGET_VERSION", key.target_version.to_string()),
         ("MUTEX_PHASE", key.phase.as_str().to_string()),
         ("MUTEX_RUN_CONFIG", key.run_config.to_string()),
     ];
+    if let Some(config) = key.target_config {
+        vars.push(("TARGET_CONFIG", config.to_string()));
+    }
     let containers = pod.containers.iter_mut().chain(pod.init_containers.iter_mut().flatten());
     for container in containers {
         let env = container.env.get_or_insert_with(Vec::new);
@@ -259,7 +268,9 @@ mod tests {
             run_config_namespace: "ops",
             run_config: "example",
             node: "worker-1",
+            rollout: "4.16.5",
             target_version: "4.16.5",
+            target_config: None,
             rule_namespace: "ops",
             rule: "drain-check",
             phase: JobPhase::Gate,
@@ -312,6 +323,27 @@ mod tests {
         assert_eq!(get("TARGET_VERSION"), ["4.16.5"]);
         assert_eq!(get("MUTEX_PHASE"), ["gate"]);
         assert_eq!(get("MUTEX_RUN_CONFIG"), ["example"]);
+        assert!(get("TARGET_CONFIG").is_empty(), "an upgrade names no config");
+    }
+
+    #[test]
+    fn a_config_change_names_its_config_and_its_jobs_after_its_rollout() {
+        let spec = reference_spec();
+        let config = JobKey { rollout: "4.16.5-0a1b2c3d4e", target_config: Some("rendered-worker-0f0f"), ..key(1) };
+        let job = render(&config, &template(&spec)).unwrap();
+        let annotations = job.metadata.annotations.clone().unwrap();
+        assert_eq!(annotations[VERSION_ANNOTATION], "4.16.5-0a1b2c3d4e");
+        let pod = job.spec.unwrap().template.spec.unwrap();
+        let env = pod.containers[0].env.clone().unwrap();
+        let get = |n: &str| env.iter().filter(|e| e.name == n).map(|e| e.value.clone().unwrap()).collect::<Vec<_>>();
+        assert_eq!(get("TARGET_CONFIG"), ["rendered-worker-0f0f"]);
+        assert_eq!(get("TARGET_VERSION"), ["4.16.5"]);
+        // Two config rollouts at one version never share a Job name.
+        assert_ne!(config.job_name("example"), key(1).job_name("example"));
+        assert_ne!(
+            config.job_name("example"),
+            JobKey { rollout: "4.16.5-ffffffffff", ..config.clone() }.job_name("example")
+        );
     }
 
     #[test]

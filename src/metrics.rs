@@ -40,6 +40,13 @@ struct CheckLabels {
     check: &'static str,
 }
 
+/// Labels of the config-change gauge: the run config and its trigger.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct TriggerLabels {
+    run_config: String,
+    trigger: &'static str,
+}
+
 /// Labels of the finished-Jobs counter.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct JobLabels {
@@ -80,6 +87,7 @@ pub struct Metrics {
     reconcile_duration: Family<ControllerLabels, Histogram, fn() -> Histogram>,
     nodes_by_phase: Family<NodePhaseLabels, Gauge>,
     check_blocking: Family<CheckLabels, Gauge>,
+    config_change_overdue: Family<TriggerLabels, Gauge>,
     jobs_finished: Family<JobLabels, Counter>,
     node_duration: Family<OutcomeLabels, Histogram, fn() -> Histogram>,
     leader: Gauge,
@@ -114,6 +122,13 @@ impl Default for Metrics {
             "health_check_blocking",
             "1 while the check (a window, a health check, a soak) holds the next node of a run config, else 0",
             check_blocking.clone(),
+        );
+        let config_change_overdue = Family::<TriggerLabels, Gauge>::default();
+        registry.register(
+            "config_change_overdue",
+            "1 while a run config's rollout has left a target node behind its pool's rendered config for longer than \
+             overdueAfter, else 0; labelled with the run config's trigger",
+            config_change_overdue.clone(),
         );
         let jobs_finished = Family::<JobLabels, Counter>::default();
         registry.register(
@@ -156,6 +171,7 @@ impl Default for Metrics {
             reconcile_duration,
             nodes_by_phase,
             check_blocking,
+            config_change_overdue,
             jobs_finished,
             node_duration,
             leader,
@@ -193,6 +209,15 @@ impl Metrics {
         self.check_blocking.get_or_create(&labels).set(i64::from(blocking));
     }
 
+    /// Sets whether `run_config`'s config change is overdue; `trigger` is its `spec.trigger`.
+    pub fn set_config_change_overdue(&self, run_config: &str, trigger: &'static str, overdue: bool) {
+        for other in ["Upgrade", "AnyConfigChange"].into_iter().filter(|t| *t != trigger) {
+            self.config_change_overdue.remove(&TriggerLabels { run_config: run_config.to_string(), trigger: other });
+        }
+        let labels = TriggerLabels { run_config: run_config.to_string(), trigger };
+        self.config_change_overdue.get_or_create(&labels).set(i64::from(overdue));
+    }
+
     /// Removes every series of `run_config` (call when the run config is deleted).
     pub fn forget_run_config(&self, run_config: &str) {
         self.counted.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).remove(run_config);
@@ -202,6 +227,9 @@ impl Metrics {
         }
         for check in crate::controllers::run_config::plan::check::ALL {
             self.check_blocking.remove(&CheckLabels { run_config: run_config.to_string(), check });
+        }
+        for trigger in ["Upgrade", "AnyConfigChange"] {
+            self.config_change_overdue.remove(&TriggerLabels { run_config: run_config.to_string(), trigger });
         }
     }
 

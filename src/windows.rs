@@ -235,6 +235,8 @@ fn fires(cron: &Cron, text: &str) -> bool {
         return *fires;
     }
     let from = Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).single().unwrap_or_default();
+    #[cfg(test)]
+    SEARCHED.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(text.to_string());
     let next = cron.find_next_occurrence(&from, true);
     let fires = next.is_ok_and(|next| next.years_since(from).is_some_and(|y| y < HORIZON_YEARS as u32));
     if seen.len() >= 1024 {
@@ -243,6 +245,10 @@ fn fires(cron: &Cron, text: &str) -> bool {
     seen.insert(text.to_string(), fires);
     fires
 }
+
+/// The schedules [`fires`] searched, in order (tests count them).
+#[cfg(test)]
+pub static SEARCHED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
 
 /// A jiff timestamp (the Kubernetes API types') as chrono's.
 pub fn utc(t: &k8s_openapi::jiff::Timestamp) -> DateTime<Utc> {

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 pub use mutex_rule::{JobRendering, MutexRule, MutexRuleSpec, MutexRuleStatus, RuleType, RuleUnusable};
 pub use mutex_run_config::{
     parse_duration, CanaryPool, FailurePolicy, JobRecord, JobResult, MutexRunConfig, MutexRunConfigSpec,
-    MutexRunConfigStatus, NodePhase, NodeProgress, RunPhase, VersionSource,
+    MutexRunConfigStatus, NodePhase, NodeProgress, PoolConfig, RunPhase, TargetConfig, Trigger, VersionSource,
 };
 pub use mutex_target::{MutexTarget, MutexTargetSpec, MutexTargetStatus};
 pub use safe_to_proceed::{

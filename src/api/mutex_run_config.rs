@@ -100,6 +100,32 @@ pub struct MutexRunConfigSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(regex(pattern = r"^([0-9]+(\.[0-9]+)?(s|m|h))+$"))]
     pub soak_time: Option<String>,
+
+    /// What numo gates. `Upgrade` (default): cluster upgrades only, exactly as the Ansible operator; the target
+    /// pools are paused only while an upgrade rolls. `AnyConfigChange`: every change of the target pools' rendered
+    /// MachineConfig (an upgrade, or a new or changed MachineConfig such as kernel arguments or a kubelet-CA
+    /// rotation); numo keeps the target pools paused for as long as the run config exists and restores them on
+    /// delete.
+    #[serde(default)]
+    pub trigger: Trigger,
+
+    /// Under `AnyConfigChange`: how long a target node may stay behind its pool's rendered config before numo says
+    /// so (a `ConfigChangeOverdue` condition, a Warning Event and the `numo_config_change_overdue` metric), e.g.
+    /// `24h` (the default). A kubelet-CA rotation waiting behind a held rollout shows up here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = r"^([0-9]+(\.[0-9]+)?(s|m|h))+$"))]
+    pub overdue_after: Option<String>,
+}
+
+/// What a run config gates.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum Trigger {
+    /// Cluster upgrades: a target node below the ClusterVersion's desired version starts a rollout.
+    #[default]
+    Upgrade,
+    /// Every change of a target pool's rendered MachineConfig: a target node whose current config's content differs
+    /// from its pool's rendered config starts a rollout.
+    AnyConfigChange,
 }
 
 fn default_concurrency() -> u32 {
@@ -157,6 +183,9 @@ pub struct MutexRunConfigStatus {
     /// The version the gated nodes are upgraded to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target_version: Option<String>,
+    /// Under `trigger: AnyConfigChange`: the rendered MachineConfigs the rollout moves the target nodes to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_config: Option<TargetConfig>,
     /// Nodes done (upgraded or skipped) out of nodes gated, e.g. `3/10`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub progress: Option<String>,
@@ -196,6 +225,36 @@ pub struct MutexRunConfigStatus {
     #[serde(default)]
     #[schemars(schema_with = "crate::api::conditions_schema")]
     pub conditions: Vec<Condition>,
+}
+
+/// What a config-change rollout moves the target nodes to.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TargetConfig {
+    /// Identifies this rollout: its Jobs carry it (label and annotation `target-version`) and its node records
+    /// belong to it. A change that arrives during the rollout is rolled within it.
+    pub rollout: String,
+    /// Each target pool's rendered MachineConfig (`spec.configuration.name`), re-read as it changes.
+    #[serde(default)]
+    #[schemars(extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["pool"]))]
+    pub pools: Vec<PoolConfig>,
+    /// The MachineConfigs added to or removed from the target pools' sources since the configs their nodes run,
+    /// as far as numo can tell from the pools (`+name`, `-name`); a changed MachineConfig keeps its name.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub machine_configs: Vec<String>,
+    /// When a target node first fell behind its pool's rendered config without being done since.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub behind_since: Option<Time>,
+}
+
+/// A target pool's rendered config.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PoolConfig {
+    /// The MachineConfigPool.
+    pub pool: String,
+    /// Its rendered MachineConfig, `rendered-<pool>-<hash>`.
+    pub rendered_config: String,
 }
 
 /// Where a rollout is.
@@ -335,6 +394,22 @@ impl MutexRunConfigSpec {
     /// The soak time, parsed from `soakTime`.
     pub fn soak_time(&self) -> Option<std::time::Duration> {
         self.soak_time.as_deref().and_then(parse_duration)
+    }
+
+    /// How long a target node may stay behind under `AnyConfigChange`, parsed from `overdueAfter` (default 24h).
+    pub fn overdue_after(&self) -> std::time::Duration {
+        self.overdue_after.as_deref().and_then(parse_duration).unwrap_or(std::time::Duration::from_secs(24 * 3600))
+    }
+}
+
+impl MutexRunConfigStatus {
+    /// What identifies the rollout this status describes: the config rollout under `AnyConfigChange`, else the
+    /// target version.
+    pub fn rollout_key(&self) -> Option<&str> {
+        match &self.target_config {
+            Some(config) => Some(config.rollout.as_str()),
+            None => self.target_version.as_deref(),
+        }
     }
 }
 

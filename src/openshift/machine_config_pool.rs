@@ -43,6 +43,17 @@ pub struct RenderedConfiguration {
     /// Name of the rendered MachineConfig.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// The MachineConfigs rendered into it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub source: Vec<ConfigSource>,
+}
+
+/// One MachineConfig a rendered configuration was merged from.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ConfigSource {
+    /// Name of the MachineConfig.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
 }
 
 /// What the MCO reports about a pool (`status`).
@@ -98,6 +109,48 @@ pub struct MachineConfigPoolCondition {
 impl MachineConfigPool {
     /// Whether the pool's condition `type_` is True.
     pub fn condition_true(&self, type_: &str) -> bool {
-        self.status.as_ref().is_some_and(|s| s.conditions.iter().any(|c| c.type_ == type_ && c.status == "True"))
+        self.condition(type_).is_some()
+    }
+
+    /// The pool's condition `type_` when it is True.
+    pub fn condition(&self, type_: &str) -> Option<&MachineConfigPoolCondition> {
+        self.status.as_ref()?.conditions.iter().find(|c| c.type_ == type_ && c.status == "True")
+    }
+}
+
+impl RenderedConfiguration {
+    /// The names of its sources.
+    pub fn source_names(&self) -> Vec<String> {
+        self.source.iter().filter_map(|s| s.name.clone()).collect()
+    }
+}
+
+/// What identifies a rendered config's content: the hash the MCO names it by (`rendered-<pool>-<hash>`, the hash
+/// taken over the spec only, not the pool), so two pools' configs with equal content share it. A name of another
+/// shape is its own identity.
+pub fn config_content(rendered: &str) -> &str {
+    match rendered.strip_prefix("rendered-").and_then(|rest| rest.rsplit_once('-')) {
+        Some((pool, hash)) if !pool.is_empty() && !hash.is_empty() && hash.chars().all(|c| c.is_ascii_hexdigit()) => {
+            hash
+        }
+        _ => rendered,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::config_content;
+
+    #[test]
+    fn rendered_configs_of_equal_content_share_their_hash_whatever_the_pool() {
+        let worker = "rendered-worker-5c1a2b3d4e5f60718293a4b5c6d7e8f9";
+        let canary = "rendered-my-canary-5c1a2b3d4e5f60718293a4b5c6d7e8f9";
+        assert_eq!(config_content(worker), config_content(canary));
+        assert_eq!(config_content(worker), "5c1a2b3d4e5f60718293a4b5c6d7e8f9");
+        assert_ne!(config_content(worker), config_content("rendered-worker-00000000000000000000000000000000"));
+        // Names of another shape compare whole.
+        assert_eq!(config_content("rendered-worker-x"), "rendered-worker-x");
+        assert_eq!(config_content("rendered--abc"), "rendered--abc");
+        assert_eq!(config_content("custom"), "custom");
     }
 }

@@ -16,8 +16,8 @@ pub use cluster_version::{
 };
 pub use machine_config::{MachineConfig, MachineConfigSpec};
 pub use machine_config_pool::{
-    MachineConfigPool, MachineConfigPoolCondition, MachineConfigPoolSpec, MachineConfigPoolStatus,
-    RenderedConfiguration,
+    config_content, ConfigSource, MachineConfigPool, MachineConfigPoolCondition, MachineConfigPoolSpec,
+    MachineConfigPoolStatus, RenderedConfiguration,
 };
 
 /// Node label (and rendered MachineConfig annotation) carrying the OpenShift release version, e.g. `4.16.4`.

@@ -123,14 +123,14 @@ async fn every_sample_is_accepted_by_the_real_crds() -> anyhow::Result<()> {
     for kind in ["machineconfigpool", "mutexrule", "mutextarget", "mutexrunconfig"] {
         assert!(output.contains(&format!("{kind}.")), "kubectl did not report the {kind} sample:\n{output}");
     }
-    let kubeconfig = cluster.kubeconfig().to_path_buf();
-    let careful = tokio::task::spawn_blocking(move || {
-        run_kubectl(
-            &kubeconfig,
-            &["apply", "--dry-run=server", "-n", "default", "-k", "config/samples/safe-to-proceed"],
-        )
-    })
-    .await??;
-    assert!(careful.contains("mutexrunconfig."), "kubectl did not report the safe-to-proceed sample:\n{careful}");
+    for variant in ["safe-to-proceed", "every-config-change"] {
+        let kubeconfig = cluster.kubeconfig().to_path_buf();
+        let dir = format!("config/samples/{variant}");
+        let applied = tokio::task::spawn_blocking(move || {
+            run_kubectl(&kubeconfig, &["apply", "--dry-run=server", "-n", "default", "-k", &dir])
+        })
+        .await??;
+        assert!(applied.contains("mutexrunconfig."), "kubectl did not report the {variant} sample:\n{applied}");
+    }
     Ok(())
 }

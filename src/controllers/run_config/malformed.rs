@@ -52,6 +52,8 @@ fn placeholder(metadata: ObjectMeta) -> MutexRunConfig {
         blackout_windows: Vec::new(),
         health_checks: None,
         soak_time: None,
+        trigger: Default::default(),
+        overdue_after: None,
     };
     MutexRunConfig { metadata, spec, status: None }
 }

@@ -300,6 +300,12 @@ fn pool_view(pool: &MachineConfigPool) -> PoolView {
         has_annotations: pool.metadata.annotations.is_some(),
         updated: current && pool.condition_true("Updated"),
         degraded: degraded(pool),
+        configuration: pool.spec.configuration.as_ref().and_then(|c| c.name.clone()),
+        sources: pool.spec.configuration.as_ref().map(|c| c.source_names()).unwrap_or_default(),
+        status_sources: status.and_then(|s| s.configuration.as_ref()).map(|c| c.source_names()).unwrap_or_default(),
+        render_failure: pool
+            .condition("RenderDegraded")
+            .map(|c| c.message.clone().filter(|m| !m.is_empty()).unwrap_or_else(|| "RenderDegraded".to_string())),
     }
 }
 
@@ -337,6 +343,8 @@ fn node_view(node: &Node, source: VersionSource, rendered: &BTreeMap<String, Str
         cordoned: node.spec.as_ref().and_then(|s| s.unschedulable).unwrap_or(false),
         mcd_state: node.annotations().get(openshift::MCD_STATE).cloned(),
         version,
+        current_config: node.annotations().get(openshift::CURRENT_CONFIG).cloned(),
+        desired_config: node.annotations().get(openshift::DESIRED_CONFIG).cloned(),
     }
 }
 

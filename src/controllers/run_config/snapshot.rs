@@ -199,6 +199,14 @@ pub struct PoolView {
     pub updated: bool,
     /// Why the pool is `Degraded` or `NodeDegraded`; None when it is neither.
     pub degraded: Option<String>,
+    /// `spec.configuration.name`: the rendered MachineConfig the pool's nodes should run.
+    pub configuration: Option<String>,
+    /// `spec.configuration.source` names: the MachineConfigs rendered into it.
+    pub sources: Vec<String>,
+    /// `status.configuration.source` names: the MachineConfigs of the config the pool last reported.
+    pub status_sources: Vec<String>,
+    /// Why the pool cannot render its configuration (`RenderDegraded=True`); None when it can.
+    pub render_failure: Option<String>,
 }
 
 impl PoolView {
@@ -228,6 +236,10 @@ pub struct NodeView {
     pub mcd_state: Option<String>,
     /// Its release version, read as the run config's `versionSource` says; None if unknown.
     pub version: Option<String>,
+    /// The rendered MachineConfig it runs (the daemon's `currentConfig` annotation).
+    pub current_config: Option<String>,
+    /// The rendered MachineConfig the MCO wants it on (the `desiredConfig` annotation).
+    pub desired_config: Option<String>,
 }
 
 /// The ClusterVersion.

@@ -223,14 +223,20 @@ pub fn record_metrics(metrics: &Metrics, rc: &MutexRunConfig, status: &MutexRunC
     for check in super::plan::check::ALL {
         metrics.set_check_blocking(&key, check, status.blocked_by.iter().any(|b| b.check == check));
     }
-    let rollout = status.target_version.as_deref();
+    let trigger = match rc.spec.trigger {
+        crate::api::Trigger::Upgrade => "Upgrade",
+        crate::api::Trigger::AnyConfigChange => "AnyConfigChange",
+    };
+    let overdue = crate::conditions::is_true(&status.conditions, super::plan::condition::CONFIG_CHANGE_OVERDUE);
+    metrics.set_config_change_overdue(&key, trigger, overdue);
+    let rollout = status.rollout_key();
     for job in status.nodes.iter().flat_map(|e| &e.jobs) {
         let what = format!("job {} {:?}", job.name, job.result);
         if job.result != JobResult::Running && metrics.first_count(&key, rollout, &what) {
             metrics.job_finished(if job.phase == "gate" { "gate" } else { "cleanup" }, job.result);
         }
     }
-    if previous.target_version != status.target_version {
+    if previous.rollout_key() != status.rollout_key() {
         return;
     }
     let seconds = |name: &str| {

@@ -10,6 +10,7 @@ use super::node_state::{self, Inputs, NextJob, NodeState, Records, Retry};
 use super::pools;
 use super::readiness::{self, check, Readiness};
 use super::resolve::{Resolved, Rule};
+use super::target::Target;
 use super::Notice;
 use crate::api::{Blocker, FailurePolicy};
 use crate::controllers::run_config::snapshot::{NodeView, Snapshot};
@@ -63,22 +64,26 @@ pub fn plan<'a>(snapshot: &'a Snapshot, inputs: &Inputs<'a, '_>, control_plane_d
 
     // Step 4: hold every node not released with the rule labels. A skipped node is held too (or held again, if it
     // failed after its release): it stays in its paused pool, out of the canary, where a broken node would use up
-    // the canary's maxUnavailable; its pool upgrades it, ungated, once restored.
+    // the canary's maxUnavailable; its pool upgrades it, ungated, once restored. A config change also holds again
+    // every node that reached its config: left in the canary, it would get the next MachineConfig change ungated.
+    let labels = resolved.labels();
+    let held_again = |g: &GatedNode<'_>| {
+        inputs.target.is_config_change()
+            && matches!(g.state, NodeState::CleaningUp { .. } | NodeState::Soaking { .. } | NodeState::Done { .. })
+    };
     if control_plane_done {
-        let labels = resolved.labels();
         let held = nodes
             .iter()
             .filter(|g| matches!(g.state, NodeState::Skipped) || !g.released)
             .map(|g| g.node)
             .chain(resolved.outsiders.iter().copied());
-        for node in held {
-            let missing: Vec<String> = labels.iter().filter(|k| !node.labels.contains_key(*k)).cloned().collect();
-            if !missing.is_empty() {
-                intents.push(Intent::LabelNode { node: node.name.clone(), labels: missing });
-            }
-        }
+        intents.extend(label(held, &labels));
     }
     let labels_applied = control_plane_done && intents.is_empty();
+    if labels_applied {
+        let again = nodes.iter().filter(|g| held_again(g)).map(|g| g.node);
+        intents.extend(label(again, &labels));
+    }
 
     // Labels of rules the spec no longer has go before the selectors stop naming them.
     for node in snapshot.nodes.values() {
@@ -109,6 +114,8 @@ pub fn plan<'a>(snapshot: &'a Snapshot, inputs: &Inputs<'a, '_>, control_plane_d
             nodes.iter().filter(|g| g.state == NodeState::Pending).take(free).map(|g| g.node).collect();
         let verdict = readiness::windows_now(snapshot, &resolved.schedule);
         let mut readiness = readiness::assess(snapshot, &verdict, &nodes, &next);
+        let names: Vec<&str> = next.iter().map(|n| n.name.as_str()).collect();
+        readiness.blockers.extend(super::config_change::canary_blocker(resolved, inputs.target, &names));
         if free == 0 {
             readiness.blockers.extend(soaking(&nodes, spec.concurrency as usize, inputs));
         }
@@ -128,7 +135,7 @@ pub fn plan<'a>(snapshot: &'a Snapshot, inputs: &Inputs<'a, '_>, control_plane_d
     }
     if steered {
         for gated in &nodes {
-            intents.extend(act(snapshot, resolved, gated, inputs.version, &mut notices));
+            intents.extend(act(snapshot, resolved, gated, inputs.target, &mut notices));
         }
     }
     if retried.is_some() {
@@ -136,6 +143,16 @@ pub fn plan<'a>(snapshot: &'a Snapshot, inputs: &Inputs<'a, '_>, control_plane_d
         intents.push(Intent::ClearRetry);
     }
     Gate { intents, notices, nodes, labels_applied, steered, readiness }
+}
+
+/// The rule labels each of `nodes` lacks.
+fn label<'n>(nodes: impl Iterator<Item = &'n NodeView>, labels: &[String]) -> Vec<Intent> {
+    nodes
+        .filter_map(|node| {
+            let missing: Vec<String> = labels.iter().filter(|k| !node.labels.contains_key(*k)).cloned().collect();
+            (!missing.is_empty()).then(|| Intent::LabelNode { node: node.name.clone(), labels: missing })
+        })
+        .collect()
 }
 
 /// The soak blocker, when soaking nodes take the slots a new node needs (not when nodes in flight do).
@@ -193,7 +210,7 @@ fn act(
     snapshot: &Snapshot,
     resolved: &Resolved<'_>,
     gated: &GatedNode<'_>,
-    version: &str,
+    target: &Target,
     notices: &mut Vec<Notice>,
 ) -> Vec<Intent> {
     let (phase, next) = match &gated.state {
@@ -207,7 +224,7 @@ fn act(
         _ => return Vec::new(),
     };
     let Some(rule) = resolved.rules.get(next.rule) else { return Vec::new() };
-    match render(snapshot, rule, &gated.node.name, phase, next.attempt, version) {
+    match render(snapshot, rule, &gated.node.name, phase, next.attempt, target) {
         Some(Ok(job)) => vec![Intent::CreateJob(Box::new(job))],
         Some(Err(e)) => {
             notices.push(Notice::warning(
@@ -228,7 +245,7 @@ fn render(
     node: &str,
     phase: JobPhase,
     attempt: u32,
-    version: &str,
+    target: &Target,
 ) -> Option<Result<Job, serde_json::Error>> {
     let spec = match phase {
         JobPhase::Gate => &rule.found.job_spec,
@@ -239,7 +256,9 @@ fn render(
         run_config_namespace: &rc.namespace,
         run_config: &rc.name,
         node,
-        target_version: version,
+        rollout: &target.key,
+        target_version: &target.version,
+        target_config: target.config_of(node),
         rule_namespace: &rule.view.namespace,
         rule: &rule.view.name,
         phase,

@@ -11,6 +11,7 @@
 //! drives and how they were before (pool annotations), which nodes are held (rule labels), which steps ran (Jobs
 //! with deterministic names, and their results recorded in the status).
 
+mod config_change;
 mod finalize;
 mod gate;
 mod intent;
@@ -20,6 +21,7 @@ mod readiness;
 mod record;
 mod resolve;
 mod stage;
+mod target;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -27,8 +29,7 @@ use std::time::Duration;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use super::snapshot::{JobView, Snapshot};
-use super::version::is_behind;
-use crate::api::{Blocker, MutexRunConfigStatus, RunPhase, WindowTimes};
+use crate::api::{Blocker, MutexRunConfigStatus, RunPhase, Trigger, WindowTimes};
 use crate::conditions;
 use crate::windows;
 pub use intent::{Intent, PoolPrecondition, PoolSpec};
@@ -37,6 +38,7 @@ pub use readiness::check;
 use resolve::{Resolved, Verdict};
 pub use stage::condition;
 use stage::{Failure, Gating, Stage, Upgrade};
+use target::Target;
 
 /// A Kubernetes Event to publish about the run config.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -91,6 +93,8 @@ struct Draft {
     requeue_after: Option<Duration>,
     needs_budget_pods: Vec<String>,
     needs_alerts: bool,
+    /// Why a config change is overdue (`ConfigChangeOverdue`), if it is.
+    overdue: Option<String>,
 }
 
 /// Plans one reconcile.
@@ -105,6 +109,7 @@ pub fn plan(snapshot: &Snapshot) -> Plan {
             requeue_after: None,
             needs_budget_pods: Vec::new(),
             needs_alerts: false,
+            overdue: None,
         };
         return finish(snapshot, draft, Stage::Deleting { restoring }, "");
     }
@@ -117,6 +122,7 @@ pub fn plan(snapshot: &Snapshot) -> Plan {
         requeue_after: None,
         needs_budget_pods: Vec::new(),
         needs_alerts: false,
+        overdue: None,
     };
     if !snapshot.run_config.has_finalizer {
         draft.intents.push(Intent::AddFinalizer);
@@ -144,7 +150,10 @@ pub fn plan(snapshot: &Snapshot) -> Plan {
     let Some(version) = snapshot.cluster.as_ref().and_then(|c| c.target_version.clone()) else {
         return finish(snapshot, draft, Stage::NoClusterVersion { holding }, &validated);
     };
-    let stage = rollout(snapshot, &resolved, &version, holding, &mut draft);
+    let stage = match snapshot.run_config.spec.trigger {
+        Trigger::Upgrade => rollout(snapshot, &resolved, &Target::upgrade(&version), holding, &mut draft),
+        Trigger::AnyConfigChange => config_change::rollout(snapshot, &resolved, &version, holding, &mut draft),
+    };
     // The windows are shown (and numo wakes at their edges) whatever the stage.
     let verdict = readiness::windows_now(snapshot, &resolved.schedule);
     draft.status.next_window = verdict.next.as_ref().map(|(start, end)| WindowTimes {
@@ -158,33 +167,60 @@ pub fn plan(snapshot: &Snapshot) -> Plan {
     finish(snapshot, draft, stage, &validated)
 }
 
-/// Steps 2–7 for a valid configuration.
-fn rollout(snapshot: &Snapshot, resolved: &Resolved<'_>, version: &str, holding: bool, draft: &mut Draft) -> Stage {
-    let previous = &snapshot.run_config.status;
-    if previous.target_version.as_deref() != Some(version) {
-        draft.status = MutexRunConfigStatus { target_version: Some(version.to_string()), ..Default::default() };
-    }
+/// The upgrade as the stage reports it: how many gated nodes still need `target`.
+fn upgrade_of(snapshot: &Snapshot, resolved: &Resolved<'_>, target: &Target) -> Upgrade {
     let skip = &snapshot.run_config.skip;
     // A node whose version cannot be read starts no rollout (it would be gated towards a version it may already
     // run); the UpgradeChecked condition names it. Once a rollout runs, it is gated like the rest.
     let unknown: Vec<String> = resolved.gated.iter().filter(|n| n.version.is_none()).map(|n| n.name.clone()).collect();
-    let behind = resolved
-        .gated
-        .iter()
-        .filter(|n| n.version.is_some() && is_behind(n.version.as_deref(), version) && !skip.contains(&n.name));
-    let upgrade = Upgrade {
-        version: version.to_string(),
+    let behind = resolved.gated.iter().filter(|n| n.version.is_some() && target.behind(n) && !skip.contains(&n.name));
+    Upgrade {
+        version: target.version.clone(),
+        goal: target.describe(),
         control_plane_done: snapshot.cluster.as_ref().is_some_and(|c| c.control_plane_completed),
         behind: behind.count(),
         total: resolved.gated.len(),
         unknown,
         version_source: format!("{:?}", snapshot.run_config.spec.version_source),
-    };
-    let conflict = resolved.involved().into_iter().find_map(|pool| {
+    }
+}
+
+/// The first involved pool that another live run config drives: (pool, that run config).
+fn conflict(snapshot: &Snapshot, resolved: &Resolved<'_>) -> Option<(String, String)> {
+    resolved.involved().into_iter().find_map(|pool| {
         let owner = pool.owner()?;
         (owner != resolved.owner && snapshot.run_configs.contains(owner))
             .then(|| (pool.name.clone(), owner.to_string()))
-    });
+    })
+}
+
+/// The Conflict stage, with its Event when the run config was not waiting for that already.
+fn conflicted(
+    snapshot: &Snapshot,
+    upgrade: Upgrade,
+    (pool, owner): (String, String),
+    holding: bool,
+    draft: &mut Draft,
+) -> Stage {
+    let previous = &snapshot.run_config.status;
+    let stage = Stage::Conflict { upgrade, pool, owner, holding };
+    let was_waiting =
+        previous.phase == Some(RunPhase::Waiting) && conditions::is_true(&previous.conditions, condition::CONFLICT);
+    if !was_waiting {
+        draft.notices.push(Notice::warning("WaitingForOtherRunConfig", "Wait", stage.phase_and_message().1));
+    }
+    stage
+}
+
+/// Steps 2–7 for a valid configuration, trigger `Upgrade`.
+fn rollout(snapshot: &Snapshot, resolved: &Resolved<'_>, target: &Target, holding: bool, draft: &mut Draft) -> Stage {
+    let previous = &snapshot.run_config.status;
+    let version = target.version.as_str();
+    if previous.target_version.as_deref() != Some(version) || previous.target_config.is_some() {
+        draft.status = MutexRunConfigStatus { target_version: Some(version.to_string()), ..Default::default() };
+    }
+    let upgrade = upgrade_of(snapshot, resolved, target);
+    let conflict = conflict(snapshot, resolved);
     if !holding {
         // Leftover rule labels (a restore cut short) go.
         draft.intents.extend(finalize::unlabel(snapshot, &resolved.labels()));
@@ -192,14 +228,8 @@ fn rollout(snapshot: &Snapshot, resolved: &Resolved<'_>, version: &str, holding:
             return finalize::completion(snapshot, resolved, upgrade, draft);
         }
     }
-    if let Some((pool, owner)) = conflict {
-        let stage = Stage::Conflict { upgrade, pool, owner, holding };
-        let was_waiting =
-            previous.phase == Some(RunPhase::Waiting) && conditions::is_true(&previous.conditions, condition::CONFLICT);
-        if !was_waiting {
-            draft.notices.push(Notice::warning("WaitingForOtherRunConfig", "Wait", stage.phase_and_message().1));
-        }
-        return stage;
+    if let Some(conflict) = conflict {
+        return conflicted(snapshot, upgrade, conflict, holding, draft);
     }
     if !holding {
         draft.intents.extend(pools::claim(resolved));
@@ -227,22 +257,61 @@ fn rollout(snapshot: &Snapshot, resolved: &Resolved<'_>, version: &str, holding:
         draft.intents.extend(claims);
         return Stage::Pausing(upgrade);
     }
-    gate(snapshot, resolved, upgrade, draft)
+    let gate = gate(snapshot, resolved, target, upgrade.control_plane_done, draft);
+    match gate.end {
+        Some(progress) => {
+            draft.intents.extend(pools::restore_all(snapshot.pools.values(), &resolved.owner, &resolved.canary.name));
+            restoring(snapshot, resolved, draft);
+            Stage::Restoring { upgrade, progress, waiting_for: Vec::new() }
+        }
+        None => Stage::Gating(upgrade, gate.summary),
+    }
 }
 
-/// Steps 4–7 once every target pool is claimed and paused.
-fn gate(snapshot: &Snapshot, resolved: &Resolved<'_>, upgrade: Upgrade, draft: &mut Draft) -> Stage {
-    let version = upgrade.version.as_str();
-    let history = History::of(&snapshot.run_config.status, version);
+/// The Events and label removals of a rollout whose every node finished, once its pools are restored.
+fn restoring(snapshot: &Snapshot, resolved: &Resolved<'_>, draft: &mut Draft) {
+    let owner = resolved.owner.as_str();
+    draft.intents.extend(finalize::unlabel(snapshot, &resolved.labels()));
+    for problem in pools::unreadable_originals(snapshot.pools.values(), owner) {
+        draft.notices.push(Notice::warning("PoolOriginalUnreadable", "Restore", problem));
+    }
+    if snapshot.run_config.status.phase != Some(RunPhase::Restoring) {
+        let note = "Every node finished; restoring the pools exactly as they were.".to_string();
+        draft.notices.push(Notice::normal("RestoringPools", "Restore", note));
+    }
+}
+
+/// What gating decided: the summary of the nodes, or — when every node finished and the pools are steered — that
+/// the rollout ends, with its progress.
+struct Gated {
+    summary: Gating,
+    end: Option<String>,
+}
+
+/// The Jobs of rollout `key`, by node.
+fn jobs_of<'a>(snapshot: &'a Snapshot, key: &str) -> BTreeMap<&'a str, Vec<&'a JobView>> {
     let mut jobs: BTreeMap<&str, Vec<&JobView>> = BTreeMap::new();
-    for job in snapshot.jobs.iter().filter(|j| j.target_version == version) {
+    for job in snapshot.jobs.iter().filter(|j| j.target_version == key) {
         jobs.entry(job.node.as_str()).or_default().push(job);
     }
+    jobs
+}
+
+/// Steps 4–6 once every target pool is claimed and paused.
+fn gate(
+    snapshot: &Snapshot,
+    resolved: &Resolved<'_>,
+    target: &Target,
+    control_plane_done: bool,
+    draft: &mut Draft,
+) -> Gated {
+    let history = History::of(&snapshot.run_config.status, &target.key);
+    let jobs = jobs_of(snapshot, &target.key);
     let spec = &snapshot.run_config.spec;
     let timeout = spec.node_timeout().map(|d| (spec.node_timeout.as_deref().unwrap_or_default(), d));
     let inputs = Inputs {
         resolved,
-        version,
+        target,
         history: &history,
         jobs: &jobs,
         skip: &snapshot.run_config.skip,
@@ -250,9 +319,15 @@ fn gate(snapshot: &Snapshot, resolved: &Resolved<'_>, upgrade: Upgrade, draft: &
         soak: spec.soak_time(),
         now: snapshot.now,
     };
-    let gate = gate::plan(snapshot, &inputs, upgrade.control_plane_done);
-    let recorded =
-        record::record(&gate.nodes, &history, version, &Time(snapshot.now), spec.node_timeout(), spec.soak_time());
+    let gate = gate::plan(snapshot, &inputs, control_plane_done);
+    let recorded = record::record(
+        &gate.nodes,
+        &history,
+        &target.describe(),
+        &Time(snapshot.now),
+        spec.node_timeout(),
+        spec.soak_time(),
+    );
     draft.intents.extend(gate.intents);
     draft.notices.extend(gate.notices);
     draft.notices.extend(recorded.notices);
@@ -269,19 +344,7 @@ fn gate(snapshot: &Snapshot, resolved: &Resolved<'_>, upgrade: Upgrade, draft: &
     (status.nodes, status.completed_nodes, status.skipped_nodes) = (nodes.entries, nodes.completed, nodes.skipped);
     (status.pending_nodes, status.total_nodes, status.progress) = (nodes.pending, nodes.total, Some(progress.clone()));
 
-    if gate.steered && gate.nodes.iter().all(|g| g.state.finished()) {
-        let owner = resolved.owner.as_str();
-        draft.intents.extend(pools::restore_all(snapshot.pools.values(), owner, &resolved.canary.name));
-        draft.intents.extend(finalize::unlabel(snapshot, &resolved.labels()));
-        for problem in pools::unreadable_originals(snapshot.pools.values(), owner) {
-            draft.notices.push(Notice::warning("PoolOriginalUnreadable", "Restore", problem));
-        }
-        if snapshot.run_config.status.phase != Some(RunPhase::Restoring) {
-            let note = "Every node finished; restoring the pools exactly as they were.".to_string();
-            draft.notices.push(Notice::normal("RestoringPools", "Restore", note));
-        }
-        return Stage::Restoring { upgrade, progress, waiting_for: Vec::new() };
-    }
+    let end = (gate.steered && gate.nodes.iter().all(|g| g.state.finished())).then(|| progress.clone());
     let failed = gate.nodes.iter().find_map(|g| match &g.state {
         NodeState::Failed { message, timed_out, .. } => {
             Some(Failure { node: g.node.name.clone(), message: message.clone(), timed_out: *timed_out })
@@ -304,7 +367,7 @@ fn gate(snapshot: &Snapshot, resolved: &Resolved<'_>, upgrade: Upgrade, draft: &
         progress,
         blockers,
     };
-    Stage::Gating(upgrade, summary)
+    Gated { summary, end }
 }
 
 /// The Events of the next node becoming held (or held by other checks) and of it no longer being held; nothing
@@ -334,6 +397,7 @@ fn carried(snapshot: &Snapshot) -> MutexRunConfigStatus {
     let previous = &snapshot.run_config.status;
     MutexRunConfigStatus {
         target_version: previous.target_version.clone(),
+        target_config: previous.target_config.clone(),
         progress: previous.progress.clone(),
         started_at: previous.started_at.clone(),
         finished_at: previous.finished_at.clone(),
@@ -359,7 +423,8 @@ fn finish(snapshot: &Snapshot, mut draft: Draft, stage: Stage, validated: &str) 
     status.observed_generation = generation;
     status.phase = Some(phase);
     status.message = Some(message);
-    status.conditions = conditions::merge(&previous.conditions, &stage.conditions(validated), generation, &now);
+    let desired = stage.conditions(validated, draft.overdue.as_deref());
+    status.conditions = conditions::merge(&previous.conditions, &desired, generation, &now);
     let after_status = if draft.release_jobs { finalize::release_deleted_jobs(snapshot) } else { Vec::new() };
     Plan {
         intents: draft.intents,

@@ -8,9 +8,9 @@ use std::time::Duration;
 use k8s_openapi::jiff::Timestamp;
 
 use super::resolve::Resolved;
+use super::target::Target;
 use crate::api::{JobRecord, JobResult, MutexRunConfigStatus, NodePhase, NodeProgress};
 use crate::controllers::run_config::snapshot::{JobView, NodeView};
-use crate::controllers::run_config::version::is_behind;
 use crate::jobs::JobPhase;
 
 /// The next Job to create for a node: which rule (index in rule order) and which attempt.
@@ -122,7 +122,7 @@ fn finishing_order(before: &[String], names: Vec<String>) -> Vec<String> {
 /// A node's Jobs by (phase, rule index, attempt), from the cluster and the status record.
 pub type Records = BTreeMap<(JobPhase, usize, u32), JobRecord>;
 
-/// What the previous status says about the current rollout (empty when it described another version).
+/// What the previous status says about the current rollout (empty when it described another rollout).
 pub struct History<'a> {
     entries: BTreeMap<&'a str, &'a NodeProgress>,
     completed: BTreeSet<&'a str>,
@@ -132,9 +132,9 @@ pub struct History<'a> {
 }
 
 impl<'a> History<'a> {
-    /// The previous status's facts about the rollout to `version`.
-    pub fn of(status: &'a MutexRunConfigStatus, version: &str) -> Self {
-        if status.target_version.as_deref() != Some(version) {
+    /// The previous status's facts about the rollout `key` (see [`MutexRunConfigStatus::rollout_key`]).
+    pub fn of(status: &'a MutexRunConfigStatus, key: &str) -> Self {
+        if status.rollout_key() != Some(key) {
             return Self {
                 entries: BTreeMap::new(),
                 completed: BTreeSet::new(),
@@ -177,11 +177,11 @@ impl<'a> History<'a> {
 pub struct Inputs<'a, 'r> {
     /// The valid configuration.
     pub resolved: &'r Resolved<'a>,
-    /// The target version.
-    pub version: &'r str,
-    /// The previous status, for this version.
+    /// What the nodes must reach, and the rollout's name.
+    pub target: &'r Target,
+    /// The previous status, for this rollout.
     pub history: &'r History<'a>,
-    /// The rollout's Jobs by node, for this version.
+    /// The rollout's Jobs by node.
     pub jobs: &'r BTreeMap<&'a str, Vec<&'a JobView>>,
     /// Nodes the skip annotation names.
     pub skip: &'r BTreeSet<String>,
@@ -263,20 +263,23 @@ pub fn without_timeout(inputs: &Inputs<'_, '_>, node: &NodeView, records: &Recor
         return NodeState::Done { already: false };
     }
     let labelled = inputs.resolved.rules.iter().any(|r| node.labels.contains_key(&r.label));
-    let at_version = !is_behind(node.version.as_deref(), inputs.version);
+    let at_target = !inputs.target.behind(node);
     let started = inputs.history.entry(&node.name).is_some_and(|e| e.phase != NodePhase::Pending)
         || records.keys().any(|(phase, _, _)| *phase == JobPhase::Gate);
     if !started {
-        return if at_version { NodeState::Done { already: true } } else { NodeState::Pending };
+        return if at_target { NodeState::Done { already: true } } else { NodeState::Pending };
     }
+    // A config change holds a node that reached its config again (see `gate`), so the canary never rolls a later
+    // change to it ungated: its labels then do not mean it waits for its release.
+    let held_again = inputs.target.is_config_change() && inputs.target.reached(node);
     if !released {
         walk(inputs, records, JobPhase::Gate)
-    } else if labelled {
+    } else if labelled && !held_again {
         NodeState::Releasing
-    } else if inputs.history.phase(&node.name) == NodePhase::Soaking && at_version {
+    } else if inputs.history.phase(&node.name) == NodePhase::Soaking && at_target {
         // Cleaned up already: a node that goes NotReady now restarts its soak, it is not upgraded again.
         soak(inputs, node)
-    } else if !(at_version && node.ready) {
+    } else if !(inputs.target.reached(node) && node.ready) {
         NodeState::Upgrading
     } else {
         match walk(inputs, records, JobPhase::Cleanup) {

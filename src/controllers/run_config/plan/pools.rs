@@ -13,8 +13,20 @@ use crate::selector;
 
 /// Claims every involved pool not yet claimed by this run config, pausing the targets.
 pub fn claim(resolved: &Resolved<'_>) -> Vec<Intent> {
+    claim_pools(resolved, resolved.involved())
+}
+
+/// Claims the target pools not yet claimed by this run config, pausing them (`trigger: AnyConfigChange` holds them
+/// for as long as the run config exists; the canary is claimed only while a rollout runs).
+pub fn claim_targets(resolved: &Resolved<'_>) -> Vec<Intent> {
+    let mut targets = resolved.targets.clone();
+    targets.sort_by(|a, b| a.name.cmp(&b.name));
+    claim_pools(resolved, targets)
+}
+
+fn claim_pools(resolved: &Resolved<'_>, pools: Vec<&PoolView>) -> Vec<Intent> {
     let mut intents = Vec::new();
-    for pool in resolved.involved() {
+    for pool in pools {
         if pool.owner() == Some(resolved.owner.as_str()) {
             continue;
         }

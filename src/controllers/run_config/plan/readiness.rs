@@ -34,16 +34,21 @@ pub mod check {
     pub const CUSTOM: &str = "Custom";
     /// A node's soak holds its slot.
     pub const SOAK: &str = "Soak";
+    /// Under `trigger: AnyConfigChange`: the canary cannot bring the next node its pool's config.
+    pub const CANARY_CONFIG: &str = "CanaryConfig";
 
     /// Every check.
-    pub const ALL: [&str; 7] = [
+    pub const ALL: [&str; 10] = [
         MAINTENANCE_WINDOW,
         BLACKOUT_WINDOW,
         CLUSTER_OPERATORS,
         MACHINE_CONFIG_POOLS,
         NODES,
         POD_DISRUPTION_BUDGETS,
+        ALERTS,
+        CUSTOM,
         SOAK,
+        CANARY_CONFIG,
     ];
 }
 

@@ -36,6 +36,8 @@ pub struct Resolved<'a> {
     pub canary: &'a PoolView,
     /// The gated nodes in release order (target order, then name).
     pub gated: Vec<&'a NodeView>,
+    /// Each gated node's target pool, as an index into `targets`.
+    pub homes: std::collections::BTreeMap<&'a str, usize>,
     /// Nodes outside the targets that the steered canary would select (held with the rule labels, never gated).
     pub outsiders: Vec<&'a NodeView>,
     /// Pools this run config still claims that the spec no longer involves (a changed canary, a removed target).
@@ -48,7 +50,7 @@ pub struct Resolved<'a> {
     pub schedule: Schedule,
 }
 
-impl Resolved<'_> {
+impl<'a> Resolved<'a> {
     /// Every pool the rollout writes, sorted by name (claims are taken in this order, so two run configs never
     /// deadlock).
     pub fn involved(&self) -> Vec<&PoolView> {
@@ -65,6 +67,11 @@ impl Resolved<'_> {
     /// Whether `pool` is a target pool.
     pub fn is_target(&self, pool: &str) -> bool {
         self.targets.iter().any(|t| t.name == pool)
+    }
+
+    /// The target pool a gated node belongs to.
+    pub fn home_pool(&self, node: &str) -> Option<&'a PoolView> {
+        self.homes.get(node).and_then(|i| self.targets.get(*i)).copied()
     }
 }
 
@@ -154,6 +161,9 @@ pub fn resolve(snapshot: &Snapshot) -> Verdict<'_> {
             problems.push(format!("healthChecks.custom[{i}]: {why}"));
         }
     }
+    if let Some(text) = spec.overdue_after.as_deref().filter(|t| crate::api::parse_duration(t).is_none()) {
+        problems.push(format!("overdueAfter {text:?} is not a duration"));
+    }
     if spec.soak_time.is_some() && spec.soak_time().is_none() {
         problems.push(format!("soakTime {:?} is not a duration", spec.soak_time.as_deref().unwrap_or_default()));
     }
@@ -185,7 +195,8 @@ pub fn resolve(snapshot: &Snapshot) -> Verdict<'_> {
         .filter(|k| !rule_labels.contains(*k))
         .map(String::from)
         .collect();
-    let outsiders = outsiders_the_canary_would_take(snapshot, canary, &membership.gated);
+    let gated: Vec<&NodeView> = membership.gated.iter().map(|(_, n)| *n).collect();
+    let outsiders = outsiders_the_canary_would_take(snapshot, canary, &gated);
     Verdict::Valid(Box::new(Resolved {
         rules,
         stale_pools: claimed.into_iter().filter(|p| !involved.contains(p.name.as_str())).collect(),
@@ -193,7 +204,8 @@ pub fn resolve(snapshot: &Snapshot) -> Verdict<'_> {
         owner,
         targets,
         canary,
-        gated: membership.gated,
+        homes: membership.gated.iter().map(|(i, n)| (n.name.as_str(), *i)).collect(),
+        gated: membership.gated.into_iter().map(|(_, n)| n).collect(),
         outsiders,
         findings: membership.findings,
         schedule,
@@ -202,8 +214,8 @@ pub fn resolve(snapshot: &Snapshot) -> Verdict<'_> {
 
 /// The target nodes as the MCO assigns them.
 struct Membership<'a> {
-    /// Nodes the target pools own, in release order.
-    gated: Vec<&'a NodeView>,
+    /// Nodes the target pools own, in release order, with the index of their pool.
+    gated: Vec<(usize, &'a NodeView)>,
     /// Nodes a target pool selects that the canary owns.
     in_canary: Vec<&'a str>,
     /// Nodes a target pool selects that another pool owns, summarised per pool.
@@ -250,7 +262,7 @@ impl<'a> Membership<'a> {
                 )
             })
             .collect();
-        Self { gated: gated.into_iter().map(|(_, n)| n).collect(), in_canary, findings }
+        Self { gated, in_canary, findings }
     }
 }
 

@@ -4,8 +4,22 @@ use super::{condition, Stage, Upgrade};
 use crate::conditions::Desired;
 
 impl Stage {
-    /// Every condition type the controller owns, as this stage states it.
-    pub fn conditions(&self, validated_message: &str) -> Vec<Desired> {
+    /// Every condition type the controller owns, as this stage states it; `overdue` says why a config change is
+    /// overdue (see [`condition::CONFIG_CHANGE_OVERDUE`]).
+    pub fn conditions(&self, validated_message: &str, overdue: Option<&str>) -> Vec<Desired> {
+        let mut all = self.stage_conditions(validated_message);
+        all.push(match overdue {
+            Some(message) => Desired::true_(condition::CONFIG_CHANGE_OVERDUE, "Overdue", message),
+            None => Desired::false_(
+                condition::CONFIG_CHANGE_OVERDUE,
+                "NotOverdue",
+                "No target node has been behind its pool's rendered config for longer than overdueAfter.",
+            ),
+        });
+        all
+    }
+
+    fn stage_conditions(&self, validated_message: &str) -> Vec<Desired> {
         use condition::*;
         let not_checked = |type_| Desired::false_(type_, "NotChecked", "Not checked: the configuration is not usable.");
         let valid = Desired::true_(CONFIG_VALIDATED, "Valid", validated_message);
@@ -80,7 +94,7 @@ impl Stage {
                     Desired::false_(
                         UPGRADE_AVAILABLE,
                         if completed { "UpgradeCompleted" } else { "NoUpgrade" },
-                        format!("Every target node runs {}.", u.version),
+                        format!("Every target node runs {}.", u.goal),
                     ),
                     ready(u),
                     if completed {
@@ -103,16 +117,43 @@ impl Stage {
                         Stage::Completed { progress, .. } => Desired::true_(
                             NODE_UPGRADE,
                             "NodesUpgraded",
-                            format!("{progress} nodes upgraded to {}.", u.version),
+                            format!("{progress} nodes upgraded to {}.", u.goal),
                         ),
-                        _ => {
-                            Desired::true_(NODE_UPGRADE, "NoUpgrade", format!("Every target node runs {}.", u.version))
-                        }
+                        _ => Desired::true_(NODE_UPGRADE, "NoUpgrade", format!("Every target node runs {}.", u.goal)),
                     },
                     no_conflict,
                     nothing_waits,
                 ]
             }
+            Stage::Standby { upgrade: u, rolled, settling, .. } => vec![
+                valid,
+                checked(u),
+                Desired::false_(
+                    UPGRADE_AVAILABLE,
+                    if *rolled { "UpgradeCompleted" } else { "NoUpgrade" },
+                    format!("Every target node runs {}.", u.goal),
+                ),
+                ready(u),
+                Desired::true_(
+                    TARGET_POOLS_PAUSED,
+                    "HeldForConfigChanges",
+                    "The target pools stay paused while the run config exists (trigger AnyConfigChange).",
+                ),
+                if *settling {
+                    Desired::false_(MUTEX_RULES_APPLIED, "Removing", "The rule labels are being removed.")
+                } else {
+                    not_labelled
+                },
+                if *settling {
+                    Desired::false_(MCP_UPDATED, "Restoring", "The pool selectors are being restored.")
+                } else {
+                    not_steered
+                },
+                no_job_failed,
+                Desired::true_(NODE_UPGRADE, "NoUpgrade", format!("Every target node runs {}.", u.goal)),
+                no_conflict,
+                nothing_waits,
+            ],
             Stage::Conflict { upgrade, holding, .. } => {
                 let (_, message) = self.phase_and_message();
                 vec![
@@ -179,7 +220,7 @@ impl Stage {
                     None => Desired::true_(
                         NODE_UPGRADE,
                         "NodesProgressing",
-                        format!("{} nodes upgraded to {}.", g.progress, u.version),
+                        format!("{} nodes upgraded to {}.", g.progress, u.goal),
                     ),
                 },
                 no_conflict,
@@ -209,7 +250,7 @@ impl Stage {
                 Desired::true_(
                     NODE_UPGRADE,
                     "NodesUpgraded",
-                    format!("{progress} nodes upgraded to {}.", upgrade.version),
+                    format!("{progress} nodes upgraded to {}.", upgrade.goal),
                 ),
                 no_conflict,
                 nothing_waits,
@@ -239,7 +280,11 @@ fn available(u: &Upgrade, in_progress: bool) -> Desired {
     Desired::true_(
         condition::UPGRADE_AVAILABLE,
         if in_progress { "RolloutInProgress" } else { "NodesBehind" },
-        format!("{} of {} target nodes run a version below {}.", u.behind, u.total, u.version),
+        if u.goal == u.version {
+            format!("{} of {} target nodes run a version below {}.", u.behind, u.total, u.version)
+        } else {
+            format!("{} of {} target nodes do not run {} (or {}) yet.", u.behind, u.total, u.goal, u.version)
+        },
     )
 }
 
@@ -279,6 +324,7 @@ mod tests {
     fn upgrade() -> Upgrade {
         Upgrade {
             version: "4.16.5".into(),
+            goal: "4.16.5".into(),
             control_plane_done: true,
             behind: 1,
             total: 2,
@@ -312,9 +358,10 @@ mod tests {
             Stage::Gating(upgrade(), gating),
             Stage::Restoring { upgrade: upgrade(), progress: "2/2".into(), waiting_for: vec![] },
             Stage::Completed { upgrade: upgrade(), progress: "2/2".into() },
+            Stage::Standby { upgrade: upgrade(), rolled: true, settling: false, renaming: vec![] },
         ];
         for stage in stages {
-            let mut types: Vec<&str> = stage.conditions("ok").iter().map(|d| d.type_).collect();
+            let mut types: Vec<&str> = stage.conditions("ok", None).iter().map(|d| d.type_).collect();
             types.sort();
             let mut expected = condition::ALL.to_vec();
             expected.sort();

@@ -31,9 +31,12 @@ pub mod condition {
     pub const CONFLICT: &str = "Conflict";
     /// No maintenance window, blackout, health check or soak holds the next node (False names what does).
     pub const READY_FOR_NEXT_NODE: &str = "ReadyForNextNode";
+    /// Under `trigger: AnyConfigChange`: a target node has been behind its pool's rendered config for longer than
+    /// `overdueAfter`.
+    pub const CONFIG_CHANGE_OVERDUE: &str = "ConfigChangeOverdue";
 
     /// Every type the run-config controller owns; each reconcile states them all.
-    pub const ALL: [&str; 11] = [
+    pub const ALL: [&str; 12] = [
         CONFIG_VALIDATED,
         UPGRADE_CHECKED,
         UPGRADE_AVAILABLE,
@@ -45,6 +48,7 @@ pub mod condition {
         NODE_UPGRADE,
         CONFLICT,
         READY_FOR_NEXT_NODE,
+        CONFIG_CHANGE_OVERDUE,
     ];
 }
 
@@ -53,6 +57,8 @@ pub mod condition {
 pub struct Upgrade {
     /// The version the nodes go to.
     pub version: String,
+    /// What the nodes go to, for messages: the version, or under `AnyConfigChange` the rendered configs.
+    pub goal: String,
     /// Whether the control plane completed its upgrade to it.
     pub control_plane_done: bool,
     /// Gated nodes below the version (skipped ones not counted).
@@ -154,6 +160,18 @@ pub enum Stage {
         /// Target pools not Updated yet (after the restore).
         waiting_for: Vec<String>,
     },
+    /// Trigger `AnyConfigChange` between rollouts: every target node runs its pool's config; the target pools stay
+    /// claimed and paused.
+    Standby {
+        /// The nodes' target.
+        upgrade: Upgrade,
+        /// Whether a rollout ran (Completed) or none did (Idle).
+        rolled: bool,
+        /// The selectors and labels of the last rollout are still being restored.
+        settling: bool,
+        /// Target pools unpaused while the MCO renames their nodes' configs (same content, no reboot).
+        renaming: Vec<String>,
+    },
     /// The rollout finished and the target pools are Updated.
     Completed {
         /// The upgrade.
@@ -182,7 +200,7 @@ impl Stage {
                 if *holding { RunPhase::Waiting } else { RunPhase::Idle },
                 "Waiting for the ClusterVersion 'version' to name a version.".into(),
             ),
-            Stage::Idle(u) => (RunPhase::Idle, format!("No upgrade: every target node runs {}.", u.version)),
+            Stage::Idle(u) => (RunPhase::Idle, format!("No upgrade: every target node runs {}.", u.goal)),
             Stage::Conflict { pool, owner, .. } => (
                 RunPhase::Waiting,
                 format!(
@@ -191,7 +209,7 @@ impl Stage {
                 ),
             ),
             Stage::Pausing(u) => {
-                (RunPhase::Pausing, format!("Upgrade to {} available: pausing the target pools.", u.version))
+                (RunPhase::Pausing, format!("Upgrade to {} available: pausing the target pools.", u.goal))
             }
             Stage::Gating(u, g) => gating_phase(u, g),
             Stage::Restoring { waiting_for, .. } if waiting_for.is_empty() => {
@@ -204,8 +222,33 @@ impl Stage {
                     waiting_for.join(", ")
                 ),
             ),
+            Stage::Standby { upgrade, rolled, settling, renaming } => {
+                let phase = match (*settling, *rolled) {
+                    (true, _) => RunPhase::Restoring,
+                    (false, true) => RunPhase::Completed,
+                    (false, false) => RunPhase::Idle,
+                };
+                let mut message = format!(
+                    "Every target node runs {}; the target pools stay paused (trigger AnyConfigChange), so the next \
+                     config change is gated.",
+                    upgrade.goal
+                );
+                if *settling {
+                    message = "Every node finished; restoring the pool selectors and removing the rule labels; the \
+                               target pools stay paused (trigger AnyConfigChange)."
+                        .to_string();
+                }
+                if !renaming.is_empty() {
+                    message.push_str(&format!(
+                        " {} unpaused until the MCO moved its nodes to the pool's own rendered config (same content, \
+                         no reboot).",
+                        renaming.join(", ")
+                    ));
+                }
+                (phase, message)
+            }
             Stage::Completed { upgrade, .. } => {
-                (RunPhase::Completed, format!("Every target node runs {}; the pools were restored.", upgrade.version))
+                (RunPhase::Completed, format!("Every target node runs {}; the pools were restored.", upgrade.goal))
             }
         }
     }
@@ -240,10 +283,10 @@ fn gating_phase(u: &Upgrade, g: &Gating) -> (RunPhase, String) {
     if !held.is_empty() && g.in_flight == 0 {
         return (
             RunPhase::Waiting,
-            format!("Upgrading to {}: {} nodes done; the next node waits: {}.", u.version, g.progress, held.join("; ")),
+            format!("Upgrading to {}: {} nodes done; the next node waits: {}.", u.goal, g.progress, held.join("; ")),
         );
     }
-    let mut message = format!("Upgrading to {}: {} nodes done, {} in flight.", u.version, g.progress, g.in_flight);
+    let mut message = format!("Upgrading to {}: {} nodes done, {} in flight.", u.goal, g.progress, g.in_flight);
     if !held.is_empty() {
         message.push_str(&format!(" The next node waits: {}.", held.join("; ")));
     }

@@ -2,6 +2,7 @@
 //! the submodules.
 
 mod cases;
+mod config_change;
 mod ends;
 mod flow;
 mod safe_to_proceed;
@@ -117,6 +118,8 @@ impl Fixture {
             blackout_windows: Vec::new(),
             health_checks: None,
             soak_time: None,
+            trigger: Default::default(),
+            overdue_after: None,
         };
         let run_config = RunConfigView {
             namespace: "ops".into(),

@@ -1,0 +1,295 @@
+//! Trigger `AnyConfigChange`: every change of a target pool's rendered MachineConfig goes through the gate, an
+//! upgrade being one such change.
+//!
+//! - The target pools are claimed and paused for as long as the run config exists (their original `paused` flag and
+//!   selector recorded, restored on delete), so the MCO never starts a change on its own.
+//! - A rollout starts when a target node runs a config whose content differs from its pool's rendered config (or a
+//!   version below the cluster's). It is named once (`status.targetConfig.rollout`); the pools' rendered configs are
+//!   re-read on every reconcile, so a change that arrives while it runs is rolled within it: nodes not yet released
+//!   get it with their gate, nodes in flight wait for it, nodes already done go through the gate again in the next
+//!   rollout. A node that reached its config is held again at once, so the canary never rolls a later change to it.
+//! - Between rollouts (standby) the pools are as the admin made them except paused; a target pool whose nodes all
+//!   run its content under the canary's name is unpaused until the MCO reports it Updated (a rename, no reboot),
+//!   then paused again.
+
+use super::intent::{Intent, PoolSpec};
+use super::node_state::{self, History, Inputs};
+use super::readiness::check::CANARY_CONFIG;
+use super::resolve::Resolved;
+use super::stage::{Stage, Upgrade};
+use super::target::{self, Target};
+use super::{conflict, conflicted, finalize, gate, jobs_of, pools, restoring, upgrade_of, Draft, Notice};
+use crate::api::{Blocker, MutexRunConfigStatus, RunPhase};
+use crate::controllers::run_config::snapshot::{PoolView, Snapshot};
+use crate::openshift::config_content;
+
+/// Steps 2–7 for a valid configuration, trigger `AnyConfigChange`.
+pub fn rollout(snapshot: &Snapshot, resolved: &Resolved<'_>, version: &str, holding: bool, draft: &mut Draft) -> Stage {
+    let previous = &snapshot.run_config.status;
+    // The rollout the status names (a run config switched from `trigger: Upgrade` mid-rollout goes on with the
+    // upgrade's), while some node of it has not finished.
+    let described = previous.target_config.is_some() || previous.started_at.is_some();
+    let running = previous.rollout_key().filter(|_| described).filter(|key| {
+        let target = Target::config_change(key, version, resolved);
+        unfinished(snapshot, resolved, &target)
+    });
+    let upgrade =
+        upgrade_of(snapshot, resolved, &Target::config_change(running.unwrap_or_default(), version, resolved));
+    if let Some(conflict) = conflict(snapshot, resolved) {
+        return conflicted(snapshot, upgrade, conflict, holding, draft);
+    }
+    // Pools claimed for an earlier shape of the spec go back first; then the targets are held, whatever happens.
+    draft.intents.extend(pools::restore_all(
+        resolved.stale_pools.iter().copied(),
+        &resolved.owner,
+        &resolved.canary.name,
+    ));
+    let claims = pools::claim_targets(resolved);
+    if !claims.is_empty() {
+        draft.intents.extend(claims);
+        return Stage::Pausing(upgrade);
+    }
+    let key = match running {
+        Some(key) => key.to_string(),
+        None if upgrade.behind > 0 => return start(snapshot, resolved, version, upgrade, draft),
+        None => return standby(snapshot, resolved, upgrade, draft),
+    };
+    let target = Target::config_change(&key, version, resolved);
+    let upgrade = upgrade_of(snapshot, resolved, &target);
+    draft.status.target_version = Some(version.to_string());
+    draft.status.target_config = Some(target::status_of(&key, resolved, previous));
+    overdue(snapshot, &upgrade, draft);
+    let claims = pools::claim(resolved);
+    let pausing = pause_targets(resolved);
+    if !claims.is_empty() || !pausing.is_empty() {
+        draft.intents.extend(claims);
+        draft.intents.extend(pausing);
+        return Stage::Pausing(upgrade);
+    }
+    let gated = gate(snapshot, resolved, &target, upgrade.control_plane_done, draft);
+    match gated.end {
+        Some(progress) => {
+            draft.intents.extend(settle(snapshot, resolved));
+            restoring(snapshot, resolved, draft);
+            Stage::Restoring { upgrade, progress, waiting_for: Vec::new() }
+        }
+        None => Stage::Gating(upgrade, gated.summary),
+    }
+}
+
+/// A rollout that has run longer than `overdueAfter`: the `ConfigChangeOverdue` condition, and a Warning Event when it
+/// becomes overdue. A held rollout delays whatever waits in it — a kubelet-CA rotation among them.
+fn overdue(snapshot: &Snapshot, upgrade: &Upgrade, draft: &mut Draft) {
+    let spec = &snapshot.run_config.spec;
+    let Some(since) = draft.status.target_config.as_ref().and_then(|t| t.behind_since.clone()) else { return };
+    let waited = std::time::Duration::try_from(snapshot.now.duration_since(since.0)).unwrap_or_default();
+    let limit = spec.overdue_after();
+    if waited < limit || upgrade.behind == 0 {
+        return;
+    }
+    let message = format!(
+        "{} of {} target nodes have waited for {} since {} (longer than overdueAfter {}): see what holds the \
+         rollout. Certificate rotations (kubelet CA) wait in it too.",
+        upgrade.behind,
+        upgrade.total,
+        upgrade.goal,
+        since.0,
+        spec.overdue_after.as_deref().unwrap_or("24h"),
+    );
+    let previous = &snapshot.run_config.status.conditions;
+    if !crate::conditions::is_true(previous, super::condition::CONFIG_CHANGE_OVERDUE) {
+        draft.notices.push(Notice::warning("ConfigChangeOverdue", "Gate", message.clone()));
+    }
+    draft.overdue = Some(message);
+}
+
+/// Whether some gated node has not finished rollout `target.key` (as the status and its Jobs record it).
+fn unfinished(snapshot: &Snapshot, resolved: &Resolved<'_>, target: &Target) -> bool {
+    let status = &snapshot.run_config.status;
+    let history = History::of(status, &target.key);
+    let jobs = jobs_of(snapshot, &target.key);
+    let spec = &snapshot.run_config.spec;
+    let inputs = Inputs {
+        resolved,
+        target,
+        history: &history,
+        jobs: &jobs,
+        skip: &snapshot.run_config.skip,
+        timeout: None,
+        soak: spec.soak_time(),
+        now: snapshot.now,
+    };
+    resolved.gated.iter().any(|node| {
+        let records = node_state::job_records(&inputs, &node.name);
+        let released = node_state::released(&inputs, node, &records);
+        !node_state::derive(&inputs, node, &records, released).finished()
+    })
+}
+
+/// A new rollout: named and recorded in the status, the canary claimed; nodes start once the status names it.
+fn start(snapshot: &Snapshot, resolved: &Resolved<'_>, version: &str, upgrade: Upgrade, draft: &mut Draft) -> Stage {
+    let previous = &snapshot.run_config.status;
+    let key = target::new_rollout_key(version, resolved, &snapshot.now);
+    let mut config = target::status_of(&key, resolved, previous);
+    config.behind_since = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(snapshot.now));
+    let total = resolved.gated.len() as u32;
+    draft.status = MutexRunConfigStatus {
+        target_version: Some(version.to_string()),
+        target_config: Some(config),
+        started_at: Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(snapshot.now)),
+        total_nodes: total,
+        pending_nodes: total,
+        progress: Some(format!("0/{total}")),
+        ..Default::default()
+    };
+    draft.intents.extend(pools::claim(resolved));
+    draft.intents.extend(pause_targets(resolved));
+    let changed = draft.status.target_config.as_ref().map(|t| t.machine_configs.join(", ")).unwrap_or_default();
+    let mut note =
+        format!("{} of {} target nodes do not run {}; gating them.", upgrade.behind, upgrade.total, upgrade.goal);
+    if !changed.is_empty() {
+        note.push_str(&format!(" MachineConfigs changed: {changed}."));
+    }
+    draft.notices.push(Notice::normal("ConfigChangeDetected", "Gate", note));
+    Stage::Pausing(upgrade)
+}
+
+/// Target pools that must be paused again (numo unpaused them for a rename).
+fn pause_targets(resolved: &Resolved<'_>) -> Vec<Intent> {
+    resolved
+        .targets
+        .iter()
+        .filter(|t| !t.paused)
+        .map(|t| Intent::SteerPool {
+            pool: t.name.clone(),
+            owner: resolved.owner.clone(),
+            spec: PoolSpec { paused: true, node_selector: None, max_unavailable: None },
+        })
+        .collect()
+}
+
+/// The pools between rollouts: each target as recorded but paused (or unpaused for a rename), the canary restored
+/// (after the targets, so a released node always has a pool), and no rule label left.
+fn settle(snapshot: &Snapshot, resolved: &Resolved<'_>) -> Vec<Intent> {
+    let labelled = snapshot.nodes.values().any(|n| resolved.rules.iter().any(|r| n.labels.contains_key(&r.label)));
+    let canary_claimed = resolved.canary.owner() == Some(resolved.owner.as_str());
+    let mut intents = Vec::new();
+    for pool in &resolved.targets {
+        let Some(Ok(original)) = pool.claim.claim().map(|c| &c.original) else { continue };
+        let paused = !(renames(resolved, pool) && !labelled && !canary_claimed);
+        let selector = original.node_selector.clone().filter(|s| pool.node_selector.as_ref() != Some(s));
+        if selector.is_some() || pool.paused != paused {
+            intents.push(Intent::SteerPool {
+                pool: pool.name.clone(),
+                owner: resolved.owner.clone(),
+                spec: PoolSpec { paused, node_selector: selector, max_unavailable: None },
+            });
+        }
+    }
+    if canary_claimed {
+        intents.push(pools::restore(resolved.canary, &resolved.owner));
+    }
+    intents.extend(finalize::unlabel(snapshot, &resolved.labels()));
+    intents
+}
+
+/// Whether `pool` may be unpaused so the MCO renames its nodes' configs: it is not Updated, it rendered a config,
+/// and every node it owns runs that content already (under the canary's name), with the daemon Done — so the MCO has
+/// nothing to apply but the name.
+fn renames(resolved: &Resolved<'_>, pool: &PoolView) -> bool {
+    let Some(wanted) = pool.configuration.as_deref() else { return false };
+    if pool.updated || pool.render_failure.is_some() || pool.degraded.is_some() {
+        return false;
+    }
+    let members: Vec<_> =
+        resolved.gated.iter().filter(|n| resolved.home_pool(&n.name).is_some_and(|p| p.name == pool.name)).collect();
+    !members.is_empty()
+        && members.iter().all(|n| {
+            n.mcd_state.as_deref() == Some("Done")
+                && n.current_config.as_deref().map(config_content) == Some(config_content(wanted))
+                && n.desired_config.as_deref().map(config_content) == Some(config_content(wanted))
+        })
+}
+
+/// No rollout runs: the pools are settled, and the run config says every target node runs its pool's config.
+fn standby(snapshot: &Snapshot, resolved: &Resolved<'_>, upgrade: Upgrade, draft: &mut Draft) -> Stage {
+    let previous = &snapshot.run_config.status;
+    let intents = settle(snapshot, resolved);
+    let renaming: Vec<String> = resolved
+        .targets
+        .iter()
+        .filter(|t| {
+            !t.paused
+                || intents
+                    .iter()
+                    .any(|i| matches!(i, Intent::SteerPool { pool, spec, .. } if *pool == t.name && !spec.paused))
+        })
+        .map(|t| t.name.clone())
+        .collect();
+    let settling = intents.iter().any(|i| !matches!(i, Intent::SteerPool { spec, .. } if spec.node_selector.is_none()));
+    draft.intents.extend(intents);
+    draft.release_jobs = true;
+    let status = &mut draft.status;
+    status.target_version = Some(upgrade.version.clone());
+    status.target_config = previous.target_config.clone().map(|mut t| {
+        t.pools = target::status_of(&t.rollout, resolved, previous).pools;
+        t.behind_since = None;
+        t
+    });
+    status.nodes.clear();
+    status.pending_nodes = 0;
+    status.total_nodes = upgrade.total as u32;
+    let rolled = previous.target_config.is_some();
+    if let Some(key) = previous.rollout_key().filter(|_| rolled) {
+        // Every gated node runs its pool's config or is skipped: counted from the nodes, in the order they finished.
+        let skip = &snapshot.run_config.skip;
+        let (skipped, completed): (Vec<_>, Vec<_>) = resolved.gated.iter().partition(|n| skip.contains(&n.name));
+        let names = |nodes: Vec<&&crate::controllers::run_config::snapshot::NodeView>| {
+            nodes.iter().map(|n| n.name.clone()).collect::<Vec<_>>()
+        };
+        let history = History::of(previous, key);
+        (status.completed_nodes, status.skipped_nodes) = history.in_finishing_order(names(completed), names(skipped));
+        let done = status.completed_nodes.len() + status.skipped_nodes.len();
+        status.progress = Some(format!("{done}/{}", upgrade.total));
+    }
+    if rolled && status.finished_at.is_none() && !settling {
+        status.finished_at = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(snapshot.now));
+    }
+    let stage = Stage::Standby { upgrade, rolled, settling, renaming };
+    if rolled && !settling && previous.phase != Some(RunPhase::Completed) {
+        draft.notices.push(Notice::normal("RolloutCompleted", "Complete", stage.phase_and_message().1));
+    }
+    stage
+}
+
+/// Holds the next node while the canary cannot bring it the config its pool renders: the canary's rendered config
+/// has other content (a MachineConfig for the target pool's own role, which the canary does not select, or one for
+/// the canary's), or a target pool cannot render at all.
+pub fn canary_blocker(resolved: &Resolved<'_>, target: &Target, next: &[&str]) -> Option<Blocker> {
+    if !target.is_config_change() {
+        return None;
+    }
+    let mut problems = Vec::new();
+    for pool in &resolved.targets {
+        if let Some(why) = &pool.render_failure {
+            problems.push(format!("MachineConfigPool {} cannot render its config: {why}", pool.name));
+        }
+    }
+    let canary = resolved.canary;
+    for node in next {
+        let (Some(wanted), Some(pool)) = (target.config_of(node), resolved.home_pool(node)) else { continue };
+        let offered = canary.configuration.as_deref().unwrap_or_default();
+        if config_content(offered) != config_content(wanted) {
+            let problem = format!(
+                "the canary MachineConfigPool {} renders {offered}, whose content differs from {wanted} of {}: a node \
+                 released into the canary would not get its pool's config. Make the canary select exactly the \
+                 MachineConfigs {} selects (its machineConfigSelector), or wait if a render is under way",
+                canary.name, pool.name, pool.name
+            );
+            if !problems.contains(&problem) {
+                problems.push(problem);
+            }
+        }
+    }
+    (!problems.is_empty()).then(|| Blocker { check: CANARY_CONFIG.to_string(), message: problems.join("; ") })
+}
