@@ -17,7 +17,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::ResourceExt;
-use numo::openshift::{MachineConfig, MachineConfigPool, MachineConfigPoolStatus, DESIRED_CONFIG};
+use numo::openshift::{ConfigSource, MachineConfig, MachineConfigPool, MachineConfigPoolStatus, DESIRED_CONFIG};
 use serde_json::json;
 use tokio::sync::Notify;
 use tokio::task::{AbortHandle, Id, JoinSet};
@@ -217,11 +217,7 @@ impl Mco {
         if written.or(cached) == Some(rendered.name.as_str()) {
             return Ok(());
         }
-        let source: Vec<_> = rendered
-            .sources
-            .iter()
-            .map(|s| json!({"apiVersion": "machineconfiguration.openshift.io/v1", "kind": "MachineConfig", "name": s}))
-            .collect();
+        let source: Vec<_> = rendered.sources.iter().map(|s| ConfigSource::machine_config(s)).collect();
         let body = json!({"spec": {"configuration": {"name": rendered.name, "source": source}}});
         let api: Api<MachineConfigPool> = Api::all(self.client.clone());
         api.patch(&name, &params(), &Patch::Merge(&body)).await.with_context(|| format!("retargeting pool {name}"))?;

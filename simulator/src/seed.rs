@@ -14,8 +14,9 @@ use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, ObjectMeta, Patch, PatchParams, PostParams};
 use kube::{Resource, ResourceExt};
 use numo::openshift::{
-    ClusterVersion, ClusterVersionSpec, MachineConfig, MachineConfigPool, MachineConfigPoolSpec, RenderedConfiguration,
-    Update, CLUSTER_VERSION_NAME, CURRENT_CONFIG, DESIRED_CONFIG, MCD_REASON, MCD_STATE, MC_ROLE,
+    ClusterVersion, ClusterVersionSpec, ConfigSource, MachineConfig, MachineConfigPool, MachineConfigPoolSpec,
+    RenderedConfiguration, Update, CLUSTER_VERSION_NAME, CURRENT_CONFIG, DESIRED_CONFIG, MCD_REASON, MCD_STATE,
+    MC_ROLE,
 };
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -125,7 +126,8 @@ async fn ensure_pool(
     let name = pool.name_any();
     let rendered =
         render::render(&pool, &render::sources(&pool, configs)).with_context(|| format!("rendering pool {name}"))?;
-    pool.spec.configuration = Some(RenderedConfiguration { name: Some(rendered.name.clone()), ..Default::default() });
+    let source = rendered.sources.iter().map(|s| ConfigSource::machine_config(s)).collect();
+    pool.spec.configuration = Some(RenderedConfiguration { name: Some(rendered.name.clone()), source });
     let stored = create_if_missing(client, pool).await?;
     let current = stored.spec.configuration.as_ref().and_then(|c| c.name.as_deref());
     if current.is_none() || current == Some(rendered.name.as_str()) {

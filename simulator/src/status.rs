@@ -130,7 +130,12 @@ pub fn compute(inputs: Inputs<'_>, now: &Time) -> MachineConfigPoolStatus {
     }
 
     if all_updated {
-        status.configuration = Some(RenderedConfiguration { name: Some(target.to_string()), ..Default::default() });
+        // As the MCO reports it: the rendered config with the MachineConfigs it was merged from.
+        let source = (inputs.pool.spec.configuration.as_ref())
+            .filter(|c| c.name.as_deref() == Some(target))
+            .map(|c| c.source.clone())
+            .unwrap_or_default();
+        status.configuration = Some(RenderedConfiguration { name: Some(target.to_string()), source });
     }
     status
 }
@@ -190,7 +195,11 @@ mod tests {
     fn an_updated_pool_reports_every_count_and_moves_its_configuration() {
         let a = node("a", "new", "new", STATE_DONE);
         let b = node("b", "new", "new", STATE_DONE);
-        let p = pool(false);
+        let mut p = pool(false);
+        p.spec.configuration = Some(RenderedConfiguration {
+            name: Some("new".into()),
+            source: vec![numo::openshift::ConfigSource::machine_config("00-worker")],
+        });
         let s = compute(inputs(&p, &[&a, &b]), &at(10));
         assert_eq!(
             (s.machine_count, s.updated_machine_count, s.ready_machine_count, s.unavailable_machine_count),
@@ -198,6 +207,8 @@ mod tests {
         );
         assert_eq!(s.observed_generation, 3);
         assert_eq!(s.configuration.as_ref().and_then(|c| c.name.as_deref()), Some("new"));
+        // With the MachineConfigs it was merged from, as the MCO reports them.
+        assert_eq!(s.configuration.as_ref().map(|c| c.source_names()), Some(vec!["00-worker".to_string()]));
         assert_eq!(condition(&s, UPDATED).status, "True");
         assert_eq!(condition(&s, UPDATED).message.as_deref(), Some("All nodes are updated with MachineConfig new"));
         assert_eq!(condition(&s, UPDATING).status, "False");

@@ -48,12 +48,30 @@ pub struct RenderedConfiguration {
     pub source: Vec<ConfigSource>,
 }
 
-/// One MachineConfig a rendered configuration was merged from.
+/// One MachineConfig a rendered configuration was merged from (an object reference).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct ConfigSource {
+    /// `machineconfiguration.openshift.io/v1`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api_version: Option<String>,
+    /// `MachineConfig`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
     /// Name of the MachineConfig.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+}
+
+impl ConfigSource {
+    /// A reference to the MachineConfig `name`.
+    pub fn machine_config(name: &str) -> Self {
+        Self {
+            api_version: Some("machineconfiguration.openshift.io/v1".into()),
+            kind: Some("MachineConfig".into()),
+            name: Some(name.into()),
+        }
+    }
 }
 
 /// What the MCO reports about a pool (`status`).

@@ -193,21 +193,23 @@ fn settle(snapshot: &Snapshot, resolved: &Resolved<'_>) -> Vec<Intent> {
     intents
 }
 
-/// Whether `pool` may be unpaused so the MCO renames its nodes' configs: it is not Updated, it rendered a config,
-/// and every node it owns runs that content already (under the canary's name), with the daemon Done — so the MCO has
-/// nothing to apply but the name.
+/// Whether `pool` may be unpaused so the MCO renames its nodes' configs: it rendered a config, some node it owns runs
+/// that content under another name (the canary's), and every node it owns runs that content already with the daemon
+/// Done — so the MCO has nothing to apply but the name. Judged from the nodes, not from the pool's `Updated`
+/// condition, which lags every write of the pool's spec.
 fn renames(resolved: &Resolved<'_>, pool: &PoolView) -> bool {
     let Some(wanted) = pool.configuration.as_deref() else { return false };
-    if pool.updated || pool.render_failure.is_some() || pool.degraded.is_some() {
+    if pool.render_failure.is_some() || pool.degraded.is_some() {
         return false;
     }
     let members: Vec<_> =
         resolved.gated.iter().filter(|n| resolved.home_pool(&n.name).is_some_and(|p| p.name == pool.name)).collect();
-    !members.is_empty()
+    let same = |config: Option<&str>| config.map(config_content) == Some(config_content(wanted));
+    members.iter().any(|n| n.current_config.as_deref() != Some(wanted))
         && members.iter().all(|n| {
             n.mcd_state.as_deref() == Some("Done")
-                && n.current_config.as_deref().map(config_content) == Some(config_content(wanted))
-                && n.desired_config.as_deref().map(config_content) == Some(config_content(wanted))
+                && same(n.current_config.as_deref())
+                && same(n.desired_config.as_deref())
         })
 }
 
@@ -252,11 +254,12 @@ fn standby(snapshot: &Snapshot, resolved: &Resolved<'_>, upgrade: Upgrade, draft
         let done = status.completed_nodes.len() + status.skipped_nodes.len();
         status.progress = Some(format!("{done}/{}", upgrade.total));
     }
-    if rolled && status.finished_at.is_none() && !settling {
+    let settled = !settling && renaming.is_empty();
+    if rolled && status.finished_at.is_none() && settled {
         status.finished_at = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(snapshot.now));
     }
     let stage = Stage::Standby { upgrade, rolled, settling, renaming };
-    if rolled && !settling && previous.phase != Some(RunPhase::Completed) {
+    if rolled && settled && previous.phase != Some(RunPhase::Completed) {
         draft.notices.push(Notice::normal("RolloutCompleted", "Complete", stage.phase_and_message().1));
     }
     stage

@@ -223,7 +223,7 @@ impl Stage {
                 ),
             ),
             Stage::Standby { upgrade, rolled, settling, renaming } => {
-                let phase = match (*settling, *rolled) {
+                let phase = match (*settling || !renaming.is_empty(), *rolled) {
                     (true, _) => RunPhase::Restoring,
                     (false, true) => RunPhase::Completed,
                     (false, false) => RunPhase::Idle,
