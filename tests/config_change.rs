@@ -62,6 +62,41 @@ fn reached(timeline: &Timeline, node: &str, hash: &str) -> Option<SystemTime> {
     })
 }
 
+/// What the daemon showed of a node at one moment: its state, whether it was cordoned, and its config.
+#[derive(Clone, Debug)]
+struct NodeSeen {
+    at: SystemTime,
+    node: String,
+    state: Option<String>,
+    cordoned: bool,
+    config: Option<String>,
+}
+
+/// Records every change of every node from a watch, as a user would see them.
+fn watch_nodes(setup: &mut Setup) -> std::sync::Arc<std::sync::Mutex<Vec<NodeSeen>>> {
+    use futures::StreamExt;
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let record = seen.clone();
+    let api = Api::<k8s_openapi::api::core::v1::Node>::all(setup.client.clone());
+    setup.world.spawn(async move {
+        let stream = kube::runtime::watcher(api, Default::default());
+        let mut stream = kube::runtime::WatchStreamExt::applied_objects(stream).boxed();
+        while let Some(Ok(node)) = stream.next().await {
+            let entry = NodeSeen {
+                at: SystemTime::now(),
+                node: node.name_any(),
+                state: node.annotations().get(MCD_STATE).cloned(),
+                cordoned: node.spec.as_ref().and_then(|s| s.unschedulable).unwrap_or(false),
+                config: node.annotations().get(CURRENT_CONFIG).cloned(),
+            };
+            if let Ok(mut v) = record.lock() {
+                v.push(entry);
+            }
+        }
+    });
+    seen
+}
+
 fn env_of(job: &Job) -> BTreeMap<String, String> {
     let container = &job.spec.as_ref().unwrap().template.spec.as_ref().unwrap().containers[0];
     container.env.iter().flatten().map(|e| (e.name.clone(), e.value.clone().unwrap_or_default())).collect()
@@ -89,6 +124,7 @@ async fn a_machine_config_for_workers_is_gated_node_by_node_and_the_pools_stay_p
     let mut setup = config_change_setup("config-change", 3).await?;
     let before = setup.pools().await?;
     let timeline = Timeline::start(&mut setup, "every-change");
+    let node_history = watch_nodes(&mut setup);
     setup.start_operator().await?;
     // Held for as long as the run config exists, with nothing to roll.
     setup.wait_phase("every-change", RunPhase::Idle, Duration::from_secs(60)).await?;
@@ -156,10 +192,24 @@ async fn a_machine_config_for_workers_is_gated_node_by_node_and_the_pools_stay_p
     assert!(after["worker"].0, "the worker pool stays paused");
     after.get_mut("worker").unwrap().0 = before["worker"].0;
     assert_eq!(after, before, "selectors restored exactly");
-    // The rename rebooted nothing: after the last node's cleanup no node went Working or was cordoned.
-    for node in setup.nodes().await? {
-        assert_eq!(node.annotations().get(MCD_STATE).map(String::as_str), Some("Done"));
-        assert!(!node.spec.as_ref().and_then(|s| s.unschedulable).unwrap_or(false), "{} cordoned", node.name_any());
+    // The rename rebooted nothing and changed no content: after the last cleanup Job was created (the last node was
+    // Done on the new content), no node was cordoned (the daemon cordons and drains before a reboot; for a rename it
+    // only goes Working for the moment it writes the new name), and every config a node ran had that content.
+    let last_cleanup = jobs
+        .iter()
+        .filter(|j| phase_of(j) == "cleanup")
+        .filter_map(|j| j.creation_timestamp())
+        .map(|t| t.0.as_second())
+        .max()
+        .expect("cleanup Jobs");
+    let history = node_history.lock().map(|h| h.clone()).unwrap_or_default();
+    let renamed_at: Vec<&NodeSeen> =
+        history.iter().filter(|s| s.config.as_deref() == Some(new.as_str())).collect();
+    assert!(!renamed_at.is_empty(), "the nodes were renamed to {new}");
+    for seen in history.iter().filter(|s| s.node.starts_with("worker") && second(s.at) > last_cleanup) {
+        assert!(matches!(seen.state.as_deref(), Some("Done" | "Working")), "{seen:?}");
+        assert!(!seen.cordoned, "{seen:?}: the rename cordoned a node");
+        assert_eq!(seen.config.as_deref().map(config_content), Some(hash.as_str()), "{seen:?}");
     }
     assert_eq!(setup.jobs().await?.len(), 6, "the rename ran no Job");
 
