@@ -203,8 +203,7 @@ async fn a_machine_config_for_workers_is_gated_node_by_node_and_the_pools_stay_p
         .max()
         .expect("cleanup Jobs");
     let history = node_history.lock().map(|h| h.clone()).unwrap_or_default();
-    let renamed_at: Vec<&NodeSeen> =
-        history.iter().filter(|s| s.config.as_deref() == Some(new.as_str())).collect();
+    let renamed_at: Vec<&NodeSeen> = history.iter().filter(|s| s.config.as_deref() == Some(new.as_str())).collect();
     assert!(!renamed_at.is_empty(), "the nodes were renamed to {new}");
     for seen in history.iter().filter(|s| s.node.starts_with("worker") && second(s.at) > last_cleanup) {
         assert!(matches!(seen.state.as_deref(), Some("Done" | "Working")), "{seen:?}");
@@ -342,5 +341,75 @@ async fn a_change_the_canary_does_not_render_holds_the_next_node_until_it_does()
         .await?;
     setup.wait_phase("every-change", RunPhase::Completed, ROLLOUT).await?;
     assert_eq!(setup.jobs().await?.iter().filter(|j| phase_of(j) == "gate").count(), 2);
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_change_in_the_middle_of_a_rollout_reaches_every_node_only_inside_its_gate() -> anyhow::Result<()> {
+    let mut setup = config_change_setup("config-midway", 3).await?;
+    let node_history = watch_nodes(&mut setup);
+    setup.start_operator().await?;
+    setup.wait_phase("every-change", RunPhase::Idle, Duration::from_secs(60)).await?;
+    let old = wanted(&pool(&setup.client, "worker").await?);
+    machine_config(&setup.client, "99-worker-first", "worker").await?;
+    let first = rerendered(&setup.client, "worker", &old).await?;
+    setup.wait_node_phase("every-change", "worker-1", NodePhase::Gating).await?;
+    machine_config(&setup.client, "99-worker-second", "worker").await?;
+    let second_config = rerendered(&setup.client, "worker", &first).await?;
+    let final_hash = config_content(&second_config).to_string();
+    let deadline = std::time::Instant::now() + ROLLOUT;
+    loop {
+        let rc = setup.run_configs().get("every-change").await?;
+        let nodes = setup.nodes().await?;
+        let all = nodes
+            .iter()
+            .filter(|n| n.name_any().starts_with("worker"))
+            .all(|n| n.annotations().get(CURRENT_CONFIG).map(|c| config_content(c)) == Some(final_hash.as_str()));
+        let status = rc.status.clone().unwrap_or_default();
+        if all && status.phase == Some(RunPhase::Completed) {
+            break;
+        }
+        let configs: Vec<(String, Option<String>)> =
+            nodes.iter().map(|n| (n.name_any(), n.annotations().get(CURRENT_CONFIG).cloned())).collect();
+        anyhow::ensure!(
+            std::time::Instant::now() < deadline,
+            "the second change did not reach every node: {status:#?} {configs:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    let jobs = setup.jobs().await?;
+    let rollout = |j: &Job| j.annotations().get("openshift-optional.skrzypek.io/target-version").cloned();
+    let history = node_history.lock().map(|h| h.clone()).unwrap_or_default();
+    for node in THREE_WORKERS {
+        let gates: Vec<&Job> = jobs.iter().filter(|j| node_of(j) == node && phase_of(j) == "gate").collect();
+        // Never twice for one rollout.
+        let mut rollouts: Vec<Option<String>> = gates.iter().map(|j| rollout(j)).collect();
+        rollouts.sort();
+        rollouts.dedup();
+        assert_eq!(rollouts.len(), gates.len(), "{node}: two gate Jobs in one rollout");
+        // Every content the node moved to, it moved to inside a gate: after a gate Job of a rollout completed and
+        // before that rollout's cleanup Job for the node was created.
+        let mut content = None;
+        for seen in history.iter().filter(|s| s.node == node) {
+            let now = seen.config.as_deref().map(config_content).map(String::from);
+            if content.is_some() && now != content {
+                let at = second(seen.at);
+                let inside = gates.iter().any(|gate| {
+                    let done = gate.status.as_ref().and_then(|s| s.completion_time.as_ref()).map(|t| t.0.as_second());
+                    let cleanup = jobs
+                        .iter()
+                        .filter(|j| node_of(j) == node && phase_of(j) == "cleanup" && rollout(j) == rollout(gate))
+                        .filter_map(|j| j.creation_timestamp())
+                        .map(|t| t.0.as_second())
+                        .next();
+                    done.is_some_and(|d| d <= at) && cleanup.is_none_or(|c| c >= at)
+                });
+                assert!(inside, "{node} moved to {now:?} at {at} outside its gate: {gates:#?}");
+            }
+            if now.is_some() {
+                content = now;
+            }
+        }
+    }
     Ok(())
 }

@@ -19,6 +19,8 @@ use super::resolve::Resolved;
 use super::stage::{Stage, Upgrade};
 use super::target::{self, Target};
 use super::{conflict, conflicted, finalize, gate, jobs_of, pools, restoring, upgrade_of, Draft, Notice};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+
 use crate::api::{Blocker, MutexRunConfigStatus, RunPhase};
 use crate::controllers::run_config::snapshot::{PoolView, Snapshot};
 use crate::openshift::config_content;
@@ -51,13 +53,16 @@ pub fn rollout(snapshot: &Snapshot, resolved: &Resolved<'_>, version: &str, hold
     }
     let key = match running {
         Some(key) => key.to_string(),
-        None if upgrade.behind > 0 => return start(snapshot, resolved, version, upgrade, draft),
+        None if upgrade.behind > 0 => start(snapshot, resolved, version, &upgrade, draft),
         None => return standby(snapshot, resolved, upgrade, draft),
     };
     let target = Target::config_change(&key, version, resolved);
     let upgrade = upgrade_of(snapshot, resolved, &target);
     draft.status.target_version = Some(version.to_string());
-    draft.status.target_config = Some(target::status_of(&key, resolved, previous));
+    let mut config = target::status_of(&key, resolved, previous);
+    let started = draft.status.target_config.as_ref().and_then(|t| t.behind_since.clone());
+    config.behind_since = config.behind_since.or(started).or_else(|| Some(Time(snapshot.now)));
+    draft.status.target_config = Some(config);
     overdue(snapshot, &upgrade, draft);
     let claims = pools::claim(resolved);
     let pausing = pause_targets(resolved);
@@ -67,6 +72,7 @@ pub fn rollout(snapshot: &Snapshot, resolved: &Resolved<'_>, version: &str, hold
         return Stage::Pausing(upgrade);
     }
     let gated = gate(snapshot, resolved, &target, upgrade.control_plane_done, draft);
+    unreachable(snapshot, resolved, &target, draft);
     match gated.end {
         Some(progress) => {
             draft.intents.extend(settle(snapshot, resolved));
@@ -126,32 +132,30 @@ fn unfinished(snapshot: &Snapshot, resolved: &Resolved<'_>, target: &Target) -> 
     })
 }
 
-/// A new rollout: named and recorded in the status, the canary claimed; nodes start once the status names it.
-fn start(snapshot: &Snapshot, resolved: &Resolved<'_>, version: &str, upgrade: Upgrade, draft: &mut Draft) -> Stage {
+/// A new rollout: named, its status started afresh, an Event saying what changed. Returns its name; its nodes are
+/// gated in the same reconcile (nothing else would wake numo when the pools need no write).
+fn start(snapshot: &Snapshot, resolved: &Resolved<'_>, version: &str, upgrade: &Upgrade, draft: &mut Draft) -> String {
     let previous = &snapshot.run_config.status;
     let key = target::new_rollout_key(version, resolved, &snapshot.now);
     let mut config = target::status_of(&key, resolved, previous);
-    config.behind_since = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(snapshot.now));
+    config.behind_since = Some(Time(snapshot.now));
     let total = resolved.gated.len() as u32;
+    let mut note =
+        format!("{} of {} target nodes do not run {}; gating them.", upgrade.behind, upgrade.total, upgrade.goal);
+    if !config.machine_configs.is_empty() {
+        note.push_str(&format!(" MachineConfigs changed: {}.", config.machine_configs.join(", ")));
+    }
+    draft.notices.push(Notice::normal("ConfigChangeDetected", "Gate", note));
     draft.status = MutexRunConfigStatus {
         target_version: Some(version.to_string()),
         target_config: Some(config),
-        started_at: Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(snapshot.now)),
+        started_at: Some(Time(snapshot.now)),
         total_nodes: total,
         pending_nodes: total,
         progress: Some(format!("0/{total}")),
         ..Default::default()
     };
-    draft.intents.extend(pools::claim(resolved));
-    draft.intents.extend(pause_targets(resolved));
-    let changed = draft.status.target_config.as_ref().map(|t| t.machine_configs.join(", ")).unwrap_or_default();
-    let mut note =
-        format!("{} of {} target nodes do not run {}; gating them.", upgrade.behind, upgrade.total, upgrade.goal);
-    if !changed.is_empty() {
-        note.push_str(&format!(" MachineConfigs changed: {changed}."));
-    }
-    draft.notices.push(Notice::normal("ConfigChangeDetected", "Gate", note));
-    Stage::Pausing(upgrade)
+    key
 }
 
 /// Target pools that must be paused again (numo unpaused them for a rename).
@@ -256,13 +260,40 @@ fn standby(snapshot: &Snapshot, resolved: &Resolved<'_>, upgrade: Upgrade, draft
     }
     let settled = !settling && renaming.is_empty();
     if rolled && status.finished_at.is_none() && settled {
-        status.finished_at = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(snapshot.now));
+        status.finished_at = Some(Time(snapshot.now));
     }
     let stage = Stage::Standby { upgrade, rolled, settling, renaming };
     if rolled && settled && previous.phase != Some(RunPhase::Completed) {
         draft.notices.push(Notice::normal("RolloutCompleted", "Complete", stage.phase_and_message().1));
     }
     stage
+}
+
+/// Says so when a released node waits for a config the canary does not render (a MachineConfig the canary does not
+/// select arrived after the node's release, or a pool cannot render): the node would wait until `nodeTimeout`
+/// without a word otherwise. Its entry says why, and a Warning Event says it once.
+fn unreachable(snapshot: &Snapshot, resolved: &Resolved<'_>, target: &Target, draft: &mut Draft) {
+    let canary = resolved.canary;
+    let offered = canary.configuration.as_deref().unwrap_or_default();
+    for entry in draft.status.nodes.iter_mut().filter(|e| e.phase == crate::api::NodePhase::Upgrading) {
+        let Some(wanted) = target.config_of(&entry.name) else { continue };
+        let why = match &canary.render_failure {
+            Some(failure) => format!("the canary MachineConfigPool {} cannot render: {failure}", canary.name),
+            None if config_content(offered) != config_content(wanted) => format!(
+                "the canary MachineConfigPool {} renders {offered}, whose content differs, so the node cannot get \
+                 there; make the canary select the MachineConfigs its pool selects, or retry or skip the node",
+                canary.name
+            ),
+            None => continue,
+        };
+        let message = format!("Waiting for the node to run {wanted}, but {why}.");
+        let before = snapshot.run_config.status.nodes.iter().find(|e| e.name == entry.name);
+        if before.and_then(|e| e.message.as_deref()) != Some(message.as_str()) {
+            let note = format!("Node {}: {message}", entry.name);
+            draft.notices.push(Notice::warning("ConfigUnreachable", "Gate", note));
+        }
+        entry.message = Some(message);
+    }
 }
 
 /// Holds the next node while the canary cannot bring it the config its pool renders: the canary's rendered config

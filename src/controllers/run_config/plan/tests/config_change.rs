@@ -360,3 +360,34 @@ fn switching_to_any_config_change_mid_upgrade_goes_on_with_the_upgrade_and_runs_
     assert_eq!(f.s.jobs.len(), before, "no Job created again");
     assert_eq!(node_phase(&p, "worker-0"), Some(NodePhase::Gating));
 }
+
+#[test]
+fn a_released_node_whose_config_the_canary_no_longer_renders_says_so_once() {
+    let mut f = fixture(2);
+    f.step();
+    f.step();
+    render(&mut f, B, true);
+    // Gate worker-0 and release it, but let the MCO not act yet.
+    for _ in 0..8 {
+        f.finish_jobs(JobResult::Succeeded);
+        let p = f.step();
+        if node_phase(&p, "worker-0") == Some(NodePhase::Upgrading) {
+            break;
+        }
+    }
+    assert_eq!(node_phase(&f.plan(), "worker-0"), Some(NodePhase::Upgrading));
+    // A MachineConfig the canary does not select re-renders only the worker pool.
+    render(&mut f, C, false);
+    let p = f.step();
+    let entry = p.status.nodes.iter().find(|e| e.name == "worker-0").unwrap();
+    let message = entry.message.clone().unwrap_or_default();
+    assert!(message.contains(&rendered("worker", C)) && message.contains("canary"), "{message}");
+    assert_eq!(p.notices.iter().filter(|n| n.reason == "ConfigUnreachable").count(), 1);
+    let p = f.step();
+    assert!(!p.notices.iter().any(|n| n.reason == "ConfigUnreachable"), "said once");
+    // The canary catches up: the node gets there and goes on.
+    render(&mut f, C, true);
+    let plans = run(&mut f);
+    assert!(plans.iter().all(|p| !p.notices.iter().any(|n| n.reason == "ConfigUnreachable")));
+    assert_eq!(f.s.nodes["worker-0"].current_config.as_deref().map(crate::openshift::config_content), Some(C));
+}
