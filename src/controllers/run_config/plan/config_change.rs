@@ -9,8 +9,10 @@
 //!   get it with their gate, nodes in flight wait for it, nodes already done go through the gate again in the next
 //!   rollout. A node that reached its config is held again at once, so the canary never rolls a later change to it.
 //! - Between rollouts (standby) the pools are as the admin made them except paused; a target pool whose nodes all
-//!   run its content under the canary's name is unpaused until the MCO reports it Updated (a rename, no reboot),
-//!   then paused again.
+//!   run its content under the canary's name is unpaused until the MCO moved them to its own name (a rename, no
+//!   reboot), then paused again.
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use super::intent::{Intent, PoolSpec};
 use super::node_state::{self, History, Inputs};
@@ -19,7 +21,6 @@ use super::resolve::Resolved;
 use super::stage::{Stage, Upgrade};
 use super::target::{self, Target};
 use super::{conflict, conflicted, finalize, gate, jobs_of, pools, restoring, upgrade_of, Draft, Notice};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use crate::api::{Blocker, MutexRunConfigStatus, RunPhase};
 use crate::controllers::run_config::snapshot::{PoolView, Snapshot};
@@ -61,7 +62,7 @@ pub fn rollout(snapshot: &Snapshot, resolved: &Resolved<'_>, version: &str, hold
     draft.status.target_version = Some(version.to_string());
     let mut config = target::status_of(&key, resolved, previous);
     let started = draft.status.target_config.as_ref().and_then(|t| t.behind_since.clone());
-    config.behind_since = config.behind_since.or(started).or_else(|| Some(Time(snapshot.now)));
+    config.behind_since = config.behind_since.or(started).or(Some(Time(snapshot.now)));
     draft.status.target_config = Some(config);
     overdue(snapshot, &upgrade, draft);
     let claims = pools::claim(resolved);
@@ -73,6 +74,9 @@ pub fn rollout(snapshot: &Snapshot, resolved: &Resolved<'_>, version: &str, hold
     }
     let gated = gate(snapshot, resolved, &target, upgrade.control_plane_done, draft);
     unreachable(snapshot, resolved, &target, draft);
+    if let Some(wait) = until_overdue(snapshot, draft).filter(|_| upgrade.behind > 0) {
+        draft.requeue_after = Some(draft.requeue_after.map_or(wait, |r| r.min(wait)));
+    }
     match gated.end {
         Some(progress) => {
             draft.intents.extend(settle(snapshot, resolved));
@@ -107,6 +111,14 @@ fn overdue(snapshot: &Snapshot, upgrade: &Upgrade, draft: &mut Draft) {
         draft.notices.push(Notice::warning("ConfigChangeOverdue", "Gate", message.clone()));
     }
     draft.overdue = Some(message);
+}
+
+/// How long until the rollout becomes overdue (numo looks again then: nothing else may happen meanwhile).
+fn until_overdue(snapshot: &Snapshot, draft: &Draft) -> Option<std::time::Duration> {
+    let since = draft.status.target_config.as_ref()?.behind_since.as_ref()?;
+    let waited = std::time::Duration::try_from(snapshot.now.duration_since(since.0)).unwrap_or_default();
+    let limit = snapshot.run_config.spec.overdue_after();
+    (waited < limit).then(|| limit - waited + std::time::Duration::from_millis(50))
 }
 
 /// Whether some gated node has not finished rollout `target.key` (as the status and its Jobs record it).

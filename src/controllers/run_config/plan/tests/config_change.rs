@@ -329,6 +329,9 @@ fn a_config_change_held_longer_than_overdue_after_says_so_once() {
     let p = f.step();
     assert_eq!(condition(&p, condition::CONFIG_CHANGE_OVERDUE).status, "False");
     assert!(jobs_created(&p).is_empty(), "paused: nothing starts");
+    // numo looks again when the change becomes overdue, whatever else happens.
+    let wake = p.requeue_after.expect("a requeue at the overdue instant");
+    assert!(wake <= Duration::from_secs(24 * 3600) && wake > Duration::from_secs(23 * 3600), "{wake:?}");
     f.s.now += Duration::from_secs(25 * 3600);
     let p = f.step();
     let overdue = condition(&p, condition::CONFIG_CHANGE_OVERDUE);
