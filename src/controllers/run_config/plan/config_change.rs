@@ -233,6 +233,8 @@ fn renames(resolved: &Resolved<'_>, pool: &PoolView) -> bool {
 fn standby(snapshot: &Snapshot, resolved: &Resolved<'_>, upgrade: Upgrade, draft: &mut Draft) -> Stage {
     let previous = &snapshot.run_config.status;
     let intents = settle(snapshot, resolved);
+    // A pool whose nodes do not all run its own rendered config by name is not finished: the MCO still has to rename
+    // (numo unpauses the pool for that once it is safe), like a pool that is not Updated after an upgrade.
     let renaming: Vec<String> = resolved
         .targets
         .iter()
@@ -241,6 +243,12 @@ fn standby(snapshot: &Snapshot, resolved: &Resolved<'_>, upgrade: Upgrade, draft
                 || intents
                     .iter()
                     .any(|i| matches!(i, Intent::SteerPool { pool, spec, .. } if *pool == t.name && !spec.paused))
+                || t.configuration.as_ref().is_some_and(|wanted| {
+                    resolved.gated.iter().any(|n| {
+                        resolved.home_pool(&n.name).is_some_and(|p| p.name == t.name)
+                            && n.current_config.as_ref() != Some(wanted)
+                    })
+                })
         })
         .map(|t| t.name.clone())
         .collect();

@@ -240,8 +240,8 @@ impl Stage {
                 }
                 if !renaming.is_empty() {
                     message.push_str(&format!(
-                        " {} unpaused until the MCO moved its nodes to the pool's own rendered config (same content, \
-                         no reboot).",
+                        " Waiting for the MCO to move the nodes of {} to the pool's own rendered config (same content, \
+                         no reboot; numo unpauses the pool for it once every node there is Done).",
                         renaming.join(", ")
                     ));
                 }
