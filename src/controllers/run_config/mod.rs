@@ -22,7 +22,7 @@ use k8s_openapi::jiff::Timestamp;
 use kube::core::PartialObjectMeta;
 use kube::runtime::controller::Action;
 use kube::runtime::reflector::{ObjectRef, Store};
-use kube::runtime::{predicates, watcher, Controller, WatchStreamExt};
+use kube::runtime::{watcher, Controller, WatchStreamExt};
 use kube::{Resource, ResourceExt};
 use tracing::instrument;
 
@@ -104,7 +104,7 @@ pub async fn run(ctx: Context) {
         all_for_nodes()
     })
     .watches_stream(
-        mc_events.touched_objects().predicate_filter(predicates::annotations, Default::default()),
+        mc_events.touched_objects().predicate_filter(machine_config_predicate, Default::default()),
         move |_| all_for_mcs(),
     )
     .watches_stream(cv_events.touched_objects(), move |_| all_for_cv())
@@ -152,6 +152,16 @@ fn run_config_predicate(rc: &Guarded) -> Option<u64> {
     meta.finalizers.hash(&mut hasher);
     meta.deletion_timestamp.as_ref().map(|t| t.0.as_second()).hash(&mut hasher);
     meta.uid.hash(&mut hasher);
+    Some(hasher.finish())
+}
+
+/// MachineConfigs matter when their annotations (a rendered config's release) or labels (the pools that select them,
+/// so a render the MCO has yet to do) change.
+fn machine_config_predicate(config: &guard::Guarded<PartialObjectMeta<MachineConfig>>) -> Option<u64> {
+    let mut hasher = DefaultHasher::new();
+    config.meta().uid.hash(&mut hasher);
+    config.meta().labels.hash(&mut hasher);
+    config.meta().annotations.hash(&mut hasher);
     Some(hasher.finish())
 }
 

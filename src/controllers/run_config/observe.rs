@@ -86,10 +86,19 @@ pub fn snapshot(stores: &Stores, rc: &MutexRunConfig, now: Timestamp) -> Snapsho
         rc.spec.mutex_rules.iter().map(|r| rule_view(stores, r.namespace_or(&namespace), &r.name, avoid)).collect();
     let targets =
         rc.spec.mutex_targets.iter().map(|t| target_view(stores, t.namespace_or(&namespace), &t.name)).collect();
-    let pools = stores.pools.state().iter().filter_map(|p| p.decoded().map(|p| (p.name_any(), pool_view(p)))).collect();
-    let rendered_versions: BTreeMap<String, String> = stores
-        .machine_configs
+    let configs = stores.machine_configs.state();
+    let sources: Vec<(String, &BTreeMap<String, String>)> = configs
+        .iter()
+        .map(|mc| (mc.name_any(), mc.labels()))
+        .filter(|(name, _)| !name.starts_with("rendered-"))
+        .collect();
+    let pools = stores
+        .pools
         .state()
+        .iter()
+        .filter_map(|p| p.decoded().map(|p| (p.name_any(), pool_view(p, &sources))))
+        .collect();
+    let rendered_versions: BTreeMap<String, String> = configs
         .iter()
         .filter_map(|mc| Some((mc.name_any(), mc.annotations().get(openshift::RELEASE_VERSION)?.clone())))
         .collect();
@@ -287,8 +296,16 @@ fn unreadable_member(stores: &Stores, pools: &[String]) -> Option<String> {
     None
 }
 
-fn pool_view(pool: &MachineConfigPool) -> PoolView {
+/// `sources`: every MachineConfig that is not a rendered one, with its labels.
+fn pool_view(pool: &MachineConfigPool, sources: &[(String, &BTreeMap<String, String>)]) -> PoolView {
     let status = pool.status.as_ref();
+    let rendered_from: BTreeSet<String> =
+        pool.spec.configuration.as_ref().map(|c| c.source_names()).unwrap_or_default().into_iter().collect();
+    let selected: BTreeSet<String> = sources
+        .iter()
+        .filter(|(_, labels)| crate::selector::matches(pool.spec.machine_config_selector.as_ref(), labels))
+        .map(|(name, _)| name.clone())
+        .collect();
     let current = status.is_some_and(|st| Some(st.observed_generation) >= pool.metadata.generation);
     PoolView {
         name: pool.name_any(),
@@ -306,6 +323,8 @@ fn pool_view(pool: &MachineConfigPool) -> PoolView {
         render_failure: pool
             .condition("RenderDegraded")
             .map(|c| c.message.clone().filter(|m| !m.is_empty()).unwrap_or_else(|| "RenderDegraded".to_string())),
+        // A pool that names no sources (an older MCO) is taken at its word.
+        render_pending: !rendered_from.is_empty() && selected != rendered_from,
     }
 }
 

@@ -156,3 +156,32 @@ fn a_rule_accepted_only_with_numos_anti_affinity_is_invalid_for_a_run_config_tha
     assert!(message.contains("avoidTargetNode") && message.contains("nodeSelectorTerms"), "{message}");
     assert!(plan.intents.is_empty(), "nothing is changed: {:?}", plan.intents);
 }
+
+#[test]
+fn a_pool_whose_selected_machine_configs_differ_from_its_rendered_sources_has_a_render_pending() {
+    let mc = |name: &str, role: &str| {
+        json!({"apiVersion": "machineconfiguration.openshift.io/v1", "kind": "MachineConfig",
+            "metadata": {"name": name, "labels": {"machineconfiguration.openshift.io/role": role}}})
+    };
+    let worker = pool(
+        "worker",
+        json!({"nodeSelector": {"matchLabels": {"node-role.kubernetes.io/worker": ""}},
+               "machineConfigSelector": {"matchLabels": {"machineconfiguration.openshift.io/role": "worker"}},
+               "configuration": {"name": "rendered-worker-aa", "source": [
+                   {"apiVersion": "machineconfiguration.openshift.io/v1", "kind": "MachineConfig", "name": "00-worker"}]}}),
+    );
+    let mut stores = stores(&[worker], &[], &[]);
+    let pending =
+        |stores: &Stores| snapshot(stores, &run_config(), Timestamp::UNIX_EPOCH).pools["worker"].render_pending;
+    stores.machine_configs = store::<PartialObjectMeta<MachineConfig>>(&[
+        mc("00-worker", "worker"),
+        mc("00-master", "master"),
+        mc("rendered-worker-aa", "worker"),
+    ]);
+    assert!(!pending(&stores), "rendered from exactly what it selects (rendered configs are no sources)");
+    stores.machine_configs =
+        store::<PartialObjectMeta<MachineConfig>>(&[mc("00-worker", "worker"), mc("99-worker-chrony", "worker")]);
+    assert!(pending(&stores), "a new MachineConfig is not rendered yet");
+    stores.machine_configs = store::<PartialObjectMeta<MachineConfig>>(&[mc("00-master", "master")]);
+    assert!(pending(&stores), "a source that is gone is not rendered away yet");
+}

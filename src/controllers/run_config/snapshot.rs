@@ -207,6 +207,9 @@ pub struct PoolView {
     pub status_sources: Vec<String>,
     /// Why the pool cannot render its configuration (`RenderDegraded=True`); None when it can.
     pub render_failure: Option<String>,
+    /// The MachineConfigs its `machineConfigSelector` selects now differ from those its rendered config was merged
+    /// from: the MCO has a render to do (it debounces them by seconds).
+    pub render_pending: bool,
 }
 
 impl PoolView {

@@ -209,13 +209,14 @@ fn settle(snapshot: &Snapshot, resolved: &Resolved<'_>) -> Vec<Intent> {
     intents
 }
 
-/// Whether `pool` may be unpaused so the MCO renames its nodes' configs: it rendered a config, some node it owns runs
-/// that content under another name (the canary's), and every node it owns runs that content already with the daemon
-/// Done — so the MCO has nothing to apply but the name. Judged from the nodes, not from the pool's `Updated`
+/// Whether `pool` may be unpaused so the MCO renames its nodes' configs: it rendered a config from exactly the
+/// MachineConfigs it selects now (no render pending), some node it owns runs that content under another name (the
+/// canary's), and every node it owns runs that content already with the daemon Done — so the MCO has nothing to apply
+/// but the name. Judged from the nodes, not from the pool's `Updated`
 /// condition, which lags every write of the pool's spec.
 fn renames(resolved: &Resolved<'_>, pool: &PoolView) -> bool {
     let Some(wanted) = pool.configuration.as_deref() else { return false };
-    if pool.render_failure.is_some() || pool.degraded.is_some() {
+    if pool.render_failure.is_some() || pool.degraded.is_some() || pool.render_pending {
         return false;
     }
     let members: Vec<_> =

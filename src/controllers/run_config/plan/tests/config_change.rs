@@ -232,6 +232,12 @@ fn a_pool_whose_nodes_run_its_content_under_the_canarys_name_is_unpaused_until_u
         node.desired_config = Some(rendered("canary", A));
     }
     f.s.pools.get_mut("worker").unwrap().updated = false;
+    // Not while the MCO has a render to do: it could roll that config through the unpaused pool.
+    f.s.pools.get_mut("worker").unwrap().render_pending = true;
+    let p = f.step();
+    assert!(!p.intents.iter().any(|i| matches!(i, Intent::SteerPool { spec, .. } if !spec.paused)), "{:?}", p.intents);
+    assert_eq!(p.status.phase, Some(RunPhase::Restoring), "the pool still has to be renamed");
+    f.s.pools.get_mut("worker").unwrap().render_pending = false;
     let p = f.step();
     let unpause =
         p.intents.iter().any(|i| matches!(i, Intent::SteerPool { pool, spec, .. } if pool == "worker" && !spec.paused));
