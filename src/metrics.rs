@@ -11,7 +11,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::Registry;
 
-use crate::api::{JobResult, NodePhase};
+use crate::api::{JobResult, NodePhase, Trigger};
 
 /// Labels of the reconcile error counter.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -210,11 +210,12 @@ impl Metrics {
     }
 
     /// Sets whether `run_config`'s config change is overdue; `trigger` is its `spec.trigger`.
-    pub fn set_config_change_overdue(&self, run_config: &str, trigger: &'static str, overdue: bool) {
-        for other in ["Upgrade", "AnyConfigChange"].into_iter().filter(|t| *t != trigger) {
-            self.config_change_overdue.remove(&TriggerLabels { run_config: run_config.to_string(), trigger: other });
+    pub fn set_config_change_overdue(&self, run_config: &str, trigger: Trigger, overdue: bool) {
+        for other in Trigger::ALL.into_iter().filter(|t| *t != trigger) {
+            let labels = TriggerLabels { run_config: run_config.to_string(), trigger: other.as_str() };
+            self.config_change_overdue.remove(&labels);
         }
-        let labels = TriggerLabels { run_config: run_config.to_string(), trigger };
+        let labels = TriggerLabels { run_config: run_config.to_string(), trigger: trigger.as_str() };
         self.config_change_overdue.get_or_create(&labels).set(i64::from(overdue));
     }
 
@@ -228,8 +229,9 @@ impl Metrics {
         for check in crate::controllers::run_config::plan::check::ALL {
             self.check_blocking.remove(&CheckLabels { run_config: run_config.to_string(), check });
         }
-        for trigger in ["Upgrade", "AnyConfigChange"] {
-            self.config_change_overdue.remove(&TriggerLabels { run_config: run_config.to_string(), trigger });
+        for trigger in Trigger::ALL {
+            let labels = TriggerLabels { run_config: run_config.to_string(), trigger: trigger.as_str() };
+            self.config_change_overdue.remove(&labels);
         }
     }
 

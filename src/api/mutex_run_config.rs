@@ -128,6 +128,19 @@ pub enum Trigger {
     AnyConfigChange,
 }
 
+impl Trigger {
+    /// Every trigger.
+    pub const ALL: [Trigger; 2] = [Trigger::Upgrade, Trigger::AnyConfigChange];
+
+    /// The name as written in the spec (and in metric labels).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Trigger::Upgrade => "Upgrade",
+            Trigger::AnyConfigChange => "AnyConfigChange",
+        }
+    }
+}
+
 fn default_concurrency() -> u32 {
     1
 }

@@ -223,12 +223,8 @@ pub fn record_metrics(metrics: &Metrics, rc: &MutexRunConfig, status: &MutexRunC
     for check in super::plan::check::ALL {
         metrics.set_check_blocking(&key, check, status.blocked_by.iter().any(|b| b.check == check));
     }
-    let trigger = match rc.spec.trigger {
-        crate::api::Trigger::Upgrade => "Upgrade",
-        crate::api::Trigger::AnyConfigChange => "AnyConfigChange",
-    };
     let overdue = crate::conditions::is_true(&status.conditions, super::plan::condition::CONFIG_CHANGE_OVERDUE);
-    metrics.set_config_change_overdue(&key, trigger, overdue);
+    metrics.set_config_change_overdue(&key, rc.spec.trigger, overdue);
     let rollout = status.rollout_key();
     for job in status.nodes.iter().flat_map(|e| &e.jobs) {
         let what = format!("job {} {:?}", job.name, job.result);

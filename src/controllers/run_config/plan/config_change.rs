@@ -29,15 +29,13 @@ use crate::openshift::config_content;
 /// Steps 2–7 for a valid configuration, trigger `AnyConfigChange`.
 pub fn rollout(snapshot: &Snapshot, resolved: &Resolved<'_>, version: &str, holding: bool, draft: &mut Draft) -> Stage {
     let previous = &snapshot.run_config.status;
+    // What the nodes must reach does not depend on the rollout's name, which is known further down.
+    let mut target = Target::config_change("", version, resolved);
+    let upgrade = upgrade_of(snapshot, resolved, &target);
     // The rollout the status names (a run config switched from `trigger: Upgrade` mid-rollout goes on with the
     // upgrade's), while some node of it has not finished.
     let described = previous.target_config.is_some() || previous.started_at.is_some();
-    let running = previous.rollout_key().filter(|_| described).filter(|key| {
-        let target = Target::config_change(key, version, resolved);
-        unfinished(snapshot, resolved, &target)
-    });
-    let upgrade =
-        upgrade_of(snapshot, resolved, &Target::config_change(running.unwrap_or_default(), version, resolved));
+    let running = previous.rollout_key().filter(|key| described && unfinished(snapshot, resolved, &target, key));
     if let Some(conflict) = conflict(snapshot, resolved) {
         return conflicted(snapshot, upgrade, conflict, holding, draft);
     }
@@ -52,17 +50,14 @@ pub fn rollout(snapshot: &Snapshot, resolved: &Resolved<'_>, version: &str, hold
         draft.intents.extend(claims);
         return Stage::Pausing(upgrade);
     }
-    let key = match running {
+    target.key = match running {
         Some(key) => key.to_string(),
         None if upgrade.behind > 0 => start(snapshot, resolved, version, &upgrade, draft),
         None => return standby(snapshot, resolved, upgrade, draft),
     };
-    let target = Target::config_change(&key, version, resolved);
-    let upgrade = upgrade_of(snapshot, resolved, &target);
     draft.status.target_version = Some(version.to_string());
-    let mut config = target::status_of(&key, resolved, previous);
-    let started = draft.status.target_config.as_ref().and_then(|t| t.behind_since.clone());
-    config.behind_since = config.behind_since.or(started).or(Some(Time(snapshot.now)));
+    let mut config = target::status_of(&target.key, resolved, previous);
+    config.behind_since = config.behind_since.or(Some(Time(snapshot.now)));
     draft.status.target_config = Some(config);
     overdue(snapshot, &upgrade, draft);
     let claims = pools::claim(resolved);
@@ -87,23 +82,29 @@ pub fn rollout(snapshot: &Snapshot, resolved: &Resolved<'_>, version: &str, hold
     }
 }
 
+/// How long the rollout has kept a node behind, and how long it may (`overdueAfter`).
+fn waited(snapshot: &Snapshot, draft: &Draft) -> Option<(std::time::Duration, std::time::Duration)> {
+    let since = draft.status.target_config.as_ref()?.behind_since.as_ref()?;
+    let waited = std::time::Duration::try_from(snapshot.now.duration_since(since.0)).unwrap_or_default();
+    Some((waited, snapshot.run_config.spec.overdue_after()))
+}
+
 /// A rollout that has run longer than `overdueAfter`: the `ConfigChangeOverdue` condition, and a Warning Event when it
 /// becomes overdue. A held rollout delays whatever waits in it — a kubelet-CA rotation among them.
 fn overdue(snapshot: &Snapshot, upgrade: &Upgrade, draft: &mut Draft) {
     let spec = &snapshot.run_config.spec;
-    let Some(since) = draft.status.target_config.as_ref().and_then(|t| t.behind_since.clone()) else { return };
-    let waited = std::time::Duration::try_from(snapshot.now.duration_since(since.0)).unwrap_or_default();
-    let limit = spec.overdue_after();
+    let Some((waited, limit)) = waited(snapshot, draft) else { return };
     if waited < limit || upgrade.behind == 0 {
         return;
     }
+    let since = draft.status.target_config.as_ref().and_then(|t| t.behind_since.as_ref()).map(|t| t.0);
     let message = format!(
         "{} of {} target nodes have waited for {} since {} (longer than overdueAfter {}): see what holds the \
          rollout. Certificate rotations (kubelet CA) wait in it too.",
         upgrade.behind,
         upgrade.total,
         upgrade.goal,
-        since.0,
+        since.unwrap_or(snapshot.now),
         spec.overdue_after.as_deref().unwrap_or("24h"),
     );
     let previous = &snapshot.run_config.status.conditions;
@@ -115,28 +116,15 @@ fn overdue(snapshot: &Snapshot, upgrade: &Upgrade, draft: &mut Draft) {
 
 /// How long until the rollout becomes overdue (numo looks again then: nothing else may happen meanwhile).
 fn until_overdue(snapshot: &Snapshot, draft: &Draft) -> Option<std::time::Duration> {
-    let since = draft.status.target_config.as_ref()?.behind_since.as_ref()?;
-    let waited = std::time::Duration::try_from(snapshot.now.duration_since(since.0)).unwrap_or_default();
-    let limit = snapshot.run_config.spec.overdue_after();
+    let (waited, limit) = waited(snapshot, draft)?;
     (waited < limit).then(|| limit - waited + std::time::Duration::from_millis(50))
 }
 
-/// Whether some gated node has not finished rollout `target.key` (as the status and its Jobs record it).
-fn unfinished(snapshot: &Snapshot, resolved: &Resolved<'_>, target: &Target) -> bool {
-    let status = &snapshot.run_config.status;
-    let history = History::of(status, &target.key);
-    let jobs = jobs_of(snapshot, &target.key);
-    let spec = &snapshot.run_config.spec;
-    let inputs = Inputs {
-        resolved,
-        target,
-        history: &history,
-        jobs: &jobs,
-        skip: &snapshot.run_config.skip,
-        timeout: None,
-        soak: spec.soak_time(),
-        now: snapshot.now,
-    };
+/// Whether some gated node has not finished rollout `key` (as the status and its Jobs record it) towards `target`.
+fn unfinished(snapshot: &Snapshot, resolved: &Resolved<'_>, target: &Target, key: &str) -> bool {
+    let history = History::of(&snapshot.run_config.status, key);
+    let jobs = jobs_of(snapshot, key);
+    let inputs = Inputs::of(snapshot, resolved, target, &history, &jobs);
     resolved.gated.iter().any(|node| {
         let records = node_state::job_records(&inputs, &node.name);
         let released = node_state::released(&inputs, node, &records);
@@ -144,23 +132,21 @@ fn unfinished(snapshot: &Snapshot, resolved: &Resolved<'_>, target: &Target) -> 
     })
 }
 
-/// A new rollout: named, its status started afresh, an Event saying what changed. Returns its name; its nodes are
-/// gated in the same reconcile (nothing else would wake numo when the pools need no write).
+/// A new rollout: named, its status started afresh (its `targetConfig` is written by the caller), an Event saying
+/// what changed. Returns its name; its nodes are gated in the same reconcile (nothing else would wake numo when the
+/// pools need no write).
 fn start(snapshot: &Snapshot, resolved: &Resolved<'_>, version: &str, upgrade: &Upgrade, draft: &mut Draft) -> String {
-    let previous = &snapshot.run_config.status;
     let key = target::new_rollout_key(version, resolved, &snapshot.now);
-    let mut config = target::status_of(&key, resolved, previous);
-    config.behind_since = Some(Time(snapshot.now));
     let total = resolved.gated.len() as u32;
     let mut note =
         format!("{} of {} target nodes do not run {}; gating them.", upgrade.behind, upgrade.total, upgrade.goal);
-    if !config.machine_configs.is_empty() {
-        note.push_str(&format!(" MachineConfigs changed: {}.", config.machine_configs.join(", ")));
+    let changed = target::changed_machine_configs(resolved);
+    if !changed.is_empty() {
+        note.push_str(&format!(" MachineConfigs changed: {}.", changed.join(", ")));
     }
     draft.notices.push(Notice::normal("ConfigChangeDetected", "Gate", note));
     draft.status = MutexRunConfigStatus {
         target_version: Some(version.to_string()),
-        target_config: Some(config),
         started_at: Some(Time(snapshot.now)),
         total_nodes: total,
         pending_nodes: total,
@@ -219,8 +205,7 @@ fn renames(resolved: &Resolved<'_>, pool: &PoolView) -> bool {
     if pool.render_failure.is_some() || pool.degraded.is_some() || pool.render_pending {
         return false;
     }
-    let members: Vec<_> =
-        resolved.gated.iter().filter(|n| resolved.home_pool(&n.name).is_some_and(|p| p.name == pool.name)).collect();
+    let members: Vec<_> = resolved.members(&pool.name).collect();
     let same = |config: Option<&str>| config.map(config_content) == Some(config_content(wanted));
     members.iter().any(|n| n.current_config.as_deref() != Some(wanted))
         && members.iter().all(|n| {
@@ -244,12 +229,9 @@ fn standby(snapshot: &Snapshot, resolved: &Resolved<'_>, upgrade: Upgrade, draft
                 || intents
                     .iter()
                     .any(|i| matches!(i, Intent::SteerPool { pool, spec, .. } if *pool == t.name && !spec.paused))
-                || t.configuration.as_ref().is_some_and(|wanted| {
-                    resolved.gated.iter().any(|n| {
-                        resolved.home_pool(&n.name).is_some_and(|p| p.name == t.name)
-                            && n.current_config.as_ref() != Some(wanted)
-                    })
-                })
+                || t.configuration
+                    .as_ref()
+                    .is_some_and(|wanted| resolved.members(&t.name).any(|n| n.current_config.as_ref() != Some(wanted)))
         })
         .map(|t| t.name.clone())
         .collect();
@@ -268,16 +250,7 @@ fn standby(snapshot: &Snapshot, resolved: &Resolved<'_>, upgrade: Upgrade, draft
     status.total_nodes = upgrade.total as u32;
     let rolled = previous.target_config.is_some();
     if let Some(key) = previous.rollout_key().filter(|_| rolled) {
-        // Every gated node runs its pool's config or is skipped: counted from the nodes, in the order they finished.
-        let skip = &snapshot.run_config.skip;
-        let (skipped, completed): (Vec<_>, Vec<_>) = resolved.gated.iter().partition(|n| skip.contains(&n.name));
-        let names = |nodes: Vec<&&crate::controllers::run_config::snapshot::NodeView>| {
-            nodes.iter().map(|n| n.name.clone()).collect::<Vec<_>>()
-        };
-        let history = History::of(previous, key);
-        (status.completed_nodes, status.skipped_nodes) = history.in_finishing_order(names(completed), names(skipped));
-        let done = status.completed_nodes.len() + status.skipped_nodes.len();
-        status.progress = Some(format!("{done}/{}", upgrade.total));
+        finalize::count_finished(snapshot, resolved, key, status);
     }
     let settled = !settling && renaming.is_empty();
     if rolled && status.finished_at.is_none() && settled {

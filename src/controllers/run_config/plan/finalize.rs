@@ -10,7 +10,7 @@ use super::pools;
 use super::resolve::Resolved;
 use super::stage::{Stage, Upgrade};
 use super::{Draft, Notice};
-use crate::api::RunPhase;
+use crate::api::{MutexRunConfigStatus, RunPhase};
 use crate::controllers::run_config::snapshot::{NodeView, Snapshot};
 
 /// Removes `labels` from every node that carries one of them.
@@ -63,6 +63,26 @@ pub fn release_deleted_jobs(snapshot: &Snapshot) -> Vec<Intent> {
         .collect()
 }
 
+/// Every gated node of rollout `key` finished (runs its target or is skipped): the status's finished-node lists and
+/// progress, counted from the nodes, not from the last status (which a lagging cache may show from before the last
+/// node finished), in the order the nodes finished. Returns the progress.
+pub fn count_finished(
+    snapshot: &Snapshot,
+    resolved: &Resolved<'_>,
+    key: &str,
+    status: &mut MutexRunConfigStatus,
+) -> String {
+    let skip = &snapshot.run_config.skip;
+    let (skipped, completed): (Vec<&&NodeView>, Vec<&&NodeView>) =
+        resolved.gated.iter().partition(|n| skip.contains(&n.name));
+    let names = |nodes: Vec<&&NodeView>| nodes.iter().map(|n| n.name.clone()).collect();
+    let history = History::of(&snapshot.run_config.status, key);
+    (status.completed_nodes, status.skipped_nodes) = history.in_finishing_order(names(completed), names(skipped));
+    let progress = format!("{}/{}", status.completed_nodes.len() + status.skipped_nodes.len(), resolved.gated.len());
+    status.progress = Some(progress.clone());
+    progress
+}
+
 /// No pool is claimed and no node is behind: Completed if a rollout to this version ran (once the target pools
 /// moved every node to their own rendered config: until then still Restoring), else Idle.
 pub fn completion(snapshot: &Snapshot, resolved: &Resolved<'_>, upgrade: Upgrade, draft: &mut Draft) -> Stage {
@@ -79,16 +99,7 @@ pub fn completion(snapshot: &Snapshot, resolved: &Resolved<'_>, upgrade: Upgrade
         status.skipped_nodes.clear();
         return Stage::Idle(upgrade);
     }
-    // Every gated node runs the version or is skipped: counted from the nodes, not from the last status (which a
-    // lagging cache may show from before the last node finished).
-    let skip = &snapshot.run_config.skip;
-    let (skipped, completed): (Vec<&&NodeView>, Vec<&&NodeView>) =
-        resolved.gated.iter().partition(|n| skip.contains(&n.name));
-    let names = |nodes: Vec<&&NodeView>| nodes.iter().map(|n| n.name.clone()).collect();
-    let history = History::of(previous, &upgrade.version);
-    (status.completed_nodes, status.skipped_nodes) = history.in_finishing_order(names(completed), names(skipped));
-    let progress = format!("{}/{}", status.completed_nodes.len() + status.skipped_nodes.len(), upgrade.total);
-    status.progress = Some(progress.clone());
+    let progress = count_finished(snapshot, resolved, &upgrade.version, status);
     // Skipped nodes upgrade ungated in their own pool once it is restored, and may never get there (that is often
     // why they were skipped): the rollout is complete without them.
     let waiting_for: Vec<String> = match status.skipped_nodes.is_empty() {

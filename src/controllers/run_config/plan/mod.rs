@@ -307,18 +307,8 @@ fn gate(
 ) -> Gated {
     let history = History::of(&snapshot.run_config.status, &target.key);
     let jobs = jobs_of(snapshot, &target.key);
+    let inputs = Inputs::of(snapshot, resolved, target, &history, &jobs);
     let spec = &snapshot.run_config.spec;
-    let timeout = spec.node_timeout().map(|d| (spec.node_timeout.as_deref().unwrap_or_default(), d));
-    let inputs = Inputs {
-        resolved,
-        target,
-        history: &history,
-        jobs: &jobs,
-        skip: &snapshot.run_config.skip,
-        timeout,
-        soak: spec.soak_time(),
-        now: snapshot.now,
-    };
     let gate = gate::plan(snapshot, &inputs, control_plane_done);
     let recorded = record::record(
         &gate.nodes,

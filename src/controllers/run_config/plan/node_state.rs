@@ -10,7 +10,7 @@ use k8s_openapi::jiff::Timestamp;
 use super::resolve::Resolved;
 use super::target::Target;
 use crate::api::{JobRecord, JobResult, MutexRunConfigStatus, NodePhase, NodeProgress};
-use crate::controllers::run_config::snapshot::{JobView, NodeView};
+use crate::controllers::run_config::snapshot::{JobView, NodeView, Snapshot};
 use crate::jobs::JobPhase;
 
 /// The next Job to create for a node: which rule (index in rule order) and which attempt.
@@ -191,6 +191,30 @@ pub struct Inputs<'a, 'r> {
     pub soak: Option<Duration>,
     /// Now.
     pub now: Timestamp,
+}
+
+impl<'a, 'r> Inputs<'a, 'r> {
+    /// The inputs of the run config's rollout `key`: its `history` and `jobs` (see [`History::of`]), the skip
+    /// annotation, `nodeTimeout`, `soakTime` and the snapshot's time.
+    pub fn of(
+        snapshot: &'r Snapshot,
+        resolved: &'r Resolved<'a>,
+        target: &'r Target,
+        history: &'r History<'a>,
+        jobs: &'r BTreeMap<&'a str, Vec<&'a JobView>>,
+    ) -> Self {
+        let spec = &snapshot.run_config.spec;
+        Self {
+            resolved,
+            target,
+            history,
+            jobs,
+            skip: &snapshot.run_config.skip,
+            timeout: spec.node_timeout().map(|d| (spec.node_timeout.as_deref().unwrap_or_default(), d)),
+            soak: spec.soak_time(),
+            now: snapshot.now,
+        }
+    }
 }
 
 /// A node's Jobs, from the cluster and from the status record, keyed by (phase, rule, attempt).

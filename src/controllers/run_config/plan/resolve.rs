@@ -69,6 +69,11 @@ impl<'a> Resolved<'a> {
         self.targets.iter().any(|t| t.name == pool)
     }
 
+    /// The gated nodes target pool `pool` owns.
+    pub fn members<'s>(&'s self, pool: &'s str) -> impl Iterator<Item = &'a NodeView> + 's {
+        self.gated.iter().copied().filter(move |n| self.home_pool(&n.name).is_some_and(|p| p.name == pool))
+    }
+
     /// The target pool a gated node belongs to.
     pub fn home_pool(&self, node: &str) -> Option<&'a PoolView> {
         self.homes.get(node).and_then(|i| self.targets.get(*i)).copied()

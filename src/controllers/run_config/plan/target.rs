@@ -109,6 +109,23 @@ pub fn status_of(key: &str, resolved: &Resolved<'_>, previous: &MutexRunConfigSt
         .iter()
         .filter_map(|p| Some(PoolConfig { pool: p.name.clone(), rendered_config: p.configuration.clone()? }))
         .collect();
+    let machine_configs = changed_machine_configs(resolved);
+    let carried = previous.target_config.as_ref().filter(|t| t.rollout == key);
+    TargetConfig {
+        rollout: key.to_string(),
+        pools,
+        machine_configs: if machine_configs.is_empty() {
+            carried.map(|t| t.machine_configs.clone()).unwrap_or_default()
+        } else {
+            machine_configs
+        },
+        behind_since: carried.and_then(|t| t.behind_since.clone()),
+    }
+}
+
+/// The MachineConfigs that entered or left the target pools' sources since the config the pools last reported
+/// (`+name`, `-name`).
+pub fn changed_machine_configs(resolved: &Resolved<'_>) -> Vec<String> {
     let mut machine_configs: Vec<String> = Vec::new();
     for pool in &resolved.targets {
         if pool.status_sources.is_empty() {
@@ -122,15 +139,5 @@ pub fn status_of(key: &str, resolved: &Resolved<'_>, previous: &MutexRunConfigSt
             }
         }
     }
-    let carried = previous.target_config.as_ref().filter(|t| t.rollout == key);
-    TargetConfig {
-        rollout: key.to_string(),
-        pools,
-        machine_configs: if machine_configs.is_empty() {
-            carried.map(|t| t.machine_configs.clone()).unwrap_or_default()
-        } else {
-            machine_configs
-        },
-        behind_since: carried.and_then(|t| t.behind_since.clone()),
-    }
+    machine_configs
 }
