@@ -393,6 +393,29 @@ mod tests {
     }
 
     #[test]
+    fn every_check_that_holds_the_next_node_sets_its_metric() {
+        use crate::controllers::run_config::plan::check;
+        let metrics = Metrics::default();
+        let mut rc = object("1", 0);
+        rc.metadata.namespace = Some("ops".into());
+        let held = MutexRunConfigStatus {
+            blocked_by: [check::ALERTS, check::CUSTOM, check::CANARY_CONFIG, check::SOAK]
+                .iter()
+                .map(|c| crate::api::Blocker { check: c.to_string(), message: "x".into() })
+                .collect(),
+            ..Default::default()
+        };
+        record_metrics(&metrics, &rc, &held, Timestamp::UNIX_EPOCH);
+        let text = metrics.encode().unwrap_or_default();
+        for check in [check::ALERTS, check::CUSTOM, check::CANARY_CONFIG, check::SOAK] {
+            let line = format!(r#"numo_health_check_blocking{{run_config="ops/rc",check="{check}"}} 1"#);
+            assert!(text.contains(&line), "{check} is not reported:\n{text}");
+        }
+        let quiet = format!(r#"numo_health_check_blocking{{run_config="ops/rc",check="{}"}} 0"#, check::NODES);
+        assert!(text.contains(&quiet), "{text}");
+    }
+
+    #[test]
     fn the_whole_status_replaces_whatever_was_there() {
         let before = status(3, RunPhase::Completed);
         let after = status(0, RunPhase::Idle);
