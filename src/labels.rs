@@ -37,6 +37,9 @@ pub const MANAGER: &str = "numo";
 pub const POOL_CLAIMED_BY: &str = "openshift-optional.skrzypek.io/claimed-by";
 /// Pool annotation: the pool's `paused` flag and `nodeSelector` from before numo changed them (JSON).
 pub const POOL_ORIGINAL: &str = "openshift-optional.skrzypek.io/original";
+/// Pool annotation: the pool's `paused` flag, `nodeSelector` and `maxUnavailable` as numo last set them (JSON); a
+/// pool that differs from it was changed by someone else.
+pub const POOL_WRITTEN: &str = "openshift-optional.skrzypek.io/written";
 
 /// Run-config annotation: the name of a Failed node whose failed step should run again.
 pub const RETRY_ANNOTATION: &str = "openshift-optional.skrzypek.io/retry";

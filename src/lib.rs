@@ -18,6 +18,7 @@ pub mod context;
 pub mod controllers;
 pub mod crdgen;
 pub mod events;
+pub mod field_managers;
 pub mod guard;
 pub mod leader;
 pub mod membership;

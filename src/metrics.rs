@@ -298,6 +298,7 @@ fn node_phase_label(phase: NodePhase) -> &'static str {
         NodePhase::Done => "Done",
         NodePhase::Failed => "Failed",
         NodePhase::Skipped => "Skipped",
+        NodePhase::Ungated => "Ungated",
     }
 }
 

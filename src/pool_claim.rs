@@ -1,6 +1,7 @@
-//! numo's claim on a MachineConfigPool, kept in two annotations of the pool: which run config drives it
-//! (`claimed-by`, `<namespace>/<name>`) and how the pool was before numo changed it (`original`, JSON). This module
-//! is the only place that reads or writes them.
+//! numo's claim on a MachineConfigPool, kept in three annotations of the pool: which run config drives it
+//! (`claimed-by`, `<namespace>/<name>`), how the pool was before numo changed it (`original`, JSON) and how numo last
+//! set it (`written`, JSON: what differs from it now was changed by someone else). This module is the only place
+//! that reads or writes them.
 
 use std::collections::BTreeMap;
 
@@ -8,9 +9,10 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use serde::{Deserialize, Serialize};
 
-use crate::labels::{POOL_CLAIMED_BY, POOL_ORIGINAL};
+use crate::labels::{POOL_CLAIMED_BY, POOL_ORIGINAL, POOL_WRITTEN};
 
-/// What the `original` annotation records: the pool as it was before numo changed it.
+/// What the `original` annotation records: the pool as it was before numo changed it. The `written` annotation
+/// records the same fields as numo last set them.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PoolOriginal {
@@ -31,6 +33,11 @@ pub struct PoolClaim {
     pub owner: String,
     /// The recorded original: `Ok` when readable, else why not.
     pub original: Result<PoolOriginal, Unreadable>,
+    /// The pool's settings as numo last wrote them; None when the annotation is missing (a claim of numo 0.1) or
+    /// unreadable.
+    pub written: Option<PoolOriginal>,
+    /// Whether the `written` annotation is present (readable or not).
+    pub written_present: bool,
 }
 
 /// Why a claim's recorded original cannot be used.
@@ -51,8 +58,14 @@ pub enum ClaimAnnotations {
     /// Neither annotation.
     #[default]
     None,
-    /// Only the `original` annotation (a restore that removed the claim first).
-    OriginalOnly,
+    /// numo's other annotations without the claim (a restore cut short, or someone removed the claim): the keys
+    /// present, and the original they record if it is readable.
+    Leftover {
+        /// The annotation keys present.
+        keys: Vec<&'static str>,
+        /// The recorded original, if present and readable.
+        original: Option<PoolOriginal>,
+    },
     /// The claim (with or without a readable original).
     Claimed(PoolClaim),
 }
@@ -61,6 +74,7 @@ impl PoolClaim {
     /// Reads the claim from a pool's annotations.
     pub fn read(annotations: &BTreeMap<String, String>) -> ClaimAnnotations {
         let original = annotations.get(POOL_ORIGINAL);
+        let written = annotations.get(POOL_WRITTEN);
         match annotations.get(POOL_CLAIMED_BY) {
             Some(owner) => ClaimAnnotations::Claimed(PoolClaim {
                 owner: owner.clone(),
@@ -68,15 +82,37 @@ impl PoolClaim {
                     None => Err(Unreadable::Missing),
                     Some(text) => serde_json::from_str(text).map_err(|e| Unreadable::Garbled(e.to_string())),
                 },
+                written: written.and_then(|text| serde_json::from_str(text).ok()),
+                written_present: written.is_some(),
             }),
-            None if original.is_some() => ClaimAnnotations::OriginalOnly,
+            None if original.is_some() || written.is_some() => ClaimAnnotations::Leftover {
+                keys: [(POOL_ORIGINAL, original), (POOL_WRITTEN, written)]
+                    .into_iter()
+                    .filter_map(|(key, value)| value.map(|_| key))
+                    .collect(),
+                original: original.and_then(|text| serde_json::from_str(text).ok()),
+            },
             None => ClaimAnnotations::None,
         }
     }
 
-    /// The annotations that record a claim by `owner` of a pool that was `original`.
-    pub fn annotations(owner: &str, original: &PoolOriginal) -> Result<[(&'static str, String); 2], serde_json::Error> {
-        Ok([(POOL_CLAIMED_BY, owner.to_string()), (POOL_ORIGINAL, serde_json::to_string(original)?)])
+    /// The annotations that record a claim by `owner` of a pool that was `original` and that numo set to
+    /// `written`.
+    pub fn annotations(
+        owner: &str,
+        original: &PoolOriginal,
+        written: &PoolOriginal,
+    ) -> Result<[(&'static str, String); 3], serde_json::Error> {
+        Ok([
+            (POOL_CLAIMED_BY, owner.to_string()),
+            (POOL_ORIGINAL, serde_json::to_string(original)?),
+            (POOL_WRITTEN, serde_json::to_string(written)?),
+        ])
+    }
+
+    /// The `written` annotation recording that numo set the pool to `written`.
+    pub fn written_annotation(written: &PoolOriginal) -> Result<(&'static str, String), serde_json::Error> {
+        Ok((POOL_WRITTEN, serde_json::to_string(written)?))
     }
 }
 
@@ -93,9 +129,17 @@ impl ClaimAnnotations {
     pub fn present_keys(&self) -> Vec<&'static str> {
         match self {
             ClaimAnnotations::None => Vec::new(),
-            ClaimAnnotations::OriginalOnly => vec![POOL_ORIGINAL],
-            ClaimAnnotations::Claimed(PoolClaim { original: Err(Unreadable::Missing), .. }) => vec![POOL_CLAIMED_BY],
-            ClaimAnnotations::Claimed(_) => vec![POOL_CLAIMED_BY, POOL_ORIGINAL],
+            ClaimAnnotations::Leftover { keys, .. } => keys.clone(),
+            ClaimAnnotations::Claimed(claim) => {
+                let mut keys = vec![POOL_CLAIMED_BY];
+                if claim.original != Err(Unreadable::Missing) {
+                    keys.push(POOL_ORIGINAL);
+                }
+                if claim.written_present {
+                    keys.push(POOL_WRITTEN);
+                }
+                keys
+            }
         }
     }
 
@@ -120,9 +164,12 @@ mod tests {
     #[test]
     fn a_claim_round_trips_through_its_annotations() {
         let original = PoolOriginal { paused: true, node_selector: None, max_unavailable: Some(IntOrString::Int(2)) };
-        let written = PoolClaim::annotations("ops/rc", &original).unwrap_or_else(|e| panic!("{e}"));
-        let read = PoolClaim::read(&written.iter().map(|(k, v)| (k.to_string(), v.clone())).collect());
-        assert_eq!(read, ClaimAnnotations::Claimed(PoolClaim { owner: "ops/rc".into(), original: Ok(original) }));
+        let set = PoolOriginal { paused: true, node_selector: Some(LabelSelector::default()), max_unavailable: None };
+        let annotations = PoolClaim::annotations("ops/rc", &original, &set).unwrap_or_else(|e| panic!("{e}"));
+        let read = PoolClaim::read(&annotations.iter().map(|(k, v)| (k.to_string(), v.clone())).collect());
+        let claim = PoolClaim { owner: "ops/rc".into(), original: Ok(original), written: Some(set), written_present: true };
+        assert_eq!(read, ClaimAnnotations::Claimed(claim));
+        assert_eq!(read.present_keys(), [POOL_CLAIMED_BY, POOL_ORIGINAL, POOL_WRITTEN]);
     }
 
     #[test]
@@ -133,7 +180,10 @@ mod tests {
         let missing = PoolClaim::read(&annotations(&[(POOL_CLAIMED_BY, "ops/rc")]));
         assert!(missing.claim().is_some_and(|c| c.original == Err(Unreadable::Missing)));
         assert_eq!(missing.present_keys(), [POOL_CLAIMED_BY]);
-        assert_eq!(PoolClaim::read(&annotations(&[(POOL_ORIGINAL, "{}")])), ClaimAnnotations::OriginalOnly);
+        let leftover = PoolClaim::read(&annotations(&[(POOL_ORIGINAL, "{\"paused\":true}"), (POOL_WRITTEN, "{}")]));
+        let original = PoolOriginal { paused: true, ..Default::default() };
+        assert_eq!(leftover, ClaimAnnotations::Leftover { keys: vec![POOL_ORIGINAL, POOL_WRITTEN], original: Some(original) });
+        assert_eq!(leftover.present_keys(), [POOL_ORIGINAL, POOL_WRITTEN]);
         assert_eq!(PoolClaim::read(&annotations(&[])), ClaimAnnotations::None);
     }
 

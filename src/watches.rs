@@ -136,11 +136,28 @@ impl Watches {
         K::DynamicType: Default + Eq + Hash + Clone + Send + Sync,
         F: Fn(&mut K) + Send + 'static,
     {
+        self.watch_keeping_writers(kind, config, trim, &[])
+    }
+
+    /// [`Watches::watch_trimmed`], keeping of `managedFields` only who owns the fields in `keep` (see
+    /// [`crate::field_managers::prune`]): a MachineConfigPool's `spec.paused`, to say who unpaused it.
+    pub fn watch_keeping_writers<K, F>(
+        &self,
+        kind: &'static str,
+        config: watcher::Config,
+        trim: F,
+        keep: &'static [crate::field_managers::FieldPath],
+    ) -> (Store<K>, impl Stream<Item = Result<Event<K>, watcher::Error>> + Send + use<K, F>)
+    where
+        K: Resource + Clone + Debug + DeserializeOwned + Send + Sync + 'static,
+        K::DynamicType: Default + Eq + Hash + Clone + Send + Sync,
+        F: Fn(&mut K) + Send + 'static,
+    {
         let api = Api::<K>::all(self.shared.client.clone());
         let (store, writer) = reflector::store();
         let events = relisting(move || watcher(api.clone(), config.clone()), RetryDelays::default())
             .modify(move |object| {
-                object.meta_mut().managed_fields = None;
+                crate::field_managers::prune(&mut object.meta_mut().managed_fields, keep);
                 trim(object);
             })
             .reflect(writer);

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 pub use mutex_rule::{JobRendering, MutexRule, MutexRuleSpec, MutexRuleStatus, RuleType, RuleUnusable};
 pub use mutex_run_config::{
-    parse_duration, CanaryPool, FailurePolicy, JobRecord, JobResult, MutexRunConfig, MutexRunConfigSpec,
+    parse_duration, CanaryPool, FailurePolicy, ForeignChange, JobRecord, JobResult, MutexRunConfig, MutexRunConfigSpec,
     MutexRunConfigStatus, NodePhase, NodeProgress, PoolConfig, RunPhase, TargetConfig, Trigger, VersionSource,
 };
 pub use mutex_target::{MutexTarget, MutexTargetSpec, MutexTargetStatus};

@@ -233,11 +233,42 @@ pub struct MutexRunConfigStatus {
     /// nothing does.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub blocked_by: Vec<Blocker>,
+    /// Changes by someone other than numo to what numo holds (a claimed pool's `paused`, `nodeSelector` or
+    /// `maxUnavailable`, numo's claim on a pool, a held node's rule labels), recent or unresolved; see the
+    /// `Contested` condition.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub foreign_changes: Vec<ForeignChange>,
     /// The reference's condition types (ConfigValidated, UpgradeChecked, UpgradeAvailable, UpgradeReady,
-    /// TargetPoolsPaused, MutexRulesApplied, MCPUpdated, JobRun, NodeUpgrade) plus Conflict and ReadyForNextNode.
+    /// TargetPoolsPaused, MutexRulesApplied, MCPUpdated, JobRun, NodeUpgrade) plus Conflict, ReadyForNextNode,
+    /// ConfigChangeOverdue, Contested and ForeignWritesRefused.
     #[serde(default)]
     #[schemars(schema_with = "crate::api::conditions_schema")]
     pub conditions: Vec<Condition>,
+}
+
+/// A change by someone other than numo to a field numo holds, and what numo did about it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ForeignChange {
+    /// The object, as `MachineConfigPool/<name>` or `Node/<name>`.
+    pub object: String,
+    /// The field: `spec.paused`, `spec.nodeSelector`, `spec.maxUnavailable`, `metadata.annotations` (numo's claim)
+    /// or `metadata.labels` (the rule labels).
+    pub field: String,
+    /// Who changed it: the field manager that owns the field now (the API server's audit log names the user), or
+    /// why that is not known.
+    pub changed_by: String,
+    /// How many times the field was changed by others in a row, each within a minute of the previous one.
+    pub changes: u32,
+    /// When numo first saw this series of changes.
+    pub first_seen: Time,
+    /// When numo last saw the field changed by someone else.
+    pub last_seen: Time,
+    /// Whether the field still differs from what numo set (numo's write back has not been seen yet, or numo stopped
+    /// writing it).
+    pub unresolved: bool,
+    /// What numo did: put it back, or stopped writing it until the changes stop.
+    pub action: String,
 }
 
 /// What a config-change rollout moves the target nodes to.
@@ -297,7 +328,8 @@ pub enum RunPhase {
 pub struct NodeProgress {
     /// The node's name.
     pub name: String,
-    /// Where the node is: Pending, Gating, Released, Upgrading, CleaningUp, Soaking, Done, Failed or Skipped.
+    /// Where the node is: Pending, Gating, Released, Upgrading, CleaningUp, Soaking, Done, Failed, Skipped or
+    /// Ungated.
     pub phase: NodePhase,
     /// The Jobs created for this node and their results.
     #[serde(default)]
@@ -318,6 +350,10 @@ pub struct NodeProgress {
     /// What happened to the node, or what it waits for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+    /// For an `Ungated` node: when an admin let the rollout go on past it (the retry annotation); its gate Jobs are
+    /// not run after the fact.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accepted_at: Option<Time>,
 }
 
 /// A node's place in the gate.
@@ -342,11 +378,14 @@ pub enum NodePhase {
     Failed,
     /// An admin skipped the node.
     Skipped,
+    /// The Machine Config Operator started upgrading the node while numo held it (someone unpaused its pool or
+    /// removed its rule labels): its gate Jobs did not run before it. Never counted as gated.
+    Ungated,
 }
 
 impl NodePhase {
     /// Every phase, in the order a node goes through them.
-    pub const ALL: [NodePhase; 9] = [
+    pub const ALL: [NodePhase; 10] = [
         NodePhase::Pending,
         NodePhase::Gating,
         NodePhase::Released,
@@ -356,6 +395,7 @@ impl NodePhase {
         NodePhase::Done,
         NodePhase::Failed,
         NodePhase::Skipped,
+        NodePhase::Ungated,
     ];
 }
 

@@ -13,11 +13,12 @@ use kube::api::{Patch, PatchParams, PostParams};
 use kube::{Api, ResourceExt};
 use serde_json::{json, Value};
 
-use super::plan::{Intent, PoolPrecondition, PoolSpec};
-use super::snapshot::Snapshot;
+use super::plan::{written_after, Intent, PoolPrecondition, PoolSpec};
+use super::snapshot::{PoolView, Snapshot};
 use crate::api::MutexRunConfig;
 use crate::openshift::MachineConfigPool;
-use crate::pool_claim::PoolClaim;
+use crate::pool_claim::{PoolClaim, PoolOriginal};
+use super::plan::as_is;
 use crate::{jobs, labels};
 use crate::{Error, Result};
 
@@ -97,6 +98,7 @@ pub fn describe(intent: &Intent) -> String {
         Intent::RemoveFinalizer => "remove the finalizer from the run config".into(),
         Intent::ClaimPool { pool, .. } => format!("claim MachineConfigPool {pool}"),
         Intent::SteerPool { pool, .. } => format!("steer MachineConfigPool {pool}"),
+        Intent::PutBackPool { pool, .. } => format!("put back what another writer changed of MachineConfigPool {pool}"),
         Intent::RestorePool { pool, .. } => format!("restore MachineConfigPool {pool}"),
         Intent::LabelNode { node, .. } => format!("add the rule labels to node {node}"),
         Intent::UnlabelNode { node, .. } => format!("remove the rule labels from node {node}"),
@@ -128,9 +130,12 @@ async fn apply_one(client: &kube::Client, rc: &MutexRunConfig, snapshot: &Snapsh
             let patch = json!({"metadata": {"annotations": {labels::RETRY_ANNOTATION: null}}});
             run_configs.patch(&rc.name_any(), &params, &Patch::Merge(&patch)).await?;
         }
-        Intent::ClaimPool { pool, .. } | Intent::SteerPool { pool, .. } | Intent::RestorePool { pool, .. } => {
-            let has_annotations = snapshot.pools.get(pool).is_some_and(|p| p.has_annotations);
-            json_patch(&pools, pool, pool_ops(intent, has_annotations)?).await?;
+        Intent::ClaimPool { pool, .. }
+        | Intent::SteerPool { pool, .. }
+        | Intent::PutBackPool { pool, .. }
+        | Intent::RestorePool { pool, .. } => {
+            let view = snapshot.pools.get(pool).cloned().unwrap_or_default();
+            json_patch(&pools, pool, pool_ops(intent, &view)?).await?;
         }
         Intent::LabelNode { node, labels } | Intent::UnlabelNode { node, labels } => {
             let value = if matches!(intent, Intent::LabelNode { .. }) { json!("") } else { Value::Null };
@@ -160,18 +165,20 @@ async fn apply_one(client: &kube::Client, rc: &MutexRunConfig, snapshot: &Snapsh
     Ok(())
 }
 
-/// The JSON Patch of a pool write: its precondition first (the first claim: the resourceVersion the plan saw; every
-/// later write: the claim is still this run config's, so the MCO's status updates never make it fail), then the
-/// changes.
-fn pool_ops(intent: &Intent, has_annotations: bool) -> Result<Vec<Value>> {
+/// The JSON Patch of a pool write (`pool` as the plan saw it): its precondition first (the first claim: the
+/// resourceVersion the plan saw; every later write: the claim is still this run config's, so the MCO's status
+/// updates never make it fail), then the changes. Claims and steers record what numo set in the `written`
+/// annotation, in the same patch.
+fn pool_ops(intent: &Intent, pool: &PoolView) -> Result<Vec<Value>> {
     let mut ops = Vec::new();
     match intent {
         Intent::ClaimPool { resource_version, owner, original, spec, .. } => {
             ops.push(json!({"op": "test", "path": "/metadata/resourceVersion", "value": resource_version}));
-            if !has_annotations {
+            if !pool.has_annotations {
                 ops.push(json!({"op": "add", "path": "/metadata/annotations", "value": {}}));
             }
-            for (key, value) in PoolClaim::annotations(owner, original)? {
+            let written = PoolOriginal { paused: spec.paused, ..as_is(pool) };
+            for (key, value) in PoolClaim::annotations(owner, original, &written)? {
                 ops.push(add(&annotation_path(key), json!(value)));
             }
             ops.extend(spec_ops(spec)?);
@@ -179,6 +186,27 @@ fn pool_ops(intent: &Intent, has_annotations: bool) -> Result<Vec<Value>> {
         Intent::SteerPool { owner, spec, .. } => {
             ops.push(claim_test(owner));
             ops.extend(spec_ops(spec)?);
+            let (key, value) = PoolClaim::written_annotation(&written_after(pool, spec))?;
+            ops.push(add(&annotation_path(key), json!(value)));
+        }
+        Intent::PutBackPool { owner, put_back, .. } => {
+            ops.push(claim_test(owner));
+            if let Some(paused) = put_back.paused {
+                ops.push(add("/spec/paused", json!(paused)));
+            }
+            for (path, value) in [
+                ("/spec/nodeSelector", put_back.node_selector.as_ref().map(|s| s.as_ref().map(serde_json::to_value))),
+                (
+                    "/spec/maxUnavailable",
+                    put_back.max_unavailable.as_ref().map(|m| m.as_ref().map(serde_json::to_value)),
+                ),
+            ] {
+                match value {
+                    Some(Some(value)) => ops.push(add(path, value?)),
+                    Some(None) => ops.push(json!({"op": "remove", "path": path})),
+                    None => {}
+                }
+            }
         }
         Intent::RestorePool { precondition, spec, remove, annotations, .. } => {
             ops.push(match precondition {
@@ -288,10 +316,11 @@ mod tests {
             original: Default::default(),
             spec: spec.clone(),
         };
-        let ops = pool_ops(&claim, true).unwrap_or_default();
+        let view = PoolView { has_annotations: true, ..Default::default() };
+        let ops = pool_ops(&claim, &view).unwrap_or_default();
         assert_eq!(ops[0], json!({"op": "test", "path": "/metadata/resourceVersion", "value": "7"}));
         let steer = Intent::SteerPool { pool: "worker".into(), owner: "ops/rc".into(), spec };
-        let ops = pool_ops(&steer, true).unwrap_or_default();
+        let ops = pool_ops(&steer, &view).unwrap_or_default();
         assert_eq!(ops[0], claim_test("ops/rc"));
         assert!(ops.iter().all(|op| op["path"] != "/metadata/resourceVersion"), "{ops:?}");
     }

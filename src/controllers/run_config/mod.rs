@@ -58,7 +58,13 @@ pub async fn run(ctx: Context) {
     let (run_configs, rc_events) = watches.watch::<Guarded>("MutexRunConfigs", any.clone());
     let (rules, rule_events) = watches.watch::<guard::Guarded<MutexRule>>("MutexRules", any.clone());
     let (targets, target_events) = watches.watch::<guard::Guarded<MutexTarget>>("MutexTargets", any.clone());
-    let (pools, pool_events) = watches.watch::<guard::Guarded<MachineConfigPool>>("MachineConfigPools", any.clone());
+    // Who set a pool's paused flag and selector is kept, to name whoever changes what numo holds.
+    let (pools, pool_events) = watches.watch_keeping_writers(
+        "MachineConfigPools",
+        any.clone(),
+        |_: &mut guard::Guarded<MachineConfigPool>| {},
+        crate::field_managers::POOL_FIELDS,
+    );
     let (nodes, node_events) = watches.watch_trimmed("Nodes", any.clone(), crate::trim::node);
     let (machine_configs, mc_events) =
         watches.watch::<guard::Guarded<PartialObjectMeta<MachineConfig>>>("MachineConfigs", any.clone());

@@ -16,9 +16,10 @@ use kube::{Resource, ResourceExt};
 
 use super::custom_sources::{CustomSources, SourceKey};
 use super::snapshot::{
-    BudgetPods, BudgetView, ClusterView, FoundRule, HealthFacts, JobView, NodeView, PoolClaim, PoolView, RuleView,
-    RunConfigView, Snapshot, Source, TargetView, Unusable,
+    BudgetPods, BudgetView, ClusterView, FoundRule, HealthFacts, JobView, NodeView, PoolClaim, PoolView, PoolWriters,
+    RuleView, RunConfigView, Snapshot, Source, TargetView, Unusable,
 };
+use crate::field_managers;
 use crate::api::{JobResult, MutexRule, MutexRunConfig, MutexTarget, RuleUnusable, VersionSource};
 use crate::cached_job::{CachedJob, JobFacts};
 use crate::guard::Guarded;
@@ -132,7 +133,7 @@ pub fn snapshot(stores: &Stores, rc: &MutexRunConfig, now: Timestamp) -> Snapsho
         Some(checks) => HealthFacts { custom: custom_facts(stores, &checks.custom), ..health_facts(stores) },
         None => HealthFacts::default(),
     };
-    Snapshot { now, run_config, rules, targets, pools, nodes, cluster, jobs, run_configs, health }
+    Snapshot { now, run_config, rules, targets, pools, nodes, cluster, jobs, run_configs, health, policy: None }
 }
 
 /// The unhealthy ClusterOperators and the PodDisruptionBudgets at zero, or why they cannot be read.
@@ -325,6 +326,14 @@ fn pool_view(pool: &MachineConfigPool, sources: &[(String, &BTreeMap<String, Str
             .map(|c| c.message.clone().filter(|m| !m.is_empty()).unwrap_or_else(|| "RenderDegraded".to_string())),
         // A pool that names no sources (an older MCO) is taken at its word.
         render_pending: !rendered_from.is_empty() && selected != rendered_from,
+        writers: {
+            let managed = pool.metadata.managed_fields.as_deref();
+            PoolWriters {
+                paused: field_managers::writer_of(managed, field_managers::SPEC_PAUSED),
+                node_selector: field_managers::writer_of(managed, field_managers::SPEC_NODE_SELECTOR),
+                max_unavailable: field_managers::writer_of(managed, field_managers::SPEC_MAX_UNAVAILABLE),
+            }
+        },
     }
 }
 
@@ -364,6 +373,7 @@ fn node_view(node: &Node, source: VersionSource, rendered: &BTreeMap<String, Str
         version,
         current_config: node.annotations().get(openshift::CURRENT_CONFIG).cloned(),
         desired_config: node.annotations().get(openshift::DESIRED_CONFIG).cloned(),
+        desired_version: node.annotations().get(openshift::DESIRED_CONFIG).and_then(|c| rendered.get(c)).cloned(),
     }
 }
 

@@ -9,6 +9,7 @@ use k8s_openapi::jiff::Timestamp;
 
 use crate::api::{JobResult, MutexRunConfigSpec, MutexRunConfigStatus};
 use crate::jobs::JobPhase;
+pub use crate::field_managers::Writer;
 pub use crate::pool_claim::{ClaimAnnotations, PoolClaim, PoolOriginal};
 
 /// Everything observed for one reconcile of one run config.
@@ -34,6 +35,9 @@ pub struct Snapshot {
     pub run_configs: BTreeSet<String>,
     /// What the health checks read; gathered only when the run config has `healthChecks`.
     pub health: HealthFacts,
+    /// Whether numo's admission policy refuses other hands' writes to what numo holds (`Err`: why not); None
+    /// before numo knows.
+    pub policy: Option<Result<(), String>>,
 }
 
 /// What a source of the health checks said, or why it cannot be read (a check that cannot read holds the rollout).
@@ -210,6 +214,19 @@ pub struct PoolView {
     /// The MachineConfigs its `machineConfigSelector` selects now differ from those its rendered config was merged
     /// from: the MCO has a render to do (it debounces them by seconds).
     pub render_pending: bool,
+    /// Who last set `spec.paused`, `spec.nodeSelector` and `spec.maxUnavailable` (from `managedFields`).
+    pub writers: PoolWriters,
+}
+
+/// Who last set each pool field numo holds.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PoolWriters {
+    /// `spec.paused`.
+    pub paused: Option<Writer>,
+    /// `spec.nodeSelector`.
+    pub node_selector: Option<Writer>,
+    /// `spec.maxUnavailable`.
+    pub max_unavailable: Option<Writer>,
 }
 
 impl PoolView {
@@ -243,6 +260,8 @@ pub struct NodeView {
     pub current_config: Option<String>,
     /// The rendered MachineConfig the MCO wants it on (the `desiredConfig` annotation).
     pub desired_config: Option<String>,
+    /// The release version of that rendered config, if known.
+    pub desired_version: Option<String>,
 }
 
 /// The ClusterVersion.

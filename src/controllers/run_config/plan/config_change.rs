@@ -20,7 +20,9 @@ use super::readiness::check::CANARY_CONFIG;
 use super::resolve::Resolved;
 use super::stage::{Stage, Upgrade};
 use super::target::{self, Target};
-use super::{conflict, conflicted, finalize, gate, jobs_of, pools, restoring, upgrade_of, Draft, Notice};
+use super::{
+    claim_removed, conflict, conflicted, finalize, gate, jobs_of, pools, restoring, upgrade_of, Draft, Notice,
+};
 
 use crate::api::{Blocker, MutexRunConfigStatus, RunPhase};
 use crate::controllers::run_config::snapshot::{PoolView, Snapshot};
@@ -38,6 +40,9 @@ pub fn rollout(snapshot: &Snapshot, resolved: &Resolved<'_>, version: &str, hold
     let running = previous.rollout_key().filter(|key| described && unfinished(snapshot, resolved, &target, key));
     if let Some(conflict) = conflict(snapshot, resolved) {
         return conflicted(snapshot, upgrade, conflict, holding, draft);
+    }
+    if holding {
+        claim_removed(resolved, &mut draft.ledger);
     }
     // Pools claimed for an earlier shape of the spec go back first; then the targets are held, whatever happens.
     draft.intents.extend(pools::restore_all(

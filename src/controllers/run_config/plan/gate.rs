@@ -11,6 +11,7 @@ use super::pools;
 use super::readiness::{self, check, Readiness};
 use super::resolve::{Resolved, Rule};
 use super::target::Target;
+use super::foreign::{self, Ledger};
 use super::Notice;
 use crate::api::{Blocker, FailurePolicy};
 use crate::controllers::run_config::snapshot::{NodeView, Snapshot};
@@ -46,8 +47,14 @@ pub struct Gate<'a> {
     pub readiness: Option<Readiness>,
 }
 
-/// Plans the gating of every node.
-pub fn plan<'a>(snapshot: &'a Snapshot, inputs: &Inputs<'a, '_>, control_plane_done: bool) -> Gate<'a> {
+/// Plans the gating of every node. `ledger` holds the foreign changes of this reconcile: held nodes whose rule
+/// labels someone removed are noted in it, and what it holds back (a fight over a pool) holds the next node.
+pub fn plan<'a>(
+    snapshot: &'a Snapshot,
+    inputs: &Inputs<'a, '_>,
+    control_plane_done: bool,
+    ledger: &mut Ledger,
+) -> Gate<'a> {
     let resolved = inputs.resolved;
     let mut intents = Vec::new();
     let mut notices = Vec::new();
@@ -72,12 +79,25 @@ pub fn plan<'a>(snapshot: &'a Snapshot, inputs: &Inputs<'a, '_>, control_plane_d
             && matches!(g.state, NodeState::CleaningUp { .. } | NodeState::Soaking { .. } | NodeState::Done { .. })
     };
     if control_plane_done {
+        // An ungated node is the MCO's already: holding it now would not make it gated.
         let held = nodes
             .iter()
-            .filter(|g| matches!(g.state, NodeState::Skipped) || !g.released)
+            .filter(|g| matches!(g.state, NodeState::Skipped) || (!g.released && !matches!(g.state, NodeState::Ungated { .. })))
             .map(|g| g.node)
             .chain(resolved.outsiders.iter().copied());
-        intents.extend(label(held, &labels));
+        let relabel = label(held, &labels);
+        // Labels numo had applied to every held node, now missing: someone removed them.
+        let applied_before =
+            crate::conditions::is_true(&snapshot.run_config.status.conditions, super::condition::MUTEX_RULES_APPLIED);
+        if applied_before {
+            for intent in &relabel {
+                if let Intent::LabelNode { node, .. } = intent {
+                    let who = "an unknown writer (Kubernetes keeps no record of who removes a label)";
+                    ledger.saw(&format!("Node/{node}"), foreign::RULE_LABELS, who, false);
+                }
+            }
+        }
+        intents.extend(relabel);
     }
     let labels_applied = control_plane_done && intents.is_empty();
     if labels_applied {
@@ -96,14 +116,14 @@ pub fn plan<'a>(snapshot: &'a Snapshot, inputs: &Inputs<'a, '_>, control_plane_d
 
     // Step 5: steer the pools once every held node is labelled.
     let spec = &snapshot.run_config.spec;
-    let steering = if labels_applied { pools::steer(resolved, spec.concurrency) } else { Vec::new() };
+    let steering = if labels_applied { pools::steer(resolved, spec.concurrency, ledger) } else { Vec::new() };
     let steered = labels_applied && steering.is_empty();
     intents.extend(steering);
 
     // Step 6: a retry, new starts within the concurrency limit, then each node's next step.
     let retried = snapshot.run_config.retry.as_deref().map(|name| retry(inputs, &mut nodes, name, &mut notices));
     let hold = spec.on_failure == FailurePolicy::Hold;
-    let any_failed = nodes.iter().any(|g| matches!(g.state, NodeState::Failed { .. }));
+    let any_failed = nodes.iter().any(|g| g.state.holds());
     let pending = nodes.iter().filter(|g| g.state == NodeState::Pending).count();
     let taken = nodes.iter().filter(|g| g.state.takes_slot()).count();
     let free = (spec.concurrency as usize).saturating_sub(taken);
@@ -116,6 +136,7 @@ pub fn plan<'a>(snapshot: &'a Snapshot, inputs: &Inputs<'a, '_>, control_plane_d
         let mut readiness = readiness::assess(snapshot, &verdict, &nodes, &next);
         let names: Vec<&str> = next.iter().map(|n| n.name.as_str()).collect();
         readiness.blockers.extend(super::config_change::canary_blocker(resolved, inputs.target, &names));
+        readiness.blockers.extend(ledger.holding());
         if free == 0 {
             readiness.blockers.extend(soaking(&nodes, spec.concurrency as usize, inputs));
         }
@@ -181,8 +202,7 @@ fn soaking(nodes: &[GatedNode<'_>], concurrency: usize, inputs: &Inputs<'_, '_>)
 
 /// Acts on the retry annotation naming `name`; returns whether a node was retried.
 fn retry(inputs: &Inputs<'_, '_>, nodes: &mut [GatedNode<'_>], name: &str, notices: &mut Vec<Notice>) -> bool {
-    let Some(gated) = nodes.iter_mut().find(|g| g.node.name == name && matches!(g.state, NodeState::Failed { .. }))
-    else {
+    let Some(gated) = nodes.iter_mut().find(|g| g.node.name == name && g.state.holds()) else {
         notices.push(Notice::warning(
             "NothingToRetry",
             "Retry",
@@ -190,6 +210,18 @@ fn retry(inputs: &Inputs<'_, '_>, nodes: &mut [GatedNode<'_>], name: &str, notic
         ));
         return false;
     };
+    if let NodeState::Ungated { .. } = gated.state {
+        gated.state = NodeState::Ungated { accepted: true };
+        notices.push(Notice::warning(
+            "UngatedNodeAccepted",
+            "Retry",
+            format!(
+                "The rollout goes on past node {name} as the retry annotation asks; it was upgraded without its gate \
+                 Jobs, which are not run after the fact."
+            ),
+        ));
+        return true;
+    }
     if let NodeState::Failed { retry, .. } = &gated.state {
         gated.state = match retry {
             Retry::Job(JobPhase::Gate, next) => NodeState::Gating { next: Some(*next) },

@@ -26,6 +26,17 @@ pub struct PoolSpec {
     pub max_unavailable: Option<IntOrString>,
 }
 
+/// What a put-back writes: each field that is `Some`, set to the value numo last wrote (`Some(None)`: removed).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PutBack {
+    /// `spec.paused`.
+    pub paused: Option<bool>,
+    /// `spec.nodeSelector`.
+    pub node_selector: Option<Option<LabelSelector>>,
+    /// `spec.maxUnavailable`.
+    pub max_unavailable: Option<Option<IntOrString>>,
+}
+
 /// A change to make in the cluster.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Intent {
@@ -54,6 +65,15 @@ pub enum Intent {
         owner: String,
         /// The spec to set.
         spec: PoolSpec,
+    },
+    /// Put back what someone else changed of a pool this run config claims, as numo last wrote it.
+    PutBackPool {
+        /// The pool.
+        pool: String,
+        /// The claim value, `namespace/name`.
+        owner: String,
+        /// The fields to put back.
+        put_back: PutBack,
     },
     /// Put a pool back as recorded and drop numo's annotations.
     RestorePool {

@@ -13,6 +13,7 @@
 
 mod config_change;
 mod finalize;
+mod foreign;
 mod gate;
 mod intent;
 mod node_state;
@@ -32,12 +33,14 @@ use super::snapshot::{JobView, Snapshot};
 use crate::api::{Blocker, MutexRunConfigStatus, RunPhase, Trigger, WindowTimes};
 use crate::conditions;
 use crate::windows;
-pub use intent::{Intent, PoolPrecondition, PoolSpec};
+pub use foreign::{as_is, written_after};
+pub use intent::{Intent, PoolPrecondition, PoolSpec, PutBack};
 use node_state::{History, Inputs, NodeState};
 pub use readiness::check;
 use resolve::{Resolved, Verdict};
 pub use stage::condition;
 use stage::{Failure, Gating, Stage, Upgrade};
+use foreign::Ledger;
 use target::Target;
 
 /// A Kubernetes Event to publish about the run config.
@@ -95,14 +98,16 @@ struct Draft {
     needs_alerts: bool,
     /// Why a config change is overdue (`ConfigChangeOverdue`), if it is.
     overdue: Option<String>,
+    /// What others changed of what numo holds.
+    ledger: Ledger,
+    /// The writes that put back what others changed of the pools numo holds (first in the plan).
+    put_back: Vec<Intent>,
 }
 
-/// Plans one reconcile.
-pub fn plan(snapshot: &Snapshot) -> Plan {
-    if snapshot.run_config.deleting {
-        let (intents, restoring) = finalize::plan(snapshot);
-        let draft = Draft {
-            intents,
+impl Draft {
+    fn new(snapshot: &Snapshot) -> Self {
+        Self {
+            intents: Vec::new(),
             notices: Vec::new(),
             status: carried(snapshot),
             release_jobs: false,
@@ -110,25 +115,28 @@ pub fn plan(snapshot: &Snapshot) -> Plan {
             needs_budget_pods: Vec::new(),
             needs_alerts: false,
             overdue: None,
-        };
+            ledger: Ledger::of(&snapshot.run_config.status.foreign_changes, snapshot.now),
+            put_back: Vec::new(),
+        }
+    }
+}
+
+/// Plans one reconcile.
+pub fn plan(snapshot: &Snapshot) -> Plan {
+    if snapshot.run_config.deleting {
+        let (intents, restoring) = finalize::plan(snapshot);
+        let draft = Draft { intents, ledger: Ledger::default(), ..Draft::new(snapshot) };
         return finish(snapshot, draft, Stage::Deleting { restoring }, "");
     }
     let previous = &snapshot.run_config.status;
-    let mut draft = Draft {
-        intents: Vec::new(),
-        notices: Vec::new(),
-        status: carried(snapshot),
-        release_jobs: false,
-        requeue_after: None,
-        needs_budget_pods: Vec::new(),
-        needs_alerts: false,
-        overdue: None,
-    };
+    let mut draft = Draft::new(snapshot);
     if !snapshot.run_config.has_finalizer {
         draft.intents.push(Intent::AddFinalizer);
     }
     let owner = snapshot.run_config.key();
     let holding = snapshot.pools.values().any(|p| p.owner() == Some(owner.as_str()));
+    // Whatever else happens, what others changed of the pools numo holds goes back first.
+    draft.put_back = foreign::pools(snapshot, &owner, &mut draft.ledger);
     let resolved = match resolve::resolve(snapshot) {
         Verdict::Valid(resolved) => resolved,
         Verdict::Awaiting(message) => return finish(snapshot, draft, Stage::Awaiting { message, holding }, ""),
@@ -246,6 +254,7 @@ fn rollout(snapshot: &Snapshot, resolved: &Resolved<'_>, target: &Target, holdin
         (status.completed_nodes, status.skipped_nodes, status.nodes) = Default::default();
         return Stage::Pausing(upgrade);
     }
+    claim_removed(resolved, &mut draft.ledger);
     // Pools claimed for an earlier shape of the spec (another canary, a removed target) go back first.
     draft.intents.extend(pools::restore_all(
         resolved.stale_pools.iter().copied(),
@@ -265,6 +274,17 @@ fn rollout(snapshot: &Snapshot, resolved: &Resolved<'_>, target: &Target, holdin
             Stage::Restoring { upgrade, progress, waiting_for: Vec::new() }
         }
         None => Stage::Gating(upgrade, gate.summary),
+    }
+}
+
+/// Notes, while numo holds a rollout's pools, each involved pool whose claim someone removed (numo's other
+/// annotations left): it is claimed again with the original those annotations recorded.
+fn claim_removed(resolved: &Resolved<'_>, ledger: &mut Ledger) {
+    for pool in resolved.involved() {
+        if matches!(pool.claim, crate::pool_claim::ClaimAnnotations::Leftover { .. }) {
+            let who = "an unknown writer (Kubernetes keeps no record of who removes an annotation)";
+            ledger.saw(&format!("MachineConfigPool/{}", pool.name), foreign::CLAIM, who, false);
+        }
     }
 }
 
@@ -309,7 +329,7 @@ fn gate(
     let jobs = jobs_of(snapshot, &target.key);
     let inputs = Inputs::of(snapshot, resolved, target, &history, &jobs);
     let spec = &snapshot.run_config.spec;
-    let gate = gate::plan(snapshot, &inputs, control_plane_done);
+    let gate = gate::plan(snapshot, &inputs, control_plane_done, &mut draft.ledger);
     let recorded = record::record(
         &gate.nodes,
         &history,
@@ -339,6 +359,11 @@ fn gate(
         NodeState::Failed { message, timed_out, .. } => {
             Some(Failure { node: g.node.name.clone(), message: message.clone(), timed_out: *timed_out })
         }
+        NodeState::Ungated { accepted: false } => Some(Failure {
+            node: g.node.name.clone(),
+            message: record::UNGATED.to_string(),
+            timed_out: false,
+        }),
         _ => None,
     });
     let job_failure = gate.nodes.iter().find_map(|g| match &g.state {
@@ -409,19 +434,59 @@ fn finish(snapshot: &Snapshot, mut draft: Draft, stage: Stage, validated: &str) 
     }
     let generation = snapshot.run_config.generation;
     let now = Time(snapshot.now);
+    // Put-backs go first, but for pools this plan restores anyway.
+    let restored: Vec<String> = draft
+        .intents
+        .iter()
+        .filter_map(|i| match i {
+            Intent::RestorePool { pool, .. } => Some(pool.clone()),
+            _ => None,
+        })
+        .collect();
+    let put_back = draft.put_back.into_iter().filter(|i| match i {
+        Intent::PutBackPool { pool, .. } => !restored.contains(pool),
+        _ => true,
+    });
+    let intents: Vec<Intent> = put_back.chain(draft.intents).collect();
+    let settled = draft.ledger.finish();
+    let mut notices = settled.notices;
+    notices.append(&mut draft.notices);
+    let requeue_after = match (draft.requeue_after, settled.requeue_after) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
     let mut status = draft.status;
     status.observed_generation = generation;
     status.phase = Some(phase);
     status.message = Some(message);
-    let desired = stage.conditions(validated, draft.overdue.as_deref());
+    status.foreign_changes = settled.records;
+    let policy = snapshot.policy.clone();
+    if let (Some(Err(why)), false) = (&policy, conditions::find(&previous.conditions, condition::FOREIGN_WRITES_REFUSED)
+        .is_some_and(|c| c.reason == "PolicyUnavailable"))
+    {
+        notices.push(Notice::warning(
+            "AdmissionPolicyUnavailable",
+            "Guard",
+            format!("{why}; numo notices other writers' changes to what it holds and puts them back instead."),
+        ));
+    }
+    let besides = stage::Besides {
+        overdue: draft.overdue,
+        contested: settled.blocker.map(|b| {
+            let fight = status.foreign_changes.iter().any(|r| r.changes >= foreign::FIGHT_CHANGES);
+            (if fight { "ChangedBackRepeatedly" } else { "ForeignChange" }, b.message)
+        }),
+        policy,
+    };
+    let desired = stage.conditions(validated, &besides);
     status.conditions = conditions::merge(&previous.conditions, &desired, generation, &now);
     let after_status = if draft.release_jobs { finalize::release_deleted_jobs(snapshot) } else { Vec::new() };
     Plan {
-        intents: draft.intents,
+        intents,
         status,
         after_status,
-        notices: draft.notices,
-        requeue_after: draft.requeue_after,
+        notices,
+        requeue_after,
         needs_budget_pods: draft.needs_budget_pods,
         needs_alerts: draft.needs_alerts,
     }

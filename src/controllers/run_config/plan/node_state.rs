@@ -64,6 +64,13 @@ pub enum NodeState {
         /// Why the node is unhealthy (the soak starts again once it is not).
         problem: Option<String>,
     },
+    /// The MCO started upgrading the node while numo held it (its pool unpaused, its rule labels removed by
+    /// someone else): its gate Jobs did not run first, and are not run after the fact. `accepted` once an admin let
+    /// the rollout go on past it (the retry annotation).
+    Ungated {
+        /// The retry annotation accepted it.
+        accepted: bool,
+    },
     /// A Job failed or the node timed out.
     Failed {
         /// Why, as a sentence.
@@ -88,6 +95,7 @@ impl NodeState {
             NodeState::CleaningUp { .. } => NodePhase::CleaningUp,
             NodeState::Soaking { .. } => NodePhase::Soaking,
             NodeState::Failed { .. } => NodePhase::Failed,
+            NodeState::Ungated { .. } => NodePhase::Ungated,
         }
     }
 
@@ -106,7 +114,13 @@ impl NodeState {
 
     /// Whether the node needs nothing more from this rollout.
     pub fn finished(&self) -> bool {
-        matches!(self, NodeState::Skipped | NodeState::Done { .. })
+        matches!(self, NodeState::Skipped | NodeState::Done { .. } | NodeState::Ungated { accepted: true })
+    }
+
+    /// Whether the node stops the rollout under `onFailure: Hold`: it failed, or it was upgraded ungated and no
+    /// admin accepted that yet.
+    pub fn holds(&self) -> bool {
+        matches!(self, NodeState::Failed { .. } | NodeState::Ungated { accepted: false })
     }
 }
 
@@ -285,6 +299,13 @@ pub fn without_timeout(inputs: &Inputs<'_, '_>, node: &NodeView, records: &Recor
     }
     if inputs.history.phase(&node.name) == NodePhase::Done {
         return NodeState::Done { already: false };
+    }
+    if inputs.history.phase(&node.name) == NodePhase::Ungated {
+        let accepted = inputs.history.entry(&node.name).is_some_and(|e| e.accepted_at.is_some());
+        return NodeState::Ungated { accepted };
+    }
+    if !released && inputs.target.started_ungated(node) {
+        return NodeState::Ungated { accepted: false };
     }
     let labelled = inputs.resolved.rules.iter().any(|r| node.labels.contains_key(&r.label));
     let at_target = !inputs.target.behind(node);

@@ -5,10 +5,11 @@
 
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
+use super::foreign::{self, Ledger};
 use super::intent::{Intent, PoolPrecondition, PoolSpec};
 use super::resolve::Resolved;
 use crate::controllers::run_config::snapshot::PoolView;
-use crate::pool_claim::PoolOriginal;
+use crate::pool_claim::{ClaimAnnotations, PoolOriginal};
 use crate::selector;
 
 /// Claims every involved pool not yet claimed by this run config, pausing the targets.
@@ -30,12 +31,15 @@ fn claim_pools(resolved: &Resolved<'_>, pools: Vec<&PoolView>) -> Vec<Intent> {
         if pool.owner() == Some(resolved.owner.as_str()) {
             continue;
         }
-        // A stale claim (its run config is gone) keeps the original it recorded.
-        let original = match pool.claim.claim().map(|c| &c.original) {
-            Some(Ok(original)) => original.clone(),
+        // A stale claim (its run config is gone) keeps the original it recorded, and so does a claim someone
+        // removed while leaving numo's other annotations.
+        let original = match (&pool.claim, pool.claim.claim().map(|c| &c.original)) {
+            (_, Some(Ok(original))) | (ClaimAnnotations::Leftover { original: Some(original), .. }, _) => {
+                original.clone()
+            }
             _ => PoolOriginal {
                 paused: pool.paused,
-                node_selector: pool.node_selector.clone(),
+                node_selector: pool.node_selector.as_ref().map(selector::without_rule_labels),
                 max_unavailable: pool.max_unavailable.clone(),
             },
         };
@@ -66,8 +70,9 @@ fn canary_max_unavailable(original: Option<&IntOrString>, concurrency: u32) -> O
 }
 
 /// Steers every involved pool: targets select only held nodes (`<label> Exists`), the canary only released ones
-/// (`<label> DoesNotExist`, replacing its own expressions). Returns the writes still needed (none: steered).
-pub fn steer(resolved: &Resolved<'_>, concurrency: u32) -> Vec<Intent> {
+/// (`<label> DoesNotExist`, replacing its own expressions). Returns the writes still needed (none: steered). A
+/// field numo stopped fighting over (`ledger`) is left as it is.
+pub fn steer(resolved: &Resolved<'_>, concurrency: u32, ledger: &Ledger) -> Vec<Intent> {
     let labels = resolved.labels();
     let mut intents = Vec::new();
     for pool in resolved.involved() {
@@ -87,12 +92,18 @@ pub fn steer(resolved: &Resolved<'_>, concurrency: u32) -> Vec<Intent> {
             (selector::with_requirements(original.node_selector.as_ref(), &exprs), None)
         };
         let paused = !is_canary || pool.paused;
-        let max_unavailable = max_unavailable.filter(|m| pool.max_unavailable.as_ref() != Some(m));
-        if pool.node_selector.as_ref() != Some(&selector) || pool.paused != paused || max_unavailable.is_some() {
+        let object = format!("MachineConfigPool/{}", pool.name);
+        let max_unavailable = max_unavailable
+            .filter(|m| pool.max_unavailable.as_ref() != Some(m))
+            .filter(|_| !ledger.conceded(&object, foreign::MAX_UNAVAILABLE));
+        let selector = Some(selector)
+            .filter(|s| pool.node_selector.as_ref() != Some(s))
+            .filter(|_| !ledger.conceded(&object, foreign::NODE_SELECTOR));
+        if selector.is_some() || pool.paused != paused || max_unavailable.is_some() {
             intents.push(Intent::SteerPool {
                 pool: pool.name.clone(),
                 owner: resolved.owner.clone(),
-                spec: PoolSpec { paused, node_selector: Some(selector), max_unavailable },
+                spec: PoolSpec { paused, node_selector: selector, max_unavailable },
             });
         }
     }

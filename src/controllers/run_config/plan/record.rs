@@ -11,6 +11,10 @@ use super::Notice;
 use crate::api::{NodePhase, NodeProgress};
 use crate::labels::{RETRY_ANNOTATION, SKIP_ANNOTATION};
 
+/// What an Ungated node's entry and the rollout's failure say.
+pub const UNGATED: &str = "the Machine Config Operator started upgrading the node while numo held it (someone \
+     unpaused its pool or removed its rule labels), before its gate Jobs ran; they are not run after the fact";
+
 /// The per-node status of a rollout.
 #[derive(Clone, Debug, Default)]
 pub struct NodesStatus {
@@ -102,7 +106,7 @@ pub fn record(
             .then(|| now.clone())
         });
         let finished_at = match state {
-            NodeState::Failed { .. } if !timer_reset => {
+            NodeState::Failed { .. } | NodeState::Ungated { .. } if !timer_reset => {
                 previous.and_then(|e| e.finished_at.clone()).or_else(|| Some(now.clone()))
             }
             NodeState::Soaking { .. } => previous
@@ -135,6 +139,13 @@ pub fn record(
                 format!("Done; soaking until {until}, its slot taken while it must stay Ready, schedulable and Done.")
             }
             NodeState::Failed { message, .. } => message.clone(),
+            NodeState::Ungated { accepted: false } => format!(
+                "Ungated: {UNGATED}. Annotate {RETRY_ANNOTATION}={name} to let the rollout go on past it, or \
+                 {SKIP_ANNOTATION}={name}"
+            ),
+            NodeState::Ungated { accepted: true } => {
+                format!("Ungated: {UNGATED}. The retry annotation let the rollout go on past it")
+            }
             _ => String::new(),
         };
         if previous_phase != phase {
@@ -168,6 +179,12 @@ pub fn record(
             finished_at,
             soak_started_at,
             message: Some(message),
+            accepted_at: match state {
+                NodeState::Ungated { accepted: true } => {
+                    previous.and_then(|e| e.accepted_at.clone()).or_else(|| Some(now.clone()))
+                }
+                _ => None,
+            },
         });
     }
     (out.completed, out.skipped) = history.in_finishing_order(out.completed, out.skipped);
@@ -183,8 +200,12 @@ fn transition(name: &str, phase: NodePhase, message: &str) -> Notice {
         NodePhase::CleaningUp => "NodeCleaningUp",
         NodePhase::Soaking => "NodeSoaking",
         NodePhase::Failed => "NodeFailed",
+        NodePhase::Ungated => "NodeUngated",
         _ => "NodeProgress",
     };
+    if phase == NodePhase::Ungated {
+        return Notice::warning(reason, "Gate", format!("Node {name}: {message}."));
+    }
     if phase == NodePhase::Failed {
         return Notice::warning(
             reason,

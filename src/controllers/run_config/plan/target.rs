@@ -74,6 +74,22 @@ impl Target {
         !self.behind(node) && (!self.is_config_change() || node.mcd_state.as_deref() == Some("Done"))
     }
 
+    /// Whether the MCO has set out to move `node` to the target: its `desiredConfig` differs from the config it
+    /// runs and brings the target version (for a config change: the target config's content). Only numo's release
+    /// of a held node may bring that about.
+    pub fn started_ungated(&self, node: &NodeView) -> bool {
+        let (Some(desired), Some(current)) = (node.desired_config.as_deref(), node.current_config.as_deref()) else {
+            return false;
+        };
+        if config_content(desired) == config_content(current) {
+            return false;
+        }
+        match self.config_of(&node.name) {
+            Some(wanted) => config_content(desired) == config_content(wanted),
+            None => node.desired_version.as_deref().is_some_and(|v| !is_behind(Some(v), &self.version)),
+        }
+    }
+
     /// What the nodes go to, for messages: the version, or the rendered configs.
     pub fn describe(&self) -> String {
         let Some(configs) = &self.configs else { return self.version.clone() };

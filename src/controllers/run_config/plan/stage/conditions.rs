@@ -3,17 +3,57 @@
 use super::{condition, Stage, Upgrade};
 use crate::conditions::Desired;
 
+/// The conditions whose truth does not depend on the stage.
+#[derive(Clone, Debug, Default)]
+pub struct Besides {
+    /// Why a config change is overdue (see [`condition::CONFIG_CHANGE_OVERDUE`]), if it is.
+    pub overdue: Option<String>,
+    /// What others changed of what numo holds, unresolved or fought over (see [`condition::CONTESTED`]): the
+    /// reason and the message.
+    pub contested: Option<(&'static str, String)>,
+    /// Whether numo's admission policy refuses other hands' writes (`Err`: why not); None before numo knows.
+    pub policy: Option<Result<(), String>>,
+}
+
 impl Stage {
-    /// Every condition type the controller owns, as this stage states it; `overdue` says why a config change is
-    /// overdue (see [`condition::CONFIG_CHANGE_OVERDUE`]).
-    pub fn conditions(&self, validated_message: &str, overdue: Option<&str>) -> Vec<Desired> {
+    /// Every condition type the controller owns, as this stage states it, with those `besides` it.
+    pub fn conditions(&self, validated_message: &str, besides: &Besides) -> Vec<Desired> {
         let mut all = self.stage_conditions(validated_message);
-        all.push(match overdue {
-            Some(message) => Desired::true_(condition::CONFIG_CHANGE_OVERDUE, "Overdue", message),
+        all.push(match &besides.overdue {
+            Some(message) => Desired::true_(condition::CONFIG_CHANGE_OVERDUE, "Overdue", message.clone()),
             None => Desired::false_(
                 condition::CONFIG_CHANGE_OVERDUE,
                 "NotOverdue",
                 "No target node has been behind its pool's rendered config for longer than overdueAfter.",
+            ),
+        });
+        all.push(match &besides.contested {
+            Some((reason, message)) => Desired::true_(condition::CONTESTED, *reason, message.clone()),
+            None => Desired::false_(
+                condition::CONTESTED,
+                "NoForeignChange",
+                "Nobody else changed what numo holds (pool paused flags and selectors, numo's claims, rule labels).",
+            ),
+        });
+        all.push(match &besides.policy {
+            Some(Ok(())) => Desired::true_(
+                condition::FOREIGN_WRITES_REFUSED,
+                "PolicyInForce",
+                "The ValidatingAdmissionPolicy numo-holds refuses other writers' changes to the paused flag and \
+                 selector of pools numo holds and to the rule labels of held nodes.",
+            ),
+            Some(Err(why)) => Desired::false_(
+                condition::FOREIGN_WRITES_REFUSED,
+                "PolicyUnavailable",
+                format!(
+                    "{why}. numo cannot refuse other writers' changes up front; it notices them, puts them back and \
+                     reports them (condition Contested)."
+                ),
+            ),
+            None => Desired::false_(
+                condition::FOREIGN_WRITES_REFUSED,
+                "NotKnownYet",
+                "numo has not put its admission policy in place yet.",
             ),
         });
         all
@@ -361,7 +401,8 @@ mod tests {
             Stage::Standby { upgrade: upgrade(), rolled: true, settling: false, renaming: vec![] },
         ];
         for stage in stages {
-            let mut types: Vec<&str> = stage.conditions("ok", None).iter().map(|d| d.type_).collect();
+            let mut types: Vec<&str> =
+                stage.conditions("ok", &Besides::default()).iter().map(|d| d.type_).collect();
             types.sort();
             let mut expected = condition::ALL.to_vec();
             expected.sort();

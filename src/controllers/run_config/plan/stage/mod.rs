@@ -4,10 +4,13 @@
 
 mod conditions;
 
+pub use conditions::Besides;
+
 use crate::api::{Blocker, RunPhase};
 use crate::labels::{RETRY_ANNOTATION, SKIP_ANNOTATION};
 
-/// Condition types, the reference's plus `Conflict`.
+/// Condition types: the reference's, plus `Conflict`, `ReadyForNextNode`, `ConfigChangeOverdue`, `Contested` and
+/// `ForeignWritesRefused`.
 pub mod condition {
     /// Every rule, target and the canary are valid.
     pub const CONFIG_VALIDATED: &str = "ConfigValidated";
@@ -35,8 +38,13 @@ pub mod condition {
     /// `overdueAfter`.
     pub const CONFIG_CHANGE_OVERDUE: &str = "ConfigChangeOverdue";
 
+    /// Someone other than numo changed what numo holds, and it is not resolved yet, or the changes keep coming.
+    pub const CONTESTED: &str = "Contested";
+    /// numo's ValidatingAdmissionPolicy refuses other writers' changes to what numo holds.
+    pub const FOREIGN_WRITES_REFUSED: &str = "ForeignWritesRefused";
+
     /// Every type the run-config controller owns; each reconcile states them all.
-    pub const ALL: [&str; 12] = [
+    pub const ALL: [&str; 14] = [
         CONFIG_VALIDATED,
         UPGRADE_CHECKED,
         UPGRADE_AVAILABLE,
@@ -49,6 +57,8 @@ pub mod condition {
         CONFLICT,
         READY_FOR_NEXT_NODE,
         CONFIG_CHANGE_OVERDUE,
+        CONTESTED,
+        FOREIGN_WRITES_REFUSED,
     ];
 }
 

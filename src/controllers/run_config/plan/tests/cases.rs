@@ -191,6 +191,8 @@ fn an_unreadable_original_is_restored_as_far_as_it_can_be_and_said() {
     worker.claim = ClaimAnnotations::Claimed(PoolClaim {
         owner: ME.into(),
         original: Err(crate::pool_claim::Unreadable::Garbled("expected value".into())),
+        written: None,
+        written_present: false,
     });
     f.s.run_config.deleting = true;
     let p = f.step();
@@ -212,7 +214,7 @@ fn every_reconcile_states_every_condition_and_a_conflict_that_ended_is_false() {
     let original =
         PoolOriginal { paused: false, node_selector: f.s.pools["worker"].node_selector.clone(), max_unavailable: None };
     f.s.pools.get_mut("worker").unwrap().claim =
-        ClaimAnnotations::Claimed(PoolClaim { owner: "team/other".into(), original: Ok(original) });
+        ClaimAnnotations::Claimed(PoolClaim { owner: "team/other".into(), original: Ok(original), written: None, written_present: false });
     let p = f.step();
     assert_eq!(condition(&p, condition::CONFLICT).status, "True");
     f.s.run_configs.remove("team/other");

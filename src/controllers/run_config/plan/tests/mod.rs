@@ -148,6 +148,7 @@ impl Fixture {
             jobs: Vec::new(),
             run_configs: BTreeSet::from([ME.to_string()]),
             health: Default::default(),
+            policy: None,
         };
         Self { s }
     }
@@ -175,11 +176,35 @@ impl Fixture {
             match intent {
                 Intent::ClaimPool { pool, owner, original, spec, .. } => {
                     let view = self.s.pools.get_mut(pool).unwrap();
-                    view.claim =
-                        ClaimAnnotations::Claimed(PoolClaim { owner: owner.clone(), original: Ok(original.clone()) });
+                    let written = PoolOriginal { paused: spec.paused, ..as_is(view) };
+                    view.claim = ClaimAnnotations::Claimed(PoolClaim {
+                        owner: owner.clone(),
+                        original: Ok(original.clone()),
+                        written: Some(written),
+                        written_present: true,
+                    });
                     apply_spec(view, spec);
                 }
-                Intent::SteerPool { pool, spec, .. } => apply_spec(self.s.pools.get_mut(pool).unwrap(), spec),
+                Intent::SteerPool { pool, spec, .. } => {
+                    let view = self.s.pools.get_mut(pool).unwrap();
+                    let written = written_after(view, spec);
+                    if let ClaimAnnotations::Claimed(claim) = &mut view.claim {
+                        claim.written = Some(written);
+                    }
+                    apply_spec(view, spec);
+                }
+                Intent::PutBackPool { pool, put_back, .. } => {
+                    let view = self.s.pools.get_mut(pool).unwrap();
+                    if let Some(paused) = put_back.paused {
+                        view.paused = paused;
+                    }
+                    if let Some(selector) = &put_back.node_selector {
+                        view.node_selector = selector.clone();
+                    }
+                    if let Some(max) = &put_back.max_unavailable {
+                        view.max_unavailable = max.clone();
+                    }
+                }
                 Intent::RestorePool { pool, spec, .. } => {
                     let view = self.s.pools.get_mut(pool).unwrap();
                     view.paused = spec.paused;

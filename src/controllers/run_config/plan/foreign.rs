@@ -1,0 +1,284 @@
+//! Other hands: what numo holds during a rollout (a claimed pool's `paused`, `nodeSelector` and `maxUnavailable`,
+//! its claim, a held node's rule labels) can be changed by anyone a second later — the console's "Resume all
+//! updates", a runbook's `oc patch`, a GitOps controller's self-heal, a relabelling script. Every such change is
+//! noticed here from the objects themselves (a pool differs from what numo last wrote, recorded in its `written`
+//! annotation), put back at once (re-pausing first), reported (a Warning Event, `status.foreignChanges`, the
+//! `Contested` condition, a hold of the next node) and, when the same field is changed back again and again, no
+//! longer fought over: after [`FIGHT_CHANGES`] changes, each within [`SERIES_GAP`] of the previous one, numo stops
+//! writing that field until nobody changed it for [`QUIET`], then tries again. A target pool's `paused` flag and a
+//! held node's rule labels are the exception: without them the MCO upgrades held nodes ungated, so numo keeps
+//! putting them back and holds the next node for as long as the changes go on.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::jiff::Timestamp;
+
+use super::intent::{Intent, PoolSpec, PutBack};
+use super::Notice;
+use crate::api::{Blocker, ForeignChange};
+use crate::controllers::run_config::snapshot::{PoolView, Snapshot, Writer};
+use crate::pool_claim::PoolOriginal;
+
+/// A change within this long of the previous change of the same field continues a series.
+pub const SERIES_GAP: Duration = Duration::from_secs(60);
+/// This many changes of one field in a series are a fight: numo stops writing the field (where it may).
+pub const FIGHT_CHANGES: u32 = 3;
+/// numo writes a field it stopped fighting over again once nobody changed it for this long.
+pub const QUIET: Duration = Duration::from_secs(30);
+
+/// The check name of the hold in `status.blockedBy` and the `ReadyForNextNode` condition.
+pub const CHECK: &str = "ForeignChange";
+
+/// The fields of a pool numo holds, as `status.foreignChanges` names them.
+pub const PAUSED: &str = "spec.paused";
+/// See [`PAUSED`].
+pub const NODE_SELECTOR: &str = "spec.nodeSelector";
+/// See [`PAUSED`].
+pub const MAX_UNAVAILABLE: &str = "spec.maxUnavailable";
+/// numo's claim annotation on a pool.
+pub const CLAIM: &str = "metadata.annotations";
+/// A held node's rule labels.
+pub const RULE_LABELS: &str = "metadata.labels";
+
+/// How numo answers a change.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Answer {
+    /// It writes the field back.
+    PutBack,
+    /// It leaves the field as the other writer wants it until the changes stop.
+    Conceded,
+}
+
+/// The record of foreign changes, carried from the previous status and updated by this reconcile.
+#[derive(Clone, Debug, Default)]
+pub struct Ledger {
+    now: Timestamp,
+    /// By (object, field); `seen` marks those seen changed in this reconcile.
+    records: BTreeMap<(String, String), (ForeignChange, bool)>,
+    notices: Vec<Notice>,
+    conceded: Vec<(String, &'static str)>,
+}
+
+impl Ledger {
+    /// The ledger as the previous status left it.
+    pub fn of(previous: &[ForeignChange], now: Timestamp) -> Self {
+        let records =
+            previous.iter().map(|r| ((r.object.clone(), r.field.clone()), (r.clone(), false))).collect();
+        Self { now, records, notices: Vec::new(), conceded: Vec::new() }
+    }
+
+    /// Notes that `field` of `object` is not what numo set, changed by `changed_by`; `may_concede` when numo may
+    /// stop writing it in a fight. Returns what numo does about it.
+    pub fn saw(&mut self, object: &str, field: &'static str, changed_by: &str, may_concede: bool) -> Answer {
+        let now = self.now;
+        let key = (object.to_string(), field.to_string());
+        let previous = self.records.get(&key).map(|(r, _)| r.clone());
+        let mut record = match previous {
+            // The same change, still there (numo's write back is not seen yet, or numo stopped writing).
+            Some(r) if r.unresolved => r,
+            Some(r) if since(&r.last_seen, now) <= SERIES_GAP => {
+                ForeignChange { changes: r.changes + 1, last_seen: Time(now), unresolved: true, ..r }
+            }
+            _ => ForeignChange {
+                object: object.to_string(),
+                field: field.to_string(),
+                changed_by: String::new(),
+                changes: 1,
+                first_seen: Time(now),
+                last_seen: Time(now),
+                unresolved: true,
+                action: String::new(),
+            },
+        };
+        let new = !self.records.get(&key).is_some_and(|(r, _)| r.unresolved);
+        record.changed_by = changed_by.to_string();
+        let fight = record.changes >= FIGHT_CHANGES && since(&record.last_seen, now) < QUIET;
+        let answer = if fight && may_concede { Answer::Conceded } else { Answer::PutBack };
+        let was_conceded = self.records.get(&key).is_some_and(|(r, _)| r.action.starts_with("stopped"));
+        record.action = match (answer, fight) {
+            (Answer::Conceded, _) => format!(
+                "stopped writing it: it was changed {} times in {}s; numo writes it again once nobody changed it \
+                 for {}s, and holds the next node until then",
+                record.changes,
+                since(&record.first_seen, now).as_secs(),
+                QUIET.as_secs()
+            ),
+            (Answer::PutBack, true) => format!(
+                "put it back ({} changes in {}s; numo keeps putting this field back, since without it held nodes \
+                 would be upgraded ungated) and holds the next node until the changes stop",
+                record.changes,
+                since(&record.first_seen, now).as_secs()
+            ),
+            (Answer::PutBack, false) => "put it back".to_string(),
+        };
+        if new || (answer == Answer::Conceded && !was_conceded) {
+            let what = format!(
+                "{object} {field} was changed by {changed_by}, not by numo, while numo holds it for this rollout; \
+                 numo {}.",
+                record.action
+            );
+            let advice = if fight { format!(" {}", stop_advice(field)) } else { String::new() };
+            let reason = if answer == Answer::Conceded { "ForeignChangeConceded" } else { "ForeignChange" };
+            self.notices.push(Notice::warning(reason, "Hold", format!("{what}{advice}")));
+        }
+        if answer == Answer::Conceded {
+            self.conceded.push((object.to_string(), field));
+        }
+        self.records.insert(key, (record, true));
+        answer
+    }
+
+    /// Whether numo stopped writing `field` of `object` in this reconcile.
+    pub fn conceded(&self, object: &str, field: &str) -> bool {
+        self.conceded.iter().any(|(o, f)| o == object && *f == field)
+    }
+
+    /// What holds the next node now: changes not resolved, fights not over.
+    pub fn holding(&self) -> Option<Blocker> {
+        let now = self.now;
+        let lines: Vec<String> = self
+            .records
+            .values()
+            .filter_map(|(record, seen)| {
+                let fight = record.changes >= FIGHT_CHANGES && since(&record.last_seen, now) < QUIET;
+                ((record.unresolved && *seen) || fight).then(|| {
+                    format!(
+                        "{} {} changed by {}{}",
+                        record.object,
+                        record.field,
+                        record.changed_by,
+                        if fight { format!(" ({} times in a row)", record.changes) } else { String::new() }
+                    )
+                })
+            })
+            .collect();
+        (!lines.is_empty()).then(|| Blocker {
+            check: CHECK.to_string(),
+            message: format!("{}; see status.foreignChanges", lines.join("; ")),
+        })
+    }
+
+    /// The records for the status (changes not seen again are resolved; a series over for [`SERIES_GAP`] goes), the
+    /// Events, what holds the next node, and when to look again.
+    pub fn finish(self) -> Settled {
+        let now = self.now;
+        let blocker = self.holding();
+        let mut records = Vec::new();
+        let mut wake: Option<Duration> = None;
+        let mut at = |after: Duration, since_then: Duration| {
+            if let Some(left) = after.checked_sub(since_then) {
+                let left = left + Duration::from_millis(50);
+                wake = Some(wake.map_or(left, |w| w.min(left)));
+            }
+        };
+        for (_, (mut record, seen)) in self.records {
+            let quiet_for = since(&record.last_seen, now);
+            if !seen {
+                record.unresolved = false;
+                if quiet_for > SERIES_GAP {
+                    continue;
+                }
+            }
+            if record.changes >= FIGHT_CHANGES && quiet_for < QUIET {
+                at(QUIET, quiet_for);
+            }
+            at(SERIES_GAP, quiet_for);
+            records.push(record);
+        }
+        Settled { records, notices: self.notices, blocker, requeue_after: wake }
+    }
+}
+
+/// What the ledger settled on.
+#[derive(Clone, Debug, Default)]
+pub struct Settled {
+    /// `status.foreignChanges`.
+    pub records: Vec<ForeignChange>,
+    /// Warning Events of new changes and of fights numo stopped.
+    pub notices: Vec<Notice>,
+    /// The hold of the next node while a change is unresolved or a fight goes on.
+    pub blocker: Option<Blocker>,
+    /// When a fight's quiet time or a series ends.
+    pub requeue_after: Option<Duration>,
+}
+
+fn since(time: &Time, now: Timestamp) -> Duration {
+    Duration::try_from(now.duration_since(time.0)).unwrap_or_default()
+}
+
+/// How to stop another controller from changing `field` back.
+fn stop_advice(field: &str) -> String {
+    match field {
+        RULE_LABELS => "Stop the script or controller that removes numo's rule labels from nodes while a rollout runs."
+            .to_string(),
+        _ => format!(
+            "If a GitOps controller keeps MachineConfigPools as git has them, make it ignore /spec/paused and \
+             /spec/nodeSelector of MachineConfigPools (Argo CD: ignoreDifferences with RespectIgnoreDifferences=true; \
+             see docs/install.md); otherwise stop whoever changes {field} while numo holds the pool."
+        ),
+    }
+}
+
+/// `who` for a field whose writer `managedFields` names, or why not.
+fn who(writer: Option<&Writer>) -> String {
+    writer.map_or_else(|| "an unknown writer (managedFields names no owner of the field)".to_string(), Writer::describe)
+}
+
+/// Compares every pool this run config claims with what numo last wrote to it and notes each difference in the
+/// ledger. Returns the writes that put back what may be put back, target pools' `paused` first.
+pub fn pools(snapshot: &Snapshot, owner: &str, ledger: &mut Ledger) -> Vec<Intent> {
+    let mut intents = Vec::new();
+    let mut claimed: Vec<&PoolView> = snapshot.pools.values().filter(|p| p.owner() == Some(owner)).collect();
+    // Re-pausing first: pools numo holds paused before the others.
+    claimed.sort_by_key(|p| (!p.claim.claim().and_then(|c| c.written.as_ref()).is_some_and(|w| w.paused), p.name.clone()));
+    for pool in claimed {
+        let Some(written) = pool.claim.claim().and_then(|c| c.written.as_ref()) else { continue };
+        let object = format!("MachineConfigPool/{}", pool.name);
+        let mut put_back = PutBack::default();
+        if pool.paused != written.paused {
+            // Unpausing a pool numo holds paused releases its held nodes to the MCO: never conceded.
+            let may_concede = !written.paused;
+            if ledger.saw(&object, PAUSED, &who(pool.writers.paused.as_ref()), may_concede) == Answer::PutBack {
+                put_back.paused = Some(written.paused);
+            }
+        }
+        if pool.node_selector != written.node_selector {
+            let by = who(pool.writers.node_selector.as_ref());
+            if ledger.saw(&object, NODE_SELECTOR, &by, true) == Answer::PutBack {
+                put_back.node_selector = Some(written.node_selector.clone());
+            }
+        }
+        if pool.max_unavailable != written.max_unavailable {
+            let by = who(pool.writers.max_unavailable.as_ref());
+            if ledger.saw(&object, MAX_UNAVAILABLE, &by, true) == Answer::PutBack {
+                put_back.max_unavailable = Some(written.max_unavailable.clone());
+            }
+        }
+        if put_back != PutBack::default() {
+            intents.push(Intent::PutBackPool { pool: pool.name.clone(), owner: owner.to_string(), put_back });
+        }
+    }
+    intents
+}
+
+/// The pool settings numo has written once `spec` is applied to `pool`: the fields `spec` sets, the rest as numo
+/// last wrote them (as the pool is, for a pool numo has not written yet).
+pub fn written_after(pool: &PoolView, spec: &PoolSpec) -> PoolOriginal {
+    let before = pool.claim.claim().and_then(|c| c.written.clone()).unwrap_or_else(|| as_is(pool));
+    PoolOriginal {
+        paused: spec.paused,
+        node_selector: spec.node_selector.clone().or(before.node_selector),
+        max_unavailable: spec.max_unavailable.clone().or(before.max_unavailable),
+    }
+}
+
+/// A pool's settings as they are.
+pub fn as_is(pool: &PoolView) -> PoolOriginal {
+    PoolOriginal {
+        paused: pool.paused,
+        node_selector: pool.node_selector.clone(),
+        max_unavailable: pool.max_unavailable.clone(),
+    }
+}
