@@ -167,7 +167,8 @@ mod tests {
         let set = PoolOriginal { paused: true, node_selector: Some(LabelSelector::default()), max_unavailable: None };
         let annotations = PoolClaim::annotations("ops/rc", &original, &set).unwrap_or_else(|e| panic!("{e}"));
         let read = PoolClaim::read(&annotations.iter().map(|(k, v)| (k.to_string(), v.clone())).collect());
-        let claim = PoolClaim { owner: "ops/rc".into(), original: Ok(original), written: Some(set), written_present: true };
+        let claim =
+            PoolClaim { owner: "ops/rc".into(), original: Ok(original), written: Some(set), written_present: true };
         assert_eq!(read, ClaimAnnotations::Claimed(claim));
         assert_eq!(read.present_keys(), [POOL_CLAIMED_BY, POOL_ORIGINAL, POOL_WRITTEN]);
     }
@@ -182,7 +183,10 @@ mod tests {
         assert_eq!(missing.present_keys(), [POOL_CLAIMED_BY]);
         let leftover = PoolClaim::read(&annotations(&[(POOL_ORIGINAL, "{\"paused\":true}"), (POOL_WRITTEN, "{}")]));
         let original = PoolOriginal { paused: true, ..Default::default() };
-        assert_eq!(leftover, ClaimAnnotations::Leftover { keys: vec![POOL_ORIGINAL, POOL_WRITTEN], original: Some(original) });
+        assert_eq!(
+            leftover,
+            ClaimAnnotations::Leftover { keys: vec![POOL_ORIGINAL, POOL_WRITTEN], original: Some(original) }
+        );
         assert_eq!(leftover.present_keys(), [POOL_ORIGINAL, POOL_WRITTEN]);
         assert_eq!(PoolClaim::read(&annotations(&[])), ClaimAnnotations::None);
     }

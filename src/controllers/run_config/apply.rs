@@ -13,12 +13,12 @@ use kube::api::{Patch, PatchParams, PostParams};
 use kube::{Api, ResourceExt};
 use serde_json::{json, Value};
 
+use super::plan::as_is;
 use super::plan::{written_after, Intent, PoolPrecondition, PoolSpec};
 use super::snapshot::{PoolView, Snapshot};
 use crate::api::MutexRunConfig;
 use crate::openshift::MachineConfigPool;
 use crate::pool_claim::{PoolClaim, PoolOriginal};
-use super::plan::as_is;
 use crate::{jobs, labels};
 use crate::{Error, Result};
 

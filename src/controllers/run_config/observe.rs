@@ -19,9 +19,9 @@ use super::snapshot::{
     BudgetPods, BudgetView, ClusterView, FoundRule, HealthFacts, JobView, NodeView, PoolClaim, PoolView, PoolWriters,
     RuleView, RunConfigView, Snapshot, Source, TargetView, Unusable,
 };
-use crate::field_managers;
 use crate::api::{JobResult, MutexRule, MutexRunConfig, MutexTarget, RuleUnusable, VersionSource};
 use crate::cached_job::{CachedJob, JobFacts};
+use crate::field_managers;
 use crate::guard::Guarded;
 use crate::jobs;
 use crate::labels;

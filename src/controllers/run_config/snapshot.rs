@@ -8,8 +8,8 @@ use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use k8s_openapi::jiff::Timestamp;
 
 use crate::api::{JobResult, MutexRunConfigSpec, MutexRunConfigStatus};
-use crate::jobs::JobPhase;
 pub use crate::field_managers::Writer;
+use crate::jobs::JobPhase;
 pub use crate::pool_claim::{ClaimAnnotations, PoolClaim, PoolOriginal};
 
 /// Everything observed for one reconcile of one run config.

@@ -10,7 +10,7 @@ use super::pools;
 use super::resolve::Resolved;
 use super::stage::{Stage, Upgrade};
 use super::{Draft, Notice};
-use crate::api::{MutexRunConfigStatus, RunPhase};
+use crate::api::{MutexRunConfigStatus, NodePhase, RunPhase};
 use crate::controllers::run_config::snapshot::{NodeView, Snapshot};
 
 /// Removes `labels` from every node that carries one of them.
@@ -73,10 +73,12 @@ pub fn count_finished(
     status: &mut MutexRunConfigStatus,
 ) -> String {
     let skip = &snapshot.run_config.skip;
-    let (skipped, completed): (Vec<&&NodeView>, Vec<&&NodeView>) =
-        resolved.gated.iter().partition(|n| skip.contains(&n.name));
-    let names = |nodes: Vec<&&NodeView>| nodes.iter().map(|n| n.name.clone()).collect();
     let history = History::of(&snapshot.run_config.status, key);
+    // A node the MCO upgraded while numo held it never counts as done; its entry stays.
+    let ungated = |n: &&&NodeView| history.phase(&n.name) == NodePhase::Ungated && !skip.contains(&n.name);
+    let (skipped, completed): (Vec<&&NodeView>, Vec<&&NodeView>) =
+        resolved.gated.iter().filter(|n| !ungated(n)).partition(|n| skip.contains(&n.name));
+    let names = |nodes: Vec<&&NodeView>| nodes.iter().map(|n| n.name.clone()).collect();
     (status.completed_nodes, status.skipped_nodes) = history.in_finishing_order(names(completed), names(skipped));
     let progress = format!("{}/{}", status.completed_nodes.len() + status.skipped_nodes.len(), resolved.gated.len());
     status.progress = Some(progress.clone());
@@ -90,7 +92,7 @@ pub fn completion(snapshot: &Snapshot, resolved: &Resolved<'_>, upgrade: Upgrade
     let rolled_out = previous.target_version.as_deref() == Some(upgrade.version.as_str())
         && matches!(previous.phase, Some(RunPhase::Restoring | RunPhase::Completed | RunPhase::Upgrading));
     let status = &mut draft.status;
-    status.nodes.clear();
+    status.nodes.retain(|e| e.phase == NodePhase::Ungated);
     status.pending_nodes = 0;
     status.total_nodes = upgrade.total as u32;
     draft.release_jobs = true;

@@ -64,8 +64,7 @@ pub struct Ledger {
 impl Ledger {
     /// The ledger as the previous status left it.
     pub fn of(previous: &[ForeignChange], now: Timestamp) -> Self {
-        let records =
-            previous.iter().map(|r| ((r.object.clone(), r.field.clone()), (r.clone(), false))).collect();
+        let records = previous.iter().map(|r| ((r.object.clone(), r.field.clone()), (r.clone(), false))).collect();
         Self { now, records, notices: Vec::new(), conceded: Vec::new() }
     }
 
@@ -211,8 +210,9 @@ fn since(time: &Time, now: Timestamp) -> Duration {
 /// How to stop another controller from changing `field` back.
 fn stop_advice(field: &str) -> String {
     match field {
-        RULE_LABELS => "Stop the script or controller that removes numo's rule labels from nodes while a rollout runs."
-            .to_string(),
+        RULE_LABELS => {
+            "Stop the script or controller that removes numo's rule labels from nodes while a rollout runs.".to_string()
+        }
         _ => format!(
             "If a GitOps controller keeps MachineConfigPools as git has them, make it ignore /spec/paused and \
              /spec/nodeSelector of MachineConfigPools (Argo CD: ignoreDifferences with RespectIgnoreDifferences=true; \
@@ -232,7 +232,8 @@ pub fn pools(snapshot: &Snapshot, owner: &str, ledger: &mut Ledger) -> Vec<Inten
     let mut intents = Vec::new();
     let mut claimed: Vec<&PoolView> = snapshot.pools.values().filter(|p| p.owner() == Some(owner)).collect();
     // Re-pausing first: pools numo holds paused before the others.
-    claimed.sort_by_key(|p| (!p.claim.claim().and_then(|c| c.written.as_ref()).is_some_and(|w| w.paused), p.name.clone()));
+    claimed
+        .sort_by_key(|p| (!p.claim.claim().and_then(|c| c.written.as_ref()).is_some_and(|w| w.paused), p.name.clone()));
     for pool in claimed {
         let Some(written) = pool.claim.claim().and_then(|c| c.written.as_ref()) else { continue };
         let object = format!("MachineConfigPool/{}", pool.name);

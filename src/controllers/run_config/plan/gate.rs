@@ -5,13 +5,13 @@
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 
+use super::foreign::{self, Ledger};
 use super::intent::Intent;
 use super::node_state::{self, Inputs, NextJob, NodeState, Records, Retry};
 use super::pools;
 use super::readiness::{self, check, Readiness};
 use super::resolve::{Resolved, Rule};
 use super::target::Target;
-use super::foreign::{self, Ledger};
 use super::Notice;
 use crate::api::{Blocker, FailurePolicy};
 use crate::controllers::run_config::snapshot::{NodeView, Snapshot};
@@ -82,7 +82,9 @@ pub fn plan<'a>(
         // An ungated node is the MCO's already: holding it now would not make it gated.
         let held = nodes
             .iter()
-            .filter(|g| matches!(g.state, NodeState::Skipped) || (!g.released && !matches!(g.state, NodeState::Ungated { .. })))
+            .filter(|g| {
+                matches!(g.state, NodeState::Skipped) || (!g.released && !matches!(g.state, NodeState::Ungated { .. }))
+            })
             .map(|g| g.node)
             .chain(resolved.outsiders.iter().copied());
         let relabel = label(held, &labels);

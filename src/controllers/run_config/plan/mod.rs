@@ -33,6 +33,7 @@ use super::snapshot::{JobView, Snapshot};
 use crate::api::{Blocker, MutexRunConfigStatus, RunPhase, Trigger, WindowTimes};
 use crate::conditions;
 use crate::windows;
+use foreign::Ledger;
 pub use foreign::{as_is, written_after};
 pub use intent::{Intent, PoolPrecondition, PoolSpec, PutBack};
 use node_state::{History, Inputs, NodeState};
@@ -40,7 +41,6 @@ pub use readiness::check;
 use resolve::{Resolved, Verdict};
 pub use stage::condition;
 use stage::{Failure, Gating, Stage, Upgrade};
-use foreign::Ledger;
 use target::Target;
 
 /// A Kubernetes Event to publish about the run config.
@@ -359,11 +359,9 @@ fn gate(
         NodeState::Failed { message, timed_out, .. } => {
             Some(Failure { node: g.node.name.clone(), message: message.clone(), timed_out: *timed_out })
         }
-        NodeState::Ungated { accepted: false } => Some(Failure {
-            node: g.node.name.clone(),
-            message: record::UNGATED.to_string(),
-            timed_out: false,
-        }),
+        NodeState::Ungated { accepted: false } => {
+            Some(Failure { node: g.node.name.clone(), message: record::UNGATED.to_string(), timed_out: false })
+        }
         _ => None,
     });
     let job_failure = gate.nodes.iter().find_map(|g| match &g.state {
@@ -461,9 +459,11 @@ fn finish(snapshot: &Snapshot, mut draft: Draft, stage: Stage, validated: &str) 
     status.message = Some(message);
     status.foreign_changes = settled.records;
     let policy = snapshot.policy.clone();
-    if let (Some(Err(why)), false) = (&policy, conditions::find(&previous.conditions, condition::FOREIGN_WRITES_REFUSED)
-        .is_some_and(|c| c.reason == "PolicyUnavailable"))
-    {
+    if let (Some(Err(why)), false) = (
+        &policy,
+        conditions::find(&previous.conditions, condition::FOREIGN_WRITES_REFUSED)
+            .is_some_and(|c| c.reason == "PolicyUnavailable"),
+    ) {
         notices.push(Notice::warning(
             "AdmissionPolicyUnavailable",
             "Guard",
@@ -472,13 +472,24 @@ fn finish(snapshot: &Snapshot, mut draft: Draft, stage: Stage, validated: &str) 
     }
     let besides = stage::Besides {
         overdue: draft.overdue,
-        contested: settled.blocker.map(|b| {
+        contested: settled.blocker.clone().map(|b| {
             let fight = status.foreign_changes.iter().any(|r| r.changes >= foreign::FIGHT_CHANGES);
             (if fight { "ChangedBackRepeatedly" } else { "ForeignChange" }, b.message)
         }),
         policy,
     };
-    let desired = stage.conditions(validated, &besides);
+    let mut desired = stage.conditions(validated, &besides);
+    // Whatever the stage, an unresolved foreign change holds the next node.
+    if let Some(blocker) = settled.blocker {
+        let ready = desired.iter_mut().find(|d| d.type_ == condition::READY_FOR_NEXT_NODE && d.status);
+        if let Some(ready) = ready {
+            *ready =
+                conditions::Desired::false_(condition::READY_FOR_NEXT_NODE, "ForeignChange", blocker.message.clone());
+        }
+        if !status.blocked_by.iter().any(|b| b.check == blocker.check) {
+            status.blocked_by.push(blocker);
+        }
+    }
     status.conditions = conditions::merge(&previous.conditions, &desired, generation, &now);
     let after_status = if draft.release_jobs { finalize::release_deleted_jobs(snapshot) } else { Vec::new() };
     Plan {

@@ -401,8 +401,7 @@ mod tests {
             Stage::Standby { upgrade: upgrade(), rolled: true, settling: false, renaming: vec![] },
         ];
         for stage in stages {
-            let mut types: Vec<&str> =
-                stage.conditions("ok", &Besides::default()).iter().map(|d| d.type_).collect();
+            let mut types: Vec<&str> = stage.conditions("ok", &Besides::default()).iter().map(|d| d.type_).collect();
             types.sort();
             let mut expected = condition::ALL.to_vec();
             expected.sort();

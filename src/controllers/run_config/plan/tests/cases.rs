@@ -213,8 +213,12 @@ fn every_reconcile_states_every_condition_and_a_conflict_that_ended_is_false() {
     f.s.run_configs.insert("team/other".into());
     let original =
         PoolOriginal { paused: false, node_selector: f.s.pools["worker"].node_selector.clone(), max_unavailable: None };
-    f.s.pools.get_mut("worker").unwrap().claim =
-        ClaimAnnotations::Claimed(PoolClaim { owner: "team/other".into(), original: Ok(original), written: None, written_present: false });
+    f.s.pools.get_mut("worker").unwrap().claim = ClaimAnnotations::Claimed(PoolClaim {
+        owner: "team/other".into(),
+        original: Ok(original),
+        written: None,
+        written_present: false,
+    });
     let p = f.step();
     assert_eq!(condition(&p, condition::CONFLICT).status, "True");
     f.s.run_configs.remove("team/other");

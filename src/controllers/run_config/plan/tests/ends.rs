@@ -169,7 +169,12 @@ fn a_pool_driven_by_another_run_config_makes_this_one_wait_naming_it() {
     f.s.run_configs.insert("team/other".into());
     let worker = f.s.pools.get_mut("worker").unwrap();
     let original = PoolOriginal { paused: false, node_selector: worker.node_selector.clone(), max_unavailable: None };
-    worker.claim = ClaimAnnotations::Claimed(PoolClaim { owner: "team/other".into(), original: Ok(original), written: None, written_present: false });
+    worker.claim = ClaimAnnotations::Claimed(PoolClaim {
+        owner: "team/other".into(),
+        original: Ok(original),
+        written: None,
+        written_present: false,
+    });
     let p = f.plan();
     assert!(only_finalizer_or_nothing(&p), "{:?}", p.intents);
     assert_eq!(p.status.phase, Some(RunPhase::Waiting));
@@ -187,8 +192,12 @@ fn a_stale_claim_is_taken_over_keeping_its_recorded_original() {
         max_unavailable: None,
     };
     let worker = f.s.pools.get_mut("worker").unwrap();
-    worker.claim =
-        ClaimAnnotations::Claimed(PoolClaim { owner: "team/deleted".into(), original: Ok(recorded.clone()), written: None, written_present: false });
+    worker.claim = ClaimAnnotations::Claimed(PoolClaim {
+        owner: "team/deleted".into(),
+        original: Ok(recorded.clone()),
+        written: None,
+        written_present: false,
+    });
     worker.paused = true;
     let p = f.plan();
     let record = p.intents.iter().find_map(|i| match i {

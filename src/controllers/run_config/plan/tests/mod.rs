@@ -5,6 +5,7 @@ mod cases;
 mod config_change;
 mod ends;
 mod flow;
+mod other_hands;
 mod safe_to_proceed;
 
 use std::collections::{BTreeMap, BTreeSet};

@@ -1,0 +1,260 @@
+//! Other hands on what numo holds: a pool unpaused or re-steered by someone else, a GitOps controller that keeps
+//! changing it back, rule labels stripped from held nodes, numo's claim removed, and a node the MCO started while
+//! numo held it.
+
+use super::*;
+use crate::controllers::run_config::snapshot::Writer;
+
+fn by(manager: &str) -> Option<Writer> {
+    Some(Writer { manager: manager.into(), operation: "Update".into(), time: None })
+}
+
+/// Someone sets `spec.paused` of `pool` as the console's "Resume all updates" does.
+fn unpause(f: &mut Fixture, pool: &str, manager: &str) {
+    let view = f.s.pools.get_mut(pool).unwrap();
+    view.paused = false;
+    view.writers.paused = by(manager);
+}
+
+fn warnings<'a>(p: &'a Plan, reason: &str) -> Vec<&'a Notice> {
+    p.notices.iter().filter(|n| n.warning && n.reason == reason).collect()
+}
+
+fn put_backs(p: &Plan) -> Vec<(&str, &PutBack)> {
+    p.intents
+        .iter()
+        .filter_map(|i| match i {
+            Intent::PutBackPool { pool, put_back, .. } => Some((pool.as_str(), put_back)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn started(p: &Plan) -> usize {
+    jobs_created(p).iter().filter(|(_, phase, _)| phase == "gate").count()
+}
+
+#[test]
+fn a_target_pool_unpaused_while_numo_pauses_it_is_paused_again_first_and_reported() {
+    let mut f = Fixture::new(2);
+    f.step(); // claims and pauses the pools
+    assert_eq!(f.s.run_config.status.phase, Some(RunPhase::Pausing));
+    unpause(&mut f, "worker", "kubectl-patch");
+    let p = f.step();
+    assert!(
+        matches!(p.intents.first(), Some(Intent::PutBackPool { pool, put_back, .. })
+        if pool == "worker" && put_back.paused == Some(true)),
+        "{:?}",
+        p.intents
+    );
+    let events = warnings(&p, "ForeignChange");
+    assert_eq!(events.len(), 1, "{:?}", p.notices);
+    assert!(events[0].note.contains("MachineConfigPool/worker spec.paused"), "{}", events[0].note);
+    assert!(events[0].note.contains("kubectl-patch"), "{}", events[0].note);
+    let contested = condition(&p, condition::CONTESTED);
+    assert_eq!(contested.status, "True");
+    assert!(contested.message.contains("kubectl-patch"), "{}", contested.message);
+    let record = &p.status.foreign_changes[0];
+    assert_eq!(
+        (record.object.as_str(), record.field.as_str(), record.changes),
+        ("MachineConfigPool/worker", "spec.paused", 1)
+    );
+    assert!(f.s.pools["worker"].paused, "the put-back paused it");
+    // Seen back as numo wrote it: resolved, no second Event, the condition clears.
+    let p = f.step();
+    assert!(warnings(&p, "ForeignChange").is_empty());
+    assert_eq!(condition(&p, condition::CONTESTED).status, "False");
+    assert!(!p.status.foreign_changes[0].unresolved);
+}
+
+#[test]
+fn an_unpause_mid_rollout_holds_the_next_node_until_it_is_put_back() {
+    let mut f = Fixture::new(3);
+    f.advance_to_gating();
+    f.finish_jobs(JobResult::Succeeded);
+    // worker-0 is released and upgrades; worker-1 would start when it is done.
+    for _ in 0..3 {
+        f.step();
+        f.upgrade("worker-0");
+        f.finish_jobs(JobResult::Succeeded);
+    }
+    unpause(&mut f, "worker", "Mozilla");
+    let p = f.plan();
+    assert!(matches!(p.intents.first(), Some(Intent::PutBackPool { .. })), "{:?}", p.intents);
+    assert_eq!(started(&p), 0, "no node starts while a foreign change is unresolved: {:?}", p.intents);
+    let ready = condition(&p, condition::READY_FOR_NEXT_NODE);
+    assert_eq!(ready.status, "False", "{ready:?}");
+    assert!(p.status.blocked_by.iter().any(|b| b.check == "ForeignChange" && b.message.contains("Mozilla")));
+}
+
+#[test]
+fn a_foreign_selector_on_the_target_and_the_canary_is_put_back_as_numo_steered_it() {
+    let mut f = Fixture::new(2);
+    f.advance_to_gating();
+    let steered_worker = f.s.pools["worker"].node_selector.clone();
+    let steered_canary = f.s.pools["canary"].node_selector.clone();
+    for (pool, original) in [("worker", selector("node-role.kubernetes.io/worker")), ("canary", canary_selector())] {
+        let view = f.s.pools.get_mut(pool).unwrap();
+        view.node_selector = Some(original);
+        view.writers.node_selector = by("argocd-controller");
+    }
+    let p = f.step();
+    let backs = put_backs(&p);
+    assert_eq!(backs.len(), 2, "{:?}", p.intents);
+    assert_eq!(f.s.pools["worker"].node_selector, steered_worker);
+    assert_eq!(f.s.pools["canary"].node_selector, steered_canary);
+    assert_eq!(warnings(&p, "ForeignChange").len(), 2);
+}
+
+/// A GitOps self-heal: puts the canary's selector back as git has it, every 2 s.
+fn revert_canary(f: &mut Fixture) {
+    let view = f.s.pools.get_mut("canary").unwrap();
+    view.node_selector = Some(canary_selector());
+    view.writers.node_selector = by("argocd-controller");
+}
+
+#[test]
+fn a_field_changed_back_again_and_again_is_conceded_until_the_changes_stop() {
+    let mut f = Fixture::new(3);
+    f.advance_to_gating();
+    let steered = f.s.pools["canary"].node_selector.clone();
+    let mut last = None;
+    for _ in 0..foreign::FIGHT_CHANGES {
+        revert_canary(&mut f);
+        last = Some(f.step());
+        f.step(); // numo's write seen
+    }
+    let p = last.unwrap();
+    assert!(put_backs(&p).is_empty(), "numo stopped writing the canary's selector: {:?}", p.intents);
+    assert!(!p.intents.iter().any(|i| matches!(i, Intent::SteerPool { pool, .. } if pool == "canary")));
+    let conceded = warnings(&p, "ForeignChangeConceded");
+    assert_eq!(conceded.len(), 1, "{:?}", p.notices);
+    assert!(conceded[0].note.contains("ignoreDifferences"), "{}", conceded[0].note);
+    assert_eq!(condition(&p, condition::CONTESTED).reason, "ChangedBackRepeatedly");
+    assert_eq!(f.s.pools["canary"].node_selector, Some(canary_selector()), "left as the other writer wants it");
+    // Held, and no fight goes on: plans in the quiet time write nothing to the canary and start no node.
+    f.finish_jobs(JobResult::Succeeded);
+    let p = f.step();
+    assert!(put_backs(&p).is_empty() && started(&p) == 0, "{:?}", p.intents);
+    assert!(p.requeue_after.is_some_and(|d| d <= foreign::QUIET));
+    // Quiet for long enough: numo steers it again, and the rollout goes on.
+    f.s.now += foreign::QUIET;
+    let p = f.step();
+    assert_eq!(put_backs(&p).len(), 1, "{:?}", p.intents);
+    assert_eq!(f.s.pools["canary"].node_selector, steered);
+    let p = f.step();
+    assert_eq!(condition(&p, condition::CONTESTED).status, "False", "{:?}", p.status.foreign_changes);
+}
+
+#[test]
+fn a_target_pools_paused_flag_is_never_conceded() {
+    let mut f = Fixture::new(2);
+    f.advance_to_gating();
+    for round in 0..5 {
+        unpause(&mut f, "worker", "argocd-controller");
+        let p = f.step();
+        assert!(
+            put_backs(&p).iter().any(|(pool, b)| *pool == "worker" && b.paused == Some(true)),
+            "round {round}: {:?}",
+            p.intents
+        );
+        assert!(warnings(&p, "ForeignChangeConceded").is_empty());
+        f.step();
+    }
+    let record = f.s.run_config.status.foreign_changes.iter().find(|r| r.field == "spec.paused").unwrap();
+    assert_eq!(record.changes, 5);
+    assert!(record.action.contains("keeps putting this field back"), "{}", record.action);
+}
+
+#[test]
+fn rule_labels_stripped_from_held_nodes_are_put_back_and_reported() {
+    let mut f = Fixture::new(3);
+    f.advance_to_gating();
+    let label = format!("{RULE_LABEL_PREFIX}/first.ops");
+    for node in ["worker-1", "worker-2"] {
+        f.s.nodes.get_mut(node).unwrap().labels.remove(&label);
+    }
+    let p = f.step();
+    let relabelled: Vec<&str> = p
+        .intents
+        .iter()
+        .filter_map(|i| match i {
+            Intent::LabelNode { node, .. } => Some(node.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(relabelled, ["worker-1", "worker-2"]);
+    let events = warnings(&p, "ForeignChange");
+    assert_eq!(events.len(), 2, "{:?}", p.notices);
+    assert!(events[0].note.contains("Node/worker-1 metadata.labels"), "{}", events[0].note);
+    assert_eq!(started(&p), 0, "nothing starts until every held node carries its labels again");
+}
+
+#[test]
+fn a_claim_someone_removed_is_taken_again_with_the_original_it_recorded() {
+    let mut f = Fixture::new(2);
+    f.advance_to_gating();
+    let original = f.s.pools["worker"].claim.claim().unwrap().original.clone().unwrap();
+    let worker = f.s.pools.get_mut("worker").unwrap();
+    worker.claim = ClaimAnnotations::Leftover {
+        keys: vec![crate::labels::POOL_ORIGINAL, crate::labels::POOL_WRITTEN],
+        original: Some(original.clone()),
+    };
+    let p = f.step();
+    let claimed = p.intents.iter().find_map(|i| match i {
+        Intent::ClaimPool { pool, original, .. } if pool == "worker" => Some(original.clone()),
+        _ => None,
+    });
+    assert_eq!(claimed, Some(original));
+    assert!(warnings(&p, "ForeignChange")
+        .iter()
+        .any(|n| n.note.contains("MachineConfigPool/worker metadata.annotations")));
+}
+
+/// The MCO sets a new desiredConfig on `node`, bringing NEW, as it does for a node of an unpaused pool.
+fn mco_starts(f: &mut Fixture, node: &str) {
+    let view = f.s.nodes.get_mut(node).unwrap();
+    view.current_config = Some("rendered-worker-aaa".into());
+    view.desired_config = Some("rendered-worker-bbb".into());
+    view.desired_version = Some(NEW.into());
+}
+
+#[test]
+fn a_held_node_the_mco_started_is_ungated_holds_the_rollout_and_never_counts_as_done() {
+    let mut f = Fixture::new(3);
+    f.advance_to_gating();
+    mco_starts(&mut f, "worker-2");
+    let p = f.step();
+    assert_eq!(node_phase(&p, "worker-2"), Some(NodePhase::Ungated));
+    let ungated = warnings(&p, "NodeUngated");
+    assert_eq!(ungated.len(), 1, "{:?}", p.notices);
+    assert!(ungated[0].note.contains("before its gate Jobs ran"), "{}", ungated[0].note);
+    assert_eq!(p.status.phase, Some(RunPhase::Failed), "onFailure Hold: {:?}", p.status.message);
+    assert!(!jobs_created(&p).iter().any(|(node, _, _)| node == "worker-2"), "no gate Job after the fact");
+    // It reaches the version by itself: still Ungated, never Done, and nothing else starts.
+    f.upgrade("worker-2");
+    f.finish_jobs(JobResult::Succeeded);
+    let p = f.step();
+    assert_eq!(node_phase(&p, "worker-2"), Some(NodePhase::Ungated));
+    assert!(!p.status.completed_nodes.contains(&"worker-2".to_string()));
+    // The retry annotation lets the rollout go on past it.
+    f.s.run_config.retry = Some("worker-2".into());
+    let p = f.step();
+    assert!(warnings(&p, "UngatedNodeAccepted").len() == 1, "{:?}", p.notices);
+    let end = run_to_end(&mut f);
+    assert!(!end.status.completed_nodes.contains(&"worker-2".to_string()), "{:?}", end.status.completed_nodes);
+    assert_eq!(node_phase(&end, "worker-2"), Some(NodePhase::Ungated));
+    assert!(end.status.nodes.iter().any(|e| e.name == "worker-2" && e.accepted_at.is_some()));
+}
+
+#[test]
+fn a_node_released_by_numo_is_not_ungated_when_the_mco_starts_it() {
+    let mut f = Fixture::new(2);
+    f.advance_to_gating();
+    f.finish_jobs(JobResult::Succeeded);
+    f.step(); // worker-0 released
+    mco_starts(&mut f, "worker-0");
+    let p = f.step();
+    assert_eq!(node_phase(&p, "worker-0"), Some(NodePhase::Upgrading));
+    assert!(warnings(&p, "NodeUngated").is_empty());
+}
