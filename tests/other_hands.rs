@@ -1,0 +1,293 @@
+//! Other hands on what numo holds, against the real kube-apiserver with the simulated CVO and MCO (whose MCO moves
+//! an unpaused pool's nodes as soon as it sees the pool): the console's "Resume all updates", a foreign selector on
+//! the target and the canary, a GitOps self-heal that keeps changing the pools back, a script that strips the rule
+//! labels from every held node, and a restart of numo while a foreign change is unresolved. In every case numo puts
+//! the change back, says who made it, and no node counts as gated unless its gate Jobs succeeded before the MCO
+//! moved it (a node the MCO moved first is reported `Ungated`).
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::Node;
+use kube::api::{Patch, PatchParams};
+use kube::runtime::{watcher, WatchStreamExt};
+use kube::{Api, ResourceExt};
+use numo::api::{MutexRunConfig, NodePhase, RunPhase};
+use numo::openshift::{MachineConfigPool, DESIRED_CONFIG};
+use serde_json::json;
+use support::*;
+
+/// When each node's `desiredConfig` changed, and to what, as a watch saw it.
+type DesiredSeen = Arc<Mutex<BTreeMap<String, Vec<(SystemTime, String)>>>>;
+
+fn record_desired(setup: &mut Setup) -> DesiredSeen {
+    let seen: DesiredSeen = Arc::default();
+    let nodes = Api::<Node>::all(setup.client.clone());
+    let record = seen.clone();
+    setup.world.spawn(async move {
+        let mut stream = watcher(nodes, watcher::Config::default()).applied_objects().boxed();
+        while let Some(Ok(node)) = stream.next().await {
+            let Some(desired) = node.annotations().get(DESIRED_CONFIG).cloned() else { continue };
+            if let Ok(mut seen) = record.lock() {
+                let changes = seen.entry(node.name_any()).or_default();
+                if changes.last().is_none_or(|(_, d)| *d != desired) {
+                    changes.push((SystemTime::now(), desired));
+                }
+            }
+        }
+    });
+    seen
+}
+
+/// A rollout of four workers, one at a time, with a 3 s gate Job (so nodes wait held) and a 1 s cleanup Job.
+async fn rollout(test: &str, name: &str) -> anyhow::Result<(Setup, DesiredSeen)> {
+    let mut setup = Setup::new(test, 4).await?;
+    setup.rule("check", job_spec("3s", false), Some(job_spec("1s", false))).await?;
+    setup.target("workers", &["worker"]).await?;
+    setup.run_config(name, &["check"], &["workers"], json!({})).await?;
+    let desired = record_desired(&mut setup);
+    setup.start_operator().await?;
+    setup.upgrade_cluster(NEW).await?;
+    setup.wait_node_phase(name, "worker-0", NodePhase::Gating).await?;
+    Ok((setup, desired))
+}
+
+/// Writes `patch` (a merge patch) to pool `pool` as field manager `manager`, as another tool would.
+async fn patch_pool(setup: &Setup, pool: &str, manager: &str, patch: serde_json::Value) -> anyhow::Result<()> {
+    let params = PatchParams { field_manager: Some(manager.into()), ..Default::default() };
+    Api::<MachineConfigPool>::all(setup.client.clone()).patch(pool, &params, &Patch::Merge(&patch)).await?;
+    Ok(())
+}
+
+/// Replaces pool `pool`'s `spec.nodeSelector` with `selector` as field manager `manager`.
+async fn set_selector(setup: &Setup, pool: &str, manager: &str, selector: &serde_json::Value) -> anyhow::Result<()> {
+    let params = PatchParams { field_manager: Some(manager.into()), ..Default::default() };
+    let patch: json_patch::Patch =
+        serde_json::from_value(json!([{"op": "replace", "path": "/spec/nodeSelector", "value": selector}]))?;
+    Api::<MachineConfigPool>::all(setup.client.clone()).patch(pool, &params, &Patch::<()>::Json(patch)).await?;
+    Ok(())
+}
+
+/// How long until `pool`'s `paused` flag is `paused` again (numo's answer), waiting at most 30 s.
+async fn until_paused(setup: &Setup, pool: &str, since: Instant) -> anyhow::Result<Duration> {
+    let api = Api::<MachineConfigPool>::all(setup.client.clone());
+    numo_testkit::wait_until(&api, pool, Duration::from_secs(30), "paused again", |p: &MachineConfigPool| {
+        p.spec.paused
+    })
+    .await?;
+    Ok(since.elapsed())
+}
+
+/// Lets the rollout `name` finish: a node reported Ungated holds it (onFailure Hold), and the retry annotation lets
+/// it go on, as an admin would once they looked at that node. Returns the final run config.
+async fn finish(setup: &Setup, name: &str) -> anyhow::Result<MutexRunConfig> {
+    let deadline = Instant::now() + ROLLOUT;
+    loop {
+        let rc = setup.run_configs().get(name).await?;
+        let status = rc.status.clone().unwrap_or_default();
+        if status.phase == Some(RunPhase::Completed) {
+            return Ok(rc);
+        }
+        let waiting = status.nodes.iter().find(|e| e.phase == NodePhase::Ungated && e.accepted_at.is_none());
+        if let (Some(RunPhase::Failed), Some(node)) = (status.phase, waiting) {
+            let patch = json!({"metadata": {"annotations": {numo::labels::RETRY_ANNOTATION: node.name}}});
+            setup.run_configs().patch(name, &PatchParams::default(), &Patch::Merge(&patch)).await?;
+        }
+        anyhow::ensure!(Instant::now() < deadline, "the rollout did not complete: {status:?}");
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+/// Checks what the user sees at the end: every node numo counts as done had its gate Job succeed before the MCO
+/// gave it a new config; every other node the MCO moved is reported Ungated. Returns the Ungated nodes.
+async fn honest(setup: &Setup, rc: &MutexRunConfig, desired: &DesiredSeen) -> anyhow::Result<Vec<String>> {
+    let status = rc.status.clone().unwrap_or_default();
+    let jobs = setup.jobs().await?;
+    let desired = desired.lock().map(|d| d.clone()).unwrap_or_default();
+    let ungated: Vec<String> =
+        status.nodes.iter().filter(|e| e.phase == NodePhase::Ungated).map(|e| e.name.clone()).collect();
+    for node in ["worker-0", "worker-1", "worker-2", "worker-3"] {
+        // The first desiredConfig the watch saw is the one the node had before the rollout.
+        let moved = desired.get(node).and_then(|changes| changes.get(1)).map(|(at, _)| *at);
+        let moved = moved.ok_or_else(|| anyhow::anyhow!("{node} was never moved: {desired:?}"))?;
+        if ungated.iter().any(|n| n == node) {
+            continue;
+        }
+        assert!(status.completed_nodes.iter().any(|n| n == node), "{node} is neither done nor Ungated: {status:?}");
+        let gate_done = jobs
+            .iter()
+            .filter(|j| j.annotations().get("openshift-optional.skrzypek.io/node").map(String::as_str) == Some(node))
+            .filter(|j| j.labels().get("openshift-optional.skrzypek.io/phase").map(String::as_str) == Some("gate"))
+            .filter_map(|j| j.status.as_ref()?.completion_time.as_ref().map(|t| t.0))
+            .min();
+        let gate_done = gate_done.ok_or_else(|| anyhow::anyhow!("{node} counts as done without a gate Job"))?;
+        let moved_at = k8s_openapi::jiff::Timestamp::try_from(moved)?;
+        // completionTime has whole seconds.
+        assert!(
+            gate_done <= moved_at,
+            "{node} counts as gated, but the MCO moved it at {moved_at} before its gate Job completed at {gate_done}"
+        );
+    }
+    Ok(ungated)
+}
+
+fn has_event(events: &[(String, String, String)], reason: &str, words: &[&str]) -> bool {
+    events.iter().any(|(kind, r, note)| kind == "Warning" && r == reason && words.iter().all(|w| note.contains(w)))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resume_all_updates_in_the_console_mid_rollout_is_undone_and_reported() -> anyhow::Result<()> {
+    let (setup, desired) = rollout("console-resume", "console").await?;
+    // The console's "Resume all updates" patches spec.paused as the browser's field manager.
+    let since = Instant::now();
+    patch_pool(&setup, "worker", "Mozilla", json!({"spec": {"paused": false}})).await?;
+    let took = until_paused(&setup, "worker", since).await?;
+    eprintln!("worker paused again {took:?} after the console unpaused it");
+    let events = setup
+        .events_when("console", |e| has_event(e, "ForeignChange", &["MachineConfigPool/worker spec.paused", "Mozilla"]))
+        .await?;
+    assert!(has_event(&events, "ForeignChange", &["MachineConfigPool/worker spec.paused", "Mozilla"]), "{events:?}");
+    let rc = setup.run_configs().get("console").await?;
+    let record = rc.status.as_ref().and_then(|s| s.foreign_changes.iter().find(|r| r.field == "spec.paused").cloned());
+    assert!(record.is_some_and(|r| r.changed_by.contains("Mozilla") && r.object == "MachineConfigPool/worker"));
+    let rc = finish(&setup, "console").await?;
+    let ungated = honest(&setup, &rc, &desired).await?;
+    eprintln!("ungated: {ungated:?} (the simulated MCO moves an unpaused pool's nodes as soon as it sees it)");
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn foreign_selectors_on_the_target_and_the_canary_are_put_back() -> anyhow::Result<()> {
+    let (setup, desired) = rollout("foreign-selector", "selectors").await?;
+    let steered = setup.pools().await?;
+    let worker = json!({"matchLabels": {"node-role.kubernetes.io/worker": ""}});
+    set_selector(&setup, "worker", "kubectl-edit", &worker).await?;
+    let canary = json!({"matchLabels": {"node-role.kubernetes.io/worker": ""}, "matchExpressions": [{"key": "isCanary", "operator": "Exists"}]});
+    set_selector(&setup, "canary", "kubectl-edit", &canary).await?;
+    let api = Api::<MachineConfigPool>::all(setup.client.clone());
+    for pool in ["worker", "canary"] {
+        let want = steered[pool].1.clone();
+        numo_testkit::wait_until(&api, pool, Duration::from_secs(30), "steered again", move |p: &MachineConfigPool| {
+            serde_json::to_value(&p.spec.node_selector).is_ok_and(|s| s == want)
+        })
+        .await?;
+    }
+    let events = setup
+        .events_when("selectors", |e| {
+            has_event(e, "ForeignChange", &["MachineConfigPool/worker spec.nodeSelector", "kubectl-edit"])
+                && has_event(e, "ForeignChange", &["MachineConfigPool/canary spec.nodeSelector", "kubectl-edit"])
+        })
+        .await?;
+    assert!(has_event(&events, "ForeignChange", &["MachineConfigPool/canary spec.nodeSelector"]), "{events:?}");
+    assert!(has_event(&events, "ForeignChange", &["MachineConfigPool/worker spec.nodeSelector"]), "{events:?}");
+    let rc = finish(&setup, "selectors").await?;
+    assert_eq!(honest(&setup, &rc, &desired).await?, Vec::<String>::new());
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gitops_self_heal_every_two_seconds_ends_in_a_hold_not_a_fight() -> anyhow::Result<()> {
+    let (mut setup, desired) = rollout("self-heal", "healed").await?;
+    // What git has: the pools' selectors as they were before the rollout. Every 2 s for 30 s, a self-heal puts
+    // back whatever differs.
+    let git = BTreeMap::from([
+        ("worker", json!({"matchLabels": {"node-role.kubernetes.io/worker": ""}})),
+        (
+            "canary",
+            json!({"matchLabels": {"node-role.kubernetes.io/worker": ""}, "matchExpressions": [{"key": "isCanary", "operator": "Exists"}]}),
+        ),
+    ]);
+    let writes = Arc::new(Mutex::new(0u32));
+    let healer = {
+        let (client, writes) = (setup.client.clone(), writes.clone());
+        let git = git.clone();
+        async move {
+            let api = Api::<MachineConfigPool>::all(client);
+            let params = PatchParams { field_manager: Some("argocd-controller".into()), ..Default::default() };
+            let end = Instant::now() + Duration::from_secs(30);
+            while Instant::now() < end {
+                for (pool, selector) in &git {
+                    let Ok(current) = api.get(pool).await else { continue };
+                    if serde_json::to_value(&current.spec.node_selector).is_ok_and(|s| s != *selector) {
+                        let patch = json!([{"op": "replace", "path": "/spec/nodeSelector", "value": selector}]);
+                        let Ok(patch) = serde_json::from_value::<json_patch::Patch>(patch) else { continue };
+                        if api.patch(pool, &params, &Patch::<()>::Json(patch)).await.is_ok() {
+                            *writes.lock().unwrap_or_else(|e| e.into_inner()) += 1;
+                        }
+                    }
+                }
+                tokio::time::sleep(Duration::from_secs(2)).await;
+            }
+        }
+    };
+    let healing = setup.world.spawn(healer);
+    let events = setup
+        .events_when("healed", |e| has_event(e, "ForeignChangeConceded", &["argocd-controller", "ignoreDifferences"]))
+        .await?;
+    assert!(has_event(&events, "ForeignChangeConceded", &["argocd-controller", "ignoreDifferences"]), "{events:?}");
+    // numo holds the next node while it does not write the selector.
+    let rc = numo_testkit::wait_until(&setup.run_configs(), "healed", Duration::from_secs(30), "held", |rc: &MutexRunConfig| {
+        rc.status.as_ref().is_some_and(|s| s.blocked_by.iter().any(|b| b.check == "ForeignChange"))
+    })
+    .await?;
+    let contested = rc.status.as_ref().and_then(|s| s.conditions.iter().find(|c| c.type_ == "Contested").cloned());
+    assert_eq!(contested.map(|c| c.status), Some("True".to_string()));
+    tokio::time::sleep(Duration::from_secs(32)).await;
+    setup.world.stop(healing);
+    let healer_writes = *writes.lock().unwrap_or_else(|e| e.into_inner());
+    eprintln!("the self-heal wrote {healer_writes} times in 30 s");
+    assert!(healer_writes < 15, "numo stopped fighting: the self-heal found little to change back ({healer_writes})");
+    let rc = finish(&setup, "healed").await?;
+    assert_eq!(honest(&setup, &rc, &desired).await?, Vec::<String>::new(), "no node upgraded ungated");
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rule_labels_stripped_from_every_held_node_are_put_back_or_the_node_is_ungated() -> anyhow::Result<()> {
+    let (setup, desired) = rollout("stripped-labels", "stripped").await?;
+    let label = numo::labels::rule_label("check", &setup.ns);
+    let nodes = Api::<Node>::all(setup.client.clone());
+    let params = PatchParams { field_manager: Some("relabel-script".into()), ..Default::default() };
+    let patch = Patch::Merge(json!({"metadata": {"labels": {label.clone(): null}}}));
+    let strips = ["worker-1", "worker-2", "worker-3"].map(|n| nodes.patch(n, &params, &patch));
+    for result in futures::future::join_all(strips).await {
+        result?;
+    }
+    let events = setup
+        .events_when("stripped", |e| {
+            ["worker-1", "worker-2", "worker-3"]
+                .iter()
+                .all(|n| has_event(e, "ForeignChange", &[&format!("Node/{n} metadata.labels")]))
+        })
+        .await?;
+    for node in ["worker-1", "worker-2", "worker-3"] {
+        assert!(has_event(&events, "ForeignChange", &[&format!("Node/{node} metadata.labels")]), "{events:?}");
+    }
+    let rc = finish(&setup, "stripped").await?;
+    let ungated = honest(&setup, &rc, &desired).await?;
+    eprintln!("ungated: {ungated:?}");
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pool_unpaused_while_numo_is_down_is_paused_again_when_it_is_back() -> anyhow::Result<()> {
+    let (mut setup, desired) = rollout("restart-contested", "restarted").await?;
+    setup.kill_operator();
+    patch_pool(&setup, "worker", "kubectl-patch", json!({"spec": {"paused": false}})).await?;
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let since = Instant::now();
+    setup.start_operator().await?;
+    let took = until_paused(&setup, "worker", since).await?;
+    eprintln!("worker paused again {took:?} after numo started");
+    let events = setup
+        .events_when("restarted", |e| has_event(e, "ForeignChange", &["spec.paused", "kubectl-patch"]))
+        .await?;
+    assert!(has_event(&events, "ForeignChange", &["MachineConfigPool/worker spec.paused", "kubectl-patch"]), "{events:?}");
+    let rc = finish(&setup, "restarted").await?;
+    honest(&setup, &rc, &desired).await?;
+    Ok(())
+}
