@@ -54,7 +54,7 @@ pub fn prune(entries: &mut Option<Vec<ManagedFieldsEntry>>, keep: &[FieldPath]) 
                 }
             }
             let owns = pruned.as_object().is_some_and(|m| !m.is_empty());
-            owns.then(|| ManagedFieldsEntry { fields_v1: Some(FieldsV1(pruned)), ..entry })
+            owns.then_some(ManagedFieldsEntry { fields_v1: Some(FieldsV1(pruned)), ..entry })
         })
         .collect();
     *entries = (!kept.is_empty()).then_some(kept);

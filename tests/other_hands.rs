@@ -230,9 +230,15 @@ async fn a_gitops_self_heal_every_two_seconds_ends_in_a_hold_not_a_fight() -> an
         .await?;
     assert!(has_event(&events, "ForeignChangeConceded", &["argocd-controller", "ignoreDifferences"]), "{events:?}");
     // numo holds the next node while it does not write the selector.
-    let rc = numo_testkit::wait_until(&setup.run_configs(), "healed", Duration::from_secs(30), "held", |rc: &MutexRunConfig| {
-        rc.status.as_ref().is_some_and(|s| s.blocked_by.iter().any(|b| b.check == "ForeignChange"))
-    })
+    let rc = numo_testkit::wait_until(
+        &setup.run_configs(),
+        "healed",
+        Duration::from_secs(30),
+        "held",
+        |rc: &MutexRunConfig| {
+            rc.status.as_ref().is_some_and(|s| s.blocked_by.iter().any(|b| b.check == "ForeignChange"))
+        },
+    )
     .await?;
     let contested = rc.status.as_ref().and_then(|s| s.conditions.iter().find(|c| c.type_ == "Contested").cloned());
     assert_eq!(contested.map(|c| c.status), Some("True".to_string()));
@@ -257,19 +263,21 @@ async fn rule_labels_stripped_from_every_held_node_are_put_back_or_the_node_is_u
     for result in futures::future::join_all(strips).await {
         result?;
     }
-    let events = setup
-        .events_when("stripped", |e| {
-            ["worker-1", "worker-2", "worker-3"]
-                .iter()
-                .all(|n| has_event(e, "ForeignChange", &[&format!("Node/{n} metadata.labels")]))
-        })
-        .await?;
+    // Each stripped node is reported: its labels put back, or (where the MCO took it into the canary first)
+    // Ungated.
+    let told = |e: &[(String, String, String)], node: &str| {
+        has_event(e, "ForeignChange", &[&format!("Node/{node} metadata.labels")])
+            || has_event(e, "NodeUngated", &[&format!("Node {node}: Ungated")])
+    };
+    let events =
+        setup.events_when("stripped", |e| ["worker-1", "worker-2", "worker-3"].iter().all(|n| told(e, n))).await?;
     for node in ["worker-1", "worker-2", "worker-3"] {
-        assert!(has_event(&events, "ForeignChange", &[&format!("Node/{node} metadata.labels")]), "{events:?}");
+        assert!(told(&events, node), "{node}: {events:?}");
     }
     let rc = finish(&setup, "stripped").await?;
     let ungated = honest(&setup, &rc, &desired).await?;
     eprintln!("ungated: {ungated:?}");
+    assert!(ungated.iter().all(|n| ["worker-1", "worker-2", "worker-3"].contains(&n.as_str())), "{ungated:?}");
     Ok(())
 }
 
@@ -283,10 +291,12 @@ async fn a_pool_unpaused_while_numo_is_down_is_paused_again_when_it_is_back() ->
     setup.start_operator().await?;
     let took = until_paused(&setup, "worker", since).await?;
     eprintln!("worker paused again {took:?} after numo started");
-    let events = setup
-        .events_when("restarted", |e| has_event(e, "ForeignChange", &["spec.paused", "kubectl-patch"]))
-        .await?;
-    assert!(has_event(&events, "ForeignChange", &["MachineConfigPool/worker spec.paused", "kubectl-patch"]), "{events:?}");
+    let events =
+        setup.events_when("restarted", |e| has_event(e, "ForeignChange", &["spec.paused", "kubectl-patch"])).await?;
+    assert!(
+        has_event(&events, "ForeignChange", &["MachineConfigPool/worker spec.paused", "kubectl-patch"]),
+        "{events:?}"
+    );
     let rc = finish(&setup, "restarted").await?;
     honest(&setup, &rc, &desired).await?;
     Ok(())

@@ -129,6 +129,11 @@ impl Ledger {
         answer
     }
 
+    /// Whether numo was putting back rule labels someone removed when it last wrote the status.
+    pub fn relabelling(&self) -> bool {
+        self.records.values().any(|(r, _)| r.field == RULE_LABELS && r.unresolved)
+    }
+
     /// Whether numo stopped writing `field` of `object` in this reconcile.
     pub fn conceded(&self, object: &str, field: &str) -> bool {
         self.conceded.iter().any(|(o, f)| o == object && *f == field)

@@ -88,9 +88,12 @@ pub fn plan<'a>(
             .map(|g| g.node)
             .chain(resolved.outsiders.iter().copied());
         let relabel = label(held, &labels);
-        // Labels numo had applied to every held node, now missing: someone removed them.
-        let applied_before =
-            crate::conditions::is_true(&snapshot.run_config.status.conditions, super::condition::MUTEX_RULES_APPLIED);
+        // Labels numo had applied to every held node (or was putting back), now missing: someone removed them.
+        let applied_before = ledger.relabelling()
+            || crate::conditions::is_true(
+                &snapshot.run_config.status.conditions,
+                super::condition::MUTEX_RULES_APPLIED,
+            );
         if applied_before {
             for intent in &relabel {
                 if let Intent::LabelNode { node, .. } = intent {
