@@ -78,7 +78,17 @@ pub fn plan<'a>(
     members.dedup();
     ambiguous.sort_by(|a, b| a.0.cmp(&b.0));
 
-    let valid = if missing.is_empty() {
+    let valid = if wanted.contains(&membership::MASTER) {
+        Desired::false_(
+            VALID_CONFIG,
+            "ControlPlanePool",
+            format!(
+                "spec.machineConfigPools names the {} pool; control-plane nodes cannot be gated (pausing that pool \
+                 would stop the control-plane upgrade): remove it and list only worker pools",
+                membership::MASTER
+            ),
+        )
+    } else if missing.is_empty() {
         Desired::true_(VALID_CONFIG, "Valid", format!("every MachineConfigPool exists: {}", wanted.join(", ")))
     } else {
         Desired::false_(
@@ -150,7 +160,8 @@ pub fn events(
         }
         let same = previous.is_some_and(|c| c.status == "False" && c.message == valid.message);
         if !valid.status && !same {
-            out.push((true, "PoolNotFound", valid.message.clone()));
+            let reason = if valid.reason == "ControlPlanePool" { "ControlPlanePool" } else { "PoolNotFound" };
+            out.push((true, reason, valid.message.clone()));
         }
     }
     let before: BTreeSet<&str> = previous_nodes.unwrap_or_default().iter().map(String::as_str).collect();
@@ -238,6 +249,18 @@ mod tests {
         let gathered = condition(&plan, NODE_LIST_GATHERED);
         assert!(!gathered.status);
         assert!(gathered.message.contains("covers only worker"), "{}", gathered.message);
+    }
+
+    #[test]
+    fn a_target_naming_the_master_pool_is_invalid_at_the_target_itself() {
+        let n = nodes(&[("w1", &[W]), ("m1", &["node-role.kubernetes.io/master"])]);
+        let plan = run(&["worker", "master"], &cluster(), &n);
+        let valid = condition(&plan, VALID_CONFIG);
+        assert!(!valid.status);
+        assert_eq!(valid.reason, "ControlPlanePool");
+        assert!(valid.message.contains("control-plane nodes cannot be gated"), "{}", valid.message);
+        let events = events(&[], None, &plan);
+        assert!(events.iter().any(|(warning, reason, _)| *warning && *reason == "ControlPlanePool"), "{events:?}");
     }
 
     #[test]
