@@ -68,7 +68,18 @@ async fn unpausing_a_paused_pool_rolls_it_within_max_unavailable() -> anyhow::Re
 
     let workers = ["worker-0", "worker-1", "worker-2", "worker-3", "worker-4"];
     let concurrency = Concurrency::watch(&mut world, &workers).await?;
+    let unpaused = std::time::Instant::now();
     patch(&pools(&world), "worker", json!({"spec": {"paused": false}})).await?;
+    // The MCO acts on an unpaused pool as soon as it sees it, as the real one does within a second: numo's tests of
+    // other hands rely on it to catch a node upgraded ungated.
+    let targeted = loop {
+        let moved = all_nodes(&world).await?.values().any(|n| desired(n) != old_config);
+        if moved || unpaused.elapsed() > std::time::Duration::from_secs(5) {
+            break unpaused.elapsed();
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    };
+    assert!(targeted < std::time::Duration::from_secs(1), "the first node was targeted {targeted:?} after the unpause");
     let done = wait_rolled_out(&world, "worker", 5).await?;
 
     let new_config = spec_config(&done).unwrap_or_default();
