@@ -226,7 +226,7 @@ impl Metrics {
             let labels = NodePhaseLabels { run_config: run_config.to_string(), phase: node_phase_label(phase) };
             self.nodes_by_phase.remove(&labels);
         }
-        for check in crate::controllers::run_config::plan::check::ALL {
+        for check in crate::api::check::ALL {
             self.check_blocking.remove(&CheckLabels { run_config: run_config.to_string(), check });
         }
         for trigger in Trigger::ALL {

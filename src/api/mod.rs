@@ -15,6 +15,7 @@ pub use mutex_run_config::{
     MutexRunConfigStatus, NodePhase, NodeProgress, PoolConfig, RunPhase, TargetConfig, Trigger, VersionSource,
 };
 pub use mutex_target::{MutexTarget, MutexTargetSpec, MutexTargetStatus};
+pub use safe_to_proceed::check;
 pub use safe_to_proceed::{
     AlertsCheck, BlackoutWindow, Blocker, Check, ClusterOperatorsCheck, CustomCheck, HealthChecks, MaintenanceWindow,
     WindowTimes,

@@ -192,3 +192,44 @@ pub struct Blocker {
     /// What holds it, naming the objects.
     pub message: String,
 }
+
+/// The checks, as `status.blockedBy[].check` and the `check` label of `numo_health_check_blocking` name them.
+pub mod check {
+    /// Outside every maintenance window.
+    pub const MAINTENANCE_WINDOW: &str = "MaintenanceWindow";
+    /// Inside a blackout window.
+    pub const BLACKOUT_WINDOW: &str = "BlackoutWindow";
+    /// A ClusterOperator is Degraded or not Available.
+    pub const CLUSTER_OPERATORS: &str = "ClusterOperators";
+    /// A MachineConfigPool is Degraded or NodeDegraded.
+    pub const MACHINE_CONFIG_POOLS: &str = "MachineConfigPools";
+    /// A node outside the rollout is not Ready or cordoned.
+    pub const NODES: &str = "Nodes";
+    /// A PodDisruptionBudget at zero covers a pod on the next node.
+    pub const POD_DISRUPTION_BUDGETS: &str = "PodDisruptionBudgets";
+    /// A matching alert fires.
+    pub const ALERTS: &str = "Alerts";
+    /// A custom check's CEL expression is false (or cannot be evaluated) for an object it selects.
+    pub const CUSTOM: &str = "Custom";
+    /// A node's soak holds its slot.
+    pub const SOAK: &str = "Soak";
+    /// Under `trigger: AnyConfigChange`: the canary cannot bring the next node its pool's config.
+    pub const CANARY_CONFIG: &str = "CanaryConfig";
+    /// Someone else changed what numo holds and it is not put back yet, or keeps changing it back.
+    pub const FOREIGN_CHANGE: &str = "ForeignChange";
+
+    /// Every check.
+    pub const ALL: [&str; 11] = [
+        MAINTENANCE_WINDOW,
+        BLACKOUT_WINDOW,
+        CLUSTER_OPERATORS,
+        MACHINE_CONFIG_POOLS,
+        NODES,
+        POD_DISRUPTION_BUDGETS,
+        ALERTS,
+        CUSTOM,
+        SOAK,
+        CANARY_CONFIG,
+        FOREIGN_CHANGE,
+    ];
+}

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use super::plan::{Reason, Verdict, CLEANUP_FIELD, JOB_SPEC_FIELD};
+use super::verdict::{Reason, Verdict, CLEANUP_FIELD, JOB_SPEC_FIELD};
 use crate::api::MutexRule;
 
 /// Annotation on a ServiceAccount: the comma-separated namespaces whose MutexRules may run Jobs as it. Set by an

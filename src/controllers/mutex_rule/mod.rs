@@ -14,6 +14,7 @@ pub mod plan;
 pub mod renderings;
 pub mod schema;
 pub mod status;
+pub mod verdict;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -5,8 +5,8 @@
 
 use k8s_openapi::api::batch::v1::Job;
 
-use super::plan::{Reason, Verdict};
 use super::schema;
+use super::verdict::{Reason, Verdict};
 use crate::api::{JobRendering, MutexRule};
 use crate::jobs::{self, JobKey, JobPhase, JobTemplate};
 
@@ -181,7 +181,7 @@ pub fn apiserver_message(field: &str, message: &str) -> String {
 mod tests {
     use super::*;
     use crate::api::{MutexRuleSpec, RuleType};
-    use crate::controllers::mutex_rule::plan::{CLEANUP_FIELD, JOB_SPEC_FIELD};
+    use crate::controllers::mutex_rule::verdict::{CLEANUP_FIELD, JOB_SPEC_FIELD};
     use serde_json::json;
 
     fn rule(job_spec: serde_json::Value) -> MutexRule {

@@ -305,7 +305,7 @@ async fn reconcile(obj: Arc<Guarded>, shared: Arc<RunConfigContext>) -> Result<A
         }
         plan = plan::plan(&snapshot);
     }
-    if plan.status.blocked_by.iter().any(|b| b.check == plan::check::ALERTS) {
+    if plan.status.blocked_by.iter().any(|b| b.check == crate::api::check::ALERTS) {
         // Alerts and silences come without an event: ask again after a while, as long as alerts hold the rollout.
         let poll = shared.ctx.config.alertmanager.poll_interval;
         plan.requeue_after = Some(plan.requeue_after.map_or(poll, |r| r.min(poll)));

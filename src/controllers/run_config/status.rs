@@ -220,7 +220,7 @@ pub fn record_metrics(metrics: &Metrics, rc: &MutexRunConfig, status: &MutexRunC
     for phase in NodePhase::ALL {
         metrics.set_nodes_by_phase(&key, phase, counts.get(&phase).copied().unwrap_or(0));
     }
-    for check in super::plan::check::ALL {
+    for check in crate::api::check::ALL {
         metrics.set_check_blocking(&key, check, status.blocked_by.iter().any(|b| b.check == check));
     }
     let overdue = crate::conditions::is_true(&status.conditions, super::plan::condition::CONFIG_CHANGE_OVERDUE);
@@ -394,7 +394,7 @@ mod tests {
 
     #[test]
     fn every_check_that_holds_the_next_node_sets_its_metric() {
-        use crate::controllers::run_config::plan::check;
+        use crate::api::check;
         let metrics = Metrics::default();
         let mut rc = object("1", 0);
         rc.metadata.namespace = Some("ops".into());

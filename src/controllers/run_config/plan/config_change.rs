@@ -14,17 +14,17 @@
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
+use super::draft::Draft;
 use super::intent::{Intent, PoolSpec};
 use super::node_state::{self, History, Inputs};
-use super::readiness::check::CANARY_CONFIG;
+use super::notice::Notice;
 use super::resolve::Resolved;
+use super::rollout::{claim_removed, conflict, conflicted, gate_nodes, jobs_of, restoring, upgrade_of};
 use super::stage::{Stage, Upgrade};
 use super::target::{self, Target};
-use super::{
-    claim_removed, conflict, conflicted, finalize, gate, jobs_of, pools, restoring, upgrade_of, Draft, Notice,
-};
+use super::{finalize, pools};
 
-use crate::api::{Blocker, MutexRunConfigStatus, RunPhase};
+use crate::api::{MutexRunConfigStatus, RunPhase};
 use crate::controllers::run_config::snapshot::{PoolView, Snapshot};
 use crate::openshift::config_content;
 
@@ -72,7 +72,7 @@ pub fn rollout(snapshot: &Snapshot, resolved: &Resolved<'_>, version: &str, hold
         draft.intents.extend(pausing);
         return Stage::Pausing(upgrade);
     }
-    let gated = gate(snapshot, resolved, &target, upgrade.control_plane_done, draft);
+    let gated = gate_nodes(snapshot, resolved, &target, upgrade.control_plane_done, draft);
     unreachable(snapshot, resolved, &target, draft);
     if let Some(wait) = until_overdue(snapshot, draft).filter(|_| upgrade.behind > 0) {
         draft.requeue_after = Some(draft.requeue_after.map_or(wait, |r| r.min(wait)));
@@ -113,7 +113,7 @@ fn overdue(snapshot: &Snapshot, upgrade: &Upgrade, draft: &mut Draft) {
         spec.overdue_after.as_deref().unwrap_or("24h"),
     );
     let previous = &snapshot.run_config.status.conditions;
-    if !crate::conditions::is_true(previous, super::condition::CONFIG_CHANGE_OVERDUE) {
+    if !crate::conditions::is_true(previous, super::stage::condition::CONFIG_CHANGE_OVERDUE) {
         draft.notices.push(Notice::warning("ConfigChangeOverdue", "Gate", message.clone()));
     }
     draft.overdue = Some(message);
@@ -293,36 +293,4 @@ fn unreachable(snapshot: &Snapshot, resolved: &Resolved<'_>, target: &Target, dr
         }
         entry.message = Some(message);
     }
-}
-
-/// Holds the next node while the canary cannot bring it the config its pool renders: the canary's rendered config
-/// has other content (a MachineConfig for the target pool's own role, which the canary does not select, or one for
-/// the canary's), or a target pool cannot render at all.
-pub fn canary_blocker(resolved: &Resolved<'_>, target: &Target, next: &[&str]) -> Option<Blocker> {
-    if !target.is_config_change() {
-        return None;
-    }
-    let mut problems = Vec::new();
-    for pool in &resolved.targets {
-        if let Some(why) = &pool.render_failure {
-            problems.push(format!("MachineConfigPool {} cannot render its config: {why}", pool.name));
-        }
-    }
-    let canary = resolved.canary;
-    for node in next {
-        let (Some(wanted), Some(pool)) = (target.config_of(node), resolved.home_pool(node)) else { continue };
-        let offered = canary.configuration.as_deref().unwrap_or_default();
-        if config_content(offered) != config_content(wanted) {
-            let problem = format!(
-                "the canary MachineConfigPool {} renders {offered}, whose content differs from {wanted} of {}: a node \
-                 released into the canary would not get its pool's config. Make the canary select exactly the \
-                 MachineConfigs {} selects (its machineConfigSelector), or wait if a render is under way",
-                canary.name, pool.name, pool.name
-            );
-            if !problems.contains(&problem) {
-                problems.push(problem);
-            }
-        }
-    }
-    (!problems.is_empty()).then(|| Blocker { check: CANARY_CONFIG.to_string(), message: problems.join("; ") })
 }

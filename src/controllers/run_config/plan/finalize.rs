@@ -4,12 +4,13 @@
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
+use super::draft::Draft;
 use super::intent::Intent;
 use super::node_state::History;
+use super::notice::Notice;
 use super::pools;
 use super::resolve::Resolved;
 use super::stage::{Stage, Upgrade};
-use super::{Draft, Notice};
 use crate::api::{MutexRunConfigStatus, NodePhase, RunPhase};
 use crate::controllers::run_config::snapshot::{NodeView, Snapshot};
 

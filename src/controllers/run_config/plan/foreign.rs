@@ -16,7 +16,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 
 use super::intent::{Intent, PoolSpec, PutBack};
-use super::Notice;
+use super::notice::Notice;
+use super::stage::condition;
 use crate::api::{Blocker, ForeignChange};
 use crate::controllers::run_config::snapshot::{PoolView, Snapshot, Writer};
 use crate::pool_claim::PoolOriginal;
@@ -29,7 +30,7 @@ pub const FIGHT_CHANGES: u32 = 3;
 pub const QUIET: Duration = Duration::from_secs(30);
 
 /// The check name of the hold in `status.blockedBy` and the `ReadyForNextNode` condition.
-pub const CHECK: &str = "ForeignChange";
+pub const CHECK: &str = crate::api::check::FOREIGN_CHANGE;
 
 /// The fields of a pool numo holds, as `status.foreignChanges` names them.
 pub const PAUSED: &str = "spec.paused";
@@ -210,6 +211,65 @@ pub struct Settled {
 
 fn since(time: &Time, now: Timestamp) -> Duration {
     Duration::try_from(now.duration_since(time.0)).unwrap_or_default()
+}
+
+/// What other hands amount to in one plan.
+pub struct Others {
+    /// The plan's intents: put-backs first (re-pausing first), but none for a pool the plan restores anyway.
+    pub intents: Vec<Intent>,
+    /// Warning Events of new changes and of fights numo stopped.
+    pub notices: Vec<Notice>,
+    /// `status.foreignChanges`.
+    pub records: Vec<ForeignChange>,
+    /// The hold of the next node while a change is unresolved or a fight goes on.
+    pub blocker: Option<Blocker>,
+    /// The `Contested` condition's reason and message, when it is True.
+    pub contested: Option<(&'static str, String)>,
+    /// When a fight's quiet time or a series ends.
+    pub requeue_after: Option<Duration>,
+}
+
+/// Settles `ledger`, and puts `put_back` before the `planned` intents.
+pub fn settle(ledger: Ledger, put_back: Vec<Intent>, planned: Vec<Intent>) -> Others {
+    let restored: Vec<&str> = planned
+        .iter()
+        .filter_map(|i| match i {
+            Intent::RestorePool { pool, .. } => Some(pool.as_str()),
+            _ => None,
+        })
+        .collect();
+    let put_back: Vec<Intent> = put_back
+        .into_iter()
+        .filter(|i| !matches!(i, Intent::PutBackPool { pool, .. } if restored.contains(&pool.as_str())))
+        .collect();
+    let settled = ledger.finish();
+    let fight = settled.records.iter().any(|r| r.changes >= FIGHT_CHANGES);
+    let contested = settled
+        .blocker
+        .as_ref()
+        .map(|b| (if fight { "ChangedBackRepeatedly" } else { "ForeignChange" }, b.message.clone()));
+    Others {
+        intents: put_back.into_iter().chain(planned).collect(),
+        notices: settled.notices,
+        records: settled.records,
+        blocker: settled.blocker,
+        contested,
+        requeue_after: settled.requeue_after,
+    }
+}
+
+/// The Warning Event, once, that numo cannot put its admission policy in place.
+pub fn policy_notice(snapshot: &Snapshot) -> Option<Notice> {
+    let Some(Err(why)) = &snapshot.policy else { return None };
+    let previous = crate::conditions::find(&snapshot.run_config.status.conditions, condition::FOREIGN_WRITES_REFUSED);
+    if previous.is_some_and(|c| c.reason == "PolicyUnavailable") {
+        return None;
+    }
+    Some(Notice::warning(
+        "AdmissionPolicyUnavailable",
+        "Guard",
+        format!("{why}; numo notices other writers' changes to what it holds and puts them back instead."),
+    ))
 }
 
 /// How to stop another controller from changing `field` back.

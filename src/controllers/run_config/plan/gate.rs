@@ -7,29 +7,16 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 
 use super::foreign::{self, Ledger};
 use super::intent::Intent;
-use super::node_state::{self, Inputs, NextJob, NodeState, Records, Retry};
+use super::node_state::{self, GatedNode, Inputs, NextJob, NodeState, Retry};
+use super::notice::Notice;
 use super::pools;
-use super::readiness::{self, check, Readiness};
+use super::readiness::{self, Readiness};
 use super::resolve::{Resolved, Rule};
 use super::target::Target;
-use super::Notice;
+use crate::api::check;
 use crate::api::{Blocker, FailurePolicy};
 use crate::controllers::run_config::snapshot::{NodeView, Snapshot};
 use crate::jobs::{self, JobKey, JobPhase, JobTemplate};
-
-/// One gated node as this reconcile leaves it.
-pub struct GatedNode<'a> {
-    /// The node.
-    pub node: &'a NodeView,
-    /// Its state, after retries and new starts.
-    pub state: NodeState,
-    /// Its Jobs (cluster and status record merged).
-    pub records: Records,
-    /// Whether every gate Job succeeded or the status recorded the node as released (see `node_state::released`).
-    pub released: bool,
-    /// Whether the retry annotation restarted its clock.
-    pub timer_reset: bool,
-}
 
 /// What gating decided.
 pub struct Gate<'a> {
@@ -92,7 +79,7 @@ pub fn plan<'a>(
         let applied_before = ledger.relabelling()
             || crate::conditions::is_true(
                 &snapshot.run_config.status.conditions,
-                super::condition::MUTEX_RULES_APPLIED,
+                super::stage::condition::MUTEX_RULES_APPLIED,
             );
         if applied_before {
             for intent in &relabel {
@@ -140,7 +127,7 @@ pub fn plan<'a>(
         let verdict = readiness::windows_now(snapshot, &resolved.schedule);
         let mut readiness = readiness::assess(snapshot, &verdict, &nodes, &next);
         let names: Vec<&str> = next.iter().map(|n| n.name.as_str()).collect();
-        readiness.blockers.extend(super::config_change::canary_blocker(resolved, inputs.target, &names));
+        readiness.blockers.extend(readiness::canary_blocker(resolved, inputs.target, &names));
         readiness.blockers.extend(ledger.holding());
         if free == 0 {
             readiness.blockers.extend(soaking(&nodes, spec.concurrency as usize, inputs));

@@ -31,6 +31,20 @@ pub enum Retry {
     ResetTimer,
 }
 
+/// One gated node as this reconcile leaves it.
+pub struct GatedNode<'a> {
+    /// The node.
+    pub node: &'a NodeView,
+    /// Its state, after retries and new starts.
+    pub state: NodeState,
+    /// Its Jobs (cluster and status record merged).
+    pub records: Records,
+    /// Whether every gate Job succeeded or the status recorded the node as released (see `node_state::released`).
+    pub released: bool,
+    /// Whether the retry annotation restarted its clock.
+    pub timer_reset: bool,
+}
+
 /// Where a node is.
 #[derive(Clone, Debug, PartialEq)]
 pub enum NodeState {

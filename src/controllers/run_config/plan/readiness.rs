@@ -7,50 +7,14 @@ use std::collections::BTreeSet;
 
 use chrono::{DateTime, SecondsFormat, TimeZone};
 
-use super::gate::GatedNode;
-use super::node_state::NodeState;
+use super::node_state::{GatedNode, NodeState};
+use super::resolve::Resolved;
+use super::target::Target;
+use crate::api::check;
 use crate::api::{Blocker, CustomCheck, HealthChecks};
 use crate::cel_check;
 use crate::controllers::run_config::snapshot::{NodeView, Snapshot};
 use crate::windows::{self, Closed, Verdict};
-
-/// The checks, as `status.blockedBy[].check` and the `check` label of `numo_health_check_blocking` name them.
-pub mod check {
-    /// Outside every maintenance window.
-    pub const MAINTENANCE_WINDOW: &str = "MaintenanceWindow";
-    /// Inside a blackout window.
-    pub const BLACKOUT_WINDOW: &str = "BlackoutWindow";
-    /// A ClusterOperator is Degraded or not Available.
-    pub const CLUSTER_OPERATORS: &str = "ClusterOperators";
-    /// A MachineConfigPool is Degraded or NodeDegraded.
-    pub const MACHINE_CONFIG_POOLS: &str = "MachineConfigPools";
-    /// A node outside the rollout is not Ready or cordoned.
-    pub const NODES: &str = "Nodes";
-    /// A PodDisruptionBudget at zero covers a pod on the next node.
-    pub const POD_DISRUPTION_BUDGETS: &str = "PodDisruptionBudgets";
-    /// A matching alert fires.
-    pub const ALERTS: &str = "Alerts";
-    /// A custom check's CEL expression is false (or cannot be evaluated) for an object it selects.
-    pub const CUSTOM: &str = "Custom";
-    /// A node's soak holds its slot.
-    pub const SOAK: &str = "Soak";
-    /// Under `trigger: AnyConfigChange`: the canary cannot bring the next node its pool's config.
-    pub const CANARY_CONFIG: &str = "CanaryConfig";
-
-    /// Every check.
-    pub const ALL: [&str; 10] = [
-        MAINTENANCE_WINDOW,
-        BLACKOUT_WINDOW,
-        CLUSTER_OPERATORS,
-        MACHINE_CONFIG_POOLS,
-        NODES,
-        POD_DISRUPTION_BUDGETS,
-        ALERTS,
-        CUSTOM,
-        SOAK,
-        CANARY_CONFIG,
-    ];
-}
 
 /// What the checks decided.
 #[derive(Clone, Debug, Default)]
@@ -278,4 +242,36 @@ fn budgets(snapshot: &Snapshot, next: &[&NodeView]) -> Budgets {
 /// The window verdict for the snapshot's time.
 pub fn windows_now(snapshot: &Snapshot, schedule: &windows::Schedule) -> Verdict {
     schedule.at(windows::utc(&snapshot.now))
+}
+
+/// Holds the next node while the canary cannot bring it the config its pool renders: the canary's rendered config
+/// has other content (a MachineConfig for the target pool's own role, which the canary does not select, or one for
+/// the canary's), or a target pool cannot render at all.
+pub fn canary_blocker(resolved: &Resolved<'_>, target: &Target, next: &[&str]) -> Option<Blocker> {
+    if !target.is_config_change() {
+        return None;
+    }
+    let mut problems = Vec::new();
+    for pool in &resolved.targets {
+        if let Some(why) = &pool.render_failure {
+            problems.push(format!("MachineConfigPool {} cannot render its config: {why}", pool.name));
+        }
+    }
+    let canary = resolved.canary;
+    for node in next {
+        let (Some(wanted), Some(pool)) = (target.config_of(node), resolved.home_pool(node)) else { continue };
+        let offered = canary.configuration.as_deref().unwrap_or_default();
+        if crate::openshift::config_content(offered) != crate::openshift::config_content(wanted) {
+            let problem = format!(
+                "the canary MachineConfigPool {} renders {offered}, whose content differs from {wanted} of {}: a node \
+                 released into the canary would not get its pool's config. Make the canary select exactly the \
+                 MachineConfigs {} selects (its machineConfigSelector), or wait if a render is under way",
+                canary.name, pool.name, pool.name
+            );
+            if !problems.contains(&problem) {
+                problems.push(problem);
+            }
+        }
+    }
+    (!problems.is_empty()).then(|| Blocker { check: check::CANARY_CONFIG.to_string(), message: problems.join("; ") })
 }

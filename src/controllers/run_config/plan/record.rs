@@ -5,9 +5,8 @@ use std::time::Duration;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
-use super::gate::GatedNode;
-use super::node_state::{History, NodeState};
-use super::Notice;
+use super::node_state::{GatedNode, History, NodeState};
+use super::notice::Notice;
 use crate::api::{NodePhase, NodeProgress};
 use crate::labels::{RETRY_ANNOTATION, SKIP_ANNOTATION};
 

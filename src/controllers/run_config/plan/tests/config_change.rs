@@ -2,8 +2,8 @@
 //! rendered config gated node by node, judged by content, and the rename that lets a paused pool report Updated.
 
 use super::*;
+use crate::api::check;
 use crate::api::Trigger;
-use crate::controllers::run_config::plan::readiness::check;
 
 const A: &str = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
 const B: &str = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
