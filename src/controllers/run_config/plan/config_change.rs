@@ -66,7 +66,7 @@ pub fn rollout(snapshot: &Snapshot, resolved: &Resolved<'_>, version: &str, hold
     draft.status.target_config = Some(config);
     overdue(snapshot, &upgrade, draft);
     let claims = pools::claim(resolved);
-    let pausing = pause_targets(resolved);
+    let pausing = pools::pause_targets(resolved);
     if !claims.is_empty() || !pausing.is_empty() {
         draft.intents.extend(claims);
         draft.intents.extend(pausing);
@@ -159,20 +159,6 @@ fn start(snapshot: &Snapshot, resolved: &Resolved<'_>, version: &str, upgrade: &
         ..Default::default()
     };
     key
-}
-
-/// Target pools that must be paused again (numo unpaused them for a rename).
-fn pause_targets(resolved: &Resolved<'_>) -> Vec<Intent> {
-    resolved
-        .targets
-        .iter()
-        .filter(|t| !t.paused)
-        .map(|t| Intent::SteerPool {
-            pool: t.name.clone(),
-            owner: resolved.owner.clone(),
-            spec: PoolSpec { paused: true, node_selector: None, max_unavailable: None },
-        })
-        .collect()
 }
 
 /// The pools between rollouts: each target as recorded but paused (or unpaused for a rename), the canary restored

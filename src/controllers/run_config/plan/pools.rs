@@ -99,7 +99,9 @@ pub fn steer(resolved: &Resolved<'_>, concurrency: u32, ledger: &Ledger) -> Vec<
         let selector = Some(selector)
             .filter(|s| pool.node_selector.as_ref() != Some(s))
             .filter(|_| !ledger.conceded(&object, foreign::NODE_SELECTOR));
-        if selector.is_some() || pool.paused != paused || max_unavailable.is_some() {
+        // A claim without the record of what numo wrote (numo 0.1's) gets it with this write.
+        let unrecorded = pool.claim.claim().is_some_and(|c| c.written.is_none());
+        if selector.is_some() || pool.paused != paused || max_unavailable.is_some() || unrecorded {
             intents.push(Intent::SteerPool {
                 pool: pool.name.clone(),
                 owner: resolved.owner.clone(),
@@ -108,6 +110,23 @@ pub fn steer(resolved: &Resolved<'_>, concurrency: u32, ledger: &Ledger) -> Vec<
         }
     }
     intents
+}
+
+/// Pauses again every claimed target pool that is not paused (numo unpaused it for a rename, or someone else did:
+/// a claim numo 0.1 made records nothing to put back).
+pub fn pause_targets(resolved: &Resolved<'_>) -> Vec<Intent> {
+    resolved
+        .targets
+        .iter()
+        .filter(|t| !t.paused && t.owner() == Some(resolved.owner.as_str()))
+        // Where numo recorded it paused the pool, the put-back of `foreign` pauses it first.
+        .filter(|t| !t.claim.claim().and_then(|c| c.written.as_ref()).is_some_and(|w| w.paused))
+        .map(|t| Intent::SteerPool {
+            pool: t.name.clone(),
+            owner: resolved.owner.clone(),
+            spec: PoolSpec { paused: true, node_selector: None, max_unavailable: None },
+        })
+        .collect()
 }
 
 /// What restoring `pool` writes: the recorded original, or — when the record is unreadable — the pool unpaused

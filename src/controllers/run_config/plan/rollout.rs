@@ -112,6 +112,7 @@ pub fn rollout(
     let claims = pools::claim(resolved);
     if !claims.is_empty() || !resolved.targets.iter().all(|t| t.paused) {
         draft.intents.extend(claims);
+        draft.intents.extend(pools::pause_targets(resolved));
         return Stage::Pausing(upgrade);
     }
     let gate = gate_nodes(snapshot, resolved, target, upgrade.control_plane_done, draft);

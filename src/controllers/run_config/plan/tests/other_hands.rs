@@ -258,3 +258,27 @@ fn a_node_released_by_numo_is_not_ungated_when_the_mco_starts_it() {
     assert_eq!(node_phase(&p, "worker-0"), Some(NodePhase::Upgrading));
     assert!(warnings(&p, "NodeUngated").is_empty());
 }
+
+#[test]
+fn a_claim_of_numo_0_1_without_a_record_is_paused_again_and_gets_its_record() {
+    let mut f = Fixture::new(2);
+    f.step();
+    // As numo 0.1 claimed it: no record of what numo wrote.
+    for pool in f.s.pools.values_mut() {
+        if let ClaimAnnotations::Claimed(claim) = &mut pool.claim {
+            (claim.written, claim.written_present) = (None, false);
+        }
+    }
+    unpause(&mut f, "worker", "Mozilla");
+    let p = f.step();
+    assert!(
+        p.intents.iter().any(|i| matches!(i, Intent::SteerPool { pool, spec, .. } if pool == "worker" && spec.paused)),
+        "{:?}",
+        p.intents
+    );
+    assert!(f.s.pools["worker"].paused);
+    f.advance_to_gating();
+    for pool in ["worker", "canary"] {
+        assert!(f.s.pools[pool].claim.claim().is_some_and(|c| c.written.is_some()), "{pool} has its record");
+    }
+}
