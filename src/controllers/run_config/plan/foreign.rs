@@ -29,6 +29,11 @@ pub const FIGHT_CHANGES: u32 = 3;
 /// numo writes a field it stopped fighting over again once nobody changed it for this long.
 pub const QUIET: Duration = Duration::from_secs(30);
 
+/// At most this many Events about foreign changes per reconcile; the rest are told in one.
+pub const MAX_EVENTS: usize = 10;
+/// At most this many records in `status.foreignChanges` (the unresolved and most recent ones).
+pub const MAX_RECORDS: usize = 32;
+
 /// The check name of the hold in `status.blockedBy` and the `ReadyForNextNode` condition.
 pub const CHECK: &str = crate::api::check::FOREIGN_CHANGE;
 
@@ -59,6 +64,8 @@ pub struct Ledger {
     /// By (object, field); `seen` marks those seen changed in this reconcile.
     records: BTreeMap<(String, String), (ForeignChange, bool)>,
     notices: Vec<Notice>,
+    /// New changes beyond [`MAX_EVENTS`] in this reconcile, told in one summary Event.
+    unannounced: usize,
     conceded: Vec<(String, &'static str)>,
 }
 
@@ -66,7 +73,7 @@ impl Ledger {
     /// The ledger as the previous status left it.
     pub fn of(previous: &[ForeignChange], now: Timestamp) -> Self {
         let records = previous.iter().map(|r| ((r.object.clone(), r.field.clone()), (r.clone(), false))).collect();
-        Self { now, records, notices: Vec::new(), conceded: Vec::new() }
+        Self { now, records, notices: Vec::new(), unannounced: 0, conceded: Vec::new() }
     }
 
     /// Notes that `field` of `object` is not what numo set, changed by `changed_by`; `may_concede` when numo may
@@ -121,7 +128,11 @@ impl Ledger {
             );
             let advice = if fight { format!(" {}", stop_advice(field)) } else { String::new() };
             let reason = if answer == Answer::Conceded { "ForeignChangeConceded" } else { "ForeignChange" };
-            self.notices.push(Notice::warning(reason, "Hold", format!("{what}{advice}")));
+            if self.notices.len() < MAX_EVENTS {
+                self.notices.push(Notice::warning(reason, "Hold", format!("{what}{advice}")));
+            } else {
+                self.unannounced += 1;
+            }
         }
         if answer == Answer::Conceded {
             self.conceded.push((object.to_string(), field));
@@ -159,9 +170,14 @@ impl Ledger {
                 })
             })
             .collect();
-        (!lines.is_empty()).then(|| Blocker {
+        let more = lines.len().saturating_sub(5);
+        let shown = lines.into_iter().take(5).collect::<Vec<_>>().join("; ");
+        (!shown.is_empty()).then(|| Blocker {
             check: CHECK.to_string(),
-            message: format!("{}; see status.foreignChanges", lines.join("; ")),
+            message: match more {
+                0 => format!("{shown}; see status.foreignChanges"),
+                more => format!("{shown}; and {more} more; see status.foreignChanges"),
+            },
         })
     }
 
@@ -192,7 +208,25 @@ impl Ledger {
             at(SERIES_GAP, quiet_for);
             records.push(record);
         }
-        Settled { records, notices: self.notices, blocker, requeue_after: wake }
+        // A script that strips the labels of thousands of nodes makes as many records: the status keeps the
+        // unresolved and most recent ones.
+        records.sort_by(|a, b| b.unresolved.cmp(&a.unresolved).then_with(|| b.last_seen.0.cmp(&a.last_seen.0)));
+        let dropped = records.len().saturating_sub(MAX_RECORDS);
+        records.truncate(MAX_RECORDS);
+        records.sort_by(|a, b| (&a.object, &a.field).cmp(&(&b.object, &b.field)));
+        let mut notices = self.notices;
+        if self.unannounced > 0 {
+            notices.push(Notice::warning(
+                "ForeignChange",
+                "Hold",
+                format!(
+                    "{} more changes by others to what numo holds in this moment (see status.foreignChanges{}).",
+                    self.unannounced,
+                    if dropped > 0 { format!(", which keeps the {MAX_RECORDS} most recent") } else { String::new() }
+                ),
+            ));
+        }
+        Settled { records, notices, blocker, requeue_after: wake }
     }
 }
 

@@ -282,3 +282,22 @@ fn a_claim_of_numo_0_1_without_a_record_is_paused_again_and_gets_its_record() {
         assert!(f.s.pools[pool].claim.claim().is_some_and(|c| c.written.is_some()), "{pool} has its record");
     }
 }
+
+#[test]
+fn labels_stripped_from_many_nodes_keep_the_status_and_the_events_bounded() {
+    let mut f = Fixture::new(60);
+    f.advance_to_gating();
+    let label = format!("{RULE_LABEL_PREFIX}/first.ops");
+    for node in f.s.nodes.values_mut().filter(|n| n.name != "worker-0" && n.name.starts_with("worker-")) {
+        node.labels.remove(&label);
+    }
+    let p = f.step();
+    let relabelled = p.intents.iter().filter(|i| matches!(i, Intent::LabelNode { .. })).count();
+    assert_eq!(relabelled, 59, "every node is labelled again");
+    let events = warnings(&p, "ForeignChange");
+    assert_eq!(events.len(), foreign::MAX_EVENTS + 1, "{events:?}");
+    assert!(events.last().is_some_and(|e| e.note.starts_with("49 more changes")), "{:?}", events.last());
+    assert_eq!(p.status.foreign_changes.len(), foreign::MAX_RECORDS);
+    let held = p.status.blocked_by.iter().find(|b| b.check == "ForeignChange").unwrap();
+    assert!(held.message.contains("and 54 more"), "{}", held.message);
+}
