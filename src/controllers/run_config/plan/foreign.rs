@@ -101,9 +101,9 @@ impl Ledger {
         };
         let new = !self.records.get(&key).is_some_and(|(r, _)| r.unresolved);
         record.changed_by = changed_by.to_string();
-        let fight = record.changes >= FIGHT_CHANGES && since(&record.last_seen, now) < QUIET;
+        let fight = fighting(&record, now);
         let answer = if fight && may_concede { Answer::Conceded } else { Answer::PutBack };
-        let was_conceded = self.records.get(&key).is_some_and(|(r, _)| r.action.starts_with("stopped"));
+        let was_conceded = may_concede && self.records.get(&key).is_some_and(|(r, _)| fighting(r, now));
         record.action = match (answer, fight) {
             (Answer::Conceded, _) => format!(
                 "stopped writing it: it was changed {} times in {}s; numo writes it again once nobody changed it \
@@ -158,7 +158,7 @@ impl Ledger {
             .records
             .values()
             .filter_map(|(record, seen)| {
-                let fight = record.changes >= FIGHT_CHANGES && since(&record.last_seen, now) < QUIET;
+                let fight = fighting(record, now);
                 ((record.unresolved && *seen) || fight).then(|| {
                     format!(
                         "{} {} changed by {}{}",
@@ -186,6 +186,7 @@ impl Ledger {
     pub fn finish(self) -> Settled {
         let now = self.now;
         let blocker = self.holding();
+        let fight = self.records.values().any(|(r, _)| fighting(r, now));
         let mut records = Vec::new();
         let mut wake: Option<Duration> = None;
         let mut at = |after: Duration, since_then: Duration| {
@@ -202,7 +203,7 @@ impl Ledger {
                     continue;
                 }
             }
-            if record.changes >= FIGHT_CHANGES && quiet_for < QUIET {
+            if fighting(&record, now) {
                 at(QUIET, quiet_for);
             }
             at(SERIES_GAP, quiet_for);
@@ -226,7 +227,7 @@ impl Ledger {
                 ),
             ));
         }
-        Settled { records, notices, blocker, requeue_after: wake }
+        Settled { records, notices, blocker, fight, requeue_after: wake }
     }
 }
 
@@ -239,8 +240,16 @@ pub struct Settled {
     pub notices: Vec<Notice>,
     /// The hold of the next node while a change is unresolved or a fight goes on.
     pub blocker: Option<Blocker>,
+    /// Whether a field is being changed back again and again.
+    pub fight: bool,
     /// When a fight's quiet time or a series ends.
     pub requeue_after: Option<Duration>,
+}
+
+/// Whether the field of `record` is fought over: changed back [`FIGHT_CHANGES`] times in a row, the last time less
+/// than [`QUIET`] ago.
+fn fighting(record: &ForeignChange, now: Timestamp) -> bool {
+    record.changes >= FIGHT_CHANGES && since(&record.last_seen, now) < QUIET
 }
 
 fn since(time: &Time, now: Timestamp) -> Duration {
@@ -277,11 +286,8 @@ pub fn settle(ledger: Ledger, put_back: Vec<Intent>, planned: Vec<Intent>) -> Ot
         .filter(|i| !matches!(i, Intent::PutBackPool { pool, .. } if restored.contains(&pool.as_str())))
         .collect();
     let settled = ledger.finish();
-    let fight = settled.records.iter().any(|r| r.changes >= FIGHT_CHANGES);
-    let contested = settled
-        .blocker
-        .as_ref()
-        .map(|b| (if fight { "ChangedBackRepeatedly" } else { "ForeignChange" }, b.message.clone()));
+    let reason = if settled.fight { "ChangedBackRepeatedly" } else { "ForeignChange" };
+    let contested = settled.blocker.as_ref().map(|b| (reason, b.message.clone()));
     Others {
         intents: put_back.into_iter().chain(planned).collect(),
         notices: settled.notices,
