@@ -44,11 +44,13 @@ struct Blackout {
 /// Whether a node may start now, and when that changes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Verdict {
-    /// Why no node may start now; None when one may.
-    pub closed: Option<Closed>,
+    /// Why no node may start now, every reason that holds (a blackout and a closed window can hold at once); empty
+    /// when one may.
+    pub closed: Vec<Closed>,
     /// The window in which a node may start next (or now): its start and, if anything closes it, its end.
     pub next: Option<(DateTime<Tz>, Option<DateTime<Tz>>)>,
-    /// The next instant at which the verdict changes (a window opens or closes, a blackout starts or ends).
+    /// The next instant at which the verdict changes (a window opens or closes, a blackout starts or ends): also an
+    /// edge that changes only why no node may start, such as a window opening inside a blackout.
     pub changes_at: Option<DateTime<Utc>>,
 }
 
@@ -122,31 +124,50 @@ impl Schedule {
     /// Whether a node may start at `now`, the next window, and when that changes.
     pub fn at(&self, now: DateTime<Utc>) -> Verdict {
         if self.is_empty() {
-            return Verdict { closed: None, next: None, changes_at: None };
+            return Verdict { closed: Vec::new(), next: None, changes_at: None };
         }
         let blackout = self.blackout_at(now);
-        let closed = match blackout {
-            Some(b) => Some(Closed::Blackout { end: self.blackout_end(b.end), reason: b.reason.clone() }),
-            None if !self.windows.is_empty() && self.open_window_at(now).is_none() => Some(Closed::OutsideWindow),
-            None => None,
-        };
-        let next = match (&closed, self.open_window_at(now)) {
+        let open_window = self.open_window_at(now);
+        let mut closed = Vec::new();
+        if let Some(b) = blackout {
+            closed.push(Closed::Blackout { end: self.blackout_end(b.end), reason: b.reason.clone() });
+        }
+        if !self.windows.is_empty() && open_window.is_none() {
+            closed.push(Closed::OutsideWindow);
+        }
+        let next = match (closed.is_empty(), open_window) {
             // Open: the window that is open now, from its own start (a stable value, not `now`).
-            (None, Some((start, _, zone))) => Some((start, zone)),
+            (true, Some((start, _, zone))) => Some((start, zone)),
             // Open with no maintenance windows: no window to show.
-            (None, None) => None,
-            (Some(_), _) => self.next_allowed(now),
+            (true, None) => None,
+            (false, _) => self.next_allowed(now),
         }
         .map(|(start, zone)| {
             let end = self.allowed_until(start.max(now)).map(|end| end.with_timezone(&zone));
             (start.with_timezone(&zone), end)
         });
-        let changes_at = match (&closed, &next) {
-            (Some(_), Some((start, _))) => Some(start.with_timezone(&Utc)),
-            (Some(_), None) => None,
-            (None, _) => self.allowed_until(now),
+        Verdict { closed, next, changes_at: self.next_edge(now) }
+    }
+
+    /// The first instant after `now` at which a window opens or closes or a blackout starts or ends.
+    fn next_edge(&self, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+        let blackout = match self.blackout_at(now) {
+            Some(b) => Some(self.blackout_end(b.end)),
+            None => self.blackouts.iter().map(|b| b.start).filter(|s| *s > now).min(),
         };
-        Verdict { closed, next, changes_at }
+        let window = match self.open_window_at(now) {
+            Some((_, mut end, _)) => {
+                for _ in 0..MAX_STEPS {
+                    match self.open_window_at(end) {
+                        Some((_, later, _)) if later > end => end = later,
+                        _ => break,
+                    }
+                }
+                Some(end)
+            }
+            None => self.next_start_after(now).map(|(start, _)| start),
+        };
+        [blackout, window].into_iter().flatten().min()
     }
 
     fn blackout_at(&self, t: DateTime<Utc>) -> Option<&Blackout> {

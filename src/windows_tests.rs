@@ -30,26 +30,26 @@ fn pair(start: &str, end: &str) -> Option<(String, Option<String>)> {
 #[test]
 fn no_windows_never_hold_and_never_wake_numo() {
     let verdict = schedule(&[], &[]).at(at("2026-11-23T12:00:00Z"));
-    assert_eq!(verdict, Verdict { closed: None, next: None, changes_at: None });
+    assert_eq!(verdict, Verdict { closed: vec![], next: None, changes_at: None });
 }
 
 #[test]
 fn a_daily_window_opens_at_its_start_and_closes_after_its_duration() {
     let s = schedule(&[window("0 22 * * *", "4h", None)], &[]);
     let before = s.at(at("2026-11-23T21:59:00Z"));
-    assert_eq!(before.closed, Some(Closed::OutsideWindow));
+    assert_eq!(before.closed, vec![Closed::OutsideWindow]);
     assert_eq!(next(&before), pair("2026-11-23T22:00:00+00:00", "2026-11-24T02:00:00+00:00"));
     assert_eq!(before.changes_at, Some(at("2026-11-23T22:00:00Z")));
 
     let opening = s.at(at("2026-11-23T22:00:00Z"));
-    assert_eq!(opening.closed, None, "the window is open from its first instant");
+    assert_eq!(opening.closed, vec![], "the window is open from its first instant");
     let inside = s.at(at("2026-11-24T01:59:59Z"));
-    assert_eq!(inside.closed, None);
+    assert_eq!(inside.closed, vec![]);
     assert_eq!(next(&inside), pair("2026-11-23T22:00:00+00:00", "2026-11-24T02:00:00+00:00"));
     assert_eq!(inside.changes_at, Some(at("2026-11-24T02:00:00Z")));
 
     let closing = s.at(at("2026-11-24T02:00:00Z"));
-    assert_eq!(closing.closed, Some(Closed::OutsideWindow), "the window is closed from its end");
+    assert_eq!(closing.closed, vec![Closed::OutsideWindow], "the window is closed from its end");
     assert_eq!(next(&closing), pair("2026-11-24T22:00:00+00:00", "2026-11-25T02:00:00+00:00"));
 }
 
@@ -58,7 +58,7 @@ fn a_window_is_read_in_its_time_zone_and_shown_in_it() {
     let s = schedule(&[window("0 22 * * FRI", "4h", Some("Europe/Warsaw"))], &[]);
     // Monday 2026-11-23; the next Friday 22:00 in Warsaw (CET, +01:00) is 21:00 UTC.
     let verdict = s.at(at("2026-11-23T12:00:00Z"));
-    assert_eq!(verdict.closed, Some(Closed::OutsideWindow));
+    assert_eq!(verdict.closed, vec![Closed::OutsideWindow]);
     assert_eq!(next(&verdict), pair("2026-11-27T22:00:00+01:00", "2026-11-28T02:00:00+01:00"));
     assert_eq!(verdict.changes_at, Some(at("2026-11-27T21:00:00Z")));
 }
@@ -70,14 +70,14 @@ fn a_blackout_holds_inside_an_open_window_and_the_window_resumes_after_it() {
         &[blackout("2026-11-23T23:00:00Z", "2026-11-23T23:30:00Z", "database maintenance")],
     );
     let before = s.at(at("2026-11-23T22:30:00Z"));
-    assert_eq!(before.closed, None);
+    assert_eq!(before.closed, vec![]);
     assert_eq!(before.changes_at, Some(at("2026-11-23T23:00:00Z")), "numo wakes when the blackout starts");
     assert_eq!(next(&before), pair("2026-11-23T22:00:00+00:00", "2026-11-23T23:00:00+00:00"));
 
     let during = s.at(at("2026-11-23T23:10:00Z"));
     assert_eq!(
         during.closed,
-        Some(Closed::Blackout { end: at("2026-11-23T23:30:00Z"), reason: Some("database maintenance".into()) })
+        vec![Closed::Blackout { end: at("2026-11-23T23:30:00Z"), reason: Some("database maintenance".into()) }]
     );
     assert_eq!(next(&during), pair("2026-11-23T23:30:00+00:00", "2026-11-24T02:00:00+00:00"));
     assert_eq!(during.changes_at, Some(at("2026-11-23T23:30:00Z")));
@@ -90,22 +90,48 @@ fn a_blackout_over_a_whole_window_moves_the_next_window_to_the_one_after() {
         &[blackout("2026-11-23T20:00:00Z", "2026-11-24T03:00:00Z", "freeze")],
     );
     let verdict = s.at(at("2026-11-23T21:00:00Z"));
-    assert!(matches!(verdict.closed, Some(Closed::Blackout { .. })));
+    assert!(
+        matches!(verdict.closed.as_slice(), [Closed::Blackout { .. }, Closed::OutsideWindow]),
+        "both hold: {:?}",
+        verdict.closed
+    );
     assert_eq!(next(&verdict), pair("2026-11-24T22:00:00+00:00", "2026-11-25T02:00:00+00:00"));
+    assert_eq!(verdict.changes_at, Some(at("2026-11-23T22:00:00Z")), "the window opens inside the blackout");
+}
+
+#[test]
+fn every_edge_changes_the_verdict_when_a_window_opens_inside_a_short_blackout() {
+    // The window opens at T = 22:00; a blackout runs from T-10s to T+20s.
+    let s = schedule(
+        &[window("0 22 * * *", "1h", None)],
+        &[blackout("2026-11-23T21:59:50Z", "2026-11-23T22:00:20Z", "failover test")],
+    );
+    let before = s.at(at("2026-11-23T21:59:40Z"));
+    assert_eq!(before.closed, vec![Closed::OutsideWindow]);
+    assert_eq!(before.changes_at, Some(at("2026-11-23T21:59:50Z")), "the blackout starts");
+    let both = s.at(at("2026-11-23T21:59:55Z"));
+    assert!(matches!(both.closed.as_slice(), [Closed::Blackout { .. }, Closed::OutsideWindow]), "{:?}", both.closed);
+    assert_eq!(both.changes_at, Some(at("2026-11-23T22:00:00Z")), "the window opens at T, inside the blackout");
+    let blackout_only = s.at(at("2026-11-23T22:00:00Z"));
+    assert!(matches!(blackout_only.closed.as_slice(), [Closed::Blackout { .. }]), "{:?}", blackout_only.closed);
+    assert_eq!(blackout_only.changes_at, Some(at("2026-11-23T22:00:20Z")));
+    let open = s.at(at("2026-11-23T22:00:20Z"));
+    assert_eq!(open.closed, vec![]);
+    assert_eq!(open.changes_at, Some(at("2026-11-23T23:00:00Z")), "the window closes");
 }
 
 #[test]
 fn blackouts_alone_hold_only_while_they_last() {
     let s = schedule(&[], &[blackout("2026-12-24T00:00:00Z", "2026-12-27T00:00:00Z", "holidays")]);
     let before = s.at(at("2026-12-23T12:00:00Z"));
-    assert_eq!(before.closed, None);
+    assert_eq!(before.closed, vec![]);
     assert_eq!(before.next, None, "no maintenance window to show");
     assert_eq!(before.changes_at, Some(at("2026-12-24T00:00:00Z")));
     let during = s.at(at("2026-12-25T12:00:00Z"));
-    assert!(matches!(during.closed, Some(Closed::Blackout { .. })));
+    assert!(matches!(during.closed.as_slice(), [Closed::Blackout { .. }]));
     assert_eq!(next(&during).map(|(start, _)| start), Some("2026-12-27T00:00:00+00:00".into()));
     assert_eq!(during.changes_at, Some(at("2026-12-27T00:00:00Z")));
-    assert_eq!(s.at(at("2026-12-27T00:00:00Z")).closed, None);
+    assert_eq!(s.at(at("2026-12-27T00:00:00Z")).closed, vec![]);
 }
 
 #[test]
@@ -118,7 +144,7 @@ fn touching_blackouts_hold_as_one() {
         ],
     );
     let verdict = s.at(at("2026-12-24T06:00:00Z"));
-    assert_eq!(verdict.closed, Some(Closed::Blackout { end: at("2026-12-26T00:00:00Z"), reason: Some("a".into()) }));
+    assert_eq!(verdict.closed, vec![Closed::Blackout { end: at("2026-12-26T00:00:00Z"), reason: Some("a".into()) }]);
 }
 
 #[test]
@@ -142,10 +168,10 @@ fn a_start_in_the_repeated_fall_back_hour_opens_the_window_once_for_its_elapsed_
     assert_eq!(next(&verdict), pair("2026-10-25T02:30:00+02:00", "2026-10-25T03:30:00+01:00"));
     // During the second pass of 02:30 the window opened the first time is still open; it does not open again.
     let second_pass = s.at(at("2026-10-25T01:30:00Z"));
-    assert_eq!(second_pass.closed, None);
+    assert_eq!(second_pass.closed, vec![]);
     assert_eq!(second_pass.changes_at, Some(at("2026-10-25T02:30:00Z")));
     let after = s.at(at("2026-10-25T02:30:00Z"));
-    assert_eq!(after.closed, Some(Closed::OutsideWindow));
+    assert_eq!(after.closed, vec![Closed::OutsideWindow]);
     assert_eq!(next(&after).map(|(start, _)| start), Some("2026-10-26T02:30:00+01:00".into()));
 }
 
@@ -153,7 +179,7 @@ fn a_start_in_the_repeated_fall_back_hour_opens_the_window_once_for_its_elapsed_
 fn overlapping_starts_keep_the_window_open_without_end() {
     let s = schedule(&[window("0 * * * *", "90m", None)], &[]);
     let verdict = s.at(at("2026-11-23T12:10:00Z"));
-    assert_eq!(verdict.closed, None);
+    assert_eq!(verdict.closed, vec![]);
     let changes_at = verdict.changes_at.unwrap_or_else(|| panic!("a bounded look ahead"));
     assert!(changes_at > at("2026-11-30T00:00:00Z"), "followed far ahead: {changes_at}");
 }
@@ -162,10 +188,10 @@ fn overlapping_starts_keep_the_window_open_without_end() {
 fn two_windows_count_as_open_when_either_is() {
     let s = schedule(&[window("0 1 * * *", "1h", None), window("0 13 * * *", "1h", Some("Asia/Tokyo"))], &[]);
     // 13:00 in Tokyo is 04:00 UTC.
-    assert_eq!(s.at(at("2026-11-23T01:30:00Z")).closed, None);
-    assert_eq!(s.at(at("2026-11-23T04:30:00Z")).closed, None);
+    assert_eq!(s.at(at("2026-11-23T01:30:00Z")).closed, vec![]);
+    assert_eq!(s.at(at("2026-11-23T04:30:00Z")).closed, vec![]);
     let between = s.at(at("2026-11-23T02:30:00Z"));
-    assert_eq!(between.closed, Some(Closed::OutsideWindow));
+    assert_eq!(between.closed, vec![Closed::OutsideWindow]);
     assert_eq!(next(&between), pair("2026-11-23T13:00:00+09:00", "2026-11-23T14:00:00+09:00"));
 }
 
@@ -206,7 +232,7 @@ fn the_safe_to_proceed_sample_has_windows_numo_reads() {
     assert_eq!(next(&verdict), pair("2026-11-23T22:00:00+01:00", "2026-11-24T05:00:00+01:00"));
     // Inside the freeze, the next window is the first weeknight after it.
     let frozen = s.at(at("2026-12-22T23:00:00Z"));
-    assert!(matches!(frozen.closed, Some(Closed::Blackout { .. })));
+    assert!(matches!(frozen.closed.as_slice(), [Closed::Blackout { .. }]));
     assert_eq!(next(&frozen).map(|(start, _)| start), Some("2027-01-04T22:00:00+01:00".into()));
     assert_eq!(rc.spec.soak_time(), Some(std::time::Duration::from_secs(900)));
 }

@@ -32,9 +32,7 @@ pub struct Readiness {
 /// that depend on the next node are then not made).
 pub fn assess(snapshot: &Snapshot, verdict: &Verdict, nodes: &[GatedNode<'_>], next: &[&NodeView]) -> Readiness {
     let mut out = Readiness::default();
-    if let Some(closed) = &verdict.closed {
-        out.blockers.push(window_blocker(closed, verdict));
-    }
+    out.blockers.extend(verdict.closed.iter().map(|closed| window_blocker(closed, verdict)));
     let Some(checks) = &snapshot.run_config.spec.health_checks else { return out };
     out.blockers.extend(cluster_operators(snapshot, checks));
     if checks.machine_config_pools.enabled {

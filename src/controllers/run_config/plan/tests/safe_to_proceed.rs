@@ -122,6 +122,32 @@ fn a_blackout_holds_even_inside_an_open_window() {
 }
 
 #[test]
+fn at_every_window_edge_the_status_lists_every_check_that_holds_and_numo_wakes_there() {
+    // The window opens at T = 22:00; a blackout runs from T-10s to T+20s.
+    let mut f = fixture_at(1, "2026-11-23T21:59:40Z");
+    nightly(&mut f);
+    let time = |s: &str| Time(at(s));
+    f.s.run_config.spec.blackout_windows =
+        vec![BlackoutWindow { start: time("2026-11-23T21:59:50Z"), end: time("2026-11-23T22:00:20Z"), reason: None }];
+    f.advance_to_gating();
+    let checks = |p: &Plan| p.status.blocked_by.iter().map(|b| b.check.clone()).collect::<Vec<_>>();
+    let wake = |p: &Plan| p.requeue_after.unwrap_or_else(|| panic!("no wake-up: {:?}", p.status));
+    f.s.now = at("2026-11-23T21:59:55Z");
+    let both = f.plan();
+    assert_eq!(checks(&both), ["BlackoutWindow", "MaintenanceWindow"]);
+    assert!(wake(&both) <= Duration::from_secs(6), "numo wakes when the window opens: {:?}", wake(&both));
+    f.s.now = at("2026-11-23T22:00:00Z");
+    let blackout = f.plan();
+    assert_eq!(checks(&blackout), ["BlackoutWindow"], "the window is open: only the blackout holds");
+    let (status, _, message) = ready_for_next(&blackout);
+    assert_eq!(status, "False");
+    assert!(!message.contains("outside the maintenance window"), "{message}");
+    assert!(wake(&blackout) <= Duration::from_secs(21), "numo wakes when the blackout ends");
+    f.s.now = at("2026-11-23T22:00:20Z");
+    assert_eq!(jobs_created(&f.plan()).len(), 1, "the node starts when nothing holds");
+}
+
+#[test]
 fn a_bad_window_makes_the_run_config_invalid_and_changes_nothing() {
     let mut f = Fixture::new(1);
     f.s.run_config.spec.maintenance_windows =
