@@ -5,6 +5,10 @@
 #
 #   hack/restore-without-numo.sh
 #
+# 0. The binding of numo's ValidatingAdmissionPolicy numo-holds is deleted: the policy refuses everyone but numo to
+#    remove numo's node labels. (It lets the pool writes below through anyway, since each removes the pool's claim
+#    annotation in the same request; the policy itself goes with numo's CRDs, or `kubectl delete
+#    validatingadmissionpolicy numo-holds`.)
 # 1. Every MachineConfigPool numo claimed gets back the settings its `original` annotation recorded; both of numo's
 #    annotations are removed.
 # 2. numo's rule labels are removed from every node.
@@ -13,6 +17,18 @@ set -euo pipefail
 kubectl="${KUBECTL:-kubectl}"
 log() { printf '[restore-without-numo] %s\n' "$*" >&2; }
 claimed_by=openshift-optional.skrzypek.io/claimed-by original=openshift-optional.skrzypek.io/original
+# retry CMD...: runs CMD until it succeeds, once a second for 30 s; the last attempt's errors are shown.
+retry() {
+  for _ in $(seq 29); do "$@" 2>/dev/null && return 0; sleep 1; done
+  "$@"
+}
+
+# Absent where the API is not served (before Kubernetes 1.30 / OpenShift 4.17) or numo never put it in place.
+binding=validatingadmissionpolicybindings.v1.admissionregistration.k8s.io
+if "$kubectl" get "$binding" numo-holds >/dev/null 2>&1; then
+  "$kubectl" delete "$binding" numo-holds --ignore-not-found >/dev/null
+  log "binding numo-holds of numo's ValidatingAdmissionPolicy deleted: numo's node labels may be removed"
+fi
 
 "$kubectl" get machineconfigpools -o json |
   jq -c --arg c "$claimed_by" --arg o "$original" '.items[] | select(.metadata.annotations[$c] != null) |
@@ -29,7 +45,8 @@ claimed_by=openshift-optional.skrzypek.io/claimed-by original=openshift-optional
 "$kubectl" get nodes -o json |
   jq -r '[.items[].metadata.labels | keys[] | select(startswith("mutexrule.openshift-optional.skrzypek.io/"))] | unique[]' |
   while read -r label; do
-    "$kubectl" label nodes --all "$label-" >/dev/null
+    # The API server stops applying a deleted binding a moment later (its informer); until then this is refused.
+    retry "$kubectl" label nodes --all "$label-" >/dev/null
     log "label $label removed from every node"
   done
 

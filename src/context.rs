@@ -35,13 +35,26 @@ pub struct Context {
     pub recorder: Recorder,
     /// Tells `/readyz` when each controller's watches are initialised (see `crate::server::Readiness`).
     pub readiness: crate::server::Readiness,
+    /// Whether numo's ValidatingAdmissionPolicy is in force (`crate::admission_policy`), once numo tried.
+    pub policy: crate::admission_policy::PolicyState,
+    /// numo's own user name, `system:serviceaccount:<namespace>:<name>`: the one user the ValidatingAdmissionPolicy
+    /// lets change what numo holds. `None`: unknown, and no policy is put in place.
+    pub service_account: Option<String>,
 }
 
 impl Context {
     /// A context with the given client and settings, reporting Events as `numo`.
     pub fn new(client: kube::Client, config: OperatorConfig, metrics: Arc<Metrics>) -> Self {
         let recorder = Recorder::new(client.clone(), "numo", std::env::var("POD_NAME").ok());
-        Self { client, config: Arc::new(config), metrics, recorder, readiness: Default::default() }
+        Self {
+            client,
+            config: Arc::new(config),
+            metrics,
+            recorder,
+            readiness: Default::default(),
+            policy: Default::default(),
+            service_account: None,
+        }
     }
 }
 

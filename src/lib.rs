@@ -1,6 +1,7 @@
 #![forbid(unsafe_code)]
 //! numo, the Node Upgrade Mutex Operator: gates OpenShift worker-node upgrades behind admin-defined Jobs.
 
+pub mod admission_policy;
 pub mod alerts;
 pub mod api;
 pub mod api_client;

@@ -28,7 +28,7 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Run the operator.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Print numo's CustomResourceDefinitions as multi-document YAML, or write one file per CRD.
     Crds {
         /// Write `<plural>.<group>.yaml` files into this directory instead of printing.
@@ -85,6 +85,21 @@ struct RunArgs {
     /// Namespace of the leader Lease; defaults to the pod's namespace when running in a cluster.
     #[arg(long, env = "POD_NAMESPACE")]
     lease_namespace: Option<String>,
+
+    /// numo's own user name, `system:serviceaccount:<namespace>:<name>`: the one user its ValidatingAdmissionPolicy
+    /// lets unpause the pools and remove the node labels numo holds. Default: from POD_NAMESPACE and
+    /// SERVICE_ACCOUNT_NAME, which the Deployment sets; without any, numo puts no policy in place.
+    #[arg(long, env = "NUMO_SERVICE_ACCOUNT")]
+    service_account: Option<String>,
+
+    /// The pod's namespace (the downward API's `metadata.namespace`), for the default of --service-account.
+    #[arg(long, env = "POD_NAMESPACE", hide = true)]
+    pod_namespace: Option<String>,
+
+    /// The pod's ServiceAccount (the downward API's `spec.serviceAccountName`), for the default of
+    /// --service-account.
+    #[arg(long, env = "SERVICE_ACCOUNT_NAME", hide = true)]
+    service_account_name: Option<String>,
 }
 
 /// A duration such as `30s` or `2m`.
@@ -102,6 +117,16 @@ impl RunArgs {
             ..Default::default()
         };
         OperatorConfig { allowed_job_namespaces: allowed.collect(), alertmanager }
+    }
+
+    /// numo's own user name: --service-account, else `system:serviceaccount:<POD_NAMESPACE>:<SERVICE_ACCOUNT_NAME>`.
+    fn service_account(&self) -> Option<String> {
+        let given =
+            |value: &Option<String>| value.as_deref().map(str::trim).filter(|v| !v.is_empty()).map(String::from);
+        given(&self.service_account).or_else(|| {
+            let (namespace, name) = (given(&self.pod_namespace)?, given(&self.service_account_name)?);
+            Some(format!("system:serviceaccount:{namespace}:{name}"))
+        })
     }
 
     /// The Lease's namespace: the flag/env, else the in-cluster namespace file; `None` without leader election.
@@ -127,7 +152,7 @@ async fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Crds { output_dir } => crds(output_dir),
-        Command::Run(args) => run(args).await,
+        Command::Run(args) => run(*args).await,
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -160,6 +185,7 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
     let readiness = Readiness::default();
     let mut ctx = Context::new(client.clone(), args.operator_config(), metrics.clone());
     ctx.readiness = readiness.clone();
+    ctx.service_account = args.service_account();
 
     let listener = server::bind(args.metrics_address)
         .await
@@ -243,6 +269,20 @@ mod tests {
         assert!(!args.leader_election);
         assert_eq!(args.log_format, LogFormat::Json);
         assert_eq!(args.lease_namespace().ok(), Some(None), "no Lease without leader election");
+    }
+
+    #[test]
+    fn the_service_account_is_given_or_made_of_the_pods_namespace_and_account() {
+        let run = |args: &[&str]| match parse(args) {
+            Ok(Cli { command: Command::Run(args) }) => args,
+            other => panic!("{args:?} must parse: {other:?}"),
+        };
+        let derived = run(&["run", "--pod-namespace", "numo-system", "--service-account-name", "numo-operator"]);
+        assert_eq!(derived.service_account().as_deref(), Some("system:serviceaccount:numo-system:numo-operator"));
+        let given = run(&["run", "--service-account", "system:serviceaccount:a:b", "--pod-namespace", "numo-system"]);
+        assert_eq!(given.service_account().as_deref(), Some("system:serviceaccount:a:b"));
+        assert_eq!(run(&["run", "--pod-namespace", "numo-system"]).service_account(), None);
+        assert_eq!(run(&["run", "--service-account", " ", "--service-account-name", "x"]).service_account(), None);
     }
 
     #[test]

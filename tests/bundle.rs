@@ -180,6 +180,24 @@ fn the_csv_grants_exactly_config_rbac_and_nothing_dangerous() {
                 !listed("verbs").iter().any(|v| ["escalate", "bind", "impersonate"].contains(&v.as_str())),
                 "{rule}"
             );
+            // Admission and CRDs: only numo's own policy numo-holds and its binding, and reading numo's run-config
+            // CRD. Creating a policy cannot be restricted by name (docs/security.md); every other verb is.
+            let groups = listed("apiGroups");
+            if groups.iter().any(|g| g == "admissionregistration.k8s.io") {
+                assert_eq!(groups, ["admissionregistration.k8s.io"], "{rule}");
+                assert_eq!(listed("resources"), ["validatingadmissionpolicies", "validatingadmissionpolicybindings"]);
+                if listed("resourceNames").is_empty() {
+                    assert_eq!(listed("verbs"), ["create"], "{rule}");
+                } else {
+                    assert_eq!(listed("resourceNames"), ["numo-holds"], "{rule}");
+                    assert_eq!(listed("verbs"), ["get", "patch", "update"], "{rule}");
+                }
+            }
+            if groups.iter().any(|g| g == "apiextensions.k8s.io") {
+                assert_eq!(listed("resources"), ["customresourcedefinitions"], "{rule}");
+                assert_eq!(listed("resourceNames"), ["mutexrunconfigs.openshift-optional.skrzypek.io"], "{rule}");
+                assert_eq!(listed("verbs"), ["get"], "{rule}");
+            }
         }
     }
     let modes: BTreeMap<String, bool> = csv["spec"]["installModes"]
@@ -213,6 +231,8 @@ fn the_installed_deployment_runs_restricted_and_probed() {
     let env: Vec<&str> =
         container["env"].as_array().map(|e| e.iter().filter_map(|v| v["name"].as_str()).collect()).unwrap_or_default();
     assert!(env.contains(&"POD_NAMESPACE") && env.contains(&"POD_NAME"), "{env:?}");
+    // numo's own user name, which its ValidatingAdmissionPolicy exempts.
+    assert!(env.contains(&"SERVICE_ACCOUNT_NAME"), "{env:?}");
     let args: Vec<&str> =
         container["args"].as_array().map(|a| a.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
     assert_eq!(args.first(), Some(&"run"));

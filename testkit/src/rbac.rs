@@ -145,12 +145,14 @@ where
     Ok(())
 }
 
-/// RBAC objects take effect once the API server's informers saw them; ask its authorizer until they did (the last
-/// rule of the ClusterRole and the leader-election Role), for at most ten seconds.
+/// RBAC objects take effect once the API server's informers saw them; ask its authorizer until they did (the first
+/// and the latest rules of the ClusterRole, so that a ClusterRole an older tree applied does not pass, and the
+/// leader-election Role), for at most ten seconds.
 async fn wait_until_authorized(client: &Client) -> anyhow::Result<()> {
     let probes = [
         ("", "nodes", "patch", None),
         ("openshift-optional.skrzypek.io", "mutexrunconfigs/finalizers", "update", None),
+        ("admissionregistration.k8s.io", "validatingadmissionpolicies", "create", None),
         ("coordination.k8s.io", "leases", "create", Some(OPERATOR_NAMESPACE)),
     ];
     let groups = [

@@ -1,0 +1,382 @@
+//! numo's ValidatingAdmissionPolicy `numo-holds`: the API server itself refuses other hands' writes to what numo
+//! holds during a rollout, with a message that names the run config and how to end the hold.
+//!
+//! It refuses, unless the request comes from numo's own ServiceAccount:
+//! - on a MachineConfigPool that carries numo's claim (`openshift-optional.skrzypek.io/claimed-by`): unpausing it
+//!   (`spec.paused` from true to false or absent) and any change of `spec.nodeSelector` (absent and present
+//!   included). A write that also removes the claim annotation is allowed: that is the manual restore
+//!   (`hack/restore-without-numo.sh`), the admin's way out when numo cannot run;
+//! - on a node with numo's rule labels (`mutexrule.openshift-optional.skrzypek.io/...`): removing any of them
+//!   (the `nodes` resource only, not `nodes/status`).
+//!
+//! numo puts the policy and its binding in place itself when it starts leading ([`ensure`]), by server-side apply,
+//! owned by its `mutexrunconfigs` CRD, so that removing numo's CRDs removes the policy too. Where the API is not
+//! served (Kubernetes before 1.30, OpenShift before 4.17) or numo may not write it, [`ensure`] says so in a
+//! sentence ([`PolicyStatus::Unavailable`]) and numo still notices such writes and puts back what it holds.
+
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use k8s_openapi::api::admissionregistration::v1::{
+    MatchCondition, MatchResources, NamedRuleWithOperations, ValidatingAdmissionPolicy,
+    ValidatingAdmissionPolicyBinding, ValidatingAdmissionPolicyBindingSpec, ValidatingAdmissionPolicySpec, Validation,
+    Variable,
+};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
+use kube::api::{Api, Patch, PatchParams};
+use kube::{CustomResourceExt, Resource};
+
+use crate::api::MutexRunConfig;
+use crate::labels::{POOL_CLAIMED_BY, RULE_LABEL_PREFIX};
+use crate::openshift::MachineConfigPool;
+
+/// The name of the policy and of its binding.
+pub const NAME: &str = "numo-holds";
+/// The field manager of numo's writes of the policy and the binding.
+pub const FIELD_MANAGER: &str = "numo";
+/// The API the policy needs.
+pub const API: &str = "admissionregistration.k8s.io/v1";
+
+/// How often [`ensure`] tries when the API server fails for a passing reason (not for a 403 or a 404).
+const ATTEMPTS: u32 = 4;
+/// The pause before the second attempt; it doubles after each.
+const FIRST_RETRY: Duration = Duration::from_secs(1);
+
+/// The resource name of MachineConfigPools, as the admission request names it.
+const POOLS: &str = "machineconfigpools";
+/// The resource name of nodes.
+const NODES: &str = "nodes";
+
+/// How an admin ends numo's hold, after the run config is named.
+const HOW_TO_END: &str = " (numo then restores the pools and labels), or set its spec.paused: true to stop new \
+     nodes; without numo running, run the documented manual restore (docs/install.md, \
+     hack/restore-without-numo.sh), which releases the claim first.";
+
+/// Whether the policy is in force, as [`ensure`] found it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PolicyStatus {
+    /// The policy and its binding are applied: the API server refuses other hands' writes to what numo holds.
+    InForce,
+    /// The policy is not in force; the sentence says why and what an admin can do about it.
+    Unavailable(String),
+}
+
+/// What [`ensure`] found last, shared between the task that puts the policy in place and the controllers that
+/// report it. `None` until the first attempt finished.
+#[derive(Clone, Debug, Default)]
+pub struct PolicyState(Arc<RwLock<Option<PolicyStatus>>>);
+
+impl PolicyState {
+    /// Records `status`.
+    pub fn set(&self, status: PolicyStatus) {
+        let mut slot = self.0.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+        *slot = Some(status);
+    }
+
+    /// The status recorded last, if any.
+    pub fn get(&self) -> Option<PolicyStatus> {
+        self.0.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+    }
+}
+
+/// What [`PolicyStatus::Unavailable`] says when numo does not know its own user name.
+pub fn unknown_service_account() -> PolicyStatus {
+    PolicyStatus::Unavailable(
+        "numo does not know its own ServiceAccount (set NUMO_SERVICE_ACCOUNT to \
+         system:serviceaccount:<namespace>:<name>, or SERVICE_ACCOUNT_NAME and POD_NAMESPACE as \
+         config/manager/manager.yaml does), so it cannot exempt its own writes and puts no ValidatingAdmissionPolicy \
+         in place; other hands' changes to what it holds are still noticed and put back"
+            .to_string(),
+    )
+}
+
+/// Applies the policy and its binding (server-side apply, field manager [`FIELD_MANAGER`], forced), exempting the
+/// user `username` (numo's own, `system:serviceaccount:<namespace>:<name>`), and says whether they are in force.
+/// Both are owned by numo's `mutexrunconfigs` CRD when numo can read it (else applied without an owner, and a log
+/// line says so). Passing API-server failures are retried a few times, with a short backoff.
+pub async fn ensure(client: &kube::Client, username: &str) -> PolicyStatus {
+    let owner = match crd_owner(client).await {
+        Ok(owner) => Some(owner),
+        Err(error) => {
+            tracing::warn!(
+                crd = MutexRunConfig::crd_name(),
+                %error,
+                "cannot read numo's CRD: the ValidatingAdmissionPolicy {NAME} is applied without an owner, so \
+                 removing numo's CRDs will not remove it (delete it by hand then)"
+            );
+            None
+        }
+    };
+    let mut delay = FIRST_RETRY;
+    let mut attempt = 1;
+    loop {
+        match apply(client, username, owner.as_ref()).await {
+            Ok(()) => return PolicyStatus::InForce,
+            Err(error) if attempt < ATTEMPTS && passing(&error) => {
+                tracing::debug!(%error, attempt, "applying the ValidatingAdmissionPolicy {NAME} failed; trying again");
+                tokio::time::sleep(delay).await;
+                delay *= 2;
+                attempt += 1;
+            }
+            Err(error) => return unavailable(&error),
+        }
+    }
+}
+
+async fn crd_owner(client: &kube::Client) -> kube::Result<OwnerReference> {
+    let crd = Api::<CustomResourceDefinition>::all(client.clone()).get(MutexRunConfig::crd_name()).await?;
+    Ok(owner_reference(&crd))
+}
+
+async fn apply(client: &kube::Client, username: &str, owner: Option<&OwnerReference>) -> kube::Result<()> {
+    let params = PatchParams::apply(FIELD_MANAGER).force();
+    let policies = Api::<ValidatingAdmissionPolicy>::all(client.clone());
+    policies.patch(NAME, &params, &Patch::Apply(&policy(username, owner))).await?;
+    let bindings = Api::<ValidatingAdmissionPolicyBinding>::all(client.clone());
+    bindings.patch(NAME, &params, &Patch::Apply(&binding(owner))).await?;
+    Ok(())
+}
+
+/// Whether `error` may pass by itself (the API server busy, restarting or unreachable), so trying again helps.
+fn passing(error: &kube::Error) -> bool {
+    match error {
+        kube::Error::Api(status) => status.code == 409 || status.code == 429 || status.code >= 500,
+        _ => true,
+    }
+}
+
+/// What a failure to apply the policy or its binding means, in a sentence an admin can act on.
+pub fn unavailable(error: &kube::Error) -> PolicyStatus {
+    let sentence = match error {
+        kube::Error::Api(status) if status.code == 404 => format!(
+            "the API {API} ValidatingAdmissionPolicy is not served by this cluster (it needs Kubernetes 1.30 or \
+             OpenShift 4.17 or later), so numo cannot refuse other hands' writes to the pools and nodes it holds; \
+             it still notices such changes and puts them back ({})",
+            status.message
+        ),
+        kube::Error::Api(status) if status.code == 403 => format!(
+            "numo is not allowed to create or update the ValidatingAdmissionPolicy {NAME} and its binding: grant \
+             its ServiceAccount the admissionregistration.k8s.io rules of config/rbac/role.yaml (create, and get, \
+             patch and update of {NAME}); until then other hands' changes are only noticed and put back ({})",
+            status.message
+        ),
+        other => format!(
+            "numo could not put the ValidatingAdmissionPolicy {NAME} in place ({other}); it tries again when it \
+             next starts leading, and until then other hands' changes are only noticed and put back"
+        ),
+    };
+    PolicyStatus::Unavailable(sentence)
+}
+
+/// An owner reference to `crd`: the garbage collector removes the policy and its binding when the CRD goes.
+pub fn owner_reference(crd: &CustomResourceDefinition) -> OwnerReference {
+    OwnerReference {
+        api_version: <CustomResourceDefinition as k8s_openapi::Resource>::API_VERSION.to_string(),
+        kind: <CustomResourceDefinition as k8s_openapi::Resource>::KIND.to_string(),
+        name: crd.metadata.name.clone().unwrap_or_default(),
+        uid: crd.metadata.uid.clone().unwrap_or_default(),
+        ..Default::default()
+    }
+}
+
+fn metadata(owner: Option<&OwnerReference>) -> ObjectMeta {
+    ObjectMeta {
+        name: Some(NAME.to_string()),
+        labels: Some(
+            [("app.kubernetes.io/name", "numo"), ("app.kubernetes.io/managed-by", "numo")]
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .into(),
+        ),
+        owner_references: owner.map(|owner| vec![owner.clone()]),
+        ..Default::default()
+    }
+}
+
+/// The policy, exempting the user `username`.
+pub fn policy(username: &str, owner: Option<&OwnerReference>) -> ValidatingAdmissionPolicy {
+    let rule = |group: &str, resource: &str| NamedRuleWithOperations {
+        api_groups: Some(vec![group.to_string()]),
+        api_versions: Some(vec!["v1".to_string()]),
+        operations: Some(vec!["UPDATE".to_string()]),
+        resources: Some(vec![resource.to_string()]),
+        scope: Some("Cluster".to_string()),
+        ..Default::default()
+    };
+    let named = |pairs: Vec<(&str, String)>| pairs.into_iter().map(|(n, e)| (n.to_string(), e)).collect::<Vec<_>>();
+    ValidatingAdmissionPolicy {
+        metadata: metadata(owner),
+        spec: Some(ValidatingAdmissionPolicySpec {
+            failure_policy: Some("Fail".to_string()),
+            match_constraints: Some(MatchResources {
+                resource_rules: Some(vec![rule(&MachineConfigPool::group(&()), POOLS), rule("", NODES)]),
+                ..Default::default()
+            }),
+            match_conditions: Some(
+                named(match_conditions(username))
+                    .into_iter()
+                    .map(|(name, expression)| MatchCondition { name, expression })
+                    .collect(),
+            ),
+            variables: Some(
+                named(variables()).into_iter().map(|(name, expression)| Variable { name, expression }).collect(),
+            ),
+            validations: Some(validations()),
+            ..Default::default()
+        }),
+        status: None,
+    }
+}
+
+/// The binding that puts the policy in force everywhere, denying what it refuses.
+pub fn binding(owner: Option<&OwnerReference>) -> ValidatingAdmissionPolicyBinding {
+    ValidatingAdmissionPolicyBinding {
+        metadata: metadata(owner),
+        spec: Some(ValidatingAdmissionPolicyBindingSpec {
+            policy_name: Some(NAME.to_string()),
+            validation_actions: Some(vec!["Deny".to_string()]),
+            ..Default::default()
+        }),
+    }
+}
+
+/// `text` as a CEL string literal: double-quoted, with backslashes, quotes and control characters escaped.
+pub fn cel_string(text: &str) -> String {
+    let mut literal = String::with_capacity(text.len() + 2);
+    literal.push('"');
+    for c in text.chars() {
+        match c {
+            '\\' => literal.push_str("\\\\"),
+            '"' => literal.push_str("\\\""),
+            '\n' => literal.push_str("\\n"),
+            '\r' => literal.push_str("\\r"),
+            '\t' => literal.push_str("\\t"),
+            c if c.is_control() => literal.push_str(&format!("\\u{:04x}", u32::from(c))),
+            c => literal.push(c),
+        }
+    }
+    literal.push('"');
+    literal
+}
+
+/// The claim annotation's key, as a CEL literal.
+fn claim() -> String {
+    cel_string(POOL_CLAIMED_BY)
+}
+
+/// The rule labels' prefix (with its `/`), as a CEL literal.
+fn rule_prefix() -> String {
+    cel_string(&format!("{RULE_LABEL_PREFIX}/"))
+}
+
+/// When the policy looks at a request at all (`(name, expression)`, all must hold): not numo's own, on a pool that
+/// carries numo's claim before and after the write, or on a node that carried a rule label.
+fn match_conditions(username: &str) -> Vec<(&'static str, String)> {
+    let (claim, prefix) = (claim(), rule_prefix());
+    vec![
+        ("not-numo", format!("request.userInfo.username != {}", cel_string(username))),
+        (
+            "held-by-numo",
+            format!(
+                "request.resource.resource == '{POOLS}' \
+                 ? has(oldObject.metadata.annotations) && {claim} in oldObject.metadata.annotations \
+                 : has(oldObject.metadata.labels) && oldObject.metadata.labels.exists(k, k.startsWith({prefix}))"
+            ),
+        ),
+        (
+            "claim-kept",
+            format!(
+                "request.resource.resource != '{POOLS}' \
+                 || has(object.metadata.annotations) && {claim} in object.metadata.annotations"
+            ),
+        ),
+    ]
+}
+
+/// The policy's variables, in order. The pool's specs are `dyn`: the API server type-checks every expression
+/// against every matched kind, and a node's spec has no `paused`.
+fn variables() -> Vec<(&'static str, String)> {
+    let (claim, prefix) = (claim(), rule_prefix());
+    vec![
+        ("pool", format!("request.resource.resource == '{POOLS}'")),
+        (
+            "runConfig",
+            format!(
+                "variables.pool && has(oldObject.metadata.annotations) && {claim} in oldObject.metadata.annotations \
+                 ? oldObject.metadata.annotations[{claim}] : ''"
+            ),
+        ),
+        ("oldSpec", "variables.pool && has(oldObject.spec) ? dyn(oldObject.spec) : dyn({})".to_string()),
+        ("newSpec", "variables.pool && has(object.spec) ? dyn(object.spec) : dyn({})".to_string()),
+        (
+            "removedRuleLabels",
+            format!(
+                "!variables.pool && has(oldObject.metadata.labels) \
+                 ? oldObject.metadata.labels.filter(k, k.startsWith({prefix}) \
+                   && !(has(object.metadata.labels) && k in object.metadata.labels)) \
+                 : []"
+            ),
+        ),
+    ]
+}
+
+/// The checks: a held pool stays paused and keeps its selector; a held node keeps its rule labels.
+fn validations() -> Vec<Validation> {
+    let end = cel_string(HOW_TO_END);
+    let how_to_end = |run_config: &str| format!("'To end the hold, delete the MutexRunConfig ' + {run_config} + {end}");
+    let label = "variables.removedRuleLabels[0]";
+    let name_part = RULE_LABEL_PREFIX.chars().count() + 1;
+    let check = |expression: String, message: String| Validation {
+        expression,
+        message: Some(static_message()),
+        message_expression: Some(message),
+        reason: Some("Forbidden".to_string()),
+    };
+    vec![
+        check(
+            "!variables.pool || !(has(variables.oldSpec.paused) && variables.oldSpec.paused == true) \
+             || has(variables.newSpec.paused) && variables.newSpec.paused == true"
+                .to_string(),
+            format!(
+                "'MachineConfigPool ' + object.metadata.name + ' is held paused by numo for the MutexRunConfig ' \
+                 + variables.runConfig + ', so that no node upgrades without its gate Jobs; only numo unpauses it. ' \
+                 + {}",
+                how_to_end("variables.runConfig")
+            ),
+        ),
+        check(
+            "!variables.pool || (has(variables.oldSpec.nodeSelector) \
+             ? has(variables.newSpec.nodeSelector) && variables.newSpec.nodeSelector == variables.oldSpec.nodeSelector \
+             : !has(variables.newSpec.nodeSelector))"
+                .to_string(),
+            format!(
+                "'The nodeSelector of MachineConfigPool ' + object.metadata.name + ' is steered by numo for the \
+                 MutexRunConfig ' + variables.runConfig + ', so that each node upgrades only after its gate Jobs; \
+                 only numo changes it. ' + {}",
+                how_to_end("variables.runConfig")
+            ),
+        ),
+        check(
+            "variables.pool || size(variables.removedRuleLabels) == 0".to_string(),
+            format!(
+                "'Node ' + object.metadata.name + ' is held by numo: its label ' + {label} + ' (MutexRule and \
+                 namespace ' + {label}.substring({name_part}) + ') keeps it from upgrading until its gate Jobs \
+                 succeeded; only numo removes it. ' + {}",
+                how_to_end("'that runs this rule'")
+            ),
+        ),
+    ]
+}
+
+/// The message when a message expression cannot be evaluated.
+fn static_message() -> String {
+    format!(
+        "numo holds this object for a rollout (a MachineConfigPool with its {POOL_CLAIMED_BY} annotation, or a node \
+         with a {RULE_LABEL_PREFIX}/ label); only numo may unpause such a pool, change its nodeSelector or remove \
+         such a label. To end the hold, delete the MutexRunConfig that holds it{HOW_TO_END}"
+    )
+}
+
+#[cfg(test)]
+#[path = "admission_policy_tests.rs"]
+mod tests;
