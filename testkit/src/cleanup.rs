@@ -1,7 +1,8 @@
-//! Removes what earlier tests left in the shared cluster, so each test starts from an empty world: numo's objects
-//! (finalizers of a killed operator removed first), test namespaces with their pods, the OpenShift objects (the
-//! ClusterVersion, every ClusterOperator — so a test's world has only the healthy ones seeding creates —, pools,
-//! MachineConfigs) and nodes. Every step waits until the objects are really gone.
+//! Removes what earlier tests left in the shared cluster, so each test starts from an empty world: numo's
+//! ValidatingAdmissionPolicy and its binding, numo's objects (finalizers of a killed operator removed first), test
+//! namespaces with their pods, the OpenShift objects (the ClusterVersion, every ClusterOperator — so a test's world
+//! has only the healthy ones seeding creates —, pools, MachineConfigs) and nodes. Every step waits until the objects
+//! are really gone.
 //!
 //! Objects are read through numo's `Guarded`, so a leftover that cannot be decoded (a hostile test's rule nesting
 //! 10,000 levels deep) is removed like any other instead of failing every later test's cleanup.
@@ -11,6 +12,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use futures::StreamExt;
+use k8s_openapi::api::admissionregistration::v1::{ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding};
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
@@ -84,6 +86,15 @@ impl Kind {
 
 /// Deletes the leftovers of earlier tests and waits until they are gone.
 pub async fn remove_leftovers(client: &Client) -> anyhow::Result<()> {
+    // numo's ValidatingAdmissionPolicy (tests/admission_policy.rs) before anything else: left in force, it would
+    // refuse the writes of later tests that play other hands.
+    let managed = format!("app.kubernetes.io/managed-by={}", numo::labels::MANAGER);
+    for kind in [
+        Kind::of::<ValidatingAdmissionPolicyBinding>(false).labelled(&managed),
+        Kind::of::<ValidatingAdmissionPolicy>(false).labelled(&managed),
+    ] {
+        delete_all(client, &kind).await?;
+    }
     // numo's objects first (and its Jobs, which keep a finalizer until their result is recorded): their finalizers
     // would otherwise hold their namespaces in Terminating forever.
     let jobs = Kind::of::<Job>(true).labelled(&format!("{}={}", numo::labels::JOB_MANAGED_BY, numo::labels::MANAGER));

@@ -64,12 +64,12 @@ impl TestCluster {
     }
 
     /// Exclusive use of the cluster for one test: waits for other tests (across threads and runtimes of this process
-    /// and across test binaries running concurrently), deletes the leftovers of earlier tests (nodes,
-    /// MachineConfigPools, MachineConfigs, ClusterVersions, ClusterOperators, numo's objects, test namespaces —
-    /// waiting until they are gone, finalizers of numo's objects removed), then creates a fresh namespace
-    /// `<test-name>-<random>` labelled as a test namespace. [`World::openshift`] seeds the healthy ClusterOperators
-    /// of the payload again. A test holds one World at a time: asking for a second while holding the first waits
-    /// forever.
+    /// and across test binaries running concurrently), deletes the leftovers of earlier tests (numo's
+    /// ValidatingAdmissionPolicy, nodes, MachineConfigPools, MachineConfigs, ClusterVersions, ClusterOperators,
+    /// numo's objects, test namespaces — waiting until they are gone, finalizers of numo's objects removed), then
+    /// creates a fresh namespace `<test-name>-<random>` labelled as a test namespace. [`World::openshift`] seeds the
+    /// healthy ClusterOperators of the payload again. A test holds one World at a time: asking for a second while
+    /// holding the first waits forever.
     pub async fn world(&self, test_name: &str) -> anyhow::Result<World> {
         let lock = lock::acquire(self.lock.clone()).await?;
         let client = self.client();
