@@ -9,14 +9,15 @@
 #    remove numo's node labels. (It lets the pool writes below through anyway, since each removes the pool's claim
 #    annotation in the same request; the policy itself goes with numo's CRDs, or `kubectl delete
 #    validatingadmissionpolicy numo-holds`.)
-# 1. Every MachineConfigPool numo claimed gets back the settings its `original` annotation recorded; both of numo's
-#    annotations are removed.
+# 1. Every MachineConfigPool numo claimed gets back the settings its `original` annotation recorded; numo's
+#    annotations (`claimed-by`, `original`, `written`) are removed.
 # 2. numo's rule labels are removed from every node.
 # 3. numo's finalizers are removed from the run configs (which then go) and from numo's Jobs.
 set -euo pipefail
 kubectl="${KUBECTL:-kubectl}"
 log() { printf '[restore-without-numo] %s\n' "$*" >&2; }
 claimed_by=openshift-optional.skrzypek.io/claimed-by original=openshift-optional.skrzypek.io/original
+written=openshift-optional.skrzypek.io/written
 # retry CMD...: runs CMD until it succeeds, once a second for 30 s; the last attempt's errors are shown.
 retry() {
   for _ in $(seq 29); do "$@" 2>/dev/null && return 0; sleep 1; done
@@ -31,11 +32,11 @@ if "$kubectl" get "$binding" numo-holds >/dev/null 2>&1; then
 fi
 
 "$kubectl" get machineconfigpools -o json |
-  jq -c --arg c "$claimed_by" --arg o "$original" '.items[] | select(.metadata.annotations[$c] != null) |
+  jq -c --arg c "$claimed_by" --arg o "$original" --arg w "$written" '.items[] | select(.metadata.annotations[$c] != null) | .metadata.annotations as $annotations |
     {name: .metadata.name, patch: (((.metadata.annotations[$o] // "{}") | fromjson | to_entries
       | map(select(.value != null) | {op: "add", path: "/spec/\(.key)", value}))
       + [{op: "remove", path: "/metadata/annotations/\($c | sub("/"; "~1"))"}]
-      + (if .metadata.annotations[$o] != null then [{op: "remove", path: "/metadata/annotations/\($o | sub("/"; "~1"))"}] else [] end))}' |
+      + ([$o, $w] | map(. as $a | select($annotations[$a] != null) | {op: "remove", path: "/metadata/annotations/\($a | sub("/"; "~1"))"})))}' |
   while read -r pool; do
     name="$(jq -r .name <<<"$pool")"
     "$kubectl" patch machineconfigpool "$name" --type json -p "$(jq -c .patch <<<"$pool")" >/dev/null
