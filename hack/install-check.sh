@@ -9,12 +9,13 @@
 #  3. after the first worker is done, `kubectl apply --server-side -k config/default` of this tree upgrades the
 #     install (new CRDs, RBAC and Deployment spec) and the new numo takes over from the old;
 #  4. every worker reaches the new version, no Job is created twice, the pools are restored, no request of numo's
-#     was denied;
+#     was denied, and numo's admission policy is in force;
 #  5. numo is removed as docs/install.md says (run configs first, then `kubectl delete -k config/default`), and
-#     nothing of numo's stays;
-#  6. numo is installed again and removed, CRDs and all, in the middle of the next rollout: the run config and the
-#     pools' records must survive, and hack/restore-without-numo.sh (docs/install.md's manual restore) must put
-#     every pool back and leave nothing of numo's.
+#     nothing of numo's stays (the garbage collector removes the admission policy with the CRDs);
+#  6. numo is installed again; in the middle of the next rollout its policy refuses the console's "Resume updates",
+#     then numo is removed, CRDs and all: the run config and the pools' records must survive, and
+#     hack/restore-without-numo.sh (docs/install.md's manual restore) must put every pool back and leave nothing of
+#     numo's.
 #
 #   hack/install-check.sh        # CHECK_CLUSTER (default numo-install), WORKERS (3), FROM (4.16.4), TO (4.16.5),
 #                                # NEXT (4.16.6, the second rollout's version)
@@ -92,6 +93,7 @@ hand_over_numo "$workers"
 wait_until 900 phase_is Completed || fail "the rollout did not complete (phase '$(run_config_phase)')"
 assert_rollout_done "$workers" "$to" "$before"
 assert_never_denied
+policy_in_force || fail "numo's admission policy is not in force: $(admission_policy)"
 kubectl get mutexrunconfig -n "$samples_ns" -o wide >&2
 check_log "every worker runs $to, pools restored, one gate and one cleanup Job per worker, no request denied"
 
@@ -104,7 +106,9 @@ left="$(kubectl get crds,clusterroles,clusterrolebindings -o name | grep -E 'skr
 kubectl get namespace "$operator_ns" >/dev/null 2>&1 && left+=" namespace/$operator_ns"
 [[ -z "${left// }" ]] || { echo "$left" >&2; fail "numo's objects stayed after the removal (above)"; }
 assert_no_numo_finalizer
-check_log "nothing of numo's left: pools as before, no CRDs, roles or namespace"
+# The garbage collector removes the admission policy with its owner, the run configs' CRD.
+wait_until 60 policy_gone || fail "numo's admission policy stayed after its CRD went: $(admission_policy)"
+check_log "nothing of numo's left: pools as before, no CRDs, roles, namespace or admission policy"
 
 check_log "installing numo again; removing it, CRDs and all, in the middle of the rollout to $next"
 apply -k config/default
@@ -114,6 +118,8 @@ wait_until 120 phase_is Idle || fail "the run config never became Idle (phase '$
 before="$(pools_state)"
 "$sim" upgrade --version "$next" >/dev/null
 wait_until 600 at_least_completed 1 || fail "no worker completed"
+assert_resume_refused
+check_log "mid-rollout, the console's Resume updates is refused, naming the run config"
 stop_numo
 kubectl delete -k config/default --wait=false >/dev/null
 crd_terminating() {
@@ -130,7 +136,8 @@ check_log "CRDs deleted mid-rollout: the run config stays Terminating with its s
 hack/restore-without-numo.sh
 crds_gone() { ! kubectl get crds -o name | grep -q skrzypek; }
 wait_until 120 crds_gone || fail "numo's CRDs stayed after the restore by hand"
+wait_until 60 policy_gone || fail "numo's admission policy stayed after its CRD went: $(admission_policy)"
 [[ "$(pools_state)" == "$before" ]] || { diff <(echo "$before") <(pools_state) >&2; fail "the pools are not as before (above)"; }
 assert_no_numo_label
 assert_no_numo_finalizer
-check_log "restored by hand: pools as before, no numo label, CRD, run config or finalizer left"
+check_log "restored by hand: pools as before, no numo label, CRD, run config, finalizer or admission policy left"

@@ -31,10 +31,12 @@ operator_kubeconfig() {
 }
 
 # Starts numo (the pod of the operator's Deployment, played by a local process) as $work/operator.kubeconfig's
-# identity, with leader election on, in the namespace $1. Each run logs to $work/numo-<n>.log.
+# identity, with leader election on, in the namespace $1, with the environment the Deployment gives it (so it puts
+# its admission policy in place, exempting that identity). Each run logs to $work/numo-<n>.log.
 start_numo() {
   numo_runs=$((numo_runs + 1))
-  KUBECONFIG="$work/operator.kubeconfig" POD_NAMESPACE="$1" "$numo" run --metrics-address 127.0.0.1:0 \
+  KUBECONFIG="$work/operator.kubeconfig" POD_NAMESPACE="$1" SERVICE_ACCOUNT_NAME=numo-operator \
+    "$numo" run --metrics-address 127.0.0.1:0 \
     --log-format json >"$work/numo-$numo_runs.log" 2>&1 &
   numo_pid=$!
   check_log "numo started (run $numo_runs, pid $numo_pid)"
@@ -137,14 +139,15 @@ assert_no_numo_finalizer() {
 # Fails when a numo log (the files named, default all of them) shows a request the API server denied. numo-1.log is
 # the first run, this tree's numo under the previous release's RBAC: there, and only there, the watches of the
 # health-check sources that release did not grant (ClusterOperators, PodDisruptionBudgets) are denied by design; they
-# are optional and never hold up the controller (src/watches.rs).
+# are optional and never hold up the controller (src/watches.rs). So is the admission policy (and reading the CRD
+# that owns it), which numo then reports as not in force (src/admission_policy.rs).
 assert_never_denied() {
   local logs=("$@") denied="" log lines
   [[ ${#logs[@]} -gt 0 ]] || logs=("$work"/numo-*.log)
   for log in "${logs[@]}"; do
     lines="$(grep -h '"status":403\|forbidden' "$log" || true)"
     if [[ "$(basename "$log")" == numo-1.log ]]; then
-      lines="$(grep -v 'clusteroperators\|poddisruptionbudgets\|"kind":"ClusterOperators"\|"kind":"PodDisruptionBudgets"' <<<"$lines" || true)"
+      lines="$(grep -v 'clusteroperators\|poddisruptionbudgets\|"kind":"ClusterOperators"\|"kind":"PodDisruptionBudgets"\|validatingadmissionpolic\|customresourcedefinitions' <<<"$lines" || true)"
     fi
     [[ -n "$lines" ]] && denied+="$lines"$'\n'
   done
@@ -152,6 +155,23 @@ assert_never_denied() {
     head -n 5 <<<"$denied" >&2
     fail "numo was denied an API call (above)"
   fi
+}
+
+# The admission policy numo-holds and its binding, as kubectl names them; empty when there are none.
+admission_policy() { kubectl get validatingadmissionpolicies,validatingadmissionpolicybindings -o name | grep numo-holds || true; }
+policy_in_force() { [[ "$(admission_policy | wc -l)" == 2 ]]; }
+policy_gone() { [[ -z "$(admission_policy)" ]]; }
+
+# Fails unless the console's "Resume updates" on the paused target pool (a dry run) is refused by numo's policy with
+# a message that names the run config.
+assert_resume_refused() {
+  local pool out
+  pool="$(kubectl get mcp -o json | jq -r '[.items[] | select(.spec.paused and .metadata.annotations["openshift-optional.skrzypek.io/claimed-by"] != null)][0].metadata.name')"
+  [[ "$pool" != null ]] || fail "no claimed, paused pool to try"
+  if out="$(kubectl patch mcp "$pool" --type merge -p '{"spec":{"paused":false}}' --dry-run=server 2>&1)"; then
+    fail "unpausing pool $pool was not refused"
+  fi
+  grep -q "numo-holds.*MutexRunConfig $samples_ns/gated-workers" <<<"$out" || fail "unpausing $pool: $out"
 }
 
 # Stops numo and the other background processes; on failure prints the end of numo's logs and the run config.
