@@ -203,7 +203,6 @@ pub fn policy(username: &str, owner: Option<&OwnerReference>) -> ValidatingAdmis
         scope: Some("Cluster".to_string()),
         ..Default::default()
     };
-    let named = |pairs: Vec<(&str, String)>| pairs.into_iter().map(|(n, e)| (n.to_string(), e)).collect::<Vec<_>>();
     ValidatingAdmissionPolicy {
         metadata: metadata(owner),
         spec: Some(ValidatingAdmissionPolicySpec {
@@ -213,13 +212,16 @@ pub fn policy(username: &str, owner: Option<&OwnerReference>) -> ValidatingAdmis
                 ..Default::default()
             }),
             match_conditions: Some(
-                named(match_conditions(username))
+                match_conditions(username)
                     .into_iter()
-                    .map(|(name, expression)| MatchCondition { name, expression })
+                    .map(|(name, expression)| MatchCondition { name: name.to_string(), expression })
                     .collect(),
             ),
             variables: Some(
-                named(variables()).into_iter().map(|(name, expression)| Variable { name, expression }).collect(),
+                variables()
+                    .into_iter()
+                    .map(|(name, expression)| Variable { name: name.to_string(), expression })
+                    .collect(),
             ),
             validations: Some(validations()),
             ..Default::default()
