@@ -19,7 +19,8 @@
 #     installed again and finishes the rollout. Every worker upgrades, no Job is created twice, the pools are
 #     restored.
 #  4. Removal as docs/install.md says: run configs first, then the operator and its namespace, the CRDs and the user
-#     roles OLM leaves behind; nothing of numo's stays.
+#     roles OLM leaves behind; nothing of numo's stays (its admission policy, in force until then, goes with the
+#     CRDs).
 #
 #   hack/olm-check.sh        # CHECK_CLUSTER (default numo-olm), WORKERS (4), FROM (4.16.4), TO (4.16.5),
 #                            # NUMO_BINARY (the numo to run; default this tree's debug build)
@@ -246,7 +247,8 @@ start_numo "$operator_ns"
 wait_until 900 phase_is Completed || fail "the rollout did not complete (phase '$(run_config_phase)')"
 assert_rollout_done "$workers" "$to" "$before"
 assert_never_denied "$work/numo-1.log" "$work/before-removal.log" "$work/numo-$numo_runs.log"
-check_log "every worker runs $to, pools restored, one gate and one cleanup Job per worker"
+policy_in_force || fail "numo's admission policy is not in force: $(admission_policy)"
+check_log "every worker runs $to, pools restored, one gate and one cleanup Job per worker, numo's admission policy in force"
 
 check_log "removing numo as docs/install.md says: run configs, the operator, its namespace, the CRDs, the user roles"
 kubectl delete mutexrunconfigs --all -A --wait --timeout=120s >/dev/null
@@ -255,14 +257,17 @@ kubectl delete csv -n "$operator_ns" "$package.v$current" >/dev/null
 wait_until 120 deployment_gone || fail "OLM left the Deployment after the CSV was deleted"
 stop_numo
 kubectl delete namespace "$operator_ns" --wait --timeout=120s >/dev/null
+# OLM leaves the CRDs, and with them numo's admission policy (docs/security.md); the policy goes with the CRDs.
+policy_in_force || fail "numo's admission policy went before its CRD: $(admission_policy)"
 kubectl delete crd mutexrules.openshift-optional.skrzypek.io mutextargets.openshift-optional.skrzypek.io \
   mutexrunconfigs.openshift-optional.skrzypek.io --wait --timeout=120s >/dev/null
 kubectl delete clusterrole numo-viewer numo-editor numo-run-config-editor >/dev/null
 [[ "$(pools_state)" == "$before" ]] || fail "the pools are not as before numo"
+wait_until 60 policy_gone || fail "numo's admission policy stayed after its CRD went: $(admission_policy)"
 left="$(kubectl get clusterroles,clusterrolebindings,roles,rolebindings,serviceaccounts,deployments,services -A -o json |
   jq -r '.items[] | select((.metadata.labels // {} | (.["app.kubernetes.io/name"] == "numo" or .["olm.owner"] != null and (.["olm.owner"] | startswith("'"$package"'")))) or
     (.metadata.name | test("numo|'"${package:0:24}"'"))) | "\(.kind) \(.metadata.namespace // "") \(.metadata.name)"')"
 left+="$(kubectl get crds -o name | grep skrzypek || true)"
 [[ -z "$left" ]] || { echo "$left" >&2; fail "numo's objects stayed after the removal (above)"; }
 assert_no_numo_finalizer
-check_log "nothing of numo's left: pools as before; no CRD, role, binding, ServiceAccount or Deployment"
+check_log "nothing of numo's left: pools as before; no CRD, role, binding, ServiceAccount, Deployment or admission policy"
