@@ -289,6 +289,10 @@ async fn reconcile(obj: Arc<Guarded>, shared: Arc<RunConfigContext>) -> Result<A
     let latest = shared.written.latest(rc);
     let rc = latest.as_ref().unwrap_or(rc);
     let mut snapshot = observe::snapshot(&shared.stores, rc, Timestamp::now());
+    snapshot.policy = shared.ctx.policy.get().map(|status| match status {
+        crate::admission_policy::PolicyStatus::InForce => Ok(()),
+        crate::admission_policy::PolicyStatus::Unavailable(why) => Err(why),
+    });
     let mut plan = plan::plan(&snapshot);
     if !plan.needs_budget_pods.is_empty() || plan.needs_alerts {
         // A node would start and a check needs what numo only asks for at that moment (never watched): the pods
