@@ -13,7 +13,7 @@ use cel::{Context, Program, Value};
 /// them for its own work, across namespaces; a check on them would let whoever may create a run config learn about
 /// objects (MachineConfigs with their files, Jobs, pods) they may not read themselves. The built-in checks cover
 /// nodes, pools, ClusterOperators and PodDisruptionBudgets.
-pub const RESERVED_KINDS: [(&str, &str); 13] = [
+pub const RESERVED_KINDS: [(&str, &str); 16] = [
     ("", "Node"),
     ("", "Pod"),
     ("", "ServiceAccount"),
@@ -26,6 +26,9 @@ pub const RESERVED_KINDS: [(&str, &str); 13] = [
     ("machineconfiguration.openshift.io", "MachineConfig"),
     ("config.openshift.io", "ClusterVersion"),
     ("config.openshift.io", "ClusterOperator"),
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"),
+    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"),
+    ("apiextensions.k8s.io", "CustomResourceDefinition"),
     (crate::api::GROUP, "*"),
 ];
 
@@ -161,6 +164,15 @@ mod tests {
         assert_eq!(check(&format!("'{}' == ''", "(".repeat(100))), Ok(()));
     }
 
+    /// The resource name of `kind`, as the API server forms it for the kinds numo's role names.
+    fn plural(kind: &str) -> String {
+        let kind = kind.to_ascii_lowercase();
+        match kind.strip_suffix('y') {
+            Some(stem) => format!("{stem}ies"),
+            None => format!("{kind}s"),
+        }
+    }
+
     #[test]
     fn every_kind_of_numos_own_cluster_role_is_reserved() {
         let role: serde_json::Value =
@@ -169,15 +181,15 @@ mod tests {
             for group in rule["apiGroups"].as_array().into_iter().flatten().filter_map(|g| g.as_str()) {
                 for resource in rule["resources"].as_array().into_iter().flatten().filter_map(|r| r.as_str()) {
                     let resource = resource.split('/').next().unwrap_or_default();
-                    let covered = RESERVED_KINDS
-                        .iter()
-                        .any(|(g, k)| *g == group && (*k == "*" || format!("{}s", k.to_ascii_lowercase()) == resource));
+                    let covered =
+                        RESERVED_KINDS.iter().any(|(g, k)| *g == group && (*k == "*" || plural(k) == resource));
                     assert!(covered, "{group}/{resource} is granted to numo but not reserved");
                 }
             }
         }
         assert!(reserved("batch/v1", "Job").is_some());
         assert!(reserved("v1", "Pod").is_some());
+        assert!(reserved("admissionregistration.k8s.io/v1", "ValidatingAdmissionPolicy").is_some());
         assert!(reserved("openshift-optional.skrzypek.io/v1alpha1", "MutexRule").is_some());
         assert_eq!(reserved("ceph.rook.io/v1", "CephCluster"), None);
     }
