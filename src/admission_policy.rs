@@ -14,7 +14,7 @@
 //! served (Kubernetes before 1.30, OpenShift before 4.17) or numo may not write it, [`ensure`] says so in a
 //! sentence ([`PolicyStatus::Unavailable`]) and numo still notices such writes and puts back what it holds.
 
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::admissionregistration::v1::{
@@ -63,20 +63,40 @@ pub enum PolicyStatus {
 }
 
 /// What [`ensure`] found last, shared between the task that puts the policy in place and the controllers that
-/// report it. `None` until the first attempt finished.
-#[derive(Clone, Debug, Default)]
-pub struct PolicyState(Arc<RwLock<Option<PolicyStatus>>>);
+/// report it. `None` until the first attempt finished. Controllers learn of each new status through [`changes`].
+///
+/// [`changes`]: PolicyState::changes
+#[derive(Clone, Debug)]
+pub struct PolicyState(Arc<tokio::sync::watch::Sender<Option<PolicyStatus>>>);
+
+impl Default for PolicyState {
+    fn default() -> Self {
+        Self(Arc::new(tokio::sync::watch::Sender::new(None)))
+    }
+}
 
 impl PolicyState {
-    /// Records `status`.
+    /// Records `status`, telling every [`changes`](PolicyState::changes) stream when it differs from the last.
     pub fn set(&self, status: PolicyStatus) {
-        let mut slot = self.0.write().unwrap_or_else(std::sync::PoisonError::into_inner);
-        *slot = Some(status);
+        self.0.send_if_modified(|slot| {
+            let changed = slot.as_ref() != Some(&status);
+            *slot = Some(status);
+            changed
+        });
     }
 
     /// The status recorded last, if any.
     pub fn get(&self) -> Option<PolicyStatus> {
-        self.0.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+        self.0.borrow().clone()
+    }
+
+    /// A stream that yields once each time the recorded status changes (not for the status already recorded).
+    pub fn changes(&self) -> impl futures::Stream<Item = ()> + Send + 'static {
+        let mut receiver = self.0.subscribe();
+        receiver.mark_unchanged();
+        futures::stream::unfold(receiver, |mut receiver| async move {
+            receiver.changed().await.ok().map(|()| ((), receiver))
+        })
     }
 }
 

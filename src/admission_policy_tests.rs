@@ -289,3 +289,20 @@ fn the_shared_state_holds_the_last_status() {
     state.set(PolicyStatus::InForce);
     assert_eq!(reader.get(), Some(PolicyStatus::InForce));
 }
+
+#[tokio::test]
+async fn every_new_status_is_told_once_and_a_repeated_one_not_at_all() {
+    use futures::{FutureExt, StreamExt};
+    let state = PolicyState::default();
+    state.set(unknown_service_account());
+    let mut changes = Box::pin(state.changes());
+    assert_eq!(changes.next().now_or_never(), None, "the status already recorded is not a change");
+    state.set(PolicyStatus::InForce);
+    assert_eq!(changes.next().await, Some(()));
+    state.set(PolicyStatus::InForce);
+    assert_eq!(changes.next().now_or_never(), None, "the same status again is not a change");
+    state.set(unknown_service_account());
+    assert_eq!(changes.next().await, Some(()));
+    drop(state);
+    assert_eq!(changes.next().await, None, "the stream ends with the state");
+}

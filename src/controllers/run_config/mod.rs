@@ -122,6 +122,8 @@ pub async fn run(ctx: Context) {
         checking_for_budgets()
     })
     .reconcile_on(custom_triggers)
+    // Whether numo-holds is in force is told in every run config's ForeignWritesRefused condition.
+    .reconcile_all_on(ctx.policy.changes())
     .shutdown_on_signal();
 
     let stores = observe::Stores {
