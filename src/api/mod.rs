@@ -1,5 +1,6 @@
 //! numo's own kinds: `MutexRule`, `MutexTarget` and `MutexRunConfig`, in the API group of the operator they replace.
 
+pub mod estimate;
 pub mod mutex_rule;
 pub mod mutex_run_config;
 pub mod mutex_target;
@@ -9,6 +10,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+pub use estimate::{Estimate, EstimateBasis, RolloutFigures, Step, StepFigure, StepSamples};
 pub use mutex_rule::{JobRendering, MutexRule, MutexRuleSpec, MutexRuleStatus, RuleType, RuleUnusable};
 pub use mutex_run_config::{
     parse_duration, CanaryPool, FailurePolicy, ForeignChange, JobRecord, JobResult, MutexRunConfig, MutexRunConfigSpec,

@@ -23,6 +23,7 @@ use super::ObjectReference;
     printcolumn = r#"{"name": "Phase", "type": "string", "jsonPath": ".status.phase", "description": "Where the rollout is"}"#,
     printcolumn = r#"{"name": "Progress", "type": "string", "jsonPath": ".status.progress", "description": "Nodes done / nodes gated"}"#,
     printcolumn = r#"{"name": "Target Version", "type": "string", "jsonPath": ".status.targetVersion", "description": "The version the nodes are upgraded to"}"#,
+    printcolumn = r#"{"name": "ETA", "type": "date", "jsonPath": ".status.estimate.end", "description": "When the rollout should end (status.estimate)"}"#,
     printcolumn = r#"{"name": "Held By", "type": "string", "jsonPath": ".status.blockedBy[0].check", "description": "The first check that holds the next node (a window, a health check, a soak); status.blockedBy lists all"}"#,
     printcolumn = r#"{"name": "Message", "type": "string", "jsonPath": ".status.message", "priority": 1, "description": "What the rollout is doing or waiting for"}"#,
     printcolumn = r#"{"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}"#
@@ -233,6 +234,16 @@ pub struct MutexRunConfigStatus {
     /// nothing does.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub blocked_by: Vec<Blocker>,
+    /// When the rollout should end and on what that rests; refreshed when a node finishes or a hold starts or ends.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimate: Option<crate::api::Estimate>,
+    /// How long each step took for this rollout's nodes (the latest durations of each step).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub step_durations: Vec<crate::api::StepSamples>,
+    /// The figures of the last rollouts that ended (at most five, newest last), so that the next one starts with
+    /// real figures.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub history: Vec<crate::api::RolloutFigures>,
     /// Changes by someone other than numo to what numo holds (a claimed pool's `paused`, `nodeSelector` or
     /// `maxUnavailable`, numo's claim on a pool, a held node's rule labels), recent or unresolved; see the
     /// `Contested` condition.
@@ -340,6 +351,12 @@ pub struct NodeProgress {
     /// When the node's rule labels were removed, releasing it into the canary pool.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub released_at: Option<Time>,
+    /// When the Machine Config Operator started on the node (its desired config changed), after its release.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upgrading_at: Option<Time>,
+    /// When the node was Ready at the target, and its cleanup Jobs could start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upgraded_at: Option<Time>,
     /// When the node finished (done or failed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finished_at: Option<Time>,

@@ -104,6 +104,15 @@ pub fn record(
             )
             .then(|| now.clone())
         });
+        let mco_started = node.desired_config != node.current_config
+            || node.mcd_state.as_deref() == Some("Working")
+            || node.cordoned;
+        let upgraded = matches!(state, NodeState::CleaningUp { .. } | NodeState::Soaking { .. });
+        let upgrading_at = previous.and_then(|e| e.upgrading_at.clone()).or_else(|| {
+            (released_at.is_some() && (upgraded || (matches!(state, NodeState::Upgrading) && mco_started)))
+                .then(|| now.clone())
+        });
+        let upgraded_at = previous.and_then(|e| e.upgraded_at.clone()).or_else(|| upgraded.then(|| now.clone()));
         let finished_at = match state {
             NodeState::Failed { .. } | NodeState::Ungated { .. } if !timer_reset => {
                 previous.and_then(|e| e.finished_at.clone()).or_else(|| Some(now.clone()))
@@ -175,6 +184,8 @@ pub fn record(
             jobs: records.values().cloned().collect(),
             started_at: Some(started_at),
             released_at,
+            upgrading_at,
+            upgraded_at,
             finished_at,
             soak_started_at,
             message: Some(message),
