@@ -9,6 +9,7 @@ pub mod cached_job;
 pub mod cel_check;
 pub mod conditions;
 pub mod error;
+pub mod estimate;
 pub mod jobs;
 pub mod labels;
 pub mod openshift;

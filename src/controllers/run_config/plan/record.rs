@@ -104,9 +104,8 @@ pub fn record(
             )
             .then(|| now.clone())
         });
-        let mco_started = node.desired_config != node.current_config
-            || node.mcd_state.as_deref() == Some("Working")
-            || node.cordoned;
+        let mco_started =
+            node.desired_config != node.current_config || node.mcd_state.as_deref() == Some("Working") || node.cordoned;
         let upgraded = matches!(state, NodeState::CleaningUp { .. } | NodeState::Soaking { .. });
         let upgrading_at = previous.and_then(|e| e.upgrading_at.clone()).or_else(|| {
             (released_at.is_some() && (upgraded || (matches!(state, NodeState::Upgrading) && mco_started)))
