@@ -40,6 +40,12 @@ struct CheckLabels {
     check: &'static str,
 }
 
+/// Labels of a gauge per run config.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RunConfigLabels {
+    run_config: String,
+}
+
 /// Labels of the config-change gauge: the run config and its trigger.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct TriggerLabels {
@@ -88,6 +94,7 @@ pub struct Metrics {
     nodes_by_phase: Family<NodePhaseLabels, Gauge>,
     check_blocking: Family<CheckLabels, Gauge>,
     config_change_overdue: Family<TriggerLabels, Gauge>,
+    estimated_end: Family<RunConfigLabels, Gauge>,
     jobs_finished: Family<JobLabels, Counter>,
     node_duration: Family<OutcomeLabels, Histogram, fn() -> Histogram>,
     leader: Gauge,
@@ -129,6 +136,13 @@ impl Default for Metrics {
             "1 while a run config's rollout has left a target node behind its pool's rendered config for longer than \
              overdueAfter, else 0; labelled with the run config's trigger",
             config_change_overdue.clone(),
+        );
+        let estimated_end = Family::<RunConfigLabels, Gauge>::default();
+        registry.register(
+            "rollout_estimated_end_timestamp_seconds",
+            "When a run config's rollout should end (status.estimate.end), as Unix seconds; no series while none is \
+             estimated",
+            estimated_end.clone(),
         );
         let jobs_finished = Family::<JobLabels, Counter>::default();
         registry.register(
@@ -172,6 +186,7 @@ impl Default for Metrics {
             nodes_by_phase,
             check_blocking,
             config_change_overdue,
+            estimated_end,
             jobs_finished,
             node_duration,
             leader,
@@ -219,8 +234,22 @@ impl Metrics {
         self.config_change_overdue.get_or_create(&labels).set(i64::from(overdue));
     }
 
+    /// Sets when `run_config`'s rollout should end (Unix seconds), or removes the series when nothing is estimated.
+    pub fn set_estimated_end(&self, run_config: &str, end: Option<i64>) {
+        let labels = RunConfigLabels { run_config: run_config.to_string() };
+        match end {
+            Some(end) => {
+                self.estimated_end.get_or_create(&labels).set(end);
+            }
+            None => {
+                self.estimated_end.remove(&labels);
+            }
+        }
+    }
+
     /// Removes every series of `run_config` (call when the run config is deleted).
     pub fn forget_run_config(&self, run_config: &str) {
+        self.estimated_end.remove(&RunConfigLabels { run_config: run_config.to_string() });
         self.counted.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).remove(run_config);
         for phase in NodePhase::ALL {
             let labels = NodePhaseLabels { run_config: run_config.to_string(), phase: node_phase_label(phase) };
@@ -318,7 +347,12 @@ mod tests {
         metrics.api_request("patch", "nodes");
         metrics.status_written(120);
         metrics.set_check_blocking("ns/rc", "ClusterOperators", true);
+        metrics.set_estimated_end("ns/rc", Some(1_795_000_000));
         let text = metrics.encode().unwrap_or_default();
+        assert!(
+            text.contains(r#"numo_rollout_estimated_end_timestamp_seconds{run_config="ns/rc"} 1795000000"#),
+            "{text}"
+        );
         assert!(
             text.contains(r#"numo_reconcile_errors_total{controller="mutex_rule",error="missing_field"} 1"#),
             "{text}"
@@ -343,6 +377,7 @@ mod tests {
         metrics.set_nodes_by_phase("ns/rc", NodePhase::Done, 5);
         metrics.set_nodes_by_phase("ns/other", NodePhase::Done, 1);
         metrics.set_check_blocking("ns/rc", "Soak", true);
+        metrics.set_estimated_end("ns/rc", Some(1));
         metrics.forget_run_config("ns/rc");
         let text = metrics.encode().unwrap_or_default();
         assert!(!text.contains("ns/rc"), "{text}");

@@ -113,6 +113,10 @@ pub struct Estimate {
     pub nodes_done: Option<Time>,
     /// How many nodes remain (not done and not skipped).
     pub remaining_nodes: u32,
+    /// How many rounds the restore walk at the end takes: the rollout's nodes, the target pool's `maxUnavailable`
+    /// at a time.
+    #[serde(default)]
+    pub restore_rounds: u32,
     /// Where the step durations come from.
     pub basis: EstimateBasis,
     /// What the estimate assumes, as a sentence (e.g. that no check holds a node beyond what holds now).

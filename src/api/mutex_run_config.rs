@@ -226,6 +226,9 @@ pub struct MutexRunConfigStatus {
     /// When the current rollout finished.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finished_at: Option<Time>,
+    /// When every node had finished and the restore walk began (the pools given back to the MCO).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restore_started_at: Option<Time>,
     /// The next (or current) maintenance window in which a node may start; set when `maintenanceWindows` or
     /// `blackoutWindows` are.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -3,6 +3,7 @@
 //! restore walk at the end. The planner keeps the estimate in the status; `numo plan` prints the same projection.
 
 pub mod figures;
+pub mod measured;
 pub mod project;
 
 use chrono::{DateTime, Utc};
@@ -31,6 +32,7 @@ pub fn estimate(
         end: Time(crate::windows::to_api(&projected.end)),
         nodes_done: Some(Time(crate::windows::to_api(&projected.nodes_done))),
         remaining_nodes,
+        restore_rounds: projected.restore_rounds,
         basis: durations.basis,
         assumes: assumes(projected, durations, holding, failed),
         computed_at: Time(crate::windows::to_api(&now)),

@@ -89,6 +89,8 @@ pub struct Projected {
     pub nodes_done: DateTime<Utc>,
     /// When the restore walk should end: the rollout's end.
     pub end: DateTime<Utc>,
+    /// How many rounds the restore walk takes.
+    pub restore_rounds: u32,
     /// Nodes that cannot start because no maintenance window opens again (they are left out of `nodes`).
     pub never_start: Vec<String>,
 }
@@ -137,7 +139,7 @@ pub fn project(input: &Projection<'_>) -> Projected {
     }
     let nodes_done = nodes.iter().filter_map(Planned::end).max().unwrap_or(input.now).max(input.now);
     let end = nodes_done + seconds(Step::Restore) * input.restore.rounds() as i32;
-    Projected { nodes, nodes_done, end, never_start }
+    Projected { nodes, nodes_done, end, restore_rounds: input.restore.rounds(), never_start }
 }
 
 /// The first instant from `t` at which the schedule lets a node start; None if none comes.

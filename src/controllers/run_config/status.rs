@@ -225,6 +225,7 @@ pub fn record_metrics(metrics: &Metrics, rc: &MutexRunConfig, status: &MutexRunC
     }
     let overdue = crate::conditions::is_true(&status.conditions, super::plan::condition::CONFIG_CHANGE_OVERDUE);
     metrics.set_config_change_overdue(&key, rc.spec.trigger, overdue);
+    metrics.set_estimated_end(&key, status.estimate.as_ref().map(|e| e.end.0.as_second()));
     let rollout = status.rollout_key();
     for job in status.nodes.iter().flat_map(|e| &e.jobs) {
         let what = format!("job {} {:?}", job.name, job.result);

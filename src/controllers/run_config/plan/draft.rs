@@ -64,6 +64,10 @@ pub fn carried(snapshot: &Snapshot) -> MutexRunConfigStatus {
         skipped_nodes: previous.skipped_nodes.clone(),
         pending_nodes: previous.pending_nodes,
         nodes: previous.nodes.clone(),
+        restore_started_at: previous.restore_started_at.clone(),
+        estimate: previous.estimate.clone(),
+        step_durations: previous.step_durations.clone(),
+        history: previous.history.clone(),
         ..Default::default()
     }
 }

@@ -17,10 +17,12 @@
 
 mod config_change;
 mod draft;
+mod eta;
 mod finalize;
 mod foreign;
 mod gate;
 mod intent;
+mod learn;
 mod node_state;
 mod notice;
 mod pools;
@@ -136,15 +138,14 @@ fn finish(snapshot: &Snapshot, mut draft: Draft, stage: Stage, validated: &str) 
     let mut notices = others.notices;
     notices.append(&mut draft.notices);
     notices.extend(foreign::policy_notice(snapshot));
-    let requeue_after = match (draft.requeue_after, others.requeue_after) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    };
     let mut status = draft.status;
     status.observed_generation = generation;
     status.phase = Some(phase);
     status.message = Some(message);
     status.foreign_changes = others.records;
+    learn::rollout_end(snapshot, &mut status, phase);
+    let slow_at = eta::slow(snapshot, &mut status);
+    let requeue_after = [draft.requeue_after, others.requeue_after, slow_at].into_iter().flatten().min();
     let besides =
         stage::Besides { overdue: draft.overdue, contested: others.contested, policy: snapshot.policy.clone() };
     let mut desired = stage.conditions(validated, &besides);

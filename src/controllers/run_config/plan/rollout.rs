@@ -12,7 +12,7 @@ use super::notice::Notice;
 use super::resolve::Resolved;
 use super::stage::{condition, Failure, Gating, Stage, Upgrade};
 use super::target::Target;
-use super::{finalize, gate, pools, record};
+use super::{eta, finalize, gate, learn, pools, record};
 use crate::api::{Blocker, MutexRunConfigStatus, RunPhase};
 use crate::conditions;
 use crate::controllers::run_config::snapshot::{JobView, Snapshot};
@@ -202,6 +202,8 @@ pub fn gate_nodes(
     let status = &mut draft.status;
     (status.nodes, status.completed_nodes, status.skipped_nodes) = (nodes.entries, nodes.completed, nodes.skipped);
     (status.pending_nodes, status.total_nodes, status.progress) = (nodes.pending, nodes.total, Some(progress.clone()));
+    learn::node_durations(snapshot, status);
+    eta::refresh(snapshot, resolved, &gate.nodes, status);
 
     let end = (gate.steered && gate.nodes.iter().all(|g| g.state.finished())).then(|| progress.clone());
     let failed = gate.nodes.iter().find_map(|g| match &g.state {

@@ -1,0 +1,127 @@
+//! The estimate in the status: worked out again when a node finishes, a hold starts or ends, or a node fails, and
+//! kept as it is on every other reconcile (so the end a user reads does not jitter with each event).
+
+use chrono::{DateTime, Utc};
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+
+use super::node_state::{GatedNode, NodeState};
+use super::resolve::Resolved;
+use crate::api::{MutexRunConfigStatus, NodePhase, NodeProgress, RunPhase, Step};
+use crate::controllers::run_config::snapshot::Snapshot;
+use crate::estimate::{self, InFlight, Projected, Projection, RestoreWalk};
+use crate::windows::utc;
+
+/// The projection of the rest of the rollout from what the plan recorded in `status`.
+pub fn projected(
+    snapshot: &Snapshot,
+    resolved: &Resolved<'_>,
+    gated: &[GatedNode<'_>],
+    status: &MutexRunConfigStatus,
+) -> (Projected, estimate::Durations) {
+    let now = utc(&snapshot.now);
+    let spec = &snapshot.run_config.spec;
+    let soak = spec.soak_time().map(|d| u32::try_from(d.as_secs()).unwrap_or(u32::MAX));
+    let durations = estimate::figures::durations(&status.step_durations, &status.history, soak);
+    let in_flight = status.nodes.iter().filter_map(|entry| in_flight(entry, now)).collect();
+    let pending = gated.iter().filter(|g| g.state == NodeState::Pending).map(|g| g.node.name.clone()).collect();
+    let restore = RestoreWalk { nodes: status.total_nodes, at_once: at_once(resolved, status.total_nodes) };
+    let input = Projection {
+        now,
+        schedule: &resolved.schedule,
+        concurrency: spec.concurrency,
+        durations: &durations,
+        in_flight,
+        pending,
+        restore,
+    };
+    (estimate::project(&input), durations)
+}
+
+/// Works the estimate out again when something it rests on changed since the previous status; else keeps it.
+pub fn refresh(
+    snapshot: &Snapshot,
+    resolved: &Resolved<'_>,
+    gated: &[GatedNode<'_>],
+    status: &mut MutexRunConfigStatus,
+) {
+    let previous = &snapshot.run_config.status;
+    let done = |s: &MutexRunConfigStatus| s.completed_nodes.len() + s.skipped_nodes.len();
+    let failed = |s: &MutexRunConfigStatus| {
+        s.nodes
+            .iter()
+            .filter(|e| matches!(e.phase, NodePhase::Failed | NodePhase::Ungated) && e.accepted_at.is_none())
+            .count()
+    };
+    let holds = |s: &MutexRunConfigStatus| s.blocked_by.iter().map(|b| b.check.clone()).collect::<Vec<_>>();
+    let unchanged = previous.estimate.is_some()
+        && status.estimate.is_some()
+        && status.rollout_key() == previous.rollout_key()
+        && done(status) == done(previous)
+        && failed(status) == failed(previous)
+        && holds(status) == holds(previous);
+    if unchanged {
+        return;
+    }
+    let (projected, durations) = projected(snapshot, resolved, gated, status);
+    let remaining = status.total_nodes.saturating_sub(done(status) as u32);
+    status.estimate = Some(estimate::estimate(
+        &projected,
+        &durations,
+        remaining,
+        &status.blocked_by,
+        failed(status),
+        utc(&snapshot.now),
+    ));
+}
+
+/// A node in flight, with the step it is in and since when.
+fn in_flight(entry: &NodeProgress, now: DateTime<Utc>) -> Option<InFlight> {
+    let at = |t: &Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>| t.as_ref().map(|t| utc(&t.0));
+    let (step, since) = match entry.phase {
+        NodePhase::Gating => (Step::Gate, at(&entry.started_at)),
+        NodePhase::Released => (Step::WaitForMco, at(&entry.released_at)),
+        NodePhase::Upgrading => match at(&entry.upgrading_at) {
+            Some(since) => (Step::Upgrade, Some(since)),
+            None => (Step::WaitForMco, at(&entry.released_at)),
+        },
+        NodePhase::CleaningUp => (Step::Cleanup, at(&entry.upgraded_at)),
+        NodePhase::Soaking => (Step::Soak, at(&entry.soak_started_at)),
+        _ => return None,
+    };
+    Some(InFlight { node: entry.name.clone(), step, since: since.unwrap_or(now) })
+}
+
+/// How many nodes the Machine Config Operator moves back at once in the restore walk: the first target pool's
+/// `maxUnavailable` (a count, or a percentage of the rollout's nodes, rounded up), 1 when unset.
+fn at_once(resolved: &Resolved<'_>, nodes: u32) -> u32 {
+    let max = resolved.targets.first().and_then(|pool| pool.max_unavailable.as_ref());
+    match max {
+        Some(IntOrString::Int(n)) => u32::try_from(*n).unwrap_or(1).max(1),
+        Some(IntOrString::String(text)) => text
+            .strip_suffix('%')
+            .and_then(|p| p.trim().parse::<u32>().ok())
+            .map_or(1, |p| (nodes * p).div_ceil(100).max(1)),
+        None => 1,
+    }
+}
+
+/// Says `Slow` in the message of a rollout that runs past its estimated end by the margin; else, while it may
+/// still, how long until it would.
+pub fn slow(snapshot: &Snapshot, status: &mut MutexRunConfigStatus) -> Option<std::time::Duration> {
+    let in_progress = matches!(status.phase, Some(RunPhase::Pausing | RunPhase::Upgrading | RunPhase::Restoring));
+    let (Some(estimate), Some(started), true) = (&status.estimate, &status.started_at, in_progress) else {
+        return None;
+    };
+    let now = utc(&snapshot.now);
+    let end = utc(&estimate.end.0);
+    let after = estimate::slow_after(utc(&started.0), end);
+    if now < after {
+        return (after - now).to_std().ok().map(|wait| wait + std::time::Duration::from_millis(50));
+    }
+    let message = status.message.get_or_insert_with(String::new);
+    message.push_str(&format!(
+        " Slow: the rollout runs past its estimated end ({}); status.estimate says what it assumed.",
+        super::readiness::shown(&end)
+    ));
+    None
+}
