@@ -44,7 +44,7 @@ pub fn rollout_end(snapshot: &Snapshot, status: &mut MutexRunConfigStatus, phase
     let same = status.rollout_key().is_some() && status.rollout_key() == previous.rollout_key();
     status.restore_started_at = match phase {
         RunPhase::Restoring | RunPhase::Completed if same => {
-            previous.restore_started_at.clone().or_else(|| Some(Time(snapshot.now)))
+            previous.restore_started_at.clone().or(Some(Time(snapshot.now)))
         }
         RunPhase::Restoring | RunPhase::Completed => Some(Time(snapshot.now)),
         _ => status.restore_started_at.clone(),
@@ -73,7 +73,7 @@ pub fn rollout_end(snapshot: &Snapshot, status: &mut MutexRunConfigStatus, phase
     status.history.push(RolloutFigures {
         rollout,
         started_at: status.started_at.clone(),
-        finished_at: status.finished_at.clone().or_else(|| Some(Time(snapshot.now))),
+        finished_at: status.finished_at.clone().or(Some(Time(snapshot.now))),
         nodes: status.total_nodes,
         steps,
     });

@@ -4,6 +4,7 @@
 mod cases;
 mod config_change;
 mod ends;
+mod estimate;
 mod flow;
 mod other_hands;
 mod safe_to_proceed;

@@ -1,0 +1,103 @@
+//! What a rollout learns of its own pace and what it expects: step durations, the estimate and when it is worked
+//! out again, the history a completed rollout leaves, and `Slow`.
+
+use super::*;
+use crate::api::{EstimateBasis, Step};
+
+/// Moves the fixture's clock on by `seconds`.
+fn tick(f: &mut Fixture, seconds: i64) {
+    f.s.now = f.s.now.checked_add(k8s_openapi::jiff::SignedDuration::from_secs(seconds)).unwrap();
+}
+
+/// Steps the rollout with the clock moving `seconds` before each step: Jobs succeed and released nodes upgrade a
+/// step after they are seen, until `until` holds of the plan.
+fn run(f: &mut Fixture, seconds: i64, until: impl Fn(&Plan) -> bool) -> Plan {
+    for _ in 0..300 {
+        tick(f, seconds);
+        let p = f.step();
+        if until(&p) {
+            return p;
+        }
+        if p.status.phase == Some(RunPhase::Restoring) {
+            f.s.pools.values_mut().for_each(|pool| pool.updated = true);
+        }
+        f.finish_jobs(JobResult::Succeeded);
+        let released: Vec<String> =
+            p.status.nodes.iter().filter(|e| e.phase == NodePhase::Upgrading).map(|e| e.name.clone()).collect();
+        for node in released {
+            f.upgrade(&node);
+        }
+    }
+    panic!("not reached: {:?}", f.s.run_config.status);
+}
+
+#[test]
+fn before_any_node_finishes_the_estimate_rests_on_the_defaults_and_says_so() {
+    let mut f = Fixture::new(3);
+    let p = run(&mut f, 10, |p| p.status.nodes.iter().any(|e| e.phase == NodePhase::Gating));
+    let estimate = p.status.estimate.clone().unwrap_or_else(|| panic!("no estimate: {:?}", p.status));
+    assert_eq!(estimate.basis, EstimateBasis::Defaults);
+    assert_eq!(estimate.remaining_nodes, 3);
+    assert!(estimate.assumes.contains("no node has finished yet"), "{}", estimate.assumes);
+    let per_node: u32 = Step::NODE.iter().map(|s| s.default_seconds()).sum::<u32>() - Step::Soak.default_seconds();
+    let end = estimate.end.0.as_second() - f.s.now.as_second();
+    assert!(end >= i64::from(3 * per_node) - 60, "3 nodes of {per_node}s and the restore walk: {end}s");
+}
+
+#[test]
+fn a_finished_node_gives_its_step_durations_and_the_estimate_follows_them() {
+    let mut f = Fixture::new(3);
+    let p = run(&mut f, 10, |p| p.status.completed_nodes.len() == 1);
+    let steps: Vec<(Step, u32)> = p.status.step_durations.iter().map(|s| (s.step, s.count)).collect();
+    assert!(steps.contains(&(Step::Gate, 1)) && steps.iter().any(|(s, _)| *s == Step::Cleanup), "{steps:?}");
+    assert!(
+        p.status.step_durations.iter().all(|s| s.seconds.iter().all(|d| *d <= 60)),
+        "{:?}",
+        p.status.step_durations
+    );
+    let estimate = p.status.estimate.clone().unwrap_or_else(|| panic!("no estimate"));
+    assert_eq!((estimate.basis, estimate.remaining_nodes), (EstimateBasis::ThisRollout, 2));
+    let age = f.s.now.as_second() - estimate.computed_at.0.as_second();
+    assert!(age < 10, "worked out again in the step at which the node finished: {age}s ago");
+    // The next reconcile with nothing finished keeps it as it is.
+    tick(&mut f, 10);
+    let again = f.step();
+    let kept = again.status.estimate.unwrap_or_else(|| panic!("no estimate"));
+    assert_eq!(kept, estimate);
+    // A quick rollout's estimate is minutes, not the defaults' quarter hours per node.
+    let left = estimate.end.0.as_second() - estimate.computed_at.0.as_second();
+    assert!(left < 600, "2 nodes of well under a minute each and the restore walk: {left}s");
+}
+
+#[test]
+fn a_completed_rollout_leaves_its_figures_for_the_next_one_and_no_estimate() {
+    let mut f = Fixture::new(2);
+    let p = run(&mut f, 10, |p| p.status.phase == Some(RunPhase::Completed));
+    assert_eq!(p.status.estimate, None, "nothing left to estimate");
+    let history = &p.status.history;
+    assert_eq!(history.len(), 1, "{history:?}");
+    assert_eq!((history[0].rollout.as_str(), history[0].nodes), (NEW, 2));
+    let steps: Vec<Step> = history[0].steps.iter().map(|s| s.step).collect();
+    assert!(steps.contains(&Step::Gate) && steps.contains(&Step::Restore), "{steps:?}");
+    assert!(p.status.restore_started_at.is_some());
+    // The next rollout starts from them.
+    f.s.cluster = Some(ClusterView { target_version: Some("4.16.6".into()), control_plane_completed: true });
+    let next = run(&mut f, 10, |p| p.status.nodes.iter().any(|e| e.phase == NodePhase::Gating));
+    assert_eq!(next.status.history, p.status.history, "kept across rollouts");
+    assert_eq!(next.status.step_durations, Vec::new(), "this rollout's own samples start empty");
+    let estimate = next.status.estimate.unwrap_or_else(|| panic!("no estimate"));
+    assert_eq!(estimate.basis, EstimateBasis::EarlierRollouts);
+}
+
+#[test]
+fn a_rollout_past_its_estimate_by_the_margin_says_slow_and_numo_wakes_for_it() {
+    let mut f = Fixture::new(2);
+    let p = run(&mut f, 10, |p| p.status.nodes.iter().any(|e| e.phase == NodePhase::Upgrading));
+    assert!(!p.status.message.clone().unwrap_or_default().contains("Slow"));
+    assert!(p.requeue_after.is_some(), "numo wakes when the rollout would be slow");
+    // The node never upgrades: hours pass.
+    tick(&mut f, 6 * 3600);
+    let slow = f.step();
+    let message = slow.status.message.unwrap_or_default();
+    assert!(message.contains("Slow: the rollout runs past its estimated end"), "{message}");
+}
