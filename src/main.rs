@@ -35,6 +35,33 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         output_dir: Option<PathBuf>,
     },
+    /// Print what a run config's rollout would do (the nodes in order, each one's estimated start and end, what
+    /// holds the first node now, the total), from numo's own planner over the cluster as your kubeconfig reads it.
+    /// Changes nothing.
+    Plan(PlanArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct PlanArgs {
+    /// The run config, as `namespace/name`.
+    run_config: String,
+    /// Preview the rollout to this version (as if the cluster went to it), instead of the one pending.
+    #[arg(long, value_name = "VERSION")]
+    to: Option<String>,
+    /// How to print it.
+    #[arg(short, long, value_enum, default_value_t = Output::Table)]
+    output: Output,
+}
+
+/// The output formats of `numo plan`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Output {
+    /// A table for people.
+    Table,
+    /// JSON.
+    Json,
+    /// YAML.
+    Yaml,
 }
 
 #[derive(Debug, clap::Args)]
@@ -153,6 +180,7 @@ async fn main() -> ExitCode {
     let result = match cli.command {
         Command::Crds { output_dir } => crds(output_dir),
         Command::Run(args) => run(*args).await,
+        Command::Plan(args) => plan(args).await,
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -173,6 +201,28 @@ fn crds(output_dir: Option<PathBuf>) -> anyhow::Result<()> {
         }
         None => print!("{}", numo::crdgen::all_yaml()?),
     }
+    Ok(())
+}
+
+async fn plan(args: PlanArgs) -> anyhow::Result<()> {
+    use numo::controllers::run_config::{observe, preview};
+    let (namespace, name) = args
+        .run_config
+        .split_once('/')
+        .filter(|(ns, name)| !ns.is_empty() && !name.is_empty())
+        .context("name the run config as namespace/name")?;
+    let client = kube::Client::try_default().await.context("could not configure the Kubernetes client")?;
+    let (run_config, stores) = preview::read::read(&client, namespace, name).await.map_err(anyhow::Error::msg)?;
+    let snapshot = observe::snapshot(&stores, &run_config, k8s_openapi::jiff::Timestamp::now());
+    let preview = preview::preview(snapshot, args.to.as_deref());
+    print!(
+        "{}",
+        match args.output {
+            Output::Table => preview::table(&preview),
+            Output::Json => preview::json(&preview),
+            Output::Yaml => preview::yaml(&preview),
+        }
+    );
     Ok(())
 }
 

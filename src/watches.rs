@@ -239,6 +239,12 @@ impl Sources {
         f(&mut self.0.lock().unwrap_or_else(PoisonError::into_inner))
     }
 
+    /// Records that the cache of `kind` holds a full list read once, without a watch (as `numo plan` reads the
+    /// cluster).
+    pub fn read_once(&self, kind: &'static str) {
+        self.with(|health| health.entry(kind).or_default().listed = true);
+    }
+
     /// Whether the cache of `kind` can be trusted now: Ok once it holds a full list and while its watch is not
     /// failing; else why not.
     pub fn readable(&self, kind: &str) -> Result<(), String> {

@@ -7,6 +7,7 @@ pub mod custom_sources;
 mod malformed;
 pub mod observe;
 pub mod plan;
+pub mod preview;
 pub mod snapshot;
 pub mod status;
 pub mod version;

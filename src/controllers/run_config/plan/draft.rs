@@ -30,6 +30,8 @@ pub struct Draft {
     pub ledger: Ledger,
     /// The writes that put back what others changed of the pools numo holds (first in the plan).
     pub put_back: Vec<Intent>,
+    /// The projection of the rest of the rollout, when the estimate was worked out again.
+    pub projection: Option<crate::estimate::Projected>,
 }
 
 impl Draft {
@@ -46,6 +48,7 @@ impl Draft {
             overdue: None,
             ledger: Ledger::of(&snapshot.run_config.status.foreign_changes, snapshot.now),
             put_back: Vec::new(),
+            projection: None,
         }
     }
 }

@@ -37,13 +37,14 @@ pub fn projected(
     (estimate::project(&input), durations)
 }
 
-/// Works the estimate out again when something it rests on changed since the previous status; else keeps it.
+/// Works the estimate out again when something it rests on changed since the previous status, and gives the
+/// projection it rests on; else keeps it.
 pub fn refresh(
     snapshot: &Snapshot,
     resolved: &Resolved<'_>,
     gated: &[GatedNode<'_>],
     status: &mut MutexRunConfigStatus,
-) {
+) -> Option<Projected> {
     let previous = &snapshot.run_config.status;
     let done = |s: &MutexRunConfigStatus| s.completed_nodes.len() + s.skipped_nodes.len();
     let failed = |s: &MutexRunConfigStatus| {
@@ -60,7 +61,7 @@ pub fn refresh(
         && failed(status) == failed(previous)
         && holds(status) == holds(previous);
     if unchanged {
-        return;
+        return None;
     }
     let (projected, durations) = projected(snapshot, resolved, gated, status);
     let remaining = status.total_nodes.saturating_sub(done(status) as u32);
@@ -72,6 +73,7 @@ pub fn refresh(
         failed(status),
         utc(&snapshot.now),
     ));
+    Some(projected)
 }
 
 /// A node in flight, with the step it is in and since when.

@@ -68,6 +68,9 @@ pub struct Plan {
     pub needs_budget_pods: Vec<String>,
     /// A node would start and the alert check needs Alertmanager's answer: ask and plan again.
     pub needs_alerts: bool,
+    /// The projection of the rest of the rollout (each node's steps and times), when the estimate was worked out
+    /// again in this plan.
+    pub projection: Option<crate::estimate::Projected>,
 }
 
 /// Plans one reconcile.
@@ -170,6 +173,7 @@ fn finish(snapshot: &Snapshot, mut draft: Draft, stage: Stage, validated: &str) 
         requeue_after,
         needs_budget_pods: draft.needs_budget_pods,
         needs_alerts: draft.needs_alerts,
+        projection: draft.projection,
     }
 }
 

@@ -1,0 +1,213 @@
+//! `numo plan`: what a run config's rollout would do, from numo's own planner run over a copy of the cluster read
+//! once with the caller's credentials. The planner's writes are carried out on that copy only (pools claimed,
+//! paused and steered, nodes labelled) until the first node would start or a check holds it; then the projection
+//! the status's estimate rests on gives every node's start and end. Nothing in the cluster changes.
+
+pub mod read;
+mod show;
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use super::plan::{self, Intent, Plan};
+use super::snapshot::{ClaimAnnotations, PoolClaim, Snapshot};
+use crate::api::{Blocker, Estimate, RunPhase, Step};
+use crate::pool_claim::PoolOriginal;
+pub use show::{json, table, yaml};
+
+/// How many times the planner runs over the copy at most (claim, pause, label, steer, gate take a few).
+const ROUNDS: usize = 12;
+
+/// What a rollout would do.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Preview {
+    /// The run config, `namespace/name`.
+    pub run_config: String,
+    /// Where the planner finds the rollout (after carrying its writes out on the copy).
+    pub phase: Option<RunPhase>,
+    /// What the planner says of it.
+    pub message: String,
+    /// The version the nodes go to.
+    pub target_version: Option<String>,
+    /// How many nodes the rollout gates.
+    pub total_nodes: u32,
+    /// How many go at once.
+    pub concurrency: u32,
+    /// The node that would start now, if one would.
+    pub starts_now: Option<String>,
+    /// What would hold the first node right now.
+    pub held_by: Vec<Blocker>,
+    /// The nodes not done, in the order they would go, with their projected steps.
+    pub nodes: Vec<PreviewNode>,
+    /// When the rollout would end, and on what that rests.
+    pub estimate: Option<Estimate>,
+    /// What the preview assumed beyond the cluster as it is (e.g. a version given with `--to`).
+    pub notes: Vec<String>,
+}
+
+/// One node of the preview.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PreviewNode {
+    /// Its place in the order, from 1.
+    pub order: usize,
+    /// The node.
+    pub node: String,
+    /// Whether it is under way already.
+    pub started: bool,
+    /// When its first step still to come would start.
+    pub start: Option<DateTime<Utc>>,
+    /// When it would be done.
+    pub end: Option<DateTime<Utc>>,
+    /// Its steps still to come.
+    pub steps: Vec<PreviewStep>,
+}
+
+/// One projected step.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PreviewStep {
+    /// The step.
+    pub step: Step,
+    /// When it would start.
+    pub start: DateTime<Utc>,
+    /// When it would end.
+    pub end: DateTime<Utc>,
+}
+
+/// Runs the planner over `snapshot` (a copy of the cluster), as if the run config were not paused and, with `to`,
+/// as if the cluster went to that version with the control plane done.
+pub fn preview(mut snapshot: Snapshot, to: Option<&str>) -> Preview {
+    let mut notes = Vec::new();
+    let run_config = snapshot.run_config.key();
+    if let Some(version) = to {
+        let cluster = snapshot.cluster.get_or_insert_with(Default::default);
+        cluster.target_version = Some(version.to_string());
+        cluster.control_plane_completed = true;
+        notes.push(format!("as if the cluster went to {version} and its control plane had finished (--to)"));
+    }
+    if snapshot.run_config.spec.paused {
+        snapshot.run_config.spec.paused = false;
+        notes.push("the run config is paused: shown as if it were resumed now".to_string());
+    }
+    let mut p = round(&mut snapshot);
+    for _ in 1..ROUNDS {
+        let settled = starts(&p).is_some()
+            || !p.status.blocked_by.is_empty()
+            || p.intents.iter().all(|i| matches!(i, Intent::AddFinalizer));
+        if settled {
+            break;
+        }
+        carry_out(&mut snapshot, &p);
+        p = round(&mut snapshot);
+    }
+    let nodes = p
+        .projection
+        .as_ref()
+        .map(|projected| {
+            projected
+                .nodes
+                .iter()
+                .enumerate()
+                .map(|(i, planned)| PreviewNode {
+                    order: i + 1,
+                    node: planned.node.clone(),
+                    started: planned.started,
+                    start: planned.start(),
+                    end: planned.end(),
+                    steps: planned
+                        .steps
+                        .iter()
+                        .map(|(step, start, end)| PreviewStep { step: *step, start: *start, end: *end })
+                        .collect(),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    Preview {
+        run_config,
+        phase: p.status.phase,
+        message: p.status.message.clone().unwrap_or_default(),
+        target_version: p.status.target_version.clone(),
+        total_nodes: p.status.total_nodes,
+        concurrency: snapshot.run_config.spec.concurrency,
+        starts_now: starts(&p),
+        held_by: p.status.blocked_by.clone(),
+        nodes,
+        estimate: p.status.estimate.clone(),
+        notes,
+    }
+}
+
+/// One run of the planner, with the estimate worked out afresh so that the projection comes with the plan.
+fn round(snapshot: &mut Snapshot) -> Plan {
+    snapshot.run_config.status.estimate = None;
+    plan::plan(snapshot)
+}
+
+/// The node whose first gate Job the plan creates, if any.
+fn starts(p: &Plan) -> Option<String> {
+    p.intents.iter().find_map(|intent| match intent {
+        Intent::CreateJob(job) => {
+            job.metadata.annotations.as_ref().and_then(|a| a.get(crate::jobs::NODE_ANNOTATION)).cloned()
+        }
+        _ => None,
+    })
+}
+
+/// Carries a plan's writes out on the copy, as the cluster would take them (the MCO reports the pools Updated).
+fn carry_out(snapshot: &mut Snapshot, p: &Plan) {
+    for intent in &p.intents {
+        match intent {
+            Intent::ClaimPool { pool, owner, original, spec, .. } => {
+                if let Some(view) = snapshot.pools.get_mut(pool) {
+                    let written = PoolOriginal { paused: spec.paused, ..plan::as_is(view) };
+                    view.claim = ClaimAnnotations::Claimed(PoolClaim {
+                        owner: owner.clone(),
+                        original: Ok(original.clone()),
+                        written: Some(written),
+                        written_present: true,
+                    });
+                    (view.paused, view.node_selector) = (spec.paused, spec.node_selector.clone());
+                    view.max_unavailable = spec.max_unavailable.clone().or(view.max_unavailable.take());
+                }
+            }
+            Intent::SteerPool { pool, spec, .. } => {
+                if let Some(view) = snapshot.pools.get_mut(pool) {
+                    let written = plan::written_after(view, spec);
+                    if let ClaimAnnotations::Claimed(claim) = &mut view.claim {
+                        claim.written = Some(written);
+                    }
+                    (view.paused, view.node_selector) = (spec.paused, spec.node_selector.clone());
+                    view.max_unavailable = spec.max_unavailable.clone().or(view.max_unavailable.take());
+                }
+            }
+            Intent::PutBackPool { pool, put_back, .. } => {
+                if let Some(view) = snapshot.pools.get_mut(pool) {
+                    if let Some(paused) = put_back.paused {
+                        view.paused = paused;
+                    }
+                    if let Some(selector) = &put_back.node_selector {
+                        view.node_selector = selector.clone();
+                    }
+                }
+            }
+            Intent::LabelNode { node, labels } => {
+                if let Some(view) = snapshot.nodes.get_mut(node) {
+                    view.labels.extend(labels.iter().map(|l| (l.clone(), String::new())));
+                }
+            }
+            Intent::UnlabelNode { node, labels } => {
+                if let Some(view) = snapshot.nodes.get_mut(node) {
+                    labels.iter().for_each(|l| {
+                        view.labels.remove(l);
+                    });
+                }
+            }
+            Intent::AddFinalizer => snapshot.run_config.has_finalizer = true,
+            _ => {}
+        }
+    }
+    snapshot.run_config.status = p.status.clone();
+}

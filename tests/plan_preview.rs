@@ -1,0 +1,79 @@
+//! `numo plan` against the real kube-apiserver: the preview numo's own planner gives from the cluster as an admin's
+//! kubeconfig reads it changes nothing, and the rollout then goes as it said: the same first node, the same order,
+//! and an end the status's estimate keeps.
+
+mod support;
+
+use std::time::Duration;
+
+use kube::ResourceExt;
+use numo::api::RunPhase;
+use numo::controllers::run_config::{observe, preview};
+use serde_json::json;
+use support::*;
+
+async fn preview_now(setup: &Setup, to: Option<&str>) -> anyhow::Result<preview::Preview> {
+    let (rc, stores) = preview::read::read(&setup.client, &setup.ns, "example").await.map_err(anyhow::Error::msg)?;
+    let snapshot = observe::snapshot(&stores, &rc, k8s_openapi::jiff::Timestamp::now());
+    Ok(preview::preview(snapshot, to))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn numo_plan_previews_the_order_and_the_first_node_numo_then_starts() -> anyhow::Result<()> {
+    let mut setup = Setup::new("plan-preview", 3).await?;
+    setup.rule("check", job_spec("1s", false), Some(job_spec("1s", false))).await?;
+    setup.target("workers", &["worker"]).await?;
+    setup.run_config("example", &["check"], &["workers"], json!({})).await?;
+    let pools_before = setup.pools().await?;
+
+    // No upgrade is pending: the preview says so and lists no node.
+    let idle = preview_now(&setup, None).await?;
+    assert_eq!((idle.starts_now.as_deref(), idle.nodes.len()), (None, 0), "{idle:?}");
+
+    // An upgrade to NEW, previewed before the cluster starts it.
+    let previewed = preview_now(&setup, Some(NEW)).await?;
+    let table = preview::table(&previewed);
+    println!("{table}");
+    let order: Vec<&str> = previewed.nodes.iter().map(|n| n.node.as_str()).collect();
+    assert_eq!(order.len(), 3, "{previewed:?}");
+    assert_eq!(previewed.starts_now.as_deref(), order.first().copied(), "nothing holds the first node");
+    let estimate = previewed.estimate.clone().ok_or_else(|| anyhow::anyhow!("no estimate: {previewed:?}"))?;
+    assert_eq!(estimate.remaining_nodes, 3);
+    assert!(table.contains("would start now") && table.contains("The rollout would end"), "{table}");
+    let json = preview::json(&previewed);
+    assert!(json.contains("\"startsNow\"") && json.contains("\"Gate\""), "{json}");
+
+    // The preview changed nothing: the pools are as they were, no node carries a rule label, the run config has
+    // no status and no Job exists.
+    assert_eq!(setup.pools().await?, pools_before);
+    for node in setup.nodes().await? {
+        assert!(!node.labels().keys().any(|k| k.starts_with(numo::labels::RULE_LABEL_PREFIX)), "{}", node.name_any());
+    }
+    assert!(setup.run_configs().get("example").await?.status.is_none());
+    assert!(setup.jobs().await?.is_empty());
+
+    // numo then runs the upgrade: the nodes are gated in the previewed order.
+    setup.start_operator().await?;
+    setup.wait_phase("example", RunPhase::Idle, Duration::from_secs(60)).await?;
+    setup.upgrade_cluster(NEW).await?;
+    let done = setup.wait_phase("example", RunPhase::Completed, ROLLOUT).await?;
+    let mut gates: Vec<(String, String)> = setup
+        .jobs()
+        .await?
+        .iter()
+        .filter(|j| j.labels().get(numo::labels::JOB_PHASE).map(String::as_str) == Some("gate"))
+        .map(|j| {
+            let created = j.metadata.creation_timestamp.as_ref().map(|t| t.0.to_string()).unwrap_or_default();
+            let node = j.annotations().get(numo::jobs::NODE_ANNOTATION).cloned().unwrap_or_default();
+            (created, node)
+        })
+        .collect();
+    gates.sort();
+    let gated: Vec<&str> = gates.iter().map(|(_, node)| node.as_str()).collect();
+    assert_eq!(gated, order, "the nodes went in the previewed order");
+    // The completed rollout left its figures for the next one.
+    let history = done.status.unwrap_or_default().history;
+    assert_eq!(history.len(), 1, "{history:?}");
+    assert_eq!(history[0].nodes, 3);
+    Ok(())
+}
