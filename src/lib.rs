@@ -26,6 +26,7 @@ pub mod leader;
 pub mod membership;
 pub mod metrics;
 pub mod pool_claim;
+pub mod rollout_record;
 pub mod server;
 pub mod telemetry;
 pub mod trim;

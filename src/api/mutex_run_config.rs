@@ -233,6 +233,9 @@ pub struct MutexRunConfigStatus {
     /// `blackoutWindows` are.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_window: Option<WindowTimes>,
+    /// Since when something has held the next node (`blockedBy` not empty); unset while nothing does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held_since: Option<Time>,
     /// What holds the next node from starting now (a closed window, a failing health check, a soak); empty when
     /// nothing does.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

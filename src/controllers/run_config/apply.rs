@@ -107,6 +107,7 @@ pub fn describe(intent: &Intent) -> String {
         }
         Intent::ReleaseJob { namespace, name } => format!("remove numo's finalizer from Job {namespace}/{name}"),
         Intent::ClearRetry => "remove the retry annotation".into(),
+        Intent::RecordRollout { .. } => "add to the rollout's timeline record".into(),
     }
 }
 
@@ -152,6 +153,9 @@ async fn apply_one(client: &kube::Client, rc: &MutexRunConfig, snapshot: &Snapsh
                 Err(e) => return Err(e.into()),
             }
         }
+        Intent::RecordRollout { rollout, entries, fresh } => {
+            record_rollout(client, rc, &params, rollout, entries, *fresh).await?;
+        }
         Intent::ReleaseJob { namespace, name } => {
             let jobs: Api<Job> = Api::namespaced(client.clone(), namespace);
             let patch = json!({"metadata": {"$deleteFromPrimitiveList/finalizers": [jobs::RESULT_FINALIZER]}});
@@ -163,6 +167,63 @@ async fn apply_one(client: &kube::Client, rc: &MutexRunConfig, snapshot: &Snapsh
         }
     }
     Ok(())
+}
+
+/// Adds `entries` to the run config's rollout record with a merge patch of those keys only, creating the record
+/// (owned by the run config) when it does not exist or starts afresh.
+async fn record_rollout(
+    client: &kube::Client,
+    rc: &MutexRunConfig,
+    params: &PatchParams,
+    rollout: &str,
+    entries: &[(String, String)],
+    fresh: bool,
+) -> Result<()> {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    let namespace = rc.namespace().ok_or(Error::MissingField("metadata.namespace"))?;
+    let records: Api<ConfigMap> = Api::namespaced(client.clone(), &namespace);
+    let name = crate::rollout_record::config_map_name(&rc.name_any());
+    let mut data: std::collections::BTreeMap<String, String> = entries.iter().cloned().collect();
+    data.insert(crate::rollout_record::ROLLOUT_KEY.to_string(), rollout.to_string());
+    if fresh {
+        match records.delete(&name, &Default::default()).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(status)) if status.code == 404 => {}
+            Err(e) => return Err(e.into()),
+        }
+    } else {
+        let patch = json!({"data": data});
+        match records.patch(&name, params, &Patch::Merge(&patch)).await {
+            Ok(_) => return Ok(()),
+            Err(kube::Error::Api(status)) if status.code == 404 => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    let owner = kube::Resource::controller_owner_ref(rc, &()).map(|mut owner| {
+        owner.controller = Some(false);
+        owner
+    });
+    let record = ConfigMap {
+        metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+            name: Some(name),
+            namespace: Some(namespace),
+            labels: Some([(labels::JOB_MANAGED_BY.to_string(), labels::MANAGER.to_string())].into()),
+            owner_references: owner.map(|o| vec![o]),
+            ..Default::default()
+        },
+        data: Some(data),
+        ..Default::default()
+    };
+    match records.create(&PostParams { field_manager: Some(MANAGER.into()), ..Default::default() }, &record).await {
+        Ok(_) => Ok(()),
+        // Created meanwhile: add to it.
+        Err(kube::Error::Api(status)) if status.code == 409 => {
+            let patch = json!({"data": record.data});
+            records.patch(&record.metadata.name.unwrap_or_default(), params, &Patch::Merge(&patch)).await?;
+            Ok(())
+        }
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// The JSON Patch of a pool write (`pool` as the plan saw it): its precondition first (the first claim: the

@@ -30,6 +30,8 @@ pub struct Draft {
     pub ledger: Ledger,
     /// The writes that put back what others changed of the pools numo holds (first in the plan).
     pub put_back: Vec<Intent>,
+    /// Keys to add to the rollout record (nodes that finished in this plan).
+    pub record: Vec<(String, String)>,
     /// The projection of the rest of the rollout, when the estimate was worked out again.
     pub projection: Option<crate::estimate::Projected>,
 }
@@ -49,6 +51,7 @@ impl Draft {
             ledger: Ledger::of(&snapshot.run_config.status.foreign_changes, snapshot.now),
             put_back: Vec::new(),
             projection: None,
+            record: Vec::new(),
         }
     }
 }
@@ -71,6 +74,7 @@ pub fn carried(snapshot: &Snapshot) -> MutexRunConfigStatus {
         estimate: previous.estimate.clone(),
         step_durations: previous.step_durations.clone(),
         history: previous.history.clone(),
+        held_since: previous.held_since.clone(),
         ..Default::default()
     }
 }

@@ -113,4 +113,14 @@ pub enum Intent {
     },
     /// Remove the retry annotation (it was acted on).
     ClearRetry,
+    /// Adds to the run config's rollout record (its timeline ConfigMap, [`crate::rollout_record`]): `entries` are
+    /// its new keys; `fresh` starts a new record for `rollout` (the previous rollout's goes).
+    RecordRollout {
+        /// The rollout.
+        rollout: String,
+        /// Keys and values to add.
+        entries: Vec<(String, String)>,
+        /// Whether the record starts afresh.
+        fresh: bool,
+    },
 }

@@ -147,6 +147,8 @@ fn finish(snapshot: &Snapshot, mut draft: Draft, stage: Stage, validated: &str) 
     status.message = Some(message);
     status.foreign_changes = others.records;
     learn::rollout_end(snapshot, &mut status, phase);
+    let mut record = draft.record;
+    record.extend(learn::holds(snapshot, &mut status));
     let slow_at = eta::slow(snapshot, &mut status);
     let requeue_after = [draft.requeue_after, others.requeue_after, slow_at].into_iter().flatten().min();
     let besides =
@@ -164,7 +166,9 @@ fn finish(snapshot: &Snapshot, mut draft: Draft, stage: Stage, validated: &str) 
         }
     }
     status.conditions = conditions::merge(&previous.conditions, &desired, generation, &now);
-    let after_status = if draft.release_jobs { finalize::release_deleted_jobs(snapshot) } else { Vec::new() };
+    let mut after_status = if draft.release_jobs { finalize::release_deleted_jobs(snapshot) } else { Vec::new() };
+    // The timeline's record never holds the rollout up: it is written after the status, and a failure is logged.
+    after_status.extend(learn::record(snapshot, &status, record));
     Plan {
         intents,
         status,

@@ -202,7 +202,7 @@ pub fn gate_nodes(
     let status = &mut draft.status;
     (status.nodes, status.completed_nodes, status.skipped_nodes) = (nodes.entries, nodes.completed, nodes.skipped);
     (status.pending_nodes, status.total_nodes, status.progress) = (nodes.pending, nodes.total, Some(progress.clone()));
-    learn::node_durations(snapshot, status);
+    draft.record = learn::node_durations(snapshot, status);
     draft.projection = eta::refresh(snapshot, resolved, &gate.nodes, status);
 
     let end = (gate.steered && gate.nodes.iter().all(|g| g.state.finished())).then(|| progress.clone());

@@ -32,6 +32,35 @@ fn run(f: &mut Fixture, seconds: i64, until: impl Fn(&Plan) -> bool) -> Plan {
 }
 
 #[test]
+fn a_rollout_starts_a_fresh_record_and_a_hold_that_ends_goes_into_it() {
+    let mut f = Fixture::new(2);
+    tick(&mut f, 10);
+    let start = f.step();
+    let fresh = start
+        .after_status
+        .iter()
+        .any(|i| matches!(i, Intent::RecordRollout { fresh: true, rollout, .. } if rollout == NEW));
+    assert!(fresh, "{:?}", start.after_status);
+    // A blackout holds the next node for a while.
+    let now = crate::windows::utc(&f.s.now);
+    let blackout = |from: i64, to: i64| crate::api::BlackoutWindow {
+        start: Time(crate::windows::to_api(&(now + chrono::Duration::seconds(from)))),
+        end: Time(crate::windows::to_api(&(now + chrono::Duration::seconds(to)))),
+        reason: Some("freeze".into()),
+    };
+    f.s.run_config.spec.blackout_windows = vec![blackout(0, 60)];
+    let held = run(&mut f, 10, |p| !p.status.blocked_by.is_empty());
+    assert!(held.status.held_since.is_some());
+    let resumed = run(&mut f, 10, |p| p.status.blocked_by.is_empty());
+    assert_eq!(resumed.status.held_since, None);
+    let hold = resumed.after_status.iter().any(|i| {
+        matches!(i, Intent::RecordRollout { entries, .. }
+            if entries.iter().any(|(k, v)| k.starts_with("hold.") && v.contains("BlackoutWindow")))
+    });
+    assert!(hold, "{:?}", resumed.after_status);
+}
+
+#[test]
 fn before_any_node_finishes_the_estimate_rests_on_the_defaults_and_says_so() {
     let mut f = Fixture::new(3);
     let p = run(&mut f, 10, |p| p.status.nodes.iter().any(|e| e.phase == NodePhase::Gating));
@@ -57,6 +86,13 @@ fn a_finished_node_gives_its_step_durations_and_the_estimate_follows_them() {
     );
     let estimate = p.status.estimate.clone().unwrap_or_else(|| panic!("no estimate"));
     assert_eq!((estimate.basis, estimate.remaining_nodes), (EstimateBasis::ThisRollout, 2));
+    // The node's step times go to the rollout record, after the status.
+    let done = &p.status.completed_nodes[0];
+    let recorded = p.after_status.iter().any(|i| {
+        matches!(i, Intent::RecordRollout { entries, fresh: false, .. }
+            if entries.iter().any(|(k, v)| *k == format!("node.{done}") && v.starts_with("Done ")))
+    });
+    assert!(recorded, "{:?}", p.after_status);
     let age = f.s.now.as_second() - estimate.computed_at.0.as_second();
     assert!(age < 10, "worked out again in the step at which the node finished: {age}s ago");
     // The next reconcile with nothing finished keeps it as it is.

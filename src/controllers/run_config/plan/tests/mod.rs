@@ -252,6 +252,7 @@ impl Fixture {
                     }
                 }
                 Intent::ClearRetry => self.s.run_config.retry = None,
+                Intent::RecordRollout { .. } => {}
                 Intent::AddFinalizer => self.s.run_config.has_finalizer = true,
                 Intent::RemoveFinalizer => self.s.run_config.has_finalizer = false,
             }
