@@ -149,6 +149,43 @@ impl Schedule {
         Verdict { closed, next, changes_at: self.next_edge(now) }
     }
 
+    /// The stretches between `from` and `to` in which a maintenance window is open (blackouts aside); none when the
+    /// schedule has no windows.
+    pub fn open_periods(&self, from: DateTime<Utc>, to: DateTime<Utc>) -> Vec<(DateTime<Utc>, DateTime<Utc>)> {
+        let mut periods: Vec<(DateTime<Utc>, DateTime<Utc>)> = Vec::new();
+        if self.windows.is_empty() {
+            return periods;
+        }
+        let mut t = from;
+        for _ in 0..MAX_STEPS {
+            if t >= to {
+                break;
+            }
+            let next = self.next_edge(t).unwrap_or(to).min(to).max(t + chrono::Duration::seconds(1));
+            if self.open_window_at(t).is_some() {
+                match periods.last_mut() {
+                    Some(last) if last.1 >= t => last.1 = next,
+                    _ => periods.push((t, next)),
+                }
+            }
+            t = next;
+        }
+        periods
+    }
+
+    /// The blackouts that overlap `from`–`to`, clipped to it, with their reasons.
+    pub fn blackout_periods(
+        &self,
+        from: DateTime<Utc>,
+        to: DateTime<Utc>,
+    ) -> Vec<(DateTime<Utc>, DateTime<Utc>, Option<String>)> {
+        self.blackouts
+            .iter()
+            .filter(|b| b.start < to && b.end > from)
+            .map(|b| (b.start.max(from), b.end.min(to), b.reason.clone()))
+            .collect()
+    }
+
     /// The first instant after `now` at which a window opens or closes or a blackout starts or ends.
     fn next_edge(&self, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
         let blackout = match self.blackout_at(now) {

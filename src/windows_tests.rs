@@ -253,3 +253,23 @@ fn a_schedule_that_never_opens_is_refused_and_judged_once() {
     // A leap day opens every four years: fine.
     assert!(Schedule::parse(&[window("0 0 29 2 *", "1h", None)], &[]).is_ok());
 }
+
+#[test]
+fn open_periods_and_blackouts_are_listed_between_two_instants() {
+    let s = schedule(
+        &[window("0 22 * * *", "4h", None)],
+        &[blackout("2026-11-23T23:00:00Z", "2026-11-24T00:00:00Z", "freeze")],
+    );
+    let periods = s.open_periods(at("2026-11-23T12:00:00Z"), at("2026-11-25T00:00:00Z"));
+    assert_eq!(
+        periods,
+        vec![
+            (at("2026-11-23T22:00:00Z"), at("2026-11-24T02:00:00Z")),
+            (at("2026-11-24T22:00:00Z"), at("2026-11-25T00:00:00Z")),
+        ],
+        "the blackout inside a window does not split it; the last one is clipped"
+    );
+    let blackouts = s.blackout_periods(at("2026-11-23T12:00:00Z"), at("2026-11-25T00:00:00Z"));
+    assert_eq!(blackouts, vec![(at("2026-11-23T23:00:00Z"), at("2026-11-24T00:00:00Z"), Some("freeze".into()))]);
+    assert_eq!(schedule(&[], &[]).open_periods(at("2026-11-23T12:00:00Z"), at("2026-11-25T00:00:00Z")), vec![]);
+}
