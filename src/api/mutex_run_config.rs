@@ -23,7 +23,7 @@ use super::ObjectReference;
     printcolumn = r#"{"name": "Phase", "type": "string", "jsonPath": ".status.phase", "description": "Where the rollout is"}"#,
     printcolumn = r#"{"name": "Progress", "type": "string", "jsonPath": ".status.progress", "description": "Nodes done / nodes gated"}"#,
     printcolumn = r#"{"name": "Target Version", "type": "string", "jsonPath": ".status.targetVersion", "description": "The version the nodes are upgraded to"}"#,
-    printcolumn = r#"{"name": "ETA", "type": "date", "jsonPath": ".status.estimate.end", "description": "When the rollout should end (status.estimate)"}"#,
+    printcolumn = r#"{"name": "ETA", "type": "string", "jsonPath": ".status.estimate.end", "description": "When the rollout should end (status.estimate; a timestamp, as kubectl shows a future date as invalid)"}"#,
     printcolumn = r#"{"name": "Held By", "type": "string", "jsonPath": ".status.blockedBy[0].check", "description": "The first check that holds the next node (a window, a health check, a soak); status.blockedBy lists all"}"#,
     printcolumn = r#"{"name": "Message", "type": "string", "jsonPath": ".status.message", "priority": 1, "description": "What the rollout is doing or waiting for"}"#,
     printcolumn = r#"{"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}"#
