@@ -77,3 +77,42 @@ async fn numo_plan_previews_the_order_and_the_first_node_numo_then_starts() -> a
     assert_eq!(history[0].nodes, 3);
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_estimate_when_the_first_node_is_done_is_within_a_quarter_of_the_actual_end() -> anyhow::Result<()> {
+    let mut setup = Setup::new("estimate-accuracy", 4).await?;
+    setup.rule("check", job_spec("2s", false), Some(job_spec("2s", false))).await?;
+    setup.target("workers", &["worker"]).await?;
+    setup.run_config("example", &["check"], &["workers"], json!({})).await?;
+    setup.start_operator().await?;
+    setup.wait_phase("example", RunPhase::Idle, Duration::from_secs(60)).await?;
+    setup.upgrade_cluster(NEW).await?;
+
+    // The estimate numo keeps once the first node is done.
+    let deadline = tokio::time::Instant::now() + ROLLOUT;
+    let estimate = loop {
+        let status = setup.run_configs().get("example").await?.status.unwrap_or_default();
+        if !status.completed_nodes.is_empty() {
+            break status.estimate.ok_or_else(|| anyhow::anyhow!("no estimate once a node is done"))?;
+        }
+        anyhow::ensure!(tokio::time::Instant::now() < deadline, "no node done: {status:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(estimate.basis, numo::api::EstimateBasis::ThisRollout, "{estimate:?}");
+
+    let done = setup.wait_phase("example", RunPhase::Completed, ROLLOUT).await?;
+    let status = done.status.unwrap_or_default();
+    let second = |t: &Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>| {
+        t.as_ref().map(|t| t.0.as_millisecond() as f64 / 1000.0).unwrap_or_default()
+    };
+    let (started, finished) = (second(&status.started_at), second(&status.finished_at));
+    let estimated = estimate.end.0.as_millisecond() as f64 / 1000.0;
+    let (length, error) = (finished - started, (estimated - finished).abs());
+    println!(
+        "rollout of {length:.1}s; estimated at the first node's end to finish {:+.1}s from the actual end ({})",
+        estimated - finished,
+        estimate.assumes
+    );
+    assert!(error <= 0.25 * length, "estimate off by {error:.1}s of a {length:.1}s rollout: {estimate:?}");
+    Ok(())
+}

@@ -77,6 +77,15 @@ pub fn durations(current: &[StepSamples], history: &[RolloutFigures], soak: Opti
         } else {
             None
         };
+        // Until the restore walk is measured, a round takes as long as the MCO took to start on a released node,
+        // twice over (to start and to finish): moving a node between pools whose configs have the same content
+        // involves no drain and no reboot.
+        let value = match (step, value) {
+            (Step::Restore, None) => {
+                seconds.get(&Step::WaitForMco).filter(|_| !defaulted.contains(&Step::WaitForMco)).map(|s| 2 * s)
+            }
+            (_, value) => value,
+        };
         match value {
             Some(value) => {
                 seconds.insert(step, value);
@@ -153,5 +162,9 @@ mod tests {
         let this = durations(&[samples(Step::Upgrade, &[300, 320, 310])], &[earlier], None);
         assert_eq!(this.basis, EstimateBasis::ThisRollout);
         assert_eq!((this.of(Step::Upgrade), this.of(Step::Gate)), (310, 50));
+        assert_eq!(this.of(Step::Restore), Step::Restore.default_seconds(), "nothing measured of the MCO");
+        let mco = durations(&[samples(Step::WaitForMco, &[4, 6, 5])], &[], None);
+        assert_eq!(mco.of(Step::Restore), 10, "a round of the restore walk as the MCO's start, twice over");
+        assert!(!mco.defaulted.contains(&Step::Restore));
     }
 }
