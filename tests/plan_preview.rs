@@ -25,6 +25,8 @@ async fn numo_plan_previews_the_order_and_the_first_node_numo_then_starts() -> a
     setup.target("workers", &["worker"]).await?;
     setup.run_config("example", &["check"], &["workers"], json!({})).await?;
     let pools_before = setup.pools().await?;
+    setup.start_operator().await?;
+    setup.wait_phase("example", RunPhase::Idle, Duration::from_secs(60)).await?;
 
     // No upgrade is pending: the preview says so and lists no node.
     let idle = preview_now(&setup, None).await?;
@@ -36,25 +38,24 @@ async fn numo_plan_previews_the_order_and_the_first_node_numo_then_starts() -> a
     println!("{table}");
     let order: Vec<&str> = previewed.nodes.iter().map(|n| n.node.as_str()).collect();
     assert_eq!(order.len(), 3, "{previewed:?}");
-    assert_eq!(previewed.starts_now.as_deref(), order.first().copied(), "nothing holds the first node");
+    assert_eq!(previewed.starts_now.as_deref(), order.first().copied(), "nothing holds the first node: {table}");
     let estimate = previewed.estimate.clone().ok_or_else(|| anyhow::anyhow!("no estimate: {previewed:?}"))?;
     assert_eq!(estimate.remaining_nodes, 3);
     assert!(table.contains("would start now") && table.contains("The rollout would end"), "{table}");
     let json = preview::json(&previewed);
     assert!(json.contains("\"startsNow\"") && json.contains("\"Gate\""), "{json}");
 
-    // The preview changed nothing: the pools are as they were, no node carries a rule label, the run config has
-    // no status and no Job exists.
+    // The preview changed nothing: the pools are as they were, no node carries a rule label, the run config is
+    // still Idle and no Job exists.
     assert_eq!(setup.pools().await?, pools_before);
     for node in setup.nodes().await? {
         assert!(!node.labels().keys().any(|k| k.starts_with(numo::labels::RULE_LABEL_PREFIX)), "{}", node.name_any());
     }
-    assert!(setup.run_configs().get("example").await?.status.is_none());
+    let status = setup.run_configs().get("example").await?.status.unwrap_or_default();
+    assert_eq!(status.phase, Some(RunPhase::Idle));
     assert!(setup.jobs().await?.is_empty());
 
     // numo then runs the upgrade: the nodes are gated in the previewed order.
-    setup.start_operator().await?;
-    setup.wait_phase("example", RunPhase::Idle, Duration::from_secs(60)).await?;
     setup.upgrade_cluster(NEW).await?;
     let done = setup.wait_phase("example", RunPhase::Completed, ROLLOUT).await?;
     let mut gates: Vec<(String, String)> = setup
@@ -92,7 +93,7 @@ async fn the_estimate_when_the_first_node_is_done_is_within_a_quarter_of_the_act
     let deadline = tokio::time::Instant::now() + ROLLOUT;
     let estimate = loop {
         let status = setup.run_configs().get("example").await?.status.unwrap_or_default();
-        if !status.completed_nodes.is_empty() {
+        if status.target_version.as_deref() == Some(NEW) && !status.completed_nodes.is_empty() {
             break status.estimate.ok_or_else(|| anyhow::anyhow!("no estimate once a node is done"))?;
         }
         anyhow::ensure!(tokio::time::Instant::now() < deadline, "no node done: {status:?}");

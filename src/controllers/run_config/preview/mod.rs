@@ -102,6 +102,7 @@ pub fn preview(mut snapshot: Snapshot, to: Option<&str>) -> Preview {
         carry_out(&mut snapshot, &p);
         p = round(&mut snapshot);
     }
+    let starts_now = starts(&p);
     let nodes = p
         .projection
         .as_ref()
@@ -113,7 +114,8 @@ pub fn preview(mut snapshot: Snapshot, to: Option<&str>) -> Preview {
                 .map(|(i, planned)| PreviewNode {
                     order: i + 1,
                     node: planned.node.clone(),
-                    started: planned.started,
+                    // The node the plan starts is shown as it would be before the plan: not under way yet.
+                    started: planned.started && starts_now.as_ref() != Some(&planned.node),
                     start: planned.start(),
                     end: planned.end(),
                     steps: planned
@@ -132,7 +134,7 @@ pub fn preview(mut snapshot: Snapshot, to: Option<&str>) -> Preview {
         target_version: p.status.target_version.clone(),
         total_nodes: p.status.total_nodes,
         concurrency: snapshot.run_config.spec.concurrency,
-        starts_now: starts(&p),
+        starts_now,
         held_by: p.status.blocked_by.clone(),
         nodes,
         estimate: p.status.estimate.clone(),
@@ -156,6 +158,19 @@ fn starts(p: &Plan) -> Option<String> {
     })
 }
 
+/// A pool write as the API server takes it (a field the spec leaves unset stays as it is), with the MCO then
+/// reporting the pool Updated.
+fn take(view: &mut super::snapshot::PoolView, spec: &plan::PoolSpec) {
+    view.paused = spec.paused;
+    if spec.node_selector.is_some() {
+        view.node_selector = spec.node_selector.clone();
+    }
+    if spec.max_unavailable.is_some() {
+        view.max_unavailable = spec.max_unavailable.clone();
+    }
+    view.updated = true;
+}
+
 /// Carries a plan's writes out on the copy, as the cluster would take them (the MCO reports the pools Updated).
 fn carry_out(snapshot: &mut Snapshot, p: &Plan) {
     for intent in &p.intents {
@@ -169,8 +184,7 @@ fn carry_out(snapshot: &mut Snapshot, p: &Plan) {
                         written: Some(written),
                         written_present: true,
                     });
-                    (view.paused, view.node_selector) = (spec.paused, spec.node_selector.clone());
-                    view.max_unavailable = spec.max_unavailable.clone().or(view.max_unavailable.take());
+                    take(view, spec);
                 }
             }
             Intent::SteerPool { pool, spec, .. } => {
@@ -179,8 +193,7 @@ fn carry_out(snapshot: &mut Snapshot, p: &Plan) {
                     if let ClaimAnnotations::Claimed(claim) = &mut view.claim {
                         claim.written = Some(written);
                     }
-                    (view.paused, view.node_selector) = (spec.paused, spec.node_selector.clone());
-                    view.max_unavailable = spec.max_unavailable.clone().or(view.max_unavailable.take());
+                    take(view, spec);
                 }
             }
             Intent::PutBackPool { pool, put_back, .. } => {

@@ -20,7 +20,8 @@ pub fn table(preview: &Preview) -> String {
         "Run config {}: {} nodes to {version}, {} at a time.",
         preview.run_config, preview.total_nodes, preview.concurrency
     );
-    if let Some(phase) = preview.phase {
+    // What the planner says matters when no node would start and nothing holds one (no upgrade, invalid, waiting).
+    if let (Some(phase), None, true) = (preview.phase, &preview.starts_now, preview.held_by.is_empty()) {
         let _ = writeln!(out, "{phase:?}: {}", preview.message);
     }
     for note in &preview.notes {
