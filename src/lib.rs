@@ -29,6 +29,7 @@ pub mod pool_claim;
 pub mod rollout_record;
 pub mod server;
 pub mod telemetry;
+pub mod timeline;
 pub mod trim;
 pub mod watches;
 pub mod windows;

@@ -39,6 +39,19 @@ enum Command {
     /// holds the first node now, the total), from numo's own planner over the cluster as your kubeconfig reads it.
     /// Changes nothing.
     Plan(PlanArgs),
+    /// Draw a run config's rollout as an SVG picture (one row per node, time across, each step in its colour,
+    /// holds, windows and blackouts, the projection of the nodes still to go), from what numo stored. Changes
+    /// nothing.
+    Timeline(TimelineArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct TimelineArgs {
+    /// The run config, as `namespace/name`.
+    run_config: String,
+    /// Where to write the SVG (`-` for standard output).
+    #[arg(short, long, value_name = "FILE", default_value = "rollout.svg")]
+    output: PathBuf,
 }
 
 #[derive(Debug, clap::Args)]
@@ -181,6 +194,7 @@ async fn main() -> ExitCode {
         Command::Crds { output_dir } => crds(output_dir),
         Command::Run(args) => run(*args).await,
         Command::Plan(args) => plan(args).await,
+        Command::Timeline(args) => timeline(args).await,
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -204,13 +218,40 @@ fn crds(output_dir: Option<PathBuf>) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `namespace/name` split.
+fn run_config_name(text: &str) -> anyhow::Result<(&str, &str)> {
+    text.split_once('/')
+        .filter(|(ns, name)| !ns.is_empty() && !name.is_empty())
+        .context("name the run config as namespace/name")
+}
+
+async fn timeline(args: TimelineArgs) -> anyhow::Result<()> {
+    use numo::controllers::run_config::{observe, preview};
+    let (namespace, name) = run_config_name(&args.run_config)?;
+    let client = kube::Client::try_default().await.context("could not configure the Kubernetes client")?;
+    let (run_config, stores) = preview::read::read(&client, namespace, name).await.map_err(anyhow::Error::msg)?;
+    let record = preview::read::record(&client, namespace, name).await.map_err(anyhow::Error::msg)?;
+    let now = k8s_openapi::jiff::Timestamp::now();
+    let in_progress = run_config.status.as_ref().and_then(|s| s.phase).is_some_and(|phase| {
+        use numo::api::RunPhase;
+        matches!(phase, RunPhase::Pausing | RunPhase::Upgrading | RunPhase::Failed | RunPhase::Restoring)
+    });
+    // The nodes still to go, as numo plan projects them.
+    let projected = in_progress.then(|| preview::preview(observe::snapshot(&stores, &run_config, now), None));
+    let picture = preview::timeline::timeline(&run_config, &record, projected.as_ref(), numo::windows::utc(&now));
+    let svg = numo::timeline::render(&picture);
+    if args.output.as_os_str() == "-" {
+        print!("{svg}");
+    } else {
+        std::fs::write(&args.output, svg).with_context(|| format!("could not write {}", args.output.display()))?;
+        eprintln!("wrote {} ({} nodes)", args.output.display(), picture.rows.len());
+    }
+    Ok(())
+}
+
 async fn plan(args: PlanArgs) -> anyhow::Result<()> {
     use numo::controllers::run_config::{observe, preview};
-    let (namespace, name) = args
-        .run_config
-        .split_once('/')
-        .filter(|(ns, name)| !ns.is_empty() && !name.is_empty())
-        .context("name the run config as namespace/name")?;
+    let (namespace, name) = run_config_name(&args.run_config)?;
     let client = kube::Client::try_default().await.context("could not configure the Kubernetes client")?;
     let (run_config, stores) = preview::read::read(&client, namespace, name).await.map_err(anyhow::Error::msg)?;
     let snapshot = observe::snapshot(&stores, &run_config, k8s_openapi::jiff::Timestamp::now());

@@ -5,6 +5,7 @@
 
 pub mod read;
 mod show;
+pub mod timeline;
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;

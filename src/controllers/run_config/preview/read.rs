@@ -79,3 +79,17 @@ pub async fn read(client: &kube::Client, namespace: &str, name: &str) -> Result<
     };
     Ok((run_config, stores))
 }
+
+/// The data of run config `name`'s rollout record (empty when it has none yet).
+pub async fn record(
+    client: &kube::Client,
+    namespace: &str,
+    name: &str,
+) -> Result<std::collections::BTreeMap<String, String>, String> {
+    let records: Api<k8s_openapi::api::core::v1::ConfigMap> = Api::namespaced(client.clone(), namespace);
+    let record_name = crate::rollout_record::config_map_name(name);
+    match records.get_opt(&record_name).await {
+        Ok(found) => Ok(found.and_then(|c| c.data).unwrap_or_default()),
+        Err(e) => Err(format!("cannot read ConfigMap {namespace}/{record_name}: {e}")),
+    }
+}

@@ -1,0 +1,176 @@
+//! `numo timeline`: the picture of a rollout, from what numo stored (the run config's status and its rollout
+//! record) and, for the nodes still to go, the projection `numo plan` prints.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+
+use super::Preview;
+use crate::api::{MutexRunConfig, NodePhase, Step};
+use crate::rollout_record::{self, RecordedNode};
+use crate::timeline::{Band, Hold, Row, RowOutcome, Segment, Timeline};
+use crate::windows::{utc, Schedule};
+
+fn at(t: &Option<Time>) -> Option<DateTime<Utc>> {
+    t.as_ref().map(|t| utc(&t.0))
+}
+
+/// The segments between consecutive step starts that were seen; the last one ends at `end`.
+fn segments(marks: &[(Step, Option<DateTime<Utc>>)], end: DateTime<Utc>) -> Vec<Segment> {
+    let seen: Vec<(Step, DateTime<Utc>)> = marks.iter().filter_map(|(s, t)| t.map(|t| (*s, t))).collect();
+    seen.iter()
+        .enumerate()
+        .map(|(i, (step, start))| {
+            let until = seen.get(i + 1).map_or(end, |next| next.1).max(*start);
+            Segment { step: *step, start: *start, end: until, projected: false }
+        })
+        .collect()
+}
+
+/// A finished node's row, from the record.
+fn recorded_row(node: &RecordedNode) -> Row {
+    let [started, released, upgrading, upgraded, soak, finished] = node.times;
+    let wait = if upgrading.is_none() && upgraded.is_some() { Step::Upgrade } else { Step::WaitForMco };
+    let cleanup_end = soak.or(finished);
+    let mut marks =
+        vec![(Step::Gate, started), (wait, released), (Step::Upgrade, upgrading), (Step::Cleanup, upgraded)];
+    let mut segments = segments(&marks, cleanup_end.unwrap_or(node.done));
+    if let Some(soak) = soak {
+        marks = vec![(Step::Soak, Some(soak))];
+        segments.extend(self::segments(&marks, node.done));
+    }
+    let outcome = match node.phase {
+        NodePhase::Skipped => RowOutcome::Skipped,
+        NodePhase::Failed => RowOutcome::Failed,
+        NodePhase::Ungated => RowOutcome::Ungated,
+        _ => RowOutcome::Done,
+    };
+    Row { node: node.name.clone(), outcome, segments }
+}
+
+/// The timeline of `rc`'s current (or last) rollout at `now`.
+pub fn timeline(
+    rc: &MutexRunConfig,
+    record: &BTreeMap<String, String>,
+    preview: Option<&Preview>,
+    now: DateTime<Utc>,
+) -> Timeline {
+    let status = rc.status.clone().unwrap_or_default();
+    let rollout = status.rollout_key().map(str::to_string);
+    let (recorded_rollout, recorded, recorded_holds) = rollout_record::read(record);
+    let same = recorded_rollout.is_some() && recorded_rollout == rollout;
+    let mut rows: Vec<Row> = if same { recorded.iter().map(recorded_row).collect() } else { Vec::new() };
+    let projected: BTreeMap<&str, &super::PreviewNode> =
+        preview.map(|p| p.nodes.iter().map(|n| (n.node.as_str(), n)).collect()).unwrap_or_default();
+    let projected_segments = |node: &str, from: Option<DateTime<Utc>>| -> Vec<Segment> {
+        projected
+            .get(node)
+            .map(|n| {
+                n.steps
+                    .iter()
+                    .filter(|s| from.is_none_or(|from| s.end > from))
+                    .map(|s| Segment {
+                        step: s.step,
+                        start: from.map_or(s.start, |from| s.start.max(from)),
+                        end: s.end,
+                        projected: true,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    for entry in &status.nodes {
+        let mut segments: Vec<Segment> = crate::estimate::measured::measured(entry, now)
+            .into_iter()
+            .map(|(step, start, end)| Segment { step, start, end, projected: false })
+            .collect();
+        let outcome = match entry.phase {
+            NodePhase::Failed => RowOutcome::Failed,
+            NodePhase::Ungated => RowOutcome::Ungated,
+            _ => {
+                // The step under way is drawn to now; the rest of the node as projected.
+                let drawn_to = segments.last().map(|s| s.end);
+                let rest: Vec<Segment> = projected_segments(&entry.name, drawn_to)
+                    .into_iter()
+                    .filter(|s| segments.last().is_none_or(|last| s.step != last.step || s.end > last.end))
+                    .collect();
+                if let (Some(last), Some(first)) = (segments.last_mut(), rest.first()) {
+                    if first.step == last.step {
+                        // The current step's projected rest continues it.
+                        last.end = last.end.max(now);
+                    }
+                }
+                segments.extend(rest);
+                RowOutcome::InFlight
+            }
+        };
+        rows.push(Row { node: entry.name.clone(), outcome, segments });
+    }
+    if let Some(preview) = preview {
+        let drawn: std::collections::HashSet<String> = rows.iter().map(|r| r.node.clone()).collect();
+        for node in preview.nodes.iter().filter(|n| !n.started && !drawn.contains(&n.node)) {
+            rows.push(Row {
+                node: node.node.clone(),
+                outcome: RowOutcome::Projected,
+                segments: projected_segments(&node.node, None),
+            });
+        }
+    }
+    let estimated_end = status.estimate.as_ref().map(|e| utc(&e.end.0));
+    let start = at(&status.started_at)
+        .or_else(|| rows.iter().flat_map(|r| r.segments.first()).map(|s| s.start).min())
+        .unwrap_or(now);
+    let last_segment = rows.iter().flat_map(|r| r.segments.last()).map(|s| s.end).max();
+    let end =
+        [Some(now), at(&status.finished_at), estimated_end, last_segment].into_iter().flatten().max().unwrap_or(now);
+    let mut holds: Vec<Hold> = if same {
+        recorded_holds
+            .into_iter()
+            .map(|h| Hold { start: h.start, end: h.end, check: h.checks, message: h.message })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    if let Some(since) = at(&status.held_since) {
+        let checks: Vec<&str> = status.blocked_by.iter().map(|b| b.check.as_str()).collect();
+        let messages: Vec<&str> = status.blocked_by.iter().map(|b| b.message.as_str()).collect();
+        holds.push(Hold { start: since, end: now, check: checks.join(","), message: messages.join("; ") });
+    }
+    let (windows, blackouts) = match Schedule::parse(&rc.spec.maintenance_windows, &rc.spec.blackout_windows) {
+        Ok(schedule) => (
+            schedule
+                .open_periods(start, end)
+                .into_iter()
+                .map(|(s, e)| Band { start: s, end: e, label: "maintenance window".into() })
+                .collect(),
+            schedule
+                .blackout_periods(start, end)
+                .into_iter()
+                .map(|(s, e, reason)| Band { start: s, end: e, label: reason.unwrap_or_else(|| "blackout".into()) })
+                .collect(),
+        ),
+        Err(_) => (Vec::new(), Vec::new()),
+    };
+    let restore = match (at(&status.restore_started_at), at(&status.finished_at), status.estimate.as_ref()) {
+        (Some(from), Some(to), _) => Some(Band { start: from, end: to, label: "restore walk".into() }),
+        (Some(from), None, _) => Some(Band {
+            start: from,
+            end: estimated_end.unwrap_or(now).max(now),
+            label: "restore walk (projected)".into(),
+        }),
+        (None, _, Some(estimate)) => estimate.nodes_done.as_ref().map(|done| Band {
+            start: utc(&done.0),
+            end: utc(&estimate.end.0),
+            label: "restore walk (projected)".into(),
+        }),
+        _ => None,
+    };
+    let title = format!(
+        "{}/{} — {}",
+        kube::ResourceExt::namespace(rc).unwrap_or_default(),
+        kube::ResourceExt::name_any(rc),
+        rollout.unwrap_or_else(|| "no rollout".into())
+    );
+    Timeline { title, start, end, now, rows, windows, blackouts, holds, restore, estimated_end }
+}

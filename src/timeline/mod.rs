@@ -1,0 +1,140 @@
+//! The picture of a rollout: one row per node, time across, each step in its own colour (the Okabe–Ito palette,
+//! readable with every common colour-vision deficiency; [`colour`] gives it to every renderer, such as the console
+//! plugin), projected steps lighter with a dashed outline, holds with their check, maintenance windows and
+//! blackouts as bands behind the rows, the restore walk and the estimated end. Beyond [`MAX_ROWS`] nodes,
+//! consecutive nodes are drawn as one summary row each (their count in the label, each step spanning from the
+//! group's earliest start to its latest end), so that the picture of 2,000 nodes stays as small as one of 300.
+//!
+//! [`render`] gives a standalone SVG document: no scripts, no external resources, every text escaped.
+
+mod svg;
+
+use chrono::{DateTime, Utc};
+
+use crate::api::Step;
+pub use svg::{render, Layout, LAYOUT};
+
+/// Beyond this many nodes, rows are grouped.
+pub const MAX_ROWS: usize = 300;
+
+/// A rollout to draw.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Timeline {
+    /// The heading, e.g. `upgrade-ops/gated-workers — 4.16.5`.
+    pub title: String,
+    /// The left edge.
+    pub start: DateTime<Utc>,
+    /// The right edge (with the projection).
+    pub end: DateTime<Utc>,
+    /// Now, drawn as a vertical line.
+    pub now: DateTime<Utc>,
+    /// One per node, in the order they went or will go.
+    pub rows: Vec<Row>,
+    /// Maintenance windows, while open.
+    pub windows: Vec<Band>,
+    /// Blackout windows.
+    pub blackouts: Vec<Band>,
+    /// Times the next node was held, with what held it.
+    pub holds: Vec<Hold>,
+    /// The restore walk at the end, done or projected.
+    pub restore: Option<Band>,
+    /// The estimated end of the rollout.
+    pub estimated_end: Option<DateTime<Utc>>,
+}
+
+/// One node.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Row {
+    /// The node.
+    pub node: String,
+    /// How it ended, or that it is under way or still to go.
+    pub outcome: RowOutcome,
+    /// Its steps.
+    pub segments: Vec<Segment>,
+}
+
+/// How a node's row ends.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RowOutcome {
+    /// Upgraded and cleaned up.
+    Done,
+    /// Under way.
+    InFlight,
+    /// A Job failed or the node timed out.
+    Failed,
+    /// An admin skipped it.
+    Skipped,
+    /// The MCO took it before its gate Jobs ran.
+    Ungated,
+    /// Still to go: every step projected.
+    Projected,
+}
+
+impl RowOutcome {
+    fn word(self) -> &'static str {
+        match self {
+            RowOutcome::Done => "done",
+            RowOutcome::InFlight => "under way",
+            RowOutcome::Failed => "failed",
+            RowOutcome::Skipped => "skipped",
+            RowOutcome::Ungated => "ungated",
+            RowOutcome::Projected => "to go",
+        }
+    }
+}
+
+/// One step of a node.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Segment {
+    /// The step.
+    pub step: Step,
+    /// When it started (or would).
+    pub start: DateTime<Utc>,
+    /// When it ended (or would).
+    pub end: DateTime<Utc>,
+    /// Whether it is a projection.
+    pub projected: bool,
+}
+
+/// A stretch of time with a label.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Band {
+    /// Its start.
+    pub start: DateTime<Utc>,
+    /// Its end.
+    pub end: DateTime<Utc>,
+    /// What it is.
+    pub label: String,
+}
+
+/// A time the next node was held.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Hold {
+    /// Its start.
+    pub start: DateTime<Utc>,
+    /// Its end.
+    pub end: DateTime<Utc>,
+    /// The checks that held it.
+    pub check: String,
+    /// What they said.
+    pub message: String,
+}
+
+/// The colour of a step (Okabe–Ito).
+pub fn colour(step: Step) -> &'static str {
+    match step {
+        Step::Gate => "#0072B2",
+        Step::WaitForMco => "#56B4E9",
+        Step::Upgrade => "#E69F00",
+        Step::Cleanup => "#009E73",
+        Step::Soak => "#CC79A7",
+        Step::Restore => "#999999",
+    }
+}
+
+/// The colour of holds.
+pub const HOLD_COLOUR: &str = "#D55E00";
+/// The colour of maintenance windows (behind the rows).
+pub const WINDOW_COLOUR: &str = "#E8F4E8";
+/// The colour of blackouts (behind the rows).
+pub const BLACKOUT_COLOUR: &str = "#3A3A3A";
