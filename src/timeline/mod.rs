@@ -138,3 +138,6 @@ pub const HOLD_COLOUR: &str = "#D55E00";
 pub const WINDOW_COLOUR: &str = "#E8F4E8";
 /// The colour of blackouts (behind the rows).
 pub const BLACKOUT_COLOUR: &str = "#3A3A3A";
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,119 @@
+use chrono::{DateTime, Duration, Utc};
+
+use super::svg::{drawn_rows, tick_spacing};
+use super::*;
+
+fn at(text: &str) -> DateTime<Utc> {
+    DateTime::parse_from_rfc3339(text).unwrap_or_else(|e| panic!("{text}: {e}")).with_timezone(&Utc)
+}
+
+fn node(name: &str, start: DateTime<Utc>, projected: bool, outcome: RowOutcome) -> Row {
+    let mut t = start;
+    let segments = Step::NODE
+        .into_iter()
+        .map(|step| {
+            let s = Segment { step, start: t, end: t + Duration::minutes(2), projected };
+            t += Duration::minutes(2);
+            s
+        })
+        .collect();
+    Row { node: name.to_string(), outcome, segments }
+}
+
+fn timeline(rows: Vec<Row>) -> Timeline {
+    let start = at("2026-11-23T12:00:00Z");
+    Timeline {
+        title: "ops/example — 4.16.5".into(),
+        start,
+        end: start + Duration::hours(1),
+        now: start + Duration::minutes(20),
+        rows,
+        windows: vec![Band { start, end: start + Duration::minutes(45), label: "maintenance window".into() }],
+        blackouts: vec![Band {
+            start: start + Duration::minutes(30),
+            end: start + Duration::minutes(35),
+            label: "freeze".into(),
+        }],
+        holds: vec![Hold {
+            start: start + Duration::minutes(10),
+            end: start + Duration::minutes(12),
+            check: "ClusterOperators".into(),
+            message: "storage is Degraded".into(),
+        }],
+        restore: Some(Band {
+            start: start + Duration::minutes(50),
+            end: start + Duration::minutes(55),
+            label: "restore walk".into(),
+        }),
+        estimated_end: Some(start + Duration::minutes(55)),
+    }
+}
+
+#[test]
+fn every_step_colour_holds_bands_and_rows_are_drawn() {
+    let start = at("2026-11-23T12:00:00Z");
+    let svg = render(&timeline(vec![
+        node("worker-0", start, false, RowOutcome::Done),
+        node("worker-1", start + Duration::minutes(10), false, RowOutcome::Failed),
+        node("worker-2", start + Duration::minutes(25), true, RowOutcome::Projected),
+    ]));
+    assert!(svg.starts_with("<svg ") && svg.trim_end().ends_with("</svg>"));
+    for step in Step::NODE.into_iter().chain([Step::Restore]) {
+        assert!(svg.contains(&format!(r#"fill="{}""#, colour(step))), "{step:?}");
+    }
+    assert_eq!(svg.matches(r#"<g class="row">"#).count(), 4, "three nodes and the restore walk");
+    assert!(svg.contains("held by ClusterOperators: storage is Degraded"));
+    assert!(svg.contains(WINDOW_COLOUR) && svg.contains(BLACKOUT_COLOUR) && svg.contains(HOLD_COLOUR));
+    assert!(svg.contains(r#"stroke-dasharray="3,2""#), "projected steps are dashed");
+    assert_eq!(svg.matches(r#"stroke-dasharray="3,2""#).count(), 5, "only the projected node's five steps");
+    assert!(svg.contains(">failed</text>"));
+    assert!(svg.contains("estimated end 2026-11-23 12:55:00 UTC"));
+}
+
+#[test]
+fn user_text_is_escaped() {
+    let start = at("2026-11-23T12:00:00Z");
+    let mut t = timeline(vec![node("<b>&\"x\"", start, false, RowOutcome::Done)]);
+    t.holds[0].message = "<script>alert(1)</script>".into();
+    let svg = render(&t);
+    assert!(!svg.contains("<b>") && !svg.contains("<script>"), "{svg}");
+    assert!(svg.contains("&lt;b&gt;&amp;&quot;x&quot;"));
+    assert!(svg.contains("&lt;script&gt;"));
+}
+
+#[test]
+fn beyond_the_row_limit_nodes_are_grouped_and_the_picture_stays_bounded() {
+    let start = at("2026-11-23T12:00:00Z");
+    let rows = |n: usize| -> Vec<Row> {
+        (0..n)
+            .map(|i| node(&format!("worker-{i}"), start + Duration::seconds(i as i64), false, RowOutcome::Done))
+            .collect()
+    };
+    assert_eq!(drawn_rows(&rows(MAX_ROWS)).len(), MAX_ROWS);
+    let grouped = drawn_rows(&rows(2000));
+    assert!(grouped.len() <= MAX_ROWS && grouped.len() >= MAX_ROWS / 2, "{}", grouped.len());
+    assert_eq!(grouped[0].node, "worker-0 … worker-6 (7 nodes)");
+    assert_eq!(grouped[0].segments[0].start, start);
+    assert_eq!(grouped[0].segments[0].end, start + Duration::seconds(6) + Duration::minutes(2));
+    let small = render(&timeline(rows(MAX_ROWS))).len();
+    let large = render(&timeline(rows(2000))).len();
+    assert!(large <= small * 3 / 2, "2,000 nodes draw about as much as 300: {large} vs {small} bytes");
+    assert!(large < 512 * 1024, "{large} bytes");
+}
+
+#[test]
+fn ticks_suit_the_span() {
+    assert_eq!(tick_spacing(Duration::minutes(10)), Duration::minutes(1));
+    assert_eq!(tick_spacing(Duration::hours(5)), Duration::hours(1));
+    assert_eq!(tick_spacing(Duration::days(3)), Duration::hours(6));
+    assert_eq!(tick_spacing(Duration::days(30)), Duration::days(3));
+}
+
+#[test]
+fn an_empty_rollout_still_draws_a_valid_picture_that_says_so() {
+    let mut t = timeline(Vec::new());
+    t.restore = None;
+    let svg = render(&t);
+    assert!(svg.contains("No node in this rollout yet."));
+    assert!(svg.trim_end().ends_with("</svg>"));
+}
