@@ -2,7 +2,7 @@
 # Installs what the build and tests need on a fresh machine: Rust toolchain components and Debian packages.
 # Everything else (the Kubernetes control plane, etcd, kwok, OLM, opm) is built from the Go module proxy by
 # hack/build-tools.sh. The operator image is built with buildah from a static (musl) numo binary, so the musl target,
-# musl-tools (ring's C code) and buildah are installed here too.
+# musl-tools (ring's C code) and buildah are installed here too, and Chromium for the tests that render pictures.
 set -euo pipefail
 log() { printf '[prerequisites] %s\n' "$*" >&2; }
 
@@ -18,6 +18,8 @@ missing=()
 for tool in curl git jq make unzip buildah; do command -v "$tool" >/dev/null || missing+=("$tool"); done
 command -v column >/dev/null || missing+=(bsdextrautils)
 command -v musl-gcc >/dev/null || missing+=(musl-tools)
+# The timeline picture's tests render it in a real browser: Debian's Chromium, headless.
+command -v chromium >/dev/null || missing+=(chromium)
 if [[ ${#missing[@]} -gt 0 ]]; then
   log "installing Debian packages: ${missing[*]}"
   sudo_cmd=(); [[ $(id -u) == 0 ]] || sudo_cmd=(sudo)

@@ -7,7 +7,7 @@ mod support;
 use std::time::Duration;
 
 use kube::ResourceExt;
-use numo::api::RunPhase;
+use numo::api::{RunPhase, Step};
 use numo::controllers::run_config::{observe, preview};
 use serde_json::json;
 use support::*;
@@ -73,9 +73,29 @@ async fn numo_plan_previews_the_order_and_the_first_node_numo_then_starts() -> a
     let gated: Vec<&str> = gates.iter().map(|(_, node)| node.as_str()).collect();
     assert_eq!(gated, order, "the nodes went in the previewed order");
     // The completed rollout left its figures for the next one.
-    let history = done.status.unwrap_or_default().history;
+    let history = done.status.clone().unwrap_or_default().history;
     assert_eq!(history.len(), 1, "{history:?}");
     assert_eq!(history[0].nodes, 3);
+
+    // numo timeline draws it from what numo stored: a real browser shows one row per node (and the restore walk)
+    // and the steps numo measured.
+    let record = preview::read::record(&setup.client, &setup.ns, "example").await.map_err(anyhow::Error::msg)?;
+    let picture = preview::timeline::timeline(&done, &record, None, chrono::Utc::now());
+    let rows: Vec<&str> = picture.rows.iter().map(|r| r.node.as_str()).collect();
+    assert_eq!(rows, order, "one row per node, in the order they went");
+    let shown = numo_testkit::browser::shoot(&numo::timeline::render(&picture), "timeline-after-a-rollout")
+        .map_err(anyhow::Error::msg)?;
+    let layout = numo::timeline::LAYOUT;
+    let markers = shown.runs_down(
+        layout.marker_x + layout.marker_width / 2,
+        numo_testkit::browser::rgb(layout.marker_colour),
+        12,
+    );
+    assert_eq!(markers, 4, "three nodes and the restore walk");
+    for step in [Step::Gate, Step::Upgrade, Step::Cleanup] {
+        let colour = numo_testkit::browser::rgb(numo::timeline::colour(step));
+        assert!(shown.contains(colour, 8), "{step:?} is not in the picture");
+    }
     Ok(())
 }
 

@@ -16,6 +16,7 @@
 
 pub mod alertmanager;
 mod apiserver;
+pub mod browser;
 mod cleanup;
 mod cluster;
 pub mod kwok;
