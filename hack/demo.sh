@@ -57,6 +57,8 @@ show() {
   [[ -t 1 ]] && printf '\033[H\033[2J'
   printf '\033[1mnumo demo — upgrading %s → %s   (%ss)\033[0m\n\n' "$from" "$to" "$((SECONDS - started))"
   kubectl get mutexrunconfig -n numo-demo -o wide 2>/dev/null || true
+  kubectl get mutexrunconfig demo -n numo-demo \
+    -o jsonpath='{"ETA: "}{.status.estimate.end}{" ("}{.status.estimate.remainingNodes}{" nodes to go; basis "}{.status.estimate.basis}{")\n"}' 2>/dev/null || true
   echo
   kubectl get clusterversion version \
     -o custom-columns='CLUSTER VERSION:.spec.desiredUpdate.version,CONTROL PLANE:.status.history[0].state' 2>/dev/null || true
@@ -93,6 +95,8 @@ while :; do
 done
 
 say "Done in $((SECONDS - started))s: every worker runs $to and the pools are restored exactly."
+"$numo" timeline numo-demo/demo -o "$logs/rollout.svg"
+say "The rollout's timeline: $logs/rollout.svg (open it in a browser; numo timeline numo-demo/demo draws it)"
 cat <<MSG
 Look around (the cluster keeps running; numo and the simulator stopped with this script):
   export KUBECONFIG=$kubeconfig PATH=$K8S_BIN:\$PATH
