@@ -106,7 +106,7 @@ pub fn unknown_service_account() -> PolicyStatus {
         "numo does not know its own ServiceAccount (set NUMO_SERVICE_ACCOUNT to \
          system:serviceaccount:<namespace>:<name>, or SERVICE_ACCOUNT_NAME and POD_NAMESPACE as \
          config/manager/manager.yaml does), so it cannot exempt its own writes and puts no ValidatingAdmissionPolicy \
-         in place; other hands' changes to what it holds are still noticed and put back"
+         in place"
             .to_string(),
     )
 }
