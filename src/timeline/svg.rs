@@ -90,15 +90,24 @@ impl Scale {
     }
 }
 
-/// The tick spacing: the smallest of 1 min, 5 min, 15 min, 1 h, 6 h and 1 day that gives at most 12 ticks.
+/// The tick spacing: the smallest of 10 s, 30 s, 1 min, 5 min, 15 min, 1 h, 6 h and whole days that gives at most
+/// 12 ticks.
 pub fn tick_spacing(span: Duration) -> Duration {
-    [Duration::minutes(1), Duration::minutes(5), Duration::minutes(15), Duration::hours(1), Duration::hours(6)]
-        .into_iter()
-        .find(|step| span.num_seconds() / step.num_seconds() <= 12)
-        .unwrap_or_else(|| {
-            let days = (span.num_days() / 12 + 1).max(1);
-            Duration::days(days)
-        })
+    [
+        Duration::seconds(10),
+        Duration::seconds(30),
+        Duration::minutes(1),
+        Duration::minutes(5),
+        Duration::minutes(15),
+        Duration::hours(1),
+        Duration::hours(6),
+    ]
+    .into_iter()
+    .find(|step| span.num_seconds() / step.num_seconds() <= 12)
+    .unwrap_or_else(|| {
+        let days = (span.num_days() / 12 + 1).max(1);
+        Duration::days(days)
+    })
 }
 
 /// The rows as drawn: every node, or beyond [`MAX_ROWS`] one summary row per group of consecutive nodes.

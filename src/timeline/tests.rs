@@ -103,6 +103,8 @@ fn beyond_the_row_limit_nodes_are_grouped_and_the_picture_stays_bounded() {
 
 #[test]
 fn ticks_suit_the_span() {
+    assert_eq!(tick_spacing(Duration::seconds(90)), Duration::seconds(10));
+    assert_eq!(tick_spacing(Duration::minutes(4)), Duration::seconds(30));
     assert_eq!(tick_spacing(Duration::minutes(10)), Duration::minutes(1));
     assert_eq!(tick_spacing(Duration::hours(5)), Duration::hours(1));
     assert_eq!(tick_spacing(Duration::days(3)), Duration::hours(6));
