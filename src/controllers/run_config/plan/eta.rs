@@ -11,6 +11,10 @@ use crate::controllers::run_config::snapshot::Snapshot;
 use crate::estimate::{self, InFlight, Projected, Projection, RestoreWalk};
 use crate::windows::utc;
 
+/// How the estimate of a paused run config begins: it is counted as if the run config were resumed when it was
+/// worked out, so that a pending rollout can be reviewed before it starts.
+pub const PAUSED: &str = "The run config is paused: counted as if it were resumed now.";
+
 /// The projection of the rest of the rollout from what the plan recorded in `status`.
 pub fn projected(
     snapshot: &Snapshot,
@@ -54,7 +58,10 @@ pub fn refresh(
             .count()
     };
     let holds = |s: &MutexRunConfigStatus| s.blocked_by.iter().map(|b| b.check.clone()).collect::<Vec<_>>();
+    let paused = snapshot.run_config.spec.paused;
+    let counted_paused = |s: &MutexRunConfigStatus| s.estimate.as_ref().is_some_and(|e| e.assumes.starts_with(PAUSED));
     let unchanged = previous.estimate.is_some()
+        && counted_paused(previous) == paused
         && status.estimate.is_some()
         && status.rollout_key() == previous.rollout_key()
         && done(status) == done(previous)
@@ -65,14 +72,12 @@ pub fn refresh(
     }
     let (projected, durations) = projected(snapshot, resolved, gated, status);
     let remaining = status.total_nodes.saturating_sub(done(status) as u32);
-    status.estimate = Some(estimate::estimate(
-        &projected,
-        &durations,
-        remaining,
-        &status.blocked_by,
-        failed(status),
-        utc(&snapshot.now),
-    ));
+    let mut estimate =
+        estimate::estimate(&projected, &durations, remaining, &status.blocked_by, failed(status), utc(&snapshot.now));
+    if paused {
+        estimate.assumes = format!("{PAUSED} {}", estimate.assumes);
+    }
+    status.estimate = Some(estimate);
     Some(projected)
 }
 

@@ -137,3 +137,20 @@ fn a_rollout_past_its_estimate_by_the_margin_says_slow_and_numo_wakes_for_it() {
     let message = slow.status.message.unwrap_or_default();
     assert!(message.contains("Slow: the rollout runs past its estimated end"), "{message}");
 }
+
+#[test]
+fn a_paused_run_config_with_an_upgrade_pending_shows_the_estimate_as_if_resumed_and_again_once_resumed() {
+    let mut f = Fixture::new(2);
+    f.s.run_config.spec.paused = true;
+    let p = run(&mut f, 10, |p| p.status.estimate.is_some());
+    let estimate = p.status.estimate.clone().unwrap_or_else(|| panic!("no estimate"));
+    assert!(estimate.assumes.starts_with(super::super::eta::PAUSED), "{}", estimate.assumes);
+    assert_eq!(estimate.remaining_nodes, 2);
+    assert!(p.status.nodes.is_empty(), "nothing starts while paused");
+    f.s.run_config.spec.paused = false;
+    tick(&mut f, 10);
+    let resumed = f.step();
+    let again = resumed.status.estimate.unwrap_or_else(|| panic!("no estimate"));
+    assert!(!again.assumes.contains("paused"), "{}", again.assumes);
+    assert_ne!(again.computed_at, estimate.computed_at, "worked out again once resumed");
+}
