@@ -147,6 +147,10 @@ async fn a_tenants_rule_cannot_run_jobs_as_another_namespaces_service_account_un
                  "mutexTargets": [{"name": "workers"}]},
     }))?;
     setup.run_configs().create(&PostParams::default(), &run_config).await?;
+    // While the run config cannot run, the admin holds the workers themselves (else the MCO upgrades them ungated
+    // once the control plane is done, as numo changes nothing for an invalid run config).
+    let pools = Api::<numo::openshift::MachineConfigPool>::all(admin.clone());
+    pools.patch("worker", &PatchParams::default(), &Patch::Merge(&json!({"spec": {"paused": true}}))).await?;
     let before = setup.pools().await?;
     setup.allowed_job_namespaces = vec![OPS.to_string()];
     setup.start_operator().await?;

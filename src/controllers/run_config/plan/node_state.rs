@@ -157,6 +157,9 @@ pub struct History<'a> {
     skipped: BTreeSet<&'a str>,
     /// The previous status's lists, in their order.
     lists: (&'a [String], &'a [String]),
+    /// Whether numo held this rollout's nodes already: the previous status of the rollout had the target pools
+    /// paused by numo or the rule labels applied.
+    pub held: bool,
 }
 
 impl<'a> History<'a> {
@@ -168,13 +171,18 @@ impl<'a> History<'a> {
                 completed: BTreeSet::new(),
                 skipped: BTreeSet::new(),
                 lists: (&[], &[]),
+                held: false,
             };
         }
+        let held = [super::stage::condition::TARGET_POOLS_PAUSED, super::stage::condition::MUTEX_RULES_APPLIED]
+            .iter()
+            .any(|c| crate::conditions::is_true(&status.conditions, c));
         Self {
             entries: status.nodes.iter().map(|e| (e.name.as_str(), e)).collect(),
             completed: status.completed_nodes.iter().map(String::as_str).collect(),
             skipped: status.skipped_nodes.iter().map(String::as_str).collect(),
             lists: (&status.completed_nodes, &status.skipped_nodes),
+            held,
         }
     }
 
@@ -319,7 +327,9 @@ pub fn without_timeout(inputs: &Inputs<'_, '_>, node: &NodeView, records: &Recor
         return NodeState::Ungated { accepted };
     }
     if !released && inputs.target.started_ungated(node) {
-        return NodeState::Ungated { accepted: false };
+        // Taken while numo held it, the rollout holds (onFailure); taken before numo held anything (the run config
+        // was not valid or not in place yet), it is shown as ungated and the rollout goes on.
+        return NodeState::Ungated { accepted: !inputs.history.held };
     }
     let labelled = inputs.resolved.rules.iter().any(|r| node.labels.contains_key(&r.label));
     let at_target = !inputs.target.behind(node);

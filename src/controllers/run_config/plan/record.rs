@@ -14,6 +14,11 @@ use crate::labels::{RETRY_ANNOTATION, SKIP_ANNOTATION};
 pub const UNGATED: &str = "the Machine Config Operator started upgrading the node while numo held it (someone \
      unpaused its pool or removed its rule labels), before its gate Jobs ran; they are not run after the fact";
 
+/// What the entry of a node the MCO had started before numo held its pool says.
+pub const UNGATED_BEFORE_HOLD: &str = "Ungated: the Machine Config Operator had started upgrading the node before \
+     numo held its pool (the run config was not valid or not in place yet); its gate Jobs are not run after the fact \
+     and the rollout goes on";
+
 /// The per-node status of a rollout.
 #[derive(Clone, Debug, Default)]
 pub struct NodesStatus {
@@ -151,7 +156,15 @@ pub fn record(
                  {SKIP_ANNOTATION}={name}"
             ),
             NodeState::Ungated { accepted: true } => {
-                format!("Ungated: {UNGATED}. The retry annotation let the rollout go on past it")
+                let before_hold = match previous {
+                    Some(entry) => entry.message.as_deref().is_some_and(|m| m.starts_with(UNGATED_BEFORE_HOLD)),
+                    None => !history.held,
+                };
+                if before_hold {
+                    UNGATED_BEFORE_HOLD.to_string()
+                } else {
+                    format!("Ungated: {UNGATED}. The retry annotation let the rollout go on past it")
+                }
             }
             _ => String::new(),
         };

@@ -248,6 +248,28 @@ fn a_held_node_the_mco_started_is_ungated_holds_the_rollout_and_never_counts_as_
 }
 
 #[test]
+fn a_node_the_mco_started_before_numo_held_its_pool_is_ungated_and_the_rollout_goes_on() {
+    // The MCO started worker-1 before the rollout began (the run config was not valid yet, the pools unpaused).
+    let mut f = Fixture::new(3);
+    mco_starts(&mut f, "worker-1");
+    let first = f.step();
+    assert_eq!(node_phase(&first, "worker-1"), None, "nothing is judged before the pools are held");
+    f.advance_to_gating();
+    let p = f.step();
+    assert_eq!(node_phase(&p, "worker-1"), Some(NodePhase::Ungated));
+    let entry = p.status.nodes.iter().find(|e| e.name == "worker-1").unwrap();
+    assert!(entry.message.as_deref().unwrap_or_default().contains("before numo held its pool"), "{entry:?}");
+    assert_ne!(p.status.phase, Some(RunPhase::Failed), "not a hold: {:?}", p.status.message);
+    // It stays so, and the other nodes are gated.
+    f.upgrade("worker-1");
+    let end = run_to_end(&mut f);
+    assert_eq!(node_phase(&end, "worker-1"), Some(NodePhase::Ungated));
+    assert!(!end.status.completed_nodes.contains(&"worker-1".to_string()));
+    let message = end.status.nodes.iter().find(|e| e.name == "worker-1").and_then(|e| e.message.clone());
+    assert!(message.unwrap_or_default().contains("before numo held its pool"));
+}
+
+#[test]
 fn a_node_released_by_numo_is_not_ungated_when_the_mco_starts_it() {
     let mut f = Fixture::new(2);
     f.advance_to_gating();
