@@ -194,7 +194,12 @@ async fn two_run_configs_sharing_a_pool_take_turns() -> anyhow::Result<()> {
         waiting.status.unwrap_or_default().conditions.into_iter().find(|c| c.type_ == "Conflict").expect("Conflict");
     assert_eq!(conflict.status, "True");
     assert!(conflict.message.contains(&format!("{}/first", setup.ns)), "{}", conflict.message);
-    setup.wait_phase("first", RunPhase::Completed, ROLLOUT).await?;
+    // The waiting run config shares the rule, so its label: it leaves the first one's held nodes alone, and every
+    // node is gated.
+    let done = setup.wait_phase("first", RunPhase::Completed, ROLLOUT).await?;
+    let status = done.status.unwrap_or_default();
+    assert_eq!(status.completed_nodes, ["worker-0", "worker-1"], "{:?}", status.nodes);
+    assert!(status.nodes.iter().all(|e| e.phase != NodePhase::Ungated), "{:?}", status.nodes);
     Ok(())
 }
 

@@ -26,6 +26,18 @@ pub fn unlabel(snapshot: &Snapshot, labels: &[String]) -> Vec<Intent> {
         .collect()
 }
 
+/// Removes `labels` from the nodes this run config gates or holds besides (the canary's outsiders), never from
+/// another run config's nodes: run configs that share a rule share its label.
+pub fn unlabel_own(snapshot: &Snapshot, resolved: &Resolved<'_>) -> Vec<Intent> {
+    let labels = resolved.labels();
+    let own: std::collections::HashSet<&str> =
+        resolved.gated.iter().chain(&resolved.outsiders).map(|n| n.name.as_str()).collect();
+    unlabel(snapshot, &labels)
+        .into_iter()
+        .filter(|intent| matches!(intent, Intent::UnlabelNode { node, .. } if own.contains(node.as_str())))
+        .collect()
+}
+
 /// Deletion: restore every claimed pool (targets before the canary), remove every rule label (the spec's, and any
 /// that a claimed pool's selector still names), let go of every Job, then of the run config. Returns the intents
 /// and whether anything is left to restore.

@@ -77,12 +77,12 @@ pub fn rollout(
     }
     let upgrade = upgrade_of(snapshot, resolved, target);
     let conflict = conflict(snapshot, resolved);
-    if !holding {
-        // Leftover rule labels (a restore cut short) go.
-        draft.intents.extend(finalize::unlabel(snapshot, &resolved.labels()));
-        if upgrade.behind == 0 {
-            return finalize::completion(snapshot, resolved, upgrade, draft);
-        }
+    if !holding && conflict.is_none() {
+        // Leftover rule labels (a restore cut short) go; not while another run config holds these nodes.
+        draft.intents.extend(finalize::unlabel_own(snapshot, resolved));
+    }
+    if !holding && upgrade.behind == 0 {
+        return finalize::completion(snapshot, resolved, upgrade, draft);
     }
     if let Some(conflict) = conflict {
         return conflicted(snapshot, upgrade, conflict, holding, draft);
@@ -140,7 +140,7 @@ pub fn claim_removed(resolved: &Resolved<'_>, ledger: &mut Ledger) {
 /// The Events and label removals of a rollout whose every node finished, once its pools are restored.
 pub fn restoring(snapshot: &Snapshot, resolved: &Resolved<'_>, draft: &mut Draft) {
     let owner = resolved.owner.as_str();
-    draft.intents.extend(finalize::unlabel(snapshot, &resolved.labels()));
+    draft.intents.extend(finalize::unlabel_own(snapshot, resolved));
     for problem in pools::unreadable_originals(snapshot.pools.values(), owner) {
         draft.notices.push(Notice::warning("PoolOriginalUnreadable", "Restore", problem));
     }
