@@ -7,6 +7,7 @@
 //!
 //! [`render`] gives a standalone SVG document: no scripts, no external resources, every text escaped.
 
+mod axis;
 mod svg;
 
 use chrono::{DateTime, Utc};

@@ -4,6 +4,7 @@ use std::fmt::Write;
 
 use chrono::{DateTime, Duration, Utc};
 
+use super::axis::ticks;
 use super::{colour, Row, RowOutcome, Segment, Timeline, BLACKOUT_COLOUR, HOLD_COLOUR, MAX_ROWS, WINDOW_COLOUR};
 use crate::api::Step;
 
@@ -88,26 +89,6 @@ impl Scale {
     fn width(&self, from: DateTime<Utc>, to: DateTime<Utc>) -> f64 {
         (self.x(to) - self.x(from)).max(1.0)
     }
-}
-
-/// The tick spacing: the smallest of 10 s, 30 s, 1 min, 5 min, 15 min, 1 h, 6 h and whole days that gives at most
-/// 12 ticks.
-pub fn tick_spacing(span: Duration) -> Duration {
-    [
-        Duration::seconds(10),
-        Duration::seconds(30),
-        Duration::minutes(1),
-        Duration::minutes(5),
-        Duration::minutes(15),
-        Duration::hours(1),
-        Duration::hours(6),
-    ]
-    .into_iter()
-    .find(|step| span.num_seconds() / step.num_seconds() <= 12)
-    .unwrap_or_else(|| {
-        let days = (span.num_days() / 12 + 1).max(1);
-        Duration::days(days)
-    })
 }
 
 /// The rows as drawn: every node, or beyond [`MAX_ROWS`] one summary row per group of consecutive nodes.
@@ -202,27 +183,17 @@ pub fn render(timeline: &Timeline) -> String {
             shown(band.end)
         );
     }
-    // The axis.
-    let spacing = tick_spacing(end - timeline.start);
-    let first_tick =
-        DateTime::from_timestamp((timeline.start.timestamp() / spacing.num_seconds() + 1) * spacing.num_seconds(), 0)
-            .unwrap_or(timeline.start);
-    let mut tick = first_tick;
-    let format = if spacing >= Duration::days(1) || (end - timeline.start) > Duration::days(1) {
-        "%m-%d %H:%M"
-    } else {
-        "%H:%M"
-    };
-    while tick < end {
+    // The axis: ticks in UTC, and a caption that says so.
+    let _ =
+        write!(svg, r##"<text x="{}" y="{}" text-anchor="end" fill="#444444">UTC</text>"##, left - 8, LAYOUT.top - 18);
+    for (tick, label) in ticks(timeline.start, end) {
         let x = scale.x(tick);
         let _ = write!(
             svg,
-            r##"<line x1="{x:.1}" y1="{}" x2="{x:.1}" y2="{chart_bottom}" stroke="#DDDDDD"/><text x="{x:.1}" y="{}" text-anchor="middle" fill="#444444">{}</text>"##,
+            r##"<line x1="{x:.1}" y1="{}" x2="{x:.1}" y2="{chart_bottom}" stroke="#DDDDDD"/><text x="{x:.1}" y="{}" text-anchor="middle" fill="#444444">{label}</text>"##,
             LAYOUT.top - 14,
             LAYOUT.top - 18,
-            tick.format(format)
         );
-        tick += spacing;
     }
     // Holds: a strip above the rows, and a faint band across them.
     for hold in &timeline.holds {

@@ -1,6 +1,7 @@
 use chrono::{DateTime, Duration, Utc};
 
-use super::svg::{drawn_rows, tick_spacing};
+use super::axis::{tick_spacing, ticks};
+use super::svg::drawn_rows;
 use super::*;
 
 fn at(text: &str) -> DateTime<Utc> {
@@ -109,6 +110,36 @@ fn ticks_suit_the_span() {
     assert_eq!(tick_spacing(Duration::hours(5)), Duration::hours(1));
     assert_eq!(tick_spacing(Duration::days(3)), Duration::hours(6));
     assert_eq!(tick_spacing(Duration::days(30)), Duration::days(3));
+}
+
+/// The labels of the ticks from `start` for `span`.
+fn labels(start: &str, span: Duration) -> Vec<String> {
+    let start = at(start);
+    ticks(start, start + span).into_iter().map(|(_, label)| label).collect()
+}
+
+#[test]
+fn tick_labels_are_utc_on_whole_steps_and_tell_ticks_apart() {
+    assert_eq!(
+        labels("2026-11-23T12:00:05Z", Duration::seconds(90)),
+        ["12:00:10", "12:00:20", "12:00:30", "12:00:40", "12:00:50", "12:01:00", "12:01:10", "12:01:20", "12:01:30"],
+        "ticks less than a minute apart show seconds"
+    );
+    assert_eq!(
+        labels("2026-11-23T12:00:30Z", Duration::minutes(10)),
+        ["12:01", "12:02", "12:03", "12:04", "12:05", "12:06", "12:07", "12:08", "12:09", "12:10"]
+    );
+    assert_eq!(labels("2026-11-23T12:20:00+02:00", Duration::hours(5)), ["11:00", "12:00", "13:00", "14:00", "15:00"]);
+    let days = labels("2026-11-23T10:00:00Z", Duration::days(3));
+    assert_eq!(days.len(), 12, "{days:?}");
+    assert_eq!(days[..3], ["11-23 12:00", "11-23 18:00", "11-24 00:00"], "a span over a day shows the date");
+    assert_eq!(
+        labels("2026-11-01T10:00:00Z", Duration::days(30)),
+        ["11-03", "11-06", "11-09", "11-12", "11-15", "11-18", "11-21", "11-24", "11-27", "11-30"],
+        "day ticks fall on midnight UTC"
+    );
+    let svg = render(&timeline(Vec::new()));
+    assert!(svg.contains(">UTC</text>"), "the axis says its times are UTC");
 }
 
 #[test]
