@@ -8,12 +8,16 @@
 //! [`render`] gives a standalone SVG document: no scripts, no external resources, every text escaped.
 
 mod axis;
+mod group;
+mod layout;
 mod svg;
+mod text;
 
 use chrono::{DateTime, Utc};
 
 use crate::api::Step;
-pub use svg::{render, Layout, LAYOUT};
+pub use layout::{Layout, LAYOUT};
+pub use svg::render;
 
 /// Beyond this many nodes, rows are grouped.
 pub const MAX_ROWS: usize = 300;

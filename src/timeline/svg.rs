@@ -2,123 +2,14 @@
 
 use std::fmt::Write;
 
-use chrono::{DateTime, Duration, Utc};
+use chrono::Duration;
 
 use super::axis::ticks;
-use super::{colour, Row, RowOutcome, Segment, Timeline, BLACKOUT_COLOUR, HOLD_COLOUR, MAX_ROWS, WINDOW_COLOUR};
+use super::group::drawn_rows;
+use super::layout::{Scale, LAYOUT};
+use super::text::{escape, lasting, shorten, shown};
+use super::{colour, RowOutcome, Timeline, BLACKOUT_COLOUR, HOLD_COLOUR, WINDOW_COLOUR};
 use crate::api::Step;
-
-/// Where things are drawn, for tests that read the rendered picture.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Layout {
-    /// The picture's width.
-    pub width: u32,
-    /// The x of the chart's left edge (node names to its left).
-    pub chart_left: u32,
-    /// The x of the chart's right edge.
-    pub chart_right: u32,
-    /// The y of the first row.
-    pub top: u32,
-    /// A row's height.
-    pub row_height: u32,
-    /// From one row to the next (the height and the gap).
-    pub row_pitch: u32,
-    /// The x where each drawn row's marker starts, and its width.
-    pub marker_x: u32,
-    /// The marker's width.
-    pub marker_width: u32,
-    /// The marker's colour: a square at the left of every drawn row, in no other use.
-    pub marker_colour: &'static str,
-}
-
-/// The layout of every picture.
-pub const LAYOUT: Layout = Layout {
-    width: 1200,
-    chart_left: 240,
-    chart_right: 1180,
-    top: 92,
-    row_height: 12,
-    row_pitch: 16,
-    marker_x: 2,
-    marker_width: 6,
-    marker_colour: "#5A2D82",
-};
-
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '&' => out.push_str("&amp;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            c if c.is_control() => out.push(' '),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-fn shown(t: DateTime<Utc>) -> String {
-    t.format("%Y-%m-%d %H:%M:%S UTC").to_string()
-}
-
-fn lasting(d: Duration) -> String {
-    let s = d.num_seconds().max(0);
-    match s {
-        s if s < 120 => format!("{s}s"),
-        s if s < 7200 => format!("{}m{:02}s", s / 60, s % 60),
-        s => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
-    }
-}
-
-/// Maps times to x.
-struct Scale {
-    start: DateTime<Utc>,
-    seconds: f64,
-}
-
-impl Scale {
-    fn x(&self, t: DateTime<Utc>) -> f64 {
-        let span = f64::from(LAYOUT.chart_right - LAYOUT.chart_left);
-        let offset = (t - self.start).num_milliseconds() as f64 / 1000.0;
-        f64::from(LAYOUT.chart_left) + (offset / self.seconds).clamp(0.0, 1.0) * span
-    }
-
-    fn width(&self, from: DateTime<Utc>, to: DateTime<Utc>) -> f64 {
-        (self.x(to) - self.x(from)).max(1.0)
-    }
-}
-
-/// The rows as drawn: every node, or beyond [`MAX_ROWS`] one summary row per group of consecutive nodes.
-pub fn drawn_rows(rows: &[Row]) -> Vec<Row> {
-    if rows.len() <= MAX_ROWS {
-        return rows.to_vec();
-    }
-    let size = rows.len().div_ceil(MAX_ROWS);
-    rows.chunks(size).map(summary).collect()
-}
-
-fn summary(group: &[Row]) -> Row {
-    let (first, last) = (&group[0].node, &group[group.len() - 1].node);
-    let node = format!("{first} … {last} ({} nodes)", group.len());
-    let worst =
-        [RowOutcome::Failed, RowOutcome::Ungated, RowOutcome::InFlight, RowOutcome::Skipped, RowOutcome::Projected]
-            .into_iter()
-            .find(|o| group.iter().any(|r| r.outcome == *o))
-            .unwrap_or(RowOutcome::Done);
-    let mut segments: Vec<Segment> = Vec::new();
-    for step in Step::NODE {
-        let of_step: Vec<&Segment> = group.iter().flat_map(|r| &r.segments).filter(|s| s.step == step).collect();
-        let (Some(start), Some(end)) = (of_step.iter().map(|s| s.start).min(), of_step.iter().map(|s| s.end).max())
-        else {
-            continue;
-        };
-        segments.push(Segment { step, start, end, projected: of_step.iter().all(|s| s.projected) });
-    }
-    Row { node, outcome: worst, segments }
-}
 
 /// The picture.
 pub fn render(timeline: &Timeline) -> String {
@@ -307,13 +198,4 @@ pub fn render(timeline: &Timeline) -> String {
         write!(svg, r##"<line x1="{left}" y1="{chart_bottom}" x2="{right}" y2="{chart_bottom}" stroke="#888888"/>"##);
     svg.push_str("</svg>\n");
     svg
-}
-
-fn shorten(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_string();
-    }
-    let mut short: String = text.chars().take(max - 1).collect();
-    short.push('…');
-    short
 }

@@ -1,7 +1,7 @@
 use chrono::{DateTime, Duration, Utc};
 
 use super::axis::{tick_spacing, ticks};
-use super::svg::drawn_rows;
+use super::group::drawn_rows;
 use super::*;
 
 fn at(text: &str) -> DateTime<Utc> {
