@@ -38,6 +38,9 @@ pub const LAYOUT: Layout = Layout {
     marker_colour: "#5A2D82",
 };
 
+/// The characters of a row's label that fit left of the chart.
+pub const LABEL_CHARS: usize = 34;
+
 /// Maps times to x.
 pub struct Scale {
     /// The time at the chart's left edge.

@@ -7,7 +7,7 @@ use chrono::Duration;
 use super::axis::ticks;
 use super::group::drawn_rows;
 use super::layout::{Scale, LAYOUT};
-use super::text::{escape, lasting, shorten, shown};
+use super::text::{escape, lasting, shown};
 use super::{colour, RowOutcome, Timeline, BLACKOUT_COLOUR, HOLD_COLOUR, WINDOW_COLOUR};
 use crate::api::Step;
 
@@ -106,16 +106,15 @@ pub fn render(timeline: &Timeline) -> String {
         let y = LAYOUT.top + i as u32 * LAYOUT.row_pitch;
         let _ = write!(
             svg,
-            r#"<g class="row"><title>{}: {}</title><rect x="{}" y="{y}" width="{}" height="{}" fill="{}"/><text x="{}" y="{}">{}</text>"#,
-            escape(&row.node),
-            row.outcome.word(),
+            r#"<g class="row"><title>{}</title><rect x="{}" y="{y}" width="{}" height="{}" fill="{}"/><text x="{}" y="{}">{}</text>"#,
+            escape(&row.title),
             LAYOUT.marker_x,
             LAYOUT.marker_width,
             LAYOUT.row_height,
             LAYOUT.marker_colour,
             LAYOUT.marker_x + LAYOUT.marker_width + 4,
             y + LAYOUT.row_height - 2,
-            escape(&shorten(&row.node, 34))
+            escape(&row.label)
         );
         for segment in &row.segments {
             let (x, w) = (scale.x(segment.start), scale.width(segment.start, segment.end));
@@ -129,7 +128,7 @@ pub fn render(timeline: &Timeline) -> String {
                 svg,
                 r#"<rect x="{x:.1}" y="{y}" width="{w:.1}" height="{}" {style}><title>{} {}{}: {} – {} ({})</title></rect>"#,
                 LAYOUT.row_height,
-                escape(&row.node),
+                escape(&row.name),
                 crate::estimate::name(segment.step),
                 if segment.projected { " (projected)" } else { "" },
                 shown(segment.start),

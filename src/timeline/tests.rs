@@ -93,13 +93,43 @@ fn beyond_the_row_limit_nodes_are_grouped_and_the_picture_stays_bounded() {
     assert_eq!(drawn_rows(&rows(MAX_ROWS)).len(), MAX_ROWS);
     let grouped = drawn_rows(&rows(2000));
     assert!(grouped.len() <= MAX_ROWS && grouped.len() >= MAX_ROWS / 2, "{}", grouped.len());
-    assert_eq!(grouped[0].node, "worker-0 … worker-6 (7 nodes)");
+    assert_eq!(grouped[0].label, "worker-0 … worker-6 (7 nodes)");
+    assert_eq!(grouped[0].title, "worker-0 … worker-6 (7 nodes): 7 done");
     assert_eq!(grouped[0].segments[0].start, start);
     assert_eq!(grouped[0].segments[0].end, start + Duration::seconds(6) + Duration::minutes(2));
     let small = render(&timeline(rows(MAX_ROWS))).len();
     let large = render(&timeline(rows(2000))).len();
     assert!(large <= small * 3 / 2, "2,000 nodes draw about as much as 300: {large} vs {small} bytes");
     assert!(large < 512 * 1024, "{large} bytes");
+}
+
+#[test]
+fn a_summary_row_keeps_its_count_when_names_are_long_and_counts_its_outcomes() {
+    let start = at("2026-11-23T12:00:00Z");
+    let rows: Vec<Row> = (0..MAX_ROWS * 2 + 2)
+        .map(|i| {
+            let outcome = match i {
+                0 => RowOutcome::Failed,
+                1 => RowOutcome::Skipped,
+                _ => RowOutcome::Done,
+            };
+            node(&format!("ip-10-0-{}-{}.eu-west-1.compute.internal", i / 250, i % 250), start, false, outcome)
+        })
+        .collect();
+    let grouped = drawn_rows(&rows);
+    assert_eq!(grouped.len(), MAX_ROWS / 3 * 2 + 1, "three nodes to a row");
+    let first = &grouped[0];
+    assert_eq!(first.label, "ip-10-0-0… … ip-10-0-0… (3 nodes)");
+    assert_eq!(
+        first.title,
+        "ip-10-0-0-0.eu-west-1.compute.internal … ip-10-0-0-2.eu-west-1.compute.internal (3 nodes): \
+         1 failed, 1 skipped, 1 done"
+    );
+    assert_eq!(first.outcome, RowOutcome::Failed, "a group shows the outcome that most needs attention");
+    assert_eq!(grouped[1].outcome, RowOutcome::Done);
+    let svg = render(&timeline(rows));
+    assert!(svg.contains(">ip-10-0-0… … ip-10-0-0… (3 nodes)</text>"), "the label is drawn");
+    assert!(svg.contains("<title>ip-10-0-0-0.eu-west-1.compute.internal … ip-10-0-0-2.eu-west-1.compute.internal (3 nodes): 1 failed, 1 skipped, 1 done</title>"));
 }
 
 #[test]
