@@ -8,6 +8,7 @@
 //! [`render`] gives a standalone SVG document: no scripts, no external resources, every text escaped.
 
 mod axis;
+mod bands;
 mod group;
 mod layout;
 mod svg;

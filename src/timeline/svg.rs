@@ -5,11 +5,15 @@ use std::fmt::Write;
 use chrono::Duration;
 
 use super::axis::ticks;
+use super::bands::{longest, merged, Merged};
 use super::group::drawn_rows;
 use super::layout::{Scale, LAYOUT};
-use super::text::{escape, lasting, shown};
-use super::{colour, RowOutcome, Timeline, BLACKOUT_COLOUR, HOLD_COLOUR, WINDOW_COLOUR};
+use super::text::{distinct, escape, lasting, shown};
+use super::{colour, Band, Hold, RowOutcome, Timeline, BLACKOUT_COLOUR, HOLD_COLOUR, WINDOW_COLOUR};
 use crate::api::Step;
+
+/// About how wide a character of a hold's label is, in pixels (9 px sans-serif), to keep labels apart.
+const HOLD_LABEL_CHAR_PX: f64 = 5.5;
 
 /// The picture.
 pub fn render(timeline: &Timeline) -> String {
@@ -48,31 +52,33 @@ pub fn render(timeline: &Timeline) -> String {
     key(&mut svg, BLACKOUT_COLOUR, "blackout", 0.3);
     let _ = write!(svg, r#"<text x="{x}" y="42">lighter, dashed: projected</text>"#);
     // Bands behind the rows.
-    for band in &timeline.windows {
+    let background = |svg: &mut String, band: &Merged<'_, Band>, fill: &str, opacity: &str, kind: &str| {
+        let tip = match band.items.as_slice() {
+            [one] => format!("{kind}: {}: {} – {}", one.label, shown(one.start), shown(one.end)),
+            many => format!(
+                "{} {kind}s, too close to draw apart ({}): {} – {}",
+                many.len(),
+                distinct(many.iter().map(|b| b.label.as_str()), 3),
+                shown(band.start),
+                shown(band.end)
+            ),
+        };
         let _ = write!(
             svg,
-            r#"<rect x="{:.1}" y="{}" width="{:.1}" height="{}" fill="{WINDOW_COLOUR}"><title>{}: {} – {}</title></rect>"#,
+            r#"<rect x="{:.1}" y="{}" width="{:.1}" height="{}" fill="{fill}" fill-opacity="{opacity}"><title>{}</title></rect>"#,
             scale.x(band.start),
             LAYOUT.top - 6,
             scale.width(band.start, band.end),
             rows_height + 6,
-            escape(&band.label),
-            shown(band.start),
-            shown(band.end)
+            escape(&tip)
         );
+    };
+    let band_times = |b: &Band| (b.start, b.end);
+    for band in merged(&timeline.windows, timeline.start, end, band_times) {
+        background(&mut svg, &band, WINDOW_COLOUR, "1", "maintenance window");
     }
-    for band in &timeline.blackouts {
-        let _ = write!(
-            svg,
-            r#"<rect x="{:.1}" y="{}" width="{:.1}" height="{}" fill="{BLACKOUT_COLOUR}" fill-opacity="0.3"><title>blackout: {}: {} – {}</title></rect>"#,
-            scale.x(band.start),
-            LAYOUT.top - 6,
-            scale.width(band.start, band.end),
-            rows_height + 6,
-            escape(&band.label),
-            shown(band.start),
-            shown(band.end)
-        );
+    for band in merged(&timeline.blackouts, timeline.start, end, band_times) {
+        background(&mut svg, &band, BLACKOUT_COLOUR, "0.3", "blackout");
     }
     // The axis: ticks in UTC, and a caption that says so.
     let _ =
@@ -86,20 +92,41 @@ pub fn render(timeline: &Timeline) -> String {
             LAYOUT.top - 18,
         );
     }
-    // Holds: a strip above the rows, and a faint band across them.
-    for hold in &timeline.holds {
-        let (x, w) = (scale.x(hold.start), scale.width(hold.start, hold.end));
-        let tip = format!("held by {}: {} ({} – {})", hold.check, hold.message, shown(hold.start), shown(hold.end));
+    // Holds: a strip above the rows, a faint band across them, and what held them where there is room to say it.
+    let hold_times = |h: &Hold| (h.start, h.end);
+    let mut free_from = 0.0;
+    for band in merged(&timeline.holds, timeline.start, end, hold_times) {
+        let (x, w) = (scale.x(band.start), scale.width(band.start, band.end));
+        let checks = distinct(band.items.iter().map(|h| h.check.as_str()), 3);
+        let said = |h: &Hold| format!("held by {}: {} ({} – {})", h.check, h.message, shown(h.start), shown(h.end));
+        let tip = match band.items.as_slice() {
+            [one] => said(one),
+            many => format!(
+                "held {} times, too close to draw apart, by {checks}: {} – {}; the longest: {}",
+                many.len(),
+                shown(band.start),
+                shown(band.end),
+                longest(many, hold_times).map(said).unwrap_or_default()
+            ),
+        };
         let _ = write!(
             svg,
-            r#"<g><title>{tip}</title><rect x="{x:.1}" y="{}" width="{w:.1}" height="5" fill="{HOLD_COLOUR}"/><rect x="{x:.1}" y="{}" width="{w:.1}" height="{rows_height}" fill="{HOLD_COLOUR}" fill-opacity="0.08"/><text x="{:.1}" y="{}" fill="{HOLD_COLOUR}" font-size="9">{}</text></g>"#,
+            r#"<g class="hold"><title>{}</title><rect x="{x:.1}" y="{}" width="{w:.1}" height="5" fill="{HOLD_COLOUR}"/><rect x="{x:.1}" y="{}" width="{w:.1}" height="{rows_height}" fill="{HOLD_COLOUR}" fill-opacity="0.08"/>"#,
+            escape(&tip),
             LAYOUT.top - 12,
             LAYOUT.top,
-            x + 2.0,
-            LAYOUT.top - 28,
-            escape(&hold.check),
-            tip = escape(&tip)
         );
+        if x >= free_from {
+            let _ = write!(
+                svg,
+                r#"<text x="{:.1}" y="{}" fill="{HOLD_COLOUR}" font-size="9">{}</text>"#,
+                x + 2.0,
+                LAYOUT.top - 28,
+                escape(&checks)
+            );
+            free_from = x + 2.0 + HOLD_LABEL_CHAR_PX * checks.chars().count() as f64 + 4.0;
+        }
+        svg.push_str("</g>");
     }
     // The rows.
     for (i, row) in rows.iter().enumerate() {

@@ -180,3 +180,66 @@ fn an_empty_rollout_still_draws_a_valid_picture_that_says_so() {
     assert!(svg.contains("No node in this rollout yet."));
     assert!(svg.trim_end().ends_with("</svg>"));
 }
+
+fn hold(start: DateTime<Utc>, seconds: i64, check: &str, message: &str) -> Hold {
+    Hold { start, end: start + Duration::seconds(seconds), check: check.into(), message: message.into() }
+}
+
+#[test]
+fn holds_apart_are_drawn_apart_and_holds_too_close_to_tell_apart_as_one() {
+    let start = at("2026-11-23T12:00:00Z");
+    let mut t = timeline(Vec::new());
+    // A one-hour chart: two pixels are about 7.7 s.
+    t.holds = vec![
+        hold(start + Duration::minutes(5), 60, "Alerts", "KubeNodeNotReady is firing"),
+        hold(start + Duration::minutes(30), 20, "ClusterOperators", "storage is Degraded"),
+        hold(start + Duration::minutes(30) + Duration::seconds(25), 90, "Custom", "ceph is HEALTH_WARN"),
+        hold(start + Duration::minutes(32), 5, "ClusterOperators", "storage is Degraded"),
+        hold(start - Duration::hours(2), 60, "Alerts", "before the chart"),
+    ];
+    let svg = render(&t);
+    assert_eq!(svg.matches(r#"<g class="hold">"#).count(), 2, "{svg}");
+    assert!(svg.contains(
+        "<title>held by Alerts: KubeNodeNotReady is firing (2026-11-23 12:05:00 UTC – 2026-11-23 12:06:00 UTC)</title>"
+    ));
+    assert!(
+        svg.contains(
+            "<title>held 3 times, too close to draw apart, by ClusterOperators, Custom: 2026-11-23 12:30:00 UTC – \
+             2026-11-23 12:32:05 UTC; the longest: held by Custom: ceph is HEALTH_WARN (2026-11-23 12:30:25 UTC – \
+             2026-11-23 12:31:55 UTC)</title>"
+        ),
+        "{svg}"
+    );
+    assert!(svg.contains(r#"font-size="9">ClusterOperators, Custom</text>"#), "the merged hold's checks are its label");
+    assert!(!svg.contains("before the chart"), "a hold outside the chart is not drawn");
+}
+
+#[test]
+fn thousands_of_holds_windows_and_blackouts_stay_bounded_by_the_chart_width() {
+    let start = at("2026-11-23T12:00:00Z");
+    let most = (LAYOUT.chart_right - LAYOUT.chart_left) as usize / 2 + 1;
+    let message = "ClusterOperator storage is Degraded: 3 of 5 OSDs are down; the pool would stall the drain";
+    for every in [1, 5, 8, 20, 60] {
+        let mut t = timeline(Vec::new());
+        t.holds = (0..5000).map(|i| hold(start + Duration::seconds(every * i), 1, "Alerts", message)).collect();
+        t.windows = (0..5000)
+            .map(|i| Band {
+                start: start + Duration::seconds(every * i),
+                end: start + Duration::seconds(every * i + 1),
+                label: "maintenance window".into(),
+            })
+            .collect();
+        t.blackouts = t.windows.iter().map(|w| Band { label: format!("freeze {}", w.start), ..w.clone() }).collect();
+        let svg = render(&t);
+        let holds = svg.matches(r#"<g class="hold">"#).count();
+        assert!((1..=most).contains(&holds), "holds every {every}s: {holds} drawn");
+        if every == 60 {
+            assert_eq!(holds, 60, "holds a minute apart in an hour are each drawn");
+        }
+        let labels = svg.matches(r#"font-size="9">"#).count();
+        assert!(labels <= 940 / 30, "hold labels every {every}s: {labels}, they would overlap");
+        let bands = svg.matches("maintenance window").count() + svg.matches("blackout").count();
+        assert!(bands <= 4 * most, "bands every {every}s: {bands}");
+        assert!(svg.len() < 256 * 1024, "every {every}s: {} bytes", svg.len());
+    }
+}

@@ -1,5 +1,7 @@
 //! Text as the picture shows it: escaped, shortened, times and durations.
 
+use std::collections::HashSet;
+
 use chrono::{DateTime, Duration, Utc};
 
 /// `text` for an SVG text or attribute: markup characters escaped, control characters as spaces.
@@ -42,4 +44,20 @@ pub fn shorten(text: &str, max: usize) -> String {
     let mut short: String = text.chars().take(max - 1).collect();
     short.push('…');
     short
+}
+
+/// The distinct `names` in their order, joined with commas: at most `max` of them, then how many more.
+pub fn distinct<'a>(names: impl IntoIterator<Item = &'a str>, max: usize) -> String {
+    let mut seen = HashSet::new();
+    let mut shown: Vec<&str> = Vec::new();
+    for name in names {
+        if seen.insert(name) && shown.len() < max {
+            shown.push(name);
+        }
+    }
+    let mut out = shown.join(", ");
+    if seen.len() > shown.len() {
+        out.push_str(&format!(" and {} more", seen.len() - shown.len()));
+    }
+    out
 }
