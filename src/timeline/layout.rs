@@ -11,6 +11,9 @@ pub struct Layout {
     pub chart_left: u32,
     /// The x of the chart's right edge.
     pub chart_right: u32,
+    /// The y where the chart starts: above it only the title and the legend (which show every colour), below it the
+    /// holds, the axis, the bands and the rows.
+    pub chart_top: u32,
     /// The y of the first row.
     pub top: u32,
     /// A row's height.
@@ -21,7 +24,8 @@ pub struct Layout {
     pub marker_x: u32,
     /// The marker's width.
     pub marker_width: u32,
-    /// The marker's colour: a square at the left of every drawn row, in no other use.
+    /// The marker's colour: a square at the left of every drawn row (a node, a group of nodes, the restore walk), in
+    /// no other use.
     pub marker_colour: &'static str,
 }
 
@@ -30,6 +34,7 @@ pub const LAYOUT: Layout = Layout {
     width: 1200,
     chart_left: 240,
     chart_right: 1180,
+    chart_top: 50,
     top: 92,
     row_height: 12,
     row_pitch: 16,

@@ -50,8 +50,32 @@ fn timeline(rows: Vec<Row>) -> Timeline {
     }
 }
 
+/// The rects of `svg` that have a tooltip (steps, bands, holds' strips are in groups): their attributes and tooltip.
+fn tipped_rects(svg: &str) -> Vec<(&str, &str)> {
+    svg.split("<rect ")
+        .skip(1)
+        .filter_map(|rest| {
+            let (attributes, rest) = rest.split_once('>')?;
+            let title = rest.strip_prefix("<title>")?.split_once("</title>")?.0;
+            Some((attributes, title))
+        })
+        .collect()
+}
+
+/// The steps drawn in `svg`: fill, whether dashed, tooltip.
+fn steps_drawn(svg: &str) -> Vec<(String, bool, String)> {
+    tipped_rects(svg)
+        .into_iter()
+        .filter(|(attributes, _)| attributes.contains(&format!(r#"height="{}""#, LAYOUT.row_height)))
+        .map(|(attributes, title)| {
+            let fill = attributes.split(r#"fill=""#).nth(1).and_then(|f| f.split('"').next()).unwrap_or_default();
+            (fill.to_string(), attributes.contains("stroke-dasharray"), title.to_string())
+        })
+        .collect()
+}
+
 #[test]
-fn every_step_colour_holds_bands_and_rows_are_drawn() {
+fn every_step_is_drawn_in_its_colour_with_its_times_and_projected_steps_differ() {
     let start = at("2026-11-23T12:00:00Z");
     let svg = render(&timeline(vec![
         node("worker-0", start, false, RowOutcome::Done),
@@ -59,15 +83,79 @@ fn every_step_colour_holds_bands_and_rows_are_drawn() {
         node("worker-2", start + Duration::minutes(25), true, RowOutcome::Projected),
     ]));
     assert!(svg.starts_with("<svg ") && svg.trim_end().ends_with("</svg>"));
+    assert!(!svg.contains("<script") && !svg.contains("href"), "standalone: no script, no link");
+    let steps = steps_drawn(&svg);
+    assert_eq!(steps.len(), 3 * 5 + 1, "five steps of three nodes and the restore walk: {steps:?}");
     for step in Step::NODE.into_iter().chain([Step::Restore]) {
-        assert!(svg.contains(&format!(r#"fill="{}""#, colour(step))), "{step:?}");
+        let name = crate::estimate::name(step);
+        assert!(
+            steps.iter().any(|(fill, _, title)| fill == colour(step) && title.contains(&format!(": {name}"))),
+            "{step:?} is not drawn in {}",
+            colour(step)
+        );
     }
-    assert_eq!(svg.matches(r#"<g class="row">"#).count(), 4, "three nodes and the restore walk");
-    assert!(svg.contains("held by ClusterOperators: storage is Degraded"));
-    assert!(svg.contains(WINDOW_COLOUR) && svg.contains(BLACKOUT_COLOUR) && svg.contains(HOLD_COLOUR));
-    assert!(svg.contains(r#"stroke-dasharray="3,2""#), "projected steps are dashed");
-    assert_eq!(svg.matches(r#"stroke-dasharray="3,2""#).count(), 5, "only the projected node's five steps");
-    assert!(svg.contains(">failed</text>"));
+    assert!(steps.contains(&(
+        colour(Step::Upgrade).to_string(),
+        false,
+        "worker-0: upgrade, 2026-11-23 12:04:00 UTC – 2026-11-23 12:06:00 UTC (2m00s)".to_string()
+    )));
+    let projected: Vec<&String> = steps.iter().filter(|(_, dashed, _)| *dashed).map(|(_, _, title)| title).collect();
+    assert_eq!(projected.len(), 5, "only the projected node's steps are dashed: {projected:?}");
+    assert!(projected.iter().all(|t| t.starts_with("worker-2: ") && t.contains("(projected)")), "{projected:?}");
+    assert_eq!(svg.matches(r#"fill-opacity="0.35""#).count(), 5 + 1, "the projected steps and the legend's key");
+}
+
+#[test]
+fn a_step_colour_is_drawn_only_where_the_step_is() {
+    let start = at("2026-11-23T12:00:00Z");
+    let mut only_gates = node("worker-0", start, false, RowOutcome::InFlight);
+    only_gates.segments.truncate(1);
+    let mut t = timeline(vec![only_gates]);
+    t.restore = None;
+    let steps = steps_drawn(&render(&t));
+    let fills: Vec<&str> = steps.iter().map(|(fill, _, _)| fill.as_str()).collect();
+    assert_eq!(fills, [colour(Step::Gate)]);
+}
+
+#[test]
+fn rows_holds_bands_and_outcomes_are_drawn_with_their_tooltips() {
+    let start = at("2026-11-23T12:00:00Z");
+    let svg = render(&timeline(vec![
+        node("worker-0", start, false, RowOutcome::Done),
+        node("worker-1", start + Duration::minutes(10), false, RowOutcome::Failed),
+        node("worker-2", start + Duration::minutes(25), false, RowOutcome::Ungated),
+        node("worker-3", start + Duration::minutes(35), false, RowOutcome::Skipped),
+    ]));
+    let rows: Vec<&str> = svg
+        .split(r#"<g class="row"><title>"#)
+        .skip(1)
+        .filter_map(|rest| rest.split_once("</title>").map(|(title, _)| title))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            "worker-0: done",
+            "worker-1: failed",
+            "worker-2: ungated",
+            "worker-3: skipped",
+            "restore walk: 2026-11-23 12:50:00 UTC – 2026-11-23 12:55:00 UTC (5m00s)"
+        ]
+    );
+    let failed_markers = svg.matches(&format!(r#"fill="{FAILED_COLOUR}"/>"#)).count();
+    assert_eq!(failed_markers, 2 + 1, "a marker for the failed and the ungated node, and the legend's key");
+    assert!(svg.contains(&format!(r#"fill="{FAILED_COLOUR}" font-weight="bold">failed</text>"#)));
+    assert!(svg.contains(&format!(r#"fill="{FAILED_COLOUR}" font-weight="bold">ungated</text>"#)));
+    assert!(svg.contains(r#"font-style="italic">skipped</text>"#));
+    let bands = tipped_rects(&svg);
+    assert!(bands.iter().any(|(a, t)| a.contains(WINDOW_COLOUR)
+        && *t == "maintenance window: 2026-11-23 12:00:00 UTC – 2026-11-23 12:45:00 UTC"));
+    assert!(bands.iter().any(|(a, t)| a.contains(BLACKOUT_COLOUR)
+        && *t == "blackout: freeze: 2026-11-23 12:30:00 UTC – 2026-11-23 12:35:00 UTC"));
+    // Ten minutes into an hour over 940 pixels, two minutes long.
+    assert!(svg.contains(&format!(
+        r#"<g class="hold"><title>held by ClusterOperators: storage is Degraded (2026-11-23 12:10:00 UTC – 2026-11-23 12:12:00 UTC)</title><rect x="396.7" y="80" width="31.3" height="5" fill="{HOLD_COLOUR}"/>"#
+    )));
+    assert!(svg.contains(r#"font-size="9">ClusterOperators</text>"#), "the hold's check is its label");
     assert!(svg.contains("estimated end 2026-11-23 12:55:00 UTC"));
 }
 
@@ -75,11 +163,29 @@ fn every_step_colour_holds_bands_and_rows_are_drawn() {
 fn user_text_is_escaped() {
     let start = at("2026-11-23T12:00:00Z");
     let mut t = timeline(vec![node("<b>&\"x\"", start, false, RowOutcome::Done)]);
+    t.title = "<i>ops</i> & 'co'".into();
+    t.holds[0].check = "<Custom>".into();
     t.holds[0].message = "<script>alert(1)</script>".into();
+    t.windows[0].label = "<w>".into();
+    t.blackouts[0].label = "<freeze> & \"go\"".into();
+    if let Some(restore) = t.restore.as_mut() {
+        restore.label = "<restore>".into();
+    }
     let svg = render(&t);
-    assert!(!svg.contains("<b>") && !svg.contains("<script>"), "{svg}");
-    assert!(svg.contains("&lt;b&gt;&amp;&quot;x&quot;"));
-    assert!(svg.contains("&lt;script&gt;"));
+    for raw in ["<b>", "<i>", "<Custom>", "<script>", "<w>", "<freeze>", "<restore>", "& ", "'co'", "\"go\""] {
+        assert!(!svg.contains(raw), "{raw} is not escaped: {svg}");
+    }
+    for escaped in [
+        ">&lt;b&gt;&amp;&quot;x&quot;</text>",
+        "<title>&lt;b&gt;&amp;&quot;x&quot;: done</title>",
+        "&lt;i&gt;ops&lt;/i&gt; &amp; &apos;co&apos;",
+        "held by &lt;Custom&gt;: &lt;script&gt;alert(1)&lt;/script&gt;",
+        "maintenance window: &lt;w&gt;",
+        "blackout: &lt;freeze&gt; &amp; &quot;go&quot;",
+        ">&lt;restore&gt;</text>",
+    ] {
+        assert!(svg.contains(escaped), "{escaped} is not in {svg}");
+    }
 }
 
 #[test]
