@@ -54,7 +54,7 @@ pub fn render(timeline: &Timeline) -> String {
         canvas.row(LAYOUT.top + i as u32 * LAYOUT.row_pitch, row);
     }
     if let Some(band) = &timeline.restore {
-        canvas.restore(LAYOUT.top + rows.len() as u32 * LAYOUT.row_pitch, band);
+        canvas.restore(LAYOUT.top + rows.len() as u32 * LAYOUT.row_pitch, band, timeline.now);
     }
     if rows.is_empty() && timeline.restore.is_none() {
         let _ = write!(
@@ -273,12 +273,17 @@ impl Canvas {
         self.svg.push_str("</g>");
     }
 
-    /// The restore walk's row at `y`.
-    fn restore(&mut self, y: u32, band: &Band) {
+    /// The restore walk's row at `y`: what is before `now` happened, what is after it is a projection.
+    fn restore(&mut self, y: u32, band: &Band, now: DateTime<Utc>) {
         let title =
             format!("{}: {} – {} ({})", band.label, shown(band.start), shown(band.end), lasting(band.end - band.start));
         self.open_row(y, &title, &band.label);
-        self.segment(y, Step::Restore, (band.start, band.end), false, &band.label);
+        if band.start < now {
+            self.segment(y, Step::Restore, (band.start, band.end.min(now)), false, &band.label);
+        }
+        if band.end > now {
+            self.segment(y, Step::Restore, (band.start.max(now), band.end), true, &band.label);
+        }
         self.svg.push_str("</g>");
     }
 

@@ -100,9 +100,33 @@ fn every_step_is_drawn_in_its_colour_with_its_times_and_projected_steps_differ()
         "worker-0: upgrade, 2026-11-23 12:04:00 UTC – 2026-11-23 12:06:00 UTC (2m00s)".to_string()
     )));
     let projected: Vec<&String> = steps.iter().filter(|(_, dashed, _)| *dashed).map(|(_, _, title)| title).collect();
-    assert_eq!(projected.len(), 5, "only the projected node's steps are dashed: {projected:?}");
-    assert!(projected.iter().all(|t| t.starts_with("worker-2: ") && t.contains("(projected)")), "{projected:?}");
-    assert_eq!(svg.matches(r#"fill-opacity="0.35""#).count(), 5 + 1, "the projected steps and the legend's key");
+    assert_eq!(projected.len(), 5 + 1, "only the projected node's steps and the restore walk to come: {projected:?}");
+    assert!(projected[..5].iter().all(|t| t.starts_with("worker-2: ") && t.contains("(projected)")), "{projected:?}");
+    assert_eq!(svg.matches(r#"fill-opacity="0.35""#).count(), 5 + 1 + 1, "and the legend's key");
+}
+
+#[test]
+fn the_restore_walk_is_drawn_as_it_happened_up_to_now_and_projected_after() {
+    let mut t = timeline(Vec::new());
+    t.now = at("2026-11-23T12:52:00Z");
+    let steps = steps_drawn(&render(&t));
+    let restore = colour(Step::Restore).to_string();
+    assert_eq!(
+        steps,
+        [
+            (
+                restore.clone(),
+                false,
+                "restore walk: restore, 2026-11-23 12:50:00 UTC – 2026-11-23 12:52:00 UTC (2m00s)".to_string()
+            ),
+            (
+                restore,
+                true,
+                "restore walk: restore (projected), 2026-11-23 12:52:00 UTC – 2026-11-23 12:55:00 UTC (3m00s)"
+                    .to_string()
+            ),
+        ]
+    );
 }
 
 #[test]
