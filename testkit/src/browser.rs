@@ -77,7 +77,9 @@ fn run(browser: &Path, work: &Path, svg: &str, width: u32, height: u32, png: &Pa
         // Its own process group, so that a timeout ends the renderer and helper processes too.
         .process_group(0)
         .spawn()
-        .map_err(|e| format!("cannot start {}: {e}", browser.display()))?;
+        .map_err(|e| {
+            format!("cannot start {} (run hack/install-prerequisites.sh, or set NUMO_CHROMIUM): {e}", browser.display())
+        })?;
     let started = Instant::now();
     let status = loop {
         if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
