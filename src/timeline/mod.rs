@@ -1,18 +1,47 @@
-//! The picture of a rollout: one row per node, time across, each step in its own colour (the Okabe–Ito palette,
-//! readable with every common colour-vision deficiency; [`colour`] gives it to every renderer, such as the console
-//! plugin), projected steps lighter with a dashed outline, holds with their check, maintenance windows and
-//! blackouts as bands behind the rows, the restore walk and the estimated end. Beyond [`MAX_ROWS`] nodes,
-//! consecutive nodes are drawn as one summary row each (their count in the label, each step spanning from the
-//! group's earliest start to its latest end), so that the picture of 2,000 nodes stays as small as one of 300.
+//! The picture of a rollout: one row per node in the order they went (or will go), time across, and [`render`] to
+//! draw it as a standalone SVG document (no scripts, no external resources, generic `sans-serif`, every text
+//! escaped).
 //!
-//! [`render`] gives a standalone SVG document: no scripts, no external resources, every text escaped.
+//! **Colours.** Each step has its own colour from the Okabe–Ito palette, readable with every common colour-vision
+//! deficiency; [`colour`] gives it, so that every renderer (the console plugin too) uses the same:
+//!
+//! | step | colour |
+//! | --- | --- |
+//! | gate | `#0072B2` blue |
+//! | waiting for the MCO | `#56B4E9` sky blue |
+//! | upgrade | `#E69F00` orange |
+//! | cleanup | `#009E73` bluish green |
+//! | soak | `#CC79A7` reddish purple |
+//! | restore | `#999999` grey |
+//!
+//! Holds are [`HOLD_COLOUR`] (vermillion), a strip above the rows with their check and a faint band across them;
+//! maintenance windows ([`WINDOW_COLOUR`]) and blackouts ([`BLACKOUT_COLOUR`], translucent) are bands behind the
+//! rows. Projected steps are their step's colour at 35 % with a dashed outline. A failed or ungated node has a
+//! [`FAILED_COLOUR`] marker and its outcome after its steps. Now is a dashed black line, the estimated end a solid
+//! one with its time. Every row, step, hold and band has a tooltip (`<title>`) with its times.
+//!
+//! **Bounded.** Up to [`MAX_ROWS`] nodes, one row each. Beyond, consecutive nodes share a summary row,
+//! `ceil(nodes / MAX_ROWS)` to a row, labelled `first … last (N nodes)`: each step spans from the group's earliest
+//! start to its latest end of that step, and its tooltip counts the group's outcomes. Holds, windows and blackouts
+//! less than two pixels apart are drawn as one band (its tooltip counts them). So the picture's size depends on
+//! [`MAX_ROWS`] and the chart's width, not on the number of nodes or holds: 2,000 nodes draw about as much as 300.
+//!
+//! **For tests that read the rendered picture.** [`LAYOUT`] says where things are: every drawn row has a marker of
+//! [`Layout::marker_colour`] at [`Layout::marker_x`], rows [`Layout::row_pitch`] apart with a gap of background
+//! between them, so counting runs of that colour down that column counts the rows.
 
+mod axis;
+mod bands;
+mod group;
+mod layout;
 mod svg;
+mod text;
 
 use chrono::{DateTime, Utc};
 
 use crate::api::Step;
-pub use svg::{render, Layout, LAYOUT};
+pub use layout::{Layout, LAYOUT};
+pub use svg::render;
 
 /// Beyond this many nodes, rows are grouped.
 pub const MAX_ROWS: usize = 300;
@@ -136,8 +165,12 @@ pub fn colour(step: Step) -> &'static str {
 pub const HOLD_COLOUR: &str = "#D55E00";
 /// The colour of maintenance windows (behind the rows).
 pub const WINDOW_COLOUR: &str = "#E8F4E8";
-/// The colour of blackouts (behind the rows).
+/// The colour of blackouts (behind the rows, at 30 % opacity).
 pub const BLACKOUT_COLOUR: &str = "#3A3A3A";
+/// The colour of the marker after a failed or ungated node's steps, and of its outcome.
+pub const FAILED_COLOUR: &str = "#B00000";
+/// The colour of the now line (dashed) and the estimated end (solid): black, which no step has.
+pub const LINE_COLOUR: &str = "#000000";
 
 #[cfg(test)]
 mod tests;

@@ -1,348 +1,315 @@
-//! The SVG of a [`Timeline`].
+//! The SVG of a [`Timeline`], drawn back to front: the legend, the windows and blackouts, the axis, the holds, the
+//! rows, the restore walk, and the now and estimated-end lines.
 
 use std::fmt::Write;
 
 use chrono::{DateTime, Duration, Utc};
 
-use super::{colour, Row, RowOutcome, Segment, Timeline, BLACKOUT_COLOUR, HOLD_COLOUR, MAX_ROWS, WINDOW_COLOUR};
+use super::axis::ticks;
+use super::bands::{longest, merged};
+use super::group::{drawn_rows, DrawnRow};
+use super::layout::{Scale, LAYOUT};
+use super::text::{distinct, escape, lasting, shown};
+use super::{
+    colour, Band, Hold, RowOutcome, Timeline, BLACKOUT_COLOUR, FAILED_COLOUR, HOLD_COLOUR, LINE_COLOUR, WINDOW_COLOUR,
+};
 use crate::api::Step;
 
-/// Where things are drawn, for tests that read the rendered picture.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Layout {
-    /// The picture's width.
-    pub width: u32,
-    /// The x of the chart's left edge (node names to its left).
-    pub chart_left: u32,
-    /// The x of the chart's right edge.
-    pub chart_right: u32,
-    /// The y of the first row.
-    pub top: u32,
-    /// A row's height.
-    pub row_height: u32,
-    /// From one row to the next (the height and the gap).
-    pub row_pitch: u32,
-    /// The x where each drawn row's marker starts, and its width.
-    pub marker_x: u32,
-    /// The marker's width.
-    pub marker_width: u32,
-    /// The marker's colour: a square at the left of every drawn row, in no other use.
-    pub marker_colour: &'static str,
-}
+/// About how wide a character of a hold's label is, in pixels (9 px sans-serif), to keep labels apart.
+const HOLD_LABEL_CHAR_PX: f64 = 5.5;
+/// About how wide a character of the legend is, in pixels (11 px sans-serif).
+const LEGEND_CHAR_PX: f64 = 5.6;
 
-/// The layout of every picture.
-pub const LAYOUT: Layout = Layout {
-    width: 1200,
-    chart_left: 240,
-    chart_right: 1180,
-    top: 92,
-    row_height: 12,
-    row_pitch: 16,
-    marker_x: 2,
-    marker_width: 6,
-    marker_colour: "#5A2D82",
-};
-
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '&' => out.push_str("&amp;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            c if c.is_control() => out.push(' '),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-fn shown(t: DateTime<Utc>) -> String {
-    t.format("%Y-%m-%d %H:%M:%S UTC").to_string()
-}
-
-fn lasting(d: Duration) -> String {
-    let s = d.num_seconds().max(0);
-    match s {
-        s if s < 120 => format!("{s}s"),
-        s if s < 7200 => format!("{}m{:02}s", s / 60, s % 60),
-        s => format!("{}h{:02}m", s / 3600, (s % 3600) / 60),
-    }
-}
-
-/// Maps times to x.
-struct Scale {
-    start: DateTime<Utc>,
-    seconds: f64,
-}
-
-impl Scale {
-    fn x(&self, t: DateTime<Utc>) -> f64 {
-        let span = f64::from(LAYOUT.chart_right - LAYOUT.chart_left);
-        let offset = (t - self.start).num_milliseconds() as f64 / 1000.0;
-        f64::from(LAYOUT.chart_left) + (offset / self.seconds).clamp(0.0, 1.0) * span
-    }
-
-    fn width(&self, from: DateTime<Utc>, to: DateTime<Utc>) -> f64 {
-        (self.x(to) - self.x(from)).max(1.0)
-    }
-}
-
-/// The tick spacing: the smallest of 10 s, 30 s, 1 min, 5 min, 15 min, 1 h, 6 h and whole days that gives at most
-/// 12 ticks.
-pub fn tick_spacing(span: Duration) -> Duration {
-    [
-        Duration::seconds(10),
-        Duration::seconds(30),
-        Duration::minutes(1),
-        Duration::minutes(5),
-        Duration::minutes(15),
-        Duration::hours(1),
-        Duration::hours(6),
-    ]
-    .into_iter()
-    .find(|step| span.num_seconds() / step.num_seconds() <= 12)
-    .unwrap_or_else(|| {
-        let days = (span.num_days() / 12 + 1).max(1);
-        Duration::days(days)
-    })
-}
-
-/// The rows as drawn: every node, or beyond [`MAX_ROWS`] one summary row per group of consecutive nodes.
-pub fn drawn_rows(rows: &[Row]) -> Vec<Row> {
-    if rows.len() <= MAX_ROWS {
-        return rows.to_vec();
-    }
-    let size = rows.len().div_ceil(MAX_ROWS);
-    rows.chunks(size).map(summary).collect()
-}
-
-fn summary(group: &[Row]) -> Row {
-    let (first, last) = (&group[0].node, &group[group.len() - 1].node);
-    let node = format!("{first} … {last} ({} nodes)", group.len());
-    let worst =
-        [RowOutcome::Failed, RowOutcome::Ungated, RowOutcome::InFlight, RowOutcome::Skipped, RowOutcome::Projected]
-            .into_iter()
-            .find(|o| group.iter().any(|r| r.outcome == *o))
-            .unwrap_or(RowOutcome::Done);
-    let mut segments: Vec<Segment> = Vec::new();
-    for step in Step::NODE {
-        let of_step: Vec<&Segment> = group.iter().flat_map(|r| &r.segments).filter(|s| s.step == step).collect();
-        let (Some(start), Some(end)) = (of_step.iter().map(|s| s.start).min(), of_step.iter().map(|s| s.end).max())
-        else {
-            continue;
-        };
-        segments.push(Segment { step, start, end, projected: of_step.iter().all(|s| s.projected) });
-    }
-    Row { node, outcome: worst, segments }
-}
-
-/// The picture.
+/// The picture: a standalone SVG document, `LAYOUT.width` wide, as high as its rows need.
 pub fn render(timeline: &Timeline) -> String {
     let rows = drawn_rows(&timeline.rows);
     let end = timeline.end.max(timeline.start + Duration::minutes(1));
-    let scale = Scale { start: timeline.start, seconds: (end - timeline.start).num_milliseconds() as f64 / 1000.0 };
     let restore_row = u32::from(timeline.restore.is_some());
     let rows_height = (rows.len() as u32 + restore_row).max(1) * LAYOUT.row_pitch;
-    let height = LAYOUT.top + rows_height + 40;
-    let chart_bottom = LAYOUT.top + rows_height;
-    let (left, right) = (LAYOUT.chart_left, LAYOUT.chart_right);
-    let mut svg = String::new();
+    let mut canvas = Canvas {
+        svg: String::new(),
+        scale: Scale { start: timeline.start, seconds: (end - timeline.start).num_milliseconds() as f64 / 1000.0 },
+        end,
+        rows_height,
+        chart_bottom: LAYOUT.top + rows_height,
+    };
+    let height = canvas.chart_bottom + 40;
     let _ = write!(
-        svg,
+        canvas.svg,
         r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{height}" viewBox="0 0 {w} {height}" font-family="sans-serif" font-size="11" shape-rendering="crispEdges">"#,
         w = LAYOUT.width
     );
-    let _ = write!(svg, r##"<rect x="0" y="0" width="{}" height="{height}" fill="#FFFFFF"/>"##, LAYOUT.width);
-    let _ = write!(svg, r#"<text x="8" y="20" font-size="15" font-weight="bold">{}</text>"#, escape(&timeline.title));
-    // The legend.
-    let mut x = 8;
-    let mut key = |svg: &mut String, fill: &str, label: &str, opacity: f64| {
-        let _ = write!(
-            svg,
-            r#"<rect x="{x}" y="32" width="12" height="12" fill="{fill}" fill-opacity="{opacity}"/><text x="{}" y="42">{}</text>"#,
-            x + 16,
-            escape(label)
-        );
-        x += 22 + 7 * label.len() as u32;
-    };
-    for step in Step::NODE.into_iter().chain([Step::Restore]) {
-        key(&mut svg, colour(step), crate::estimate::name(step), 1.0);
-    }
-    key(&mut svg, HOLD_COLOUR, "held", 1.0);
-    key(&mut svg, WINDOW_COLOUR, "maintenance window", 1.0);
-    key(&mut svg, BLACKOUT_COLOUR, "blackout", 0.3);
-    let _ = write!(svg, r#"<text x="{x}" y="42">lighter, dashed: projected</text>"#);
-    // Bands behind the rows.
-    for band in &timeline.windows {
-        let _ = write!(
-            svg,
-            r#"<rect x="{:.1}" y="{}" width="{:.1}" height="{}" fill="{WINDOW_COLOUR}"><title>{}: {} – {}</title></rect>"#,
-            scale.x(band.start),
-            LAYOUT.top - 6,
-            scale.width(band.start, band.end),
-            rows_height + 6,
-            escape(&band.label),
-            shown(band.start),
-            shown(band.end)
-        );
-    }
-    for band in &timeline.blackouts {
-        let _ = write!(
-            svg,
-            r#"<rect x="{:.1}" y="{}" width="{:.1}" height="{}" fill="{BLACKOUT_COLOUR}" fill-opacity="0.3"><title>blackout: {}: {} – {}</title></rect>"#,
-            scale.x(band.start),
-            LAYOUT.top - 6,
-            scale.width(band.start, band.end),
-            rows_height + 6,
-            escape(&band.label),
-            shown(band.start),
-            shown(band.end)
-        );
-    }
-    // The axis.
-    let spacing = tick_spacing(end - timeline.start);
-    let first_tick =
-        DateTime::from_timestamp((timeline.start.timestamp() / spacing.num_seconds() + 1) * spacing.num_seconds(), 0)
-            .unwrap_or(timeline.start);
-    let mut tick = first_tick;
-    let format = if spacing >= Duration::days(1) || (end - timeline.start) > Duration::days(1) {
-        "%m-%d %H:%M"
-    } else {
-        "%H:%M"
-    };
-    while tick < end {
-        let x = scale.x(tick);
-        let _ = write!(
-            svg,
-            r##"<line x1="{x:.1}" y1="{}" x2="{x:.1}" y2="{chart_bottom}" stroke="#DDDDDD"/><text x="{x:.1}" y="{}" text-anchor="middle" fill="#444444">{}</text>"##,
-            LAYOUT.top - 14,
-            LAYOUT.top - 18,
-            tick.format(format)
-        );
-        tick += spacing;
-    }
-    // Holds: a strip above the rows, and a faint band across them.
-    for hold in &timeline.holds {
-        let (x, w) = (scale.x(hold.start), scale.width(hold.start, hold.end));
-        let tip = format!("held by {}: {} ({} – {})", hold.check, hold.message, shown(hold.start), shown(hold.end));
-        let _ = write!(
-            svg,
-            r#"<g><title>{tip}</title><rect x="{x:.1}" y="{}" width="{w:.1}" height="5" fill="{HOLD_COLOUR}"/><rect x="{x:.1}" y="{}" width="{w:.1}" height="{rows_height}" fill="{HOLD_COLOUR}" fill-opacity="0.08"/><text x="{:.1}" y="{}" fill="{HOLD_COLOUR}" font-size="9">{}</text></g>"#,
-            LAYOUT.top - 12,
-            LAYOUT.top,
-            x + 2.0,
-            LAYOUT.top - 28,
-            escape(&hold.check),
-            tip = escape(&tip)
-        );
-    }
-    // The rows.
+    let _ = write!(canvas.svg, r##"<rect x="0" y="0" width="{}" height="{height}" fill="#FFFFFF"/>"##, LAYOUT.width);
+    let _ = write!(
+        canvas.svg,
+        r#"<text x="8" y="20" font-size="15" font-weight="bold">{}</text>"#,
+        escape(&timeline.title)
+    );
+    canvas.legend();
+    canvas.backgrounds(&timeline.windows, WINDOW_COLOUR, "1", "maintenance window");
+    canvas.backgrounds(&timeline.blackouts, BLACKOUT_COLOUR, "0.3", "blackout");
+    canvas.axis();
+    canvas.holds(&timeline.holds);
     for (i, row) in rows.iter().enumerate() {
-        let y = LAYOUT.top + i as u32 * LAYOUT.row_pitch;
-        let _ = write!(
-            svg,
-            r#"<g class="row"><title>{}: {}</title><rect x="{}" y="{y}" width="{}" height="{}" fill="{}"/><text x="{}" y="{}">{}</text>"#,
-            escape(&row.node),
-            row.outcome.word(),
-            LAYOUT.marker_x,
-            LAYOUT.marker_width,
-            LAYOUT.row_height,
-            LAYOUT.marker_colour,
-            LAYOUT.marker_x + LAYOUT.marker_width + 4,
-            y + LAYOUT.row_height - 2,
-            escape(&shorten(&row.node, 34))
-        );
-        for segment in &row.segments {
-            let (x, w) = (scale.x(segment.start), scale.width(segment.start, segment.end));
-            let fill = colour(segment.step);
-            let style = if segment.projected {
-                format!(r#"fill="{fill}" fill-opacity="0.35" stroke="{fill}" stroke-dasharray="3,2""#)
-            } else {
-                format!(r#"fill="{fill}""#)
-            };
-            let _ = write!(
-                svg,
-                r#"<rect x="{x:.1}" y="{y}" width="{w:.1}" height="{}" {style}><title>{} {}{}: {} – {} ({})</title></rect>"#,
-                LAYOUT.row_height,
-                escape(&row.node),
-                crate::estimate::name(segment.step),
-                if segment.projected { " (projected)" } else { "" },
-                shown(segment.start),
-                shown(segment.end),
-                lasting(segment.end - segment.start)
-            );
-        }
-        if matches!(row.outcome, RowOutcome::Failed | RowOutcome::Ungated | RowOutcome::Skipped) {
-            let x = row.segments.iter().map(|s| scale.x(s.end)).fold(f64::from(left), f64::max) + 3.0;
-            let _ = write!(
-                svg,
-                r##"<text x="{x:.1}" y="{}" fill="#B00000" font-weight="bold">{}</text>"##,
-                y + LAYOUT.row_height - 2,
-                row.outcome.word()
-            );
-        }
-        svg.push_str("</g>");
+        canvas.row(LAYOUT.top + i as u32 * LAYOUT.row_pitch, row);
     }
     if let Some(band) = &timeline.restore {
-        let y = LAYOUT.top + rows.len() as u32 * LAYOUT.row_pitch;
-        let _ = write!(
-            svg,
-            r#"<g class="row"><rect x="{}" y="{y}" width="{}" height="{}" fill="{}"/><text x="{}" y="{}">{}</text><rect x="{:.1}" y="{y}" width="{:.1}" height="{}" fill="{}"><title>{}: {} – {}</title></rect></g>"#,
-            LAYOUT.marker_x,
-            LAYOUT.marker_width,
-            LAYOUT.row_height,
-            LAYOUT.marker_colour,
-            LAYOUT.marker_x + LAYOUT.marker_width + 4,
-            y + LAYOUT.row_height - 2,
-            escape(&band.label),
-            scale.x(band.start),
-            scale.width(band.start, band.end),
-            LAYOUT.row_height,
-            colour(Step::Restore),
-            escape(&band.label),
-            shown(band.start),
-            shown(band.end)
-        );
+        canvas.restore(LAYOUT.top + rows.len() as u32 * LAYOUT.row_pitch, band, timeline.now);
     }
     if rows.is_empty() && timeline.restore.is_none() {
         let _ = write!(
-            svg,
-            r##"<text x="{left}" y="{}" fill="#444444">No node in this rollout yet.</text>"##,
+            canvas.svg,
+            r##"<text x="{}" y="{}" fill="#444444">No node in this rollout yet.</text>"##,
+            LAYOUT.chart_left,
             LAYOUT.top + 11
         );
     }
-    // Now and the estimated end.
-    let now = scale.x(timeline.now);
-    let _ = write!(
-        svg,
-        r##"<line x1="{now:.1}" y1="{}" x2="{now:.1}" y2="{chart_bottom}" stroke="#000000" stroke-dasharray="4,3"/><text x="{now:.1}" y="{}" text-anchor="middle">now</text>"##,
-        LAYOUT.top - 10,
-        chart_bottom + 14
-    );
-    if let Some(eta) = timeline.estimated_end {
-        let x = scale.x(eta);
-        let _ = write!(
-            svg,
-            r##"<line x1="{x:.1}" y1="{}" x2="{x:.1}" y2="{chart_bottom}" stroke="#0072B2" stroke-width="2"/><text x="{x:.1}" y="{}" text-anchor="end" fill="#0072B2">estimated end {}</text>"##,
-            LAYOUT.top - 10,
-            chart_bottom + 28,
-            shown(eta)
-        );
-    }
-    let _ =
-        write!(svg, r##"<line x1="{left}" y1="{chart_bottom}" x2="{right}" y2="{chart_bottom}" stroke="#888888"/>"##);
-    svg.push_str("</svg>\n");
-    svg
+    canvas.now_and_estimate(timeline.now, timeline.estimated_end);
+    canvas.svg.push_str("</svg>\n");
+    canvas.svg
 }
 
-fn shorten(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_string();
+/// The picture being drawn.
+struct Canvas {
+    svg: String,
+    scale: Scale,
+    /// The chart's right edge in time.
+    end: DateTime<Utc>,
+    /// The height of the rows, the restore walk's included.
+    rows_height: u32,
+    chart_bottom: u32,
+}
+
+impl Canvas {
+    /// A key for every step's colour, the holds, the bands, the failed marker and projected steps.
+    fn legend(&mut self) {
+        let mut x = 8.0;
+        let mut key = |svg: &mut String, style: &str, label: &str| {
+            let _ = write!(
+                svg,
+                r#"<rect x="{x:.0}" y="32" width="12" height="12" {style}/><text x="{:.0}" y="42">{}</text>"#,
+                x + 16.0,
+                escape(label)
+            );
+            x += 28.0 + LEGEND_CHAR_PX * label.chars().count() as f64;
+        };
+        for step in Step::NODE.into_iter().chain([Step::Restore]) {
+            key(&mut self.svg, &format!(r#"fill="{}""#, colour(step)), crate::estimate::name(step));
+        }
+        key(&mut self.svg, &format!(r#"fill="{HOLD_COLOUR}""#), "held");
+        key(&mut self.svg, &format!(r#"fill="{WINDOW_COLOUR}""#), "maintenance window");
+        key(&mut self.svg, &format!(r#"fill="{BLACKOUT_COLOUR}" fill-opacity="0.3""#), "blackout");
+        key(&mut self.svg, &format!(r#"fill="{FAILED_COLOUR}""#), "failed or ungated");
+        key(
+            &mut self.svg,
+            r##"fill="#888888" fill-opacity="0.35" stroke="#888888" stroke-dasharray="3,2""##,
+            "projected",
+        );
     }
-    let mut short: String = text.chars().take(max - 1).collect();
-    short.push('…');
-    short
+
+    /// Bands of one kind behind the rows, those too close to draw apart as one.
+    fn backgrounds(&mut self, bands: &[Band], fill: &str, opacity: &str, kind: &str) {
+        for band in merged(bands, self.scale.start, self.end, |b| (b.start, b.end)) {
+            let tip = match band.items.as_slice() {
+                [one] if one.label == kind => format!("{kind}: {} – {}", shown(one.start), shown(one.end)),
+                [one] => format!("{kind}: {}: {} – {}", one.label, shown(one.start), shown(one.end)),
+                many => format!(
+                    "{} {kind}s, too close to draw apart ({}): {} – {}",
+                    many.len(),
+                    distinct(many.iter().map(|b| b.label.as_str()), 3),
+                    shown(band.start),
+                    shown(band.end)
+                ),
+            };
+            let _ = write!(
+                self.svg,
+                r#"<rect x="{:.1}" y="{}" width="{:.1}" height="{}" fill="{fill}" fill-opacity="{opacity}"><title>{}</title></rect>"#,
+                self.scale.x(band.start),
+                LAYOUT.top - 6,
+                self.scale.width(band.start, band.end),
+                self.rows_height + 6,
+                escape(&tip)
+            );
+        }
+    }
+
+    /// The ticks, in UTC, and a caption that says so.
+    fn axis(&mut self) {
+        let _ = write!(
+            self.svg,
+            r##"<text x="{}" y="{}" text-anchor="end" fill="#444444">UTC</text>"##,
+            LAYOUT.chart_left - 8,
+            LAYOUT.top - 18
+        );
+        for (tick, label) in ticks(self.scale.start, self.end) {
+            let x = self.scale.x(tick);
+            let _ = write!(
+                self.svg,
+                r##"<line x1="{x:.1}" y1="{}" x2="{x:.1}" y2="{}" stroke="#DDDDDD"/><text x="{x:.1}" y="{}" text-anchor="middle" fill="#444444">{label}</text>"##,
+                LAYOUT.top - 14,
+                self.chart_bottom,
+                LAYOUT.top - 18,
+            );
+        }
+    }
+
+    /// Each hold as a strip above the rows and a faint band across them, with what held it where there is room to
+    /// say it.
+    fn holds(&mut self, holds: &[Hold]) {
+        let times = |h: &Hold| (h.start, h.end);
+        let said = |h: &Hold| format!("held by {}: {} ({} – {})", h.check, h.message, shown(h.start), shown(h.end));
+        let mut free_from = 0.0;
+        for band in merged(holds, self.scale.start, self.end, times) {
+            let (x, w) = (self.scale.x(band.start), self.scale.width(band.start, band.end));
+            let checks = distinct(band.items.iter().map(|h| h.check.as_str()), 3);
+            let tip = match band.items.as_slice() {
+                [one] => said(one),
+                many => format!(
+                    "held {} times, too close to draw apart, by {checks}: {} – {}; the longest: {}",
+                    many.len(),
+                    shown(band.start),
+                    shown(band.end),
+                    longest(many, times).map(said).unwrap_or_default()
+                ),
+            };
+            let _ = write!(
+                self.svg,
+                r#"<g class="hold"><title>{}</title><rect x="{x:.1}" y="{}" width="{w:.1}" height="5" fill="{HOLD_COLOUR}"/><rect x="{x:.1}" y="{}" width="{w:.1}" height="{}" fill="{HOLD_COLOUR}" fill-opacity="0.08"/>"#,
+                escape(&tip),
+                LAYOUT.top - 12,
+                LAYOUT.top,
+                self.rows_height,
+            );
+            if x >= free_from {
+                let _ = write!(
+                    self.svg,
+                    r#"<text x="{:.1}" y="{}" fill="{HOLD_COLOUR}" font-size="9">{}</text>"#,
+                    x + 2.0,
+                    LAYOUT.top - 28,
+                    escape(&checks)
+                );
+                free_from = x + 2.0 + HOLD_LABEL_CHAR_PX * checks.chars().count() as f64 + 4.0;
+            }
+            self.svg.push_str("</g>");
+        }
+    }
+
+    /// The row marker and label of a drawn row at `y`, its group open; `title` is the row's tooltip.
+    fn open_row(&mut self, y: u32, title: &str, label: &str) {
+        let _ = write!(
+            self.svg,
+            r#"<g class="row"><title>{}</title><rect x="{}" y="{y}" width="{}" height="{}" fill="{}"/><text x="{}" y="{}">{}</text>"#,
+            escape(title),
+            LAYOUT.marker_x,
+            LAYOUT.marker_width,
+            LAYOUT.row_height,
+            LAYOUT.marker_colour,
+            LAYOUT.marker_x + LAYOUT.marker_width + 4,
+            y + LAYOUT.row_height - 2,
+            escape(label)
+        );
+    }
+
+    /// A step from `start` to `end` in the row at `y`; projected steps lighter with a dashed outline.
+    fn segment(
+        &mut self,
+        y: u32,
+        step: Step,
+        (start, end): (DateTime<Utc>, DateTime<Utc>),
+        projected: bool,
+        who: &str,
+    ) {
+        let (x, w) = (self.scale.x(start), self.scale.width(start, end));
+        let fill = colour(step);
+        let style = if projected {
+            format!(r#"fill="{fill}" fill-opacity="0.35" stroke="{fill}" stroke-dasharray="3,2""#)
+        } else {
+            format!(r#"fill="{fill}""#)
+        };
+        let _ = write!(
+            self.svg,
+            r#"<rect x="{x:.1}" y="{y}" width="{w:.1}" height="{}" {style}><title>{}: {}{}, {} – {} ({})</title></rect>"#,
+            LAYOUT.row_height,
+            escape(who),
+            crate::estimate::name(step),
+            if projected { " (projected)" } else { "" },
+            shown(start),
+            shown(end),
+            lasting(end - start)
+        );
+    }
+
+    /// A node's row (or a group's) at `y`: its steps, and after them a red marker and the outcome of a failed or
+    /// ungated node, the outcome of a skipped one.
+    fn row(&mut self, y: u32, row: &DrawnRow) {
+        self.open_row(y, &row.title, &row.label);
+        for segment in &row.segments {
+            self.segment(y, segment.step, (segment.start, segment.end), segment.projected, &row.name);
+        }
+        let after = row.segments.iter().map(|s| self.scale.x(s.end)).fold(f64::from(LAYOUT.chart_left), f64::max);
+        let text_y = y + LAYOUT.row_height - 2;
+        match row.outcome {
+            RowOutcome::Failed | RowOutcome::Ungated => {
+                let _ = write!(
+                    self.svg,
+                    r#"<rect x="{:.1}" y="{y}" width="{}" height="{}" fill="{FAILED_COLOUR}"/><text x="{:.1}" y="{text_y}" fill="{FAILED_COLOUR}" font-weight="bold">{}</text>"#,
+                    after + 3.0,
+                    LAYOUT.row_height / 2,
+                    LAYOUT.row_height,
+                    after + 6.0 + f64::from(LAYOUT.row_height / 2),
+                    row.outcome.word()
+                );
+            }
+            RowOutcome::Skipped => {
+                let _ = write!(
+                    self.svg,
+                    r##"<text x="{:.1}" y="{text_y}" fill="#444444" font-style="italic">{}</text>"##,
+                    after + 3.0,
+                    row.outcome.word()
+                );
+            }
+            RowOutcome::Done | RowOutcome::InFlight | RowOutcome::Projected => {}
+        }
+        self.svg.push_str("</g>");
+    }
+
+    /// The restore walk's row at `y`: what is before `now` happened, what is after it is a projection.
+    fn restore(&mut self, y: u32, band: &Band, now: DateTime<Utc>) {
+        let title =
+            format!("{}: {} – {} ({})", band.label, shown(band.start), shown(band.end), lasting(band.end - band.start));
+        self.open_row(y, &title, &band.label);
+        if band.start < now {
+            self.segment(y, Step::Restore, (band.start, band.end.min(now)), false, &band.label);
+        }
+        if band.end > now {
+            self.segment(y, Step::Restore, (band.start.max(now), band.end), true, &band.label);
+        }
+        self.svg.push_str("</g>");
+    }
+
+    /// The now line, dashed, and the estimated end, solid with its time; both in black, a colour no step has.
+    fn now_and_estimate(&mut self, now: DateTime<Utc>, estimated_end: Option<DateTime<Utc>>) {
+        let (bottom, x) = (self.chart_bottom, self.scale.x(now));
+        let _ = write!(
+            self.svg,
+            r#"<line x1="{x:.1}" y1="{}" x2="{x:.1}" y2="{bottom}" stroke="{LINE_COLOUR}" stroke-dasharray="4,3"/><text x="{x:.1}" y="{}" text-anchor="middle">now</text>"#,
+            LAYOUT.top - 10,
+            bottom + 14
+        );
+        if let Some(eta) = estimated_end {
+            let x = self.scale.x(eta);
+            let _ = write!(
+                self.svg,
+                r#"<line x1="{x:.1}" y1="{}" x2="{x:.1}" y2="{bottom}" stroke="{LINE_COLOUR}" stroke-width="2"/><text x="{x:.1}" y="{}" text-anchor="end" fill="{LINE_COLOUR}">estimated end {}</text>"#,
+                LAYOUT.top - 10,
+                bottom + 28,
+                shown(eta)
+            );
+        }
+        let _ = write!(
+            self.svg,
+            r##"<line x1="{}" y1="{bottom}" x2="{}" y2="{bottom}" stroke="#888888"/>"##,
+            LAYOUT.chart_left, LAYOUT.chart_right
+        );
+    }
 }

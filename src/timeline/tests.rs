@@ -1,6 +1,7 @@
 use chrono::{DateTime, Duration, Utc};
 
-use super::svg::{drawn_rows, tick_spacing};
+use super::axis::{tick_spacing, ticks};
+use super::group::drawn_rows;
 use super::*;
 
 fn at(text: &str) -> DateTime<Utc> {
@@ -49,8 +50,32 @@ fn timeline(rows: Vec<Row>) -> Timeline {
     }
 }
 
+/// The rects of `svg` that have a tooltip (steps, bands, holds' strips are in groups): their attributes and tooltip.
+fn tipped_rects(svg: &str) -> Vec<(&str, &str)> {
+    svg.split("<rect ")
+        .skip(1)
+        .filter_map(|rest| {
+            let (attributes, rest) = rest.split_once('>')?;
+            let title = rest.strip_prefix("<title>")?.split_once("</title>")?.0;
+            Some((attributes, title))
+        })
+        .collect()
+}
+
+/// The steps drawn in `svg`: fill, whether dashed, tooltip.
+fn steps_drawn(svg: &str) -> Vec<(String, bool, String)> {
+    tipped_rects(svg)
+        .into_iter()
+        .filter(|(attributes, _)| attributes.contains(&format!(r#"height="{}""#, LAYOUT.row_height)))
+        .map(|(attributes, title)| {
+            let fill = attributes.split(r#"fill=""#).nth(1).and_then(|f| f.split('"').next()).unwrap_or_default();
+            (fill.to_string(), attributes.contains("stroke-dasharray"), title.to_string())
+        })
+        .collect()
+}
+
 #[test]
-fn every_step_colour_holds_bands_and_rows_are_drawn() {
+fn every_step_is_drawn_in_its_colour_with_its_times_and_projected_steps_differ() {
     let start = at("2026-11-23T12:00:00Z");
     let svg = render(&timeline(vec![
         node("worker-0", start, false, RowOutcome::Done),
@@ -58,15 +83,103 @@ fn every_step_colour_holds_bands_and_rows_are_drawn() {
         node("worker-2", start + Duration::minutes(25), true, RowOutcome::Projected),
     ]));
     assert!(svg.starts_with("<svg ") && svg.trim_end().ends_with("</svg>"));
+    assert!(!svg.contains("<script") && !svg.contains("href"), "standalone: no script, no link");
+    let steps = steps_drawn(&svg);
+    assert_eq!(steps.len(), 3 * 5 + 1, "five steps of three nodes and the restore walk: {steps:?}");
     for step in Step::NODE.into_iter().chain([Step::Restore]) {
-        assert!(svg.contains(&format!(r#"fill="{}""#, colour(step))), "{step:?}");
+        let name = crate::estimate::name(step);
+        assert!(
+            steps.iter().any(|(fill, _, title)| fill == colour(step) && title.contains(&format!(": {name}"))),
+            "{step:?} is not drawn in {}",
+            colour(step)
+        );
     }
-    assert_eq!(svg.matches(r#"<g class="row">"#).count(), 4, "three nodes and the restore walk");
-    assert!(svg.contains("held by ClusterOperators: storage is Degraded"));
-    assert!(svg.contains(WINDOW_COLOUR) && svg.contains(BLACKOUT_COLOUR) && svg.contains(HOLD_COLOUR));
-    assert!(svg.contains(r#"stroke-dasharray="3,2""#), "projected steps are dashed");
-    assert_eq!(svg.matches(r#"stroke-dasharray="3,2""#).count(), 5, "only the projected node's five steps");
-    assert!(svg.contains(">failed</text>"));
+    assert!(steps.contains(&(
+        colour(Step::Upgrade).to_string(),
+        false,
+        "worker-0: upgrade, 2026-11-23 12:04:00 UTC – 2026-11-23 12:06:00 UTC (2m00s)".to_string()
+    )));
+    let projected: Vec<&String> = steps.iter().filter(|(_, dashed, _)| *dashed).map(|(_, _, title)| title).collect();
+    assert_eq!(projected.len(), 5 + 1, "only the projected node's steps and the restore walk to come: {projected:?}");
+    assert!(projected[..5].iter().all(|t| t.starts_with("worker-2: ") && t.contains("(projected)")), "{projected:?}");
+    assert_eq!(svg.matches(r#"fill-opacity="0.35""#).count(), 5 + 1 + 1, "and the legend's key");
+}
+
+#[test]
+fn the_restore_walk_is_drawn_as_it_happened_up_to_now_and_projected_after() {
+    let mut t = timeline(Vec::new());
+    t.now = at("2026-11-23T12:52:00Z");
+    let steps = steps_drawn(&render(&t));
+    let restore = colour(Step::Restore).to_string();
+    assert_eq!(
+        steps,
+        [
+            (
+                restore.clone(),
+                false,
+                "restore walk: restore, 2026-11-23 12:50:00 UTC – 2026-11-23 12:52:00 UTC (2m00s)".to_string()
+            ),
+            (
+                restore,
+                true,
+                "restore walk: restore (projected), 2026-11-23 12:52:00 UTC – 2026-11-23 12:55:00 UTC (3m00s)"
+                    .to_string()
+            ),
+        ]
+    );
+}
+
+#[test]
+fn a_step_colour_is_drawn_only_where_the_step_is() {
+    let start = at("2026-11-23T12:00:00Z");
+    let mut only_gates = node("worker-0", start, false, RowOutcome::InFlight);
+    only_gates.segments.truncate(1);
+    let mut t = timeline(vec![only_gates]);
+    t.restore = None;
+    let steps = steps_drawn(&render(&t));
+    let fills: Vec<&str> = steps.iter().map(|(fill, _, _)| fill.as_str()).collect();
+    assert_eq!(fills, [colour(Step::Gate)]);
+}
+
+#[test]
+fn rows_holds_bands_and_outcomes_are_drawn_with_their_tooltips() {
+    let start = at("2026-11-23T12:00:00Z");
+    let svg = render(&timeline(vec![
+        node("worker-0", start, false, RowOutcome::Done),
+        node("worker-1", start + Duration::minutes(10), false, RowOutcome::Failed),
+        node("worker-2", start + Duration::minutes(25), false, RowOutcome::Ungated),
+        node("worker-3", start + Duration::minutes(35), false, RowOutcome::Skipped),
+    ]));
+    let rows: Vec<&str> = svg
+        .split(r#"<g class="row"><title>"#)
+        .skip(1)
+        .filter_map(|rest| rest.split_once("</title>").map(|(title, _)| title))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            "worker-0: done",
+            "worker-1: failed",
+            "worker-2: ungated",
+            "worker-3: skipped",
+            "restore walk: 2026-11-23 12:50:00 UTC – 2026-11-23 12:55:00 UTC (5m00s)"
+        ]
+    );
+    let failed_markers = svg.matches(&format!(r#"fill="{FAILED_COLOUR}"/>"#)).count();
+    assert_eq!(failed_markers, 2 + 1, "a marker for the failed and the ungated node, and the legend's key");
+    assert!(svg.contains(&format!(r#"fill="{FAILED_COLOUR}" font-weight="bold">failed</text>"#)));
+    assert!(svg.contains(&format!(r#"fill="{FAILED_COLOUR}" font-weight="bold">ungated</text>"#)));
+    assert!(svg.contains(r#"font-style="italic">skipped</text>"#));
+    let bands = tipped_rects(&svg);
+    assert!(bands.iter().any(|(a, t)| a.contains(WINDOW_COLOUR)
+        && *t == "maintenance window: 2026-11-23 12:00:00 UTC – 2026-11-23 12:45:00 UTC"));
+    assert!(bands.iter().any(|(a, t)| a.contains(BLACKOUT_COLOUR)
+        && *t == "blackout: freeze: 2026-11-23 12:30:00 UTC – 2026-11-23 12:35:00 UTC"));
+    // Ten minutes into an hour over 940 pixels, two minutes long.
+    assert!(svg.contains(&format!(
+        r#"<g class="hold"><title>held by ClusterOperators: storage is Degraded (2026-11-23 12:10:00 UTC – 2026-11-23 12:12:00 UTC)</title><rect x="396.7" y="80" width="31.3" height="5" fill="{HOLD_COLOUR}"/>"#
+    )));
+    assert!(svg.contains(r#"font-size="9">ClusterOperators</text>"#), "the hold's check is its label");
     assert!(svg.contains("estimated end 2026-11-23 12:55:00 UTC"));
 }
 
@@ -74,11 +187,29 @@ fn every_step_colour_holds_bands_and_rows_are_drawn() {
 fn user_text_is_escaped() {
     let start = at("2026-11-23T12:00:00Z");
     let mut t = timeline(vec![node("<b>&\"x\"", start, false, RowOutcome::Done)]);
+    t.title = "<i>ops</i> & 'co'".into();
+    t.holds[0].check = "<Custom>".into();
     t.holds[0].message = "<script>alert(1)</script>".into();
+    t.windows[0].label = "<w>".into();
+    t.blackouts[0].label = "<freeze> & \"go\"".into();
+    if let Some(restore) = t.restore.as_mut() {
+        restore.label = "<restore>".into();
+    }
     let svg = render(&t);
-    assert!(!svg.contains("<b>") && !svg.contains("<script>"), "{svg}");
-    assert!(svg.contains("&lt;b&gt;&amp;&quot;x&quot;"));
-    assert!(svg.contains("&lt;script&gt;"));
+    for raw in ["<b>", "<i>", "<Custom>", "<script>", "<w>", "<freeze>", "<restore>", "& ", "'co'", "\"go\""] {
+        assert!(!svg.contains(raw), "{raw} is not escaped: {svg}");
+    }
+    for escaped in [
+        ">&lt;b&gt;&amp;&quot;x&quot;</text>",
+        "<title>&lt;b&gt;&amp;&quot;x&quot;: done</title>",
+        "&lt;i&gt;ops&lt;/i&gt; &amp; &apos;co&apos;",
+        "held by &lt;Custom&gt;: &lt;script&gt;alert(1)&lt;/script&gt;",
+        "maintenance window: &lt;w&gt;",
+        "blackout: &lt;freeze&gt; &amp; &quot;go&quot;",
+        ">&lt;restore&gt;</text>",
+    ] {
+        assert!(svg.contains(escaped), "{escaped} is not in {svg}");
+    }
 }
 
 #[test]
@@ -92,13 +223,43 @@ fn beyond_the_row_limit_nodes_are_grouped_and_the_picture_stays_bounded() {
     assert_eq!(drawn_rows(&rows(MAX_ROWS)).len(), MAX_ROWS);
     let grouped = drawn_rows(&rows(2000));
     assert!(grouped.len() <= MAX_ROWS && grouped.len() >= MAX_ROWS / 2, "{}", grouped.len());
-    assert_eq!(grouped[0].node, "worker-0 … worker-6 (7 nodes)");
+    assert_eq!(grouped[0].label, "worker-0 … worker-6 (7 nodes)");
+    assert_eq!(grouped[0].title, "worker-0 … worker-6 (7 nodes): 7 done");
     assert_eq!(grouped[0].segments[0].start, start);
     assert_eq!(grouped[0].segments[0].end, start + Duration::seconds(6) + Duration::minutes(2));
     let small = render(&timeline(rows(MAX_ROWS))).len();
     let large = render(&timeline(rows(2000))).len();
     assert!(large <= small * 3 / 2, "2,000 nodes draw about as much as 300: {large} vs {small} bytes");
     assert!(large < 512 * 1024, "{large} bytes");
+}
+
+#[test]
+fn a_summary_row_keeps_its_count_when_names_are_long_and_counts_its_outcomes() {
+    let start = at("2026-11-23T12:00:00Z");
+    let rows: Vec<Row> = (0..MAX_ROWS * 2 + 2)
+        .map(|i| {
+            let outcome = match i {
+                0 => RowOutcome::Failed,
+                1 => RowOutcome::Skipped,
+                _ => RowOutcome::Done,
+            };
+            node(&format!("ip-10-0-{}-{}.eu-west-1.compute.internal", i / 250, i % 250), start, false, outcome)
+        })
+        .collect();
+    let grouped = drawn_rows(&rows);
+    assert_eq!(grouped.len(), MAX_ROWS / 3 * 2 + 1, "three nodes to a row");
+    let first = &grouped[0];
+    assert_eq!(first.label, "ip-10-0-0… … ip-10-0-0… (3 nodes)");
+    assert_eq!(
+        first.title,
+        "ip-10-0-0-0.eu-west-1.compute.internal … ip-10-0-0-2.eu-west-1.compute.internal (3 nodes): \
+         1 failed, 1 skipped, 1 done"
+    );
+    assert_eq!(first.outcome, RowOutcome::Failed, "a group shows the outcome that most needs attention");
+    assert_eq!(grouped[1].outcome, RowOutcome::Done);
+    let svg = render(&timeline(rows));
+    assert!(svg.contains(">ip-10-0-0… … ip-10-0-0… (3 nodes)</text>"), "the label is drawn");
+    assert!(svg.contains("<title>ip-10-0-0-0.eu-west-1.compute.internal … ip-10-0-0-2.eu-west-1.compute.internal (3 nodes): 1 failed, 1 skipped, 1 done</title>"));
 }
 
 #[test]
@@ -111,6 +272,36 @@ fn ticks_suit_the_span() {
     assert_eq!(tick_spacing(Duration::days(30)), Duration::days(3));
 }
 
+/// The labels of the ticks from `start` for `span`.
+fn labels(start: &str, span: Duration) -> Vec<String> {
+    let start = at(start);
+    ticks(start, start + span).into_iter().map(|(_, label)| label).collect()
+}
+
+#[test]
+fn tick_labels_are_utc_on_whole_steps_and_tell_ticks_apart() {
+    assert_eq!(
+        labels("2026-11-23T12:00:05Z", Duration::seconds(90)),
+        ["12:00:10", "12:00:20", "12:00:30", "12:00:40", "12:00:50", "12:01:00", "12:01:10", "12:01:20", "12:01:30"],
+        "ticks less than a minute apart show seconds"
+    );
+    assert_eq!(
+        labels("2026-11-23T12:00:30Z", Duration::minutes(10)),
+        ["12:01", "12:02", "12:03", "12:04", "12:05", "12:06", "12:07", "12:08", "12:09", "12:10"]
+    );
+    assert_eq!(labels("2026-11-23T12:20:00+02:00", Duration::hours(5)), ["11:00", "12:00", "13:00", "14:00", "15:00"]);
+    let days = labels("2026-11-23T10:00:00Z", Duration::days(3));
+    assert_eq!(days.len(), 12, "{days:?}");
+    assert_eq!(days[..3], ["11-23 12:00", "11-23 18:00", "11-24 00:00"], "a span over a day shows the date");
+    assert_eq!(
+        labels("2026-11-01T10:00:00Z", Duration::days(30)),
+        ["11-03", "11-06", "11-09", "11-12", "11-15", "11-18", "11-21", "11-24", "11-27", "11-30"],
+        "day ticks fall on midnight UTC"
+    );
+    let svg = render(&timeline(Vec::new()));
+    assert!(svg.contains(">UTC</text>"), "the axis says its times are UTC");
+}
+
 #[test]
 fn an_empty_rollout_still_draws_a_valid_picture_that_says_so() {
     let mut t = timeline(Vec::new());
@@ -118,4 +309,67 @@ fn an_empty_rollout_still_draws_a_valid_picture_that_says_so() {
     let svg = render(&t);
     assert!(svg.contains("No node in this rollout yet."));
     assert!(svg.trim_end().ends_with("</svg>"));
+}
+
+fn hold(start: DateTime<Utc>, seconds: i64, check: &str, message: &str) -> Hold {
+    Hold { start, end: start + Duration::seconds(seconds), check: check.into(), message: message.into() }
+}
+
+#[test]
+fn holds_apart_are_drawn_apart_and_holds_too_close_to_tell_apart_as_one() {
+    let start = at("2026-11-23T12:00:00Z");
+    let mut t = timeline(Vec::new());
+    // A one-hour chart: two pixels are about 7.7 s.
+    t.holds = vec![
+        hold(start + Duration::minutes(5), 60, "Alerts", "KubeNodeNotReady is firing"),
+        hold(start + Duration::minutes(30), 20, "ClusterOperators", "storage is Degraded"),
+        hold(start + Duration::minutes(30) + Duration::seconds(25), 90, "Custom", "ceph is HEALTH_WARN"),
+        hold(start + Duration::minutes(32), 5, "ClusterOperators", "storage is Degraded"),
+        hold(start - Duration::hours(2), 60, "Alerts", "before the chart"),
+    ];
+    let svg = render(&t);
+    assert_eq!(svg.matches(r#"<g class="hold">"#).count(), 2, "{svg}");
+    assert!(svg.contains(
+        "<title>held by Alerts: KubeNodeNotReady is firing (2026-11-23 12:05:00 UTC – 2026-11-23 12:06:00 UTC)</title>"
+    ));
+    assert!(
+        svg.contains(
+            "<title>held 3 times, too close to draw apart, by ClusterOperators, Custom: 2026-11-23 12:30:00 UTC – \
+             2026-11-23 12:32:05 UTC; the longest: held by Custom: ceph is HEALTH_WARN (2026-11-23 12:30:25 UTC – \
+             2026-11-23 12:31:55 UTC)</title>"
+        ),
+        "{svg}"
+    );
+    assert!(svg.contains(r#"font-size="9">ClusterOperators, Custom</text>"#), "the merged hold's checks are its label");
+    assert!(!svg.contains("before the chart"), "a hold outside the chart is not drawn");
+}
+
+#[test]
+fn thousands_of_holds_windows_and_blackouts_stay_bounded_by_the_chart_width() {
+    let start = at("2026-11-23T12:00:00Z");
+    let most = (LAYOUT.chart_right - LAYOUT.chart_left) as usize / 2 + 1;
+    let message = "ClusterOperator storage is Degraded: 3 of 5 OSDs are down; the pool would stall the drain";
+    for every in [1, 5, 8, 20, 60] {
+        let mut t = timeline(Vec::new());
+        t.holds = (0..5000).map(|i| hold(start + Duration::seconds(every * i), 1, "Alerts", message)).collect();
+        t.windows = (0..5000)
+            .map(|i| Band {
+                start: start + Duration::seconds(every * i),
+                end: start + Duration::seconds(every * i + 1),
+                label: "maintenance window".into(),
+            })
+            .collect();
+        t.blackouts = t.windows.iter().map(|w| Band { label: format!("freeze {}", w.start), ..w.clone() }).collect();
+        let svg = render(&t);
+        let holds = svg.matches(r#"<g class="hold">"#).count();
+        assert!((1..=most).contains(&holds), "holds every {every}s: {holds} drawn");
+        if every == 60 {
+            assert_eq!(holds, 60, "holds a minute apart in an hour are each drawn");
+        }
+        let labels = svg.matches(r#"font-size="9">"#).count();
+        assert!(labels <= 940 / 30, "hold labels every {every}s: {labels}, they would overlap");
+        let bands = svg.matches("maintenance window").count() + svg.matches("blackout").count();
+        assert!(bands <= 4 * most, "bands every {every}s: {bands}");
+        assert!(svg.len() < 256 * 1024, "every {every}s: {} bytes", svg.len());
+    }
 }

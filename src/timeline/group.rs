@@ -1,0 +1,91 @@
+//! The rows as drawn. Up to [`MAX_ROWS`] nodes, one row per node; beyond, consecutive nodes are drawn as one summary
+//! row each, `ceil(nodes / MAX_ROWS)` nodes to a row, so that the picture's size depends on [`MAX_ROWS`], not on the
+//! number of nodes.
+
+use super::layout::LABEL_CHARS;
+use super::text::shorten;
+use super::{Row, RowOutcome, Segment, MAX_ROWS};
+use crate::api::Step;
+
+/// A row as drawn: one node, or a summary of consecutive nodes.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct DrawnRow {
+    /// The name left of the row, short enough to fit.
+    pub label: String,
+    /// Who the row is, in full: the node, or the group's first and last node and how many it has.
+    pub name: String,
+    /// The row's tooltip: its name and how it ended (a group's outcomes counted).
+    pub title: String,
+    /// How it ended; for a group, the outcome that most needs attention.
+    pub outcome: RowOutcome,
+    /// The steps; for a group, each step from its earliest start to its latest end in the group.
+    pub segments: Vec<Segment>,
+}
+
+/// The outcomes in the order a group's row takes them: the first one any node of the group has.
+const ATTENTION: [RowOutcome; 6] = [
+    RowOutcome::Failed,
+    RowOutcome::Ungated,
+    RowOutcome::InFlight,
+    RowOutcome::Skipped,
+    RowOutcome::Projected,
+    RowOutcome::Done,
+];
+
+/// The rows as drawn: every node, or beyond [`MAX_ROWS`] one summary row per group of consecutive nodes.
+pub(super) fn drawn_rows(rows: &[Row]) -> Vec<DrawnRow> {
+    if rows.len() <= MAX_ROWS {
+        return rows.iter().map(single).collect();
+    }
+    let size = rows.len().div_ceil(MAX_ROWS);
+    rows.chunks(size).map(summary).collect()
+}
+
+fn single(row: &Row) -> DrawnRow {
+    DrawnRow {
+        label: shorten(&row.node, LABEL_CHARS),
+        name: row.node.clone(),
+        title: format!("{}: {}", row.node, row.outcome.word()),
+        outcome: row.outcome,
+        segments: row.segments.clone(),
+    }
+}
+
+fn summary(group: &[Row]) -> DrawnRow {
+    let (first, last) = (&group[0].node, &group[group.len() - 1].node);
+    let name = format!("{first} … {last} ({} nodes)", group.len());
+    let counted: Vec<String> = ATTENTION
+        .into_iter()
+        .map(|o| (o, group.iter().filter(|r| r.outcome == o).count()))
+        .filter(|(_, n)| *n > 0)
+        .map(|(o, n)| format!("{n} {}", o.word()))
+        .collect();
+    let outcome = ATTENTION.into_iter().find(|o| group.iter().any(|r| r.outcome == *o)).unwrap_or(RowOutcome::Done);
+    let mut segments: Vec<Segment> = Vec::new();
+    for step in Step::NODE.into_iter().chain([Step::Restore]) {
+        let of_step: Vec<&Segment> = group.iter().flat_map(|r| &r.segments).filter(|s| s.step == step).collect();
+        let (Some(start), Some(end)) = (of_step.iter().map(|s| s.start).min(), of_step.iter().map(|s| s.end).max())
+        else {
+            continue;
+        };
+        segments.push(Segment { step, start, end, projected: of_step.iter().all(|s| s.projected) });
+    }
+    DrawnRow {
+        label: summary_label(first, last, group.len()),
+        title: format!("{name}: {}", counted.join(", ")),
+        name,
+        outcome,
+        segments,
+    }
+}
+
+/// `first … last (N nodes)`, the names shortened (never the count) when it would not fit.
+fn summary_label(first: &str, last: &str, count: usize) -> String {
+    let tail = format!(" ({count} nodes)");
+    let full = format!("{first} … {last}{tail}");
+    if full.chars().count() <= LABEL_CHARS {
+        return full;
+    }
+    let each = (LABEL_CHARS.saturating_sub(tail.chars().count() + 3) / 2).max(2);
+    format!("{} … {}{tail}", shorten(first, each), shorten(last, each))
+}
