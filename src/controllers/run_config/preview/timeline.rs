@@ -122,6 +122,9 @@ pub fn timeline(
         .or_else(|| rows.iter().flat_map(|r| r.segments.first()).map(|s| s.start).min())
         .unwrap_or(now);
     let last_segment = rows.iter().flat_map(|r| r.segments.last()).map(|s| s.end).max();
+    // A finished rollout is drawn to its end, with "now" there; one under way to now or its projection.
+    let finished = at(&status.finished_at).filter(|_| status.phase == Some(crate::api::RunPhase::Completed));
+    let now = finished.map_or(now, |end| end.max(last_segment.unwrap_or(end)));
     let end =
         [Some(now), at(&status.finished_at), estimated_end, last_segment].into_iter().flatten().max().unwrap_or(now);
     let mut holds: Vec<Hold> = if same {
