@@ -1,0 +1,74 @@
+// The harness page: the plugin's real components (../src) on a standalone page, with
+// '@openshift-console/dynamic-plugin-sdk' replaced by ./sdk-adapter.ts (the real API server through the e2e server's
+// proxy). No loader beyond ts-loader: PatternFly's CSS goes through webpack's built-in CSS support.
+//
+//   npx webpack -c harness/webpack.config.js        (from console-plugin/; writes harness/dist)
+const path = require('path');
+
+const here = __dirname;
+
+/** Writes dist/index.html, which loads the bundle (no HTML plugin needed). */
+class IndexHtml {
+  apply(compiler) {
+    compiler.hooks.thisCompilation.tap('IndexHtml', (compilation) => {
+      compilation.hooks.processAssets.tap(
+        { name: 'IndexHtml', stage: compiler.webpack.Compilation.PROCESS_ASSETS_STAGE_ADDITIONAL },
+        () => {
+          const html = `<!doctype html>
+<html lang="en">
+  <head>
+    <meta charset="utf-8" />
+    <title>numo console plugin harness</title>
+    <script defer src="harness.js"></script>
+  </head>
+  <body>
+    <div id="root"></div>
+  </body>
+</html>
+`;
+          compilation.emitAsset('index.html', new compiler.webpack.sources.RawSource(html));
+        },
+      );
+    });
+  }
+}
+
+module.exports = (env, argv) => ({
+  mode: argv.mode || 'development',
+  context: here,
+  entry: { harness: './index.tsx' },
+  output: {
+    path: path.join(here, 'dist'),
+    filename: '[name].js',
+    chunkFilename: '[name].[contenthash].js',
+    publicPath: '',
+    clean: true,
+  },
+  devtool: 'source-map',
+  resolve: {
+    extensions: ['.tsx', '.ts', '.jsx', '.js'],
+    alias: {
+      // Only the package itself: type-only subpath imports (erased by the compiler) are left alone.
+      '@openshift-console/dynamic-plugin-sdk$': path.join(here, 'sdk-adapter.ts'),
+    },
+  },
+  module: {
+    rules: [
+      {
+        test: /\.tsx?$/,
+        exclude: /node_modules/,
+        use: [
+          {
+            loader: 'ts-loader',
+            options: { configFile: path.join(here, 'tsconfig.json'), transpileOnly: true },
+          },
+        ],
+      },
+      { test: /\.css$/, type: 'css' },
+      { test: /\.(woff2?|ttf|eot|svg|png|jpe?g|gif)$/, type: 'asset/resource' },
+    ],
+  },
+  experiments: { css: true },
+  performance: { hints: false },
+  plugins: [new IndexHtml()],
+});
