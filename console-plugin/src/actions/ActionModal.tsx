@@ -1,0 +1,163 @@
+// The confirmation of an action on a run config: says exactly what numo will do and what the patch changes, then
+// sends the patch as the logged-in user.
+import * as React from 'react';
+import {
+  Alert,
+  Button,
+  Form,
+  FormGroup,
+  FormHelperText,
+  FormSelect,
+  FormSelectOption,
+  HelperText,
+  HelperTextItem,
+  Modal,
+  ModalBody,
+  ModalFooter,
+  ModalHeader,
+  TextInput,
+} from '@patternfly/react-core';
+import type { MutexRunConfig } from '../types';
+import { MutexRunConfigModel } from '../models';
+import { k8sPatchResource } from '../sdk';
+import {
+  ActionKind,
+  actionPatch,
+  actionText,
+  retryableNodes,
+  skippableNodes,
+  skippedByAnnotation,
+} from './patches';
+
+const OTHER = '__other__';
+const NODE_NAME = /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/;
+
+export type ActionModalProps = {
+  kind: ActionKind;
+  runConfig: MutexRunConfig;
+  /** The node a retry or skip is for; without it, the modal offers the nodes it applies to. */
+  node?: string;
+  onClose: () => void;
+};
+
+const errorMessage = (e: unknown): string => {
+  if (e && typeof e === 'object' && 'message' in e && typeof (e as { message: unknown }).message === 'string') {
+    return (e as { message: string }).message;
+  }
+  return String(e);
+};
+
+export const ActionModal: React.FC<ActionModalProps> = ({ kind, runConfig, node, onClose }) => {
+  const needsNode = kind === 'retry' || kind === 'skip';
+  const candidates = React.useMemo(
+    () => (kind === 'retry' ? retryableNodes(runConfig).map((n) => n.name) : kind === 'skip' ? skippableNodes(runConfig) : []),
+    [kind, runConfig],
+  );
+  const [choice, setChoice] = React.useState<string>(node ?? candidates[0] ?? (kind === 'skip' ? OTHER : ''));
+  const [typed, setTyped] = React.useState('');
+  const [busy, setBusy] = React.useState(false);
+  const [error, setError] = React.useState<string>();
+
+  const chosen = needsNode ? (choice === OTHER ? typed.trim() : choice) : undefined;
+  const alreadySkipped = kind === 'skip' && !!chosen && skippedByAnnotation(runConfig).includes(chosen);
+  const valid = !needsNode || (!!chosen && NODE_NAME.test(chosen) && !alreadySkipped);
+  const text = actionText(kind, runConfig, chosen || undefined);
+
+  const confirm = async () => {
+    if (!valid || busy) return;
+    setBusy(true);
+    setError(undefined);
+    try {
+      await k8sPatchResource({ model: MutexRunConfigModel, resource: runConfig, data: actionPatch(kind, runConfig, chosen) });
+      onClose();
+    } catch (e) {
+      setError(errorMessage(e));
+      setBusy(false);
+    }
+  };
+
+  const titleId = `numo-action-title-${kind}`;
+  const bodyId = `numo-action-body-${kind}`;
+  return (
+    <Modal variant="small" isOpen onClose={onClose} aria-labelledby={titleId} aria-describedby={bodyId}>
+      <ModalHeader title={text.title} labelId={titleId} />
+      <ModalBody id={bodyId}>
+        <div data-test="action-modal" data-action={kind}>
+          {needsNode && !node && (
+            <Form
+              onSubmit={(e) => {
+                e.preventDefault();
+                void confirm();
+              }}
+            >
+              {(candidates.length > 0 || kind === 'retry') && (
+                <FormGroup label="Node" fieldId="numo-action-node" isRequired>
+                  <FormSelect
+                    id="numo-action-node"
+                    data-test="node-select"
+                    value={choice}
+                    onChange={(_e, value) => setChoice(value)}
+                    aria-label="Node"
+                  >
+                    {candidates.length === 0 && <FormSelectOption value="" label="No node to retry" isDisabled />}
+                    {candidates.map((c) => (
+                      <FormSelectOption key={c} value={c} label={c} />
+                    ))}
+                    {kind === 'skip' && <FormSelectOption value={OTHER} label="Another node…" />}
+                  </FormSelect>
+                </FormGroup>
+              )}
+              {kind === 'skip' && choice === OTHER && (
+                <FormGroup label="Node name" fieldId="numo-action-node-name" isRequired>
+                  <TextInput
+                    id="numo-action-node-name"
+                    data-test="node-input"
+                    value={typed}
+                    onChange={(_e, value) => setTyped(value)}
+                    aria-label="Node name"
+                    validated={typed && !NODE_NAME.test(typed.trim()) ? 'error' : 'default'}
+                  />
+                  <FormHelperText>
+                    <HelperText>
+                      <HelperTextItem>The name of a node of this rollout, e.g. worker-3.</HelperTextItem>
+                    </HelperText>
+                  </FormHelperText>
+                </FormGroup>
+              )}
+            </Form>
+          )}
+          {(!needsNode || chosen) && (
+            <>
+              <p data-test="action-description">{text.effect}</p>
+              <p data-test="action-change">
+                <small>{text.change}</small>
+              </p>
+            </>
+          )}
+          {alreadySkipped && (
+            <Alert isInline isPlain variant="info" title={`The skip annotation already names ${chosen}.`} />
+          )}
+          {error && (
+            <Alert isInline variant="danger" title="The run config was not changed" data-test="action-error">
+              {error}
+            </Alert>
+          )}
+        </div>
+      </ModalBody>
+      <ModalFooter>
+        <Button
+          variant={kind === 'skip' ? 'danger' : 'primary'}
+          onClick={() => void confirm()}
+          isDisabled={!valid || busy}
+          isLoading={busy}
+          data-test="confirm"
+        >
+          {text.confirm}
+        </Button>
+        <Button variant="link" onClick={onClose} data-test="cancel">
+          Cancel
+        </Button>
+      </ModalFooter>
+    </Modal>
+  );
+};

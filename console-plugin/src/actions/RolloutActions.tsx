@@ -1,0 +1,88 @@
+// Pause/Resume, Retry and Skip as toolbar buttons; each opens its confirmation. Without patch rights on the run
+// config they are disabled (aria-disabled, so that their tooltip still says why).
+import * as React from 'react';
+import { Button, Toolbar, ToolbarContent, ToolbarGroup, ToolbarItem, Tooltip } from '@patternfly/react-core';
+import type { MutexRunConfig } from '../types';
+import { ActionKind, retryableNodes } from './patches';
+
+export type RolloutActionsProps = {
+  runConfig: MutexRunConfig;
+  canPatch: boolean;
+  checking: boolean;
+  onAction: (kind: ActionKind, node?: string) => void;
+};
+
+export const RolloutActions: React.FC<RolloutActionsProps> = ({ runConfig, canPatch, checking, onAction }) => {
+  const paused = !!runConfig.spec?.paused;
+  const retryable = retryableNodes(runConfig);
+  const noAccess = checking ? 'Checking whether you may patch this run config…' : 'You may not patch this run config.';
+  const button = (
+    kind: ActionKind,
+    label: string,
+    tip: string,
+    enabled: boolean,
+    variant: 'primary' | 'secondary' | 'danger' = 'secondary',
+  ) => (
+    <ToolbarItem>
+      <Tooltip content={!canPatch ? noAccess : tip}>
+        <Button
+          variant={variant}
+          isAriaDisabled={!canPatch || !enabled}
+          onClick={() => onAction(kind, kind === 'retry' && retryable.length === 1 ? retryable[0].name : undefined)}
+          data-test={`action-${kind}`}
+          aria-label={label}
+        >
+          {label}
+        </Button>
+      </Tooltip>
+    </ToolbarItem>
+  );
+  return (
+    <Toolbar id="numo-rollout-actions" data-test="rollout-actions">
+      <ToolbarContent>
+        <ToolbarGroup>
+          {paused
+            ? button('resume', 'Resume', 'Let numo start the next node again (spec.paused: false).', true, 'primary')
+            : button('pause', 'Pause', 'Start no further node; nodes in flight finish (spec.paused: true).', true)}
+          {button(
+            'retry',
+            'Retry a failed node',
+            retryable.length ? `Run the failed step of ${retryable.map((n) => n.name).join(', ')} again.` : 'No node has failed.',
+            retryable.length > 0,
+          )}
+          {button(
+            'skip',
+            'Skip a node',
+            'Leave a node out of this rollout: numo counts it as finished and goes on.',
+            true,
+          )}
+        </ToolbarGroup>
+      </ToolbarContent>
+    </Toolbar>
+  );
+};
+
+/** The action the console's action menu asked for: the Rollout tab's URL carries `numo-action` and `numo-node`. */
+export const ACTION_PARAM = 'numo-action';
+export const NODE_PARAM = 'numo-node';
+
+export const actionFromSearch = (search: string): { kind: ActionKind; node?: string } | undefined => {
+  const params = new URLSearchParams(search);
+  const kind = params.get(ACTION_PARAM);
+  if (kind !== 'pause' && kind !== 'resume' && kind !== 'retry' && kind !== 'skip') return undefined;
+  return { kind, node: params.get(NODE_PARAM) ?? undefined };
+};
+
+/** The Rollout tab's address that opens an action's confirmation. */
+export const actionHref = (base: string, kind: ActionKind, node?: string) =>
+  `${base}?${ACTION_PARAM}=${kind}${node ? `&${NODE_PARAM}=${encodeURIComponent(node)}` : ''}`;
+
+/** Removes the action from the address once its confirmation closed, so that a reload does not open it again. */
+export const clearActionFromLocation = () => {
+  if (typeof window === 'undefined' || !window.location.search.includes(ACTION_PARAM)) return;
+  const params = new URLSearchParams(window.location.search);
+  params.delete(ACTION_PARAM);
+  params.delete(NODE_PARAM);
+  const rest = params.toString();
+  window.history.replaceState(window.history.state, '', `${window.location.pathname}${rest ? `?${rest}` : ''}${window.location.hash}`);
+};

@@ -1,0 +1,46 @@
+// The "Upgrade gate" item of a Node's details: why numo holds the node, in words, and a link to its rollout.
+import * as React from 'react';
+import { Label, Spinner } from '@patternfly/react-core';
+import type { DetailsItemComponentProps } from '@openshift-console/dynamic-plugin-sdk';
+import type { Node } from '../types';
+import { useRunConfigs } from '../hooks';
+import { HoldReason, nodeHoldReason } from '../holdReason';
+import { paths } from '../models';
+import { HOLD_STATE_COLOURS } from './labels';
+
+/** The words of nodeHoldReason, its state as a label, and the run config's Rollout tab. */
+export const HoldReasonText: React.FC<{ reason: HoldReason }> = ({ reason }) => {
+  const rc = reason.runConfig;
+  return (
+    <span data-test="node-hold-reason" data-state={reason.state}>
+      <Label color={HOLD_STATE_COLOURS[reason.state]} isCompact>
+        {reason.phase ?? reason.state}
+      </Label>{' '}
+      <span data-test="node-hold-text">{reason.text}</span>
+      {rc?.metadata?.namespace && rc.metadata.name && (
+        <>
+          {' '}
+          (<a href={paths.rolloutTab(rc.metadata.namespace, rc.metadata.name)} data-test="node-run-config">
+            {rc.metadata.namespace}/{rc.metadata.name}
+          </a>
+          )
+        </>
+      )}
+    </span>
+  );
+};
+
+export const HoldReasonView: React.FC<{ node: Node }> = ({ node }) => {
+  const [runConfigs, loaded, error] = useRunConfigs();
+  if (!loaded && !error) return <Spinner size="md" aria-label="Reading numo's run configs" />;
+  return (
+    <>
+      <HoldReasonText reason={nodeHoldReason(node, runConfigs)} />
+      {!!error && !runConfigs.length && <span> (numo's run configs cannot be read)</span>}
+    </>
+  );
+};
+
+const NodeGateStatus: React.FC<DetailsItemComponentProps<Node>> = ({ obj }) => <HoldReasonView node={obj} />;
+
+export default NodeGateStatus;

@@ -1,0 +1,69 @@
+// The node table's rows: the nodes in the status (in flight, soaking, failed, ungated), then the finished nodes of
+// the rollout record, then the names the status lists as completed or skipped that the record does not have.
+import type { ConfigMap, JobRecord, MutexRunConfig, NodePhase, NodeProgress, Step } from '../types';
+import { readRecord } from '../record';
+import { ms } from '../time';
+import { measured, recordedSteps } from '../timeline/measured';
+
+export type StepTime = { millis: number; running: boolean };
+
+export type NodeRow = {
+  name: string;
+  phase: NodePhase;
+  started?: number;
+  steps: Partial<Record<Step, StepTime>>;
+  jobs: JobRecord[];
+  message?: string;
+  entry?: NodeProgress;
+};
+
+const UNDER_WAY: NodePhase[] = ['Gating', 'Released', 'Upgrading', 'CleaningUp', 'Soaking'];
+
+export const nodeRows = (rc: MutexRunConfig, record: ConfigMap | null | undefined, now: number): NodeRow[] => {
+  const status = rc.status ?? {};
+  const rows: NodeRow[] = [];
+  const seen = new Set<string>();
+  (status.nodes ?? []).forEach((entry) => {
+    const steps: NodeRow['steps'] = {};
+    const measuredSteps = measured(entry, now);
+    measuredSteps.forEach((s, i) => {
+      const running = UNDER_WAY.includes(entry.phase) && i === measuredSteps.length - 1;
+      const prior = steps[s.step]?.millis ?? 0;
+      steps[s.step] = { millis: prior + (s.end - s.start), running };
+    });
+    rows.push({
+      name: entry.name,
+      phase: entry.phase,
+      started: ms(entry.startedAt),
+      steps,
+      jobs: entry.jobs ?? [],
+      message: entry.message,
+      entry,
+    });
+    seen.add(entry.name);
+  });
+  const recorded = readRecord(record?.data);
+  const rollout = status.targetConfig?.rollout ?? status.targetVersion;
+  if (recorded.rollout !== undefined && recorded.rollout === rollout) {
+    recorded.nodes
+      .filter((n) => !seen.has(n.name))
+      .forEach((n) => {
+        const steps: NodeRow['steps'] = {};
+        recordedSteps(n).forEach((s) => {
+          steps[s.step] = { millis: (steps[s.step]?.millis ?? 0) + (s.end - s.start), running: false };
+        });
+        rows.push({ name: n.name, phase: n.phase, started: n.times[0], steps, jobs: [] });
+        seen.add(n.name);
+      });
+  }
+  const listed = (names: string[] | undefined, phase: NodePhase) =>
+    (names ?? [])
+      .filter((n) => !seen.has(n))
+      .forEach((n) => {
+        rows.push({ name: n, phase, steps: {}, jobs: [] });
+        seen.add(n);
+      });
+  listed(status.completedNodes, 'Done');
+  listed(status.skippedNodes, 'Skipped');
+  return rows;
+};

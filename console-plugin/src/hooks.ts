@@ -1,0 +1,58 @@
+// The watches and checks the plugin's components share.
+import * as React from 'react';
+import type { ConfigMap, MutexRunConfig } from './types';
+import { ConfigMapModel, gvk, MutexRunConfigModel } from './models';
+import { recordName } from './record';
+import { useAccessReview, useK8sWatchResource } from './sdk';
+
+/** Every MutexRunConfig the user may list, in every namespace. */
+export const useRunConfigs = (): [MutexRunConfig[], boolean, unknown] => {
+  const [data, loaded, error] = useK8sWatchResource<MutexRunConfig[]>({
+    groupVersionKind: gvk(MutexRunConfigModel),
+    isList: true,
+    namespaced: true,
+  });
+  return [data ?? [], loaded, error];
+};
+
+/** One run config, kept current. */
+export const useRunConfig = (namespace?: string, name?: string): [MutexRunConfig | undefined, boolean, unknown] => {
+  const [data, loaded, error] = useK8sWatchResource<MutexRunConfig>(
+    namespace && name ? { groupVersionKind: gvk(MutexRunConfigModel), namespace, name, isList: false } : null,
+  );
+  return [data && data.metadata ? data : undefined, loaded, error];
+};
+
+/** The run config's rollout record, `numo-timeline-<name>` (absent, or not readable, as undefined). */
+export const useRolloutRecord = (rc?: MutexRunConfig): [ConfigMap | undefined, boolean, unknown] => {
+  const namespace = rc?.metadata?.namespace;
+  const name = rc?.metadata?.name;
+  const [data, loaded, error] = useK8sWatchResource<ConfigMap>(
+    namespace && name
+      ? { groupVersionKind: gvk(ConfigMapModel), namespace, name: recordName(name), isList: false }
+      : null,
+  );
+  return [data && data.metadata ? data : undefined, loaded, error];
+};
+
+/** Whether the logged-in user may patch the run config: [allowed, loading]. */
+export const useCanPatch = (rc?: MutexRunConfig): [boolean, boolean] => {
+  const [allowed, loading] = useAccessReview({
+    group: MutexRunConfigModel.apiGroup,
+    resource: MutexRunConfigModel.plural,
+    verb: 'patch',
+    name: rc?.metadata?.name,
+    namespace: rc?.metadata?.namespace,
+  });
+  return [!!allowed, !!loading];
+};
+
+/** Now, in milliseconds, moving every `everyMs`. */
+export const useNow = (everyMs = 30000): number => {
+  const [now, setNow] = React.useState(() => Date.now());
+  React.useEffect(() => {
+    const timer = setInterval(() => setNow(Date.now()), everyMs);
+    return () => clearInterval(timer);
+  }, [everyMs]);
+  return now;
+};

@@ -1,0 +1,26 @@
+// The one module that takes runtime values from the console's SDK; every other module imports them from here (and
+// only types from the SDK itself). See README.md, "SDK surface".
+//
+// useK8sWatchResource and useAccessReview are the SDK's own names. The SDK's JSON-patch call is k8sPatchResource
+// in the SDK's sources; its 4.22 package exports it as `k8sPatch` (core-api: `k8sPatchResource as k8sPatch`). The
+// plugin calls it k8sPatchResource and takes whichever of the two names the host provides.
+import * as sdk from '@openshift-console/dynamic-plugin-sdk';
+import type { K8sModel, K8sResourceCommon, Patch } from '@openshift-console/dynamic-plugin-sdk';
+
+export type PatchOptions<R> = { model: K8sModel; resource: R; data: Patch[] };
+export type PatchResource = <R extends K8sResourceCommon>(options: PatchOptions<R>) => Promise<R>;
+
+type MaybePatch = { k8sPatchResource?: PatchResource; k8sPatch?: PatchResource };
+
+export const useK8sWatchResource = sdk.useK8sWatchResource;
+export const useAccessReview = sdk.useAccessReview;
+
+/** Sends a JSON patch (RFC 6902) as the logged-in user. */
+export const k8sPatchResource: PatchResource = (options) => {
+  const provided = sdk as unknown as MaybePatch;
+  const patch = provided.k8sPatchResource ?? provided.k8sPatch;
+  if (!patch) {
+    return Promise.reject(new Error('The console provides no k8sPatchResource to this plugin.'));
+  }
+  return patch(options);
+};

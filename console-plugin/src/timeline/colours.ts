@@ -1,0 +1,48 @@
+// The timeline's colours: exactly those of `numo timeline` (src/timeline/mod.rs), the Okabe–Ito palette, readable
+// with every common colour-vision deficiency.
+import type { Step } from '../types';
+
+export const STEP_COLOURS: Record<Step, string> = {
+  Gate: '#0072B2',
+  WaitForMco: '#56B4E9',
+  Upgrade: '#E69F00',
+  Cleanup: '#009E73',
+  Soak: '#CC79A7',
+  Restore: '#999999',
+};
+
+/** The name of each step, as numo's Events, `numo plan` and the legend say it (src/estimate/mod.rs, name). */
+export const STEP_NAMES: Record<Step, string> = {
+  Gate: 'gate',
+  WaitForMco: 'waiting for the MCO',
+  Upgrade: 'upgrade',
+  Cleanup: 'cleanup',
+  Soak: 'soak',
+  Restore: 'restore',
+};
+
+/** A node's steps, in order. */
+export const NODE_STEPS: Step[] = ['Gate', 'WaitForMco', 'Upgrade', 'Cleanup', 'Soak'];
+
+/** How long a step takes when numo has no figure of its own (src/api/estimate.rs, default_seconds). */
+export const DEFAULT_SECONDS: Record<Step, number> = {
+  Gate: 60,
+  WaitForMco: 30,
+  Upgrade: 900,
+  Cleanup: 60,
+  Soak: 0,
+  Restore: 30,
+};
+
+/** Holds (vermillion). */
+export const HOLD_COLOUR = '#D55E00';
+/** Maintenance windows, behind the rows. */
+export const WINDOW_COLOUR = '#E8F4E8';
+/** Blackouts, behind the rows at 30 % opacity. */
+export const BLACKOUT_COLOUR = '#3A3A3A';
+/** The marker after a failed or ungated node's steps. */
+export const FAILED_COLOUR = '#B00000';
+/** The now line (dashed) and the estimated end (solid). */
+export const LINE_COLOUR = '#000000';
+/** Projected steps: their step's colour at this opacity, with a dashed outline. */
+export const PROJECTED_OPACITY = 0.35;

@@ -1,0 +1,167 @@
+// The MutexRunConfig as numo's CRD defines it (config/crd, generated from src/api/mutex_run_config.rs and
+// src/api/estimate.rs). Only what the plugin reads is typed; every field of the status is optional, as numo may
+// not have written it yet.
+import type { K8sResourceCommon } from '@openshift-console/dynamic-plugin-sdk';
+
+export type RunPhase =
+  | 'Idle'
+  | 'Invalid'
+  | 'Waiting'
+  | 'Pausing'
+  | 'Upgrading'
+  | 'Failed'
+  | 'Restoring'
+  | 'Completed';
+
+export type NodePhase =
+  | 'Pending'
+  | 'Gating'
+  | 'Released'
+  | 'Upgrading'
+  | 'CleaningUp'
+  | 'Soaking'
+  | 'Done'
+  | 'Failed'
+  | 'Skipped'
+  | 'Ungated';
+
+export const NODE_PHASES: NodePhase[] = [
+  'Pending',
+  'Gating',
+  'Released',
+  'Upgrading',
+  'CleaningUp',
+  'Soaking',
+  'Done',
+  'Failed',
+  'Skipped',
+  'Ungated',
+];
+
+export type Step = 'Gate' | 'WaitForMco' | 'Upgrade' | 'Cleanup' | 'Soak' | 'Restore';
+
+export type JobRecord = {
+  name: string;
+  namespace: string;
+  rule: string;
+  /** `gate` or `cleanup`. */
+  phase: string;
+  result: 'Running' | 'Succeeded' | 'Failed';
+  attempt?: number;
+  message?: string;
+};
+
+export type NodeProgress = {
+  name: string;
+  phase: NodePhase;
+  jobs?: JobRecord[];
+  startedAt?: string;
+  releasedAt?: string;
+  upgradingAt?: string;
+  upgradedAt?: string;
+  finishedAt?: string;
+  soakStartedAt?: string;
+  message?: string;
+  acceptedAt?: string;
+};
+
+export type Blocker = { check: string; message: string };
+
+export type Condition = {
+  type: string;
+  status: 'True' | 'False' | 'Unknown' | string;
+  reason: string;
+  message: string;
+  lastTransitionTime: string;
+  observedGeneration?: number;
+};
+
+export type Estimate = {
+  end: string;
+  nodesDone?: string;
+  remainingNodes: number;
+  restoreRounds?: number;
+  basis: 'ThisRollout' | 'EarlierRollouts' | 'Defaults';
+  assumes: string;
+  computedAt: string;
+};
+
+export type StepSamples = { step: Step; count: number; seconds?: number[] };
+
+export type StepFigure = { step: Step; count: number; medianSeconds: number; p90Seconds: number };
+
+export type RolloutFigures = {
+  rollout: string;
+  startedAt?: string;
+  finishedAt?: string;
+  nodes: number;
+  steps?: StepFigure[];
+};
+
+export type ForeignChange = {
+  object: string;
+  field: string;
+  changedBy: string;
+  changes: number;
+  firstSeen: string;
+  lastSeen: string;
+  unresolved: boolean;
+  action: string;
+};
+
+export type WindowTimes = { start: string; end?: string };
+
+export type MutexRunConfigStatus = {
+  observedGeneration?: number;
+  phase?: RunPhase;
+  message?: string;
+  targetVersion?: string;
+  targetConfig?: { rollout: string; pools?: { pool: string; renderedConfig: string }[]; machineConfigs?: string[]; behindSince?: string };
+  progress?: string;
+  totalNodes?: number;
+  nodes?: NodeProgress[];
+  completedNodes?: string[];
+  skippedNodes?: string[];
+  pendingNodes?: number;
+  startedAt?: string;
+  finishedAt?: string;
+  restoreStartedAt?: string;
+  nextWindow?: WindowTimes;
+  heldSince?: string;
+  blockedBy?: Blocker[];
+  estimate?: Estimate;
+  stepDurations?: StepSamples[];
+  history?: RolloutFigures[];
+  foreignChanges?: ForeignChange[];
+  conditions?: Condition[];
+};
+
+export type ObjectReference = { name: string; namespace?: string };
+
+export type MutexRunConfigSpec = {
+  canary: { name: string };
+  mutexRules: ObjectReference[];
+  mutexTargets: ObjectReference[];
+  concurrency?: number;
+  nodeTimeout?: string;
+  onFailure?: 'Hold' | 'Continue';
+  versionSource?: 'Auto' | 'Label' | 'RenderedConfig';
+  paused?: boolean;
+  avoidTargetNode?: boolean;
+  skipTLSVerify?: boolean;
+  maintenanceWindows?: { schedule: string; duration: string; timeZone?: string }[];
+  blackoutWindows?: { start: string; end: string; reason?: string }[];
+  healthChecks?: Record<string, unknown>;
+  soakTime?: string;
+  trigger?: 'Upgrade' | 'AnyConfigChange';
+  overdueAfter?: string;
+};
+
+export type MutexRunConfig = K8sResourceCommon & {
+  spec: MutexRunConfigSpec;
+  status?: MutexRunConfigStatus;
+};
+
+export type ConfigMap = K8sResourceCommon & { data?: Record<string, string> };
+
+export type Node = K8sResourceCommon;
