@@ -184,6 +184,24 @@ build_olm() {
   rm -rf "$OLM_HOME" && mv "$OLM_HOME.partial" "$OLM_HOME"
 }
 
+build_openshift_api() {
+  # Nothing to compile: the ConsolePlugin CRD (console.openshift.io/v1) as openshift/api ships it, for the tests of
+  # the ConsolePlugin numo applies.
+  [[ -f "$OPENSHIFT_API_CRDS/consoleplugins.crd.yaml" ]] && return
+  log "openshift/api $OPENSHIFT_API_VERSION: the ConsolePlugin CRD"
+  local dir module
+  dir="$(scratch)"
+  trap 'rm -rf "$dir"' RETURN
+  module="$(cd "$dir" && GOFLAGS=-mod=mod go mod download -json "github.com/openshift/api@$OPENSHIFT_API_VERSION" |
+    sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+  [[ -n "$module" && -f "$module/console/v1/0000_10_consoleplugin.crd.yaml" ]] ||
+    { log "error: github.com/openshift/api@$OPENSHIFT_API_VERSION has no console/v1 ConsolePlugin CRD"; return 1; }
+  rm -rf "$OPENSHIFT_API_CRDS.partial" && mkdir -p "$OPENSHIFT_API_CRDS.partial"
+  cp "$module/console/v1/0000_10_consoleplugin.crd.yaml" "$OPENSHIFT_API_CRDS.partial/consoleplugins.crd.yaml"
+  chmod -R u+w "$OPENSHIFT_API_CRDS.partial"
+  rm -rf "$OPENSHIFT_API_CRDS" && mv "$OPENSHIFT_API_CRDS.partial" "$OPENSHIFT_API_CRDS"
+}
+
 build_operator_sdk() {
   # The module proxy serves only operator-sdk's source zip, not its go.mod: see hack/build-operator-sdk.sh.
   "$here/build-operator-sdk.sh"
@@ -198,6 +216,7 @@ for t in "${targets[@]}"; do
     etcd) build_etcd ;;
     kwok) build_kwok ;;
     olm) build_olm ;;
+    openshift-api) build_openshift_api ;;
     alertmanager) build_alertmanager ;;
     operator-sdk) build_operator_sdk ;;
     *) echo "unknown tool: $t" >&2; exit 2 ;;

@@ -10,6 +10,9 @@ OPM_VERSION="${OPM_VERSION:-v1.61.0}"
 # Prometheus Alertmanager, for the alert health check's tests. v0.32 and later embed a web UI that is built with npm
 # and not part of the Go module, so `go install` from the proxy fails for them; v0.31.1 is the newest it builds.
 ALERTMANAGER_VERSION="${ALERTMANAGER_VERSION:-v0.31.1}"
+# openshift/api, for OpenShift CRDs the shared ones lack (ConsolePlugin): the version OLM's go.mod requires, which
+# the module proxy serves (it refuses openshift/api's branches and most of its pseudo-versions).
+OPENSHIFT_API_VERSION="${OPENSHIFT_API_VERSION:-v0.0.0-20221021112143-4226c2167e40}"
 
 NUMO_CACHE="${NUMO_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/numo}"
 K8S_BIN="$NUMO_CACHE/kubernetes-$K8S_VERSION/bin"
@@ -20,4 +23,5 @@ OLM_HOME="$NUMO_CACHE/olm-$OLM_VERSION-opm-$OPM_VERSION"
 OLM_BIN="$OLM_HOME/bin"   # olm, catalog, opm
 OLM_CRDS="$OLM_HOME/crds" # OLM's CRDs, from the operator-framework/api module OLM requires
 OLM_OPENSHIFT_CRDS="$OLM_HOME/openshift-crds" # OpenShift CRDs OLM needs besides numo's test world (Proxy, ConsoleYAMLSample)
+OPENSHIFT_API_CRDS="$NUMO_CACHE/openshift-api-$OPENSHIFT_API_VERSION/crds" # consoleplugins.crd.yaml
 ALERTMANAGER_BIN="$NUMO_CACHE/alertmanager-$ALERTMANAGER_VERSION/bin"

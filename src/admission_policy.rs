@@ -22,7 +22,6 @@ use k8s_openapi::api::admissionregistration::v1::{
     ValidatingAdmissionPolicyBinding, ValidatingAdmissionPolicyBindingSpec, ValidatingAdmissionPolicySpec, Validation,
     Variable,
 };
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use kube::api::{Api, Patch, PatchParams};
 use kube::{CustomResourceExt, Resource};
@@ -116,7 +115,7 @@ pub fn unknown_service_account() -> PolicyStatus {
 /// Both are owned by numo's `mutexrunconfigs` CRD when numo can read it (else applied without an owner, and a log
 /// line says so). Passing API-server failures are retried a few times, with a short backoff.
 pub async fn ensure(client: &kube::Client, username: &str) -> PolicyStatus {
-    let owner = match crd_owner(client).await {
+    let owner = match crate::crd_owner::run_config_crd(client).await {
         Ok(owner) => Some(owner),
         Err(error) => {
             tracing::warn!(
@@ -142,11 +141,6 @@ pub async fn ensure(client: &kube::Client, username: &str) -> PolicyStatus {
             Err(error) => return unavailable(&error),
         }
     }
-}
-
-async fn crd_owner(client: &kube::Client) -> kube::Result<OwnerReference> {
-    let crd = Api::<CustomResourceDefinition>::all(client.clone()).get(MutexRunConfig::crd_name()).await?;
-    Ok(owner_reference(&crd))
 }
 
 async fn apply(client: &kube::Client, username: &str, owner: Option<&OwnerReference>) -> kube::Result<()> {
@@ -187,17 +181,6 @@ pub fn unavailable(error: &kube::Error) -> PolicyStatus {
         ),
     };
     PolicyStatus::Unavailable(sentence)
-}
-
-/// An owner reference to `crd`: the garbage collector removes the policy and its binding when the CRD goes.
-pub fn owner_reference(crd: &CustomResourceDefinition) -> OwnerReference {
-    OwnerReference {
-        api_version: <CustomResourceDefinition as k8s_openapi::Resource>::API_VERSION.to_string(),
-        kind: <CustomResourceDefinition as k8s_openapi::Resource>::KIND.to_string(),
-        name: crd.metadata.name.clone().unwrap_or_default(),
-        uid: crd.metadata.uid.clone().unwrap_or_default(),
-        ..Default::default()
-    }
 }
 
 fn metadata(owner: Option<&OwnerReference>) -> ObjectMeta {

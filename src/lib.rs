@@ -16,8 +16,10 @@ pub mod openshift;
 pub mod selector;
 
 pub use error::{Error, Result};
+pub mod console_plugin;
 pub mod context;
 pub mod controllers;
+pub mod crd_owner;
 pub mod crdgen;
 pub mod events;
 pub mod field_managers;

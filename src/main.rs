@@ -109,6 +109,17 @@ struct RunArgs {
     #[arg(long, env = "NUMO_METRICS_ADDRESS", default_value = "0.0.0.0:8080")]
     metrics_address: SocketAddr,
 
+    /// Address of the console plugin's HTTPS server.
+    #[arg(long, env = "NUMO_CONSOLE_PLUGIN_ADDRESS", default_value = "0.0.0.0:9443")]
+    console_plugin_address: SocketAddr,
+    /// Folder of the console plugin's serving certificate (tls.crt, tls.key: the Secret OpenShift's service CA
+    /// issues for the Service numo-console-plugin). Without it the plugin is not served.
+    #[arg(long, env = "NUMO_CONSOLE_PLUGIN_CERT_DIR", value_name = "DIR")]
+    console_plugin_cert_dir: Option<PathBuf>,
+    /// Folder of built console plugin files (console-plugin/dist) to serve instead of those built into numo.
+    #[arg(long, env = "NUMO_CONSOLE_PLUGIN_ASSETS", value_name = "DIR")]
+    console_plugin_assets: Option<PathBuf>,
+
     /// Log format.
     #[arg(long, env = "NUMO_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
     log_format: LogFormat,
@@ -167,6 +178,17 @@ impl RunArgs {
             let (namespace, name) = (given(&self.pod_namespace)?, given(&self.service_account_name)?);
             Some(format!("system:serviceaccount:{namespace}:{name}"))
         })
+    }
+
+    /// Where and how to serve the console plugin. The ConsolePlugin names the Service in the pod's namespace.
+    fn console_plugin(&self) -> numo::console_plugin::Settings {
+        let nonempty = |dir: &Option<PathBuf>| dir.clone().filter(|d| !d.as_os_str().is_empty());
+        numo::console_plugin::Settings {
+            address: self.console_plugin_address,
+            cert_dir: nonempty(&self.console_plugin_cert_dir),
+            assets_dir: nonempty(&self.console_plugin_assets),
+            namespace: self.pod_namespace.clone().filter(|ns| !ns.trim().is_empty()),
+        }
     }
 
     /// The Lease's namespace: the flag/env, else the in-cluster namespace file; `None` without leader election.
@@ -283,6 +305,7 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
         .with_context(|| format!("could not listen on {}", args.metrics_address))?;
     tracing::info!(address = %args.metrics_address, "serving /metrics, /healthz and /readyz");
     let endpoints = tokio::spawn(server::serve(listener, metrics.clone(), readiness.clone()));
+    let console_plugin = numo::console_plugin::start(args.console_plugin(), client.clone()).await;
 
     let outcome = match lease_namespace {
         Some(namespace) => {
@@ -301,6 +324,9 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
         }
     };
     endpoints.abort();
+    if let Some(console_plugin) = console_plugin {
+        console_plugin.abort();
+    }
     outcome
 }
 
@@ -343,6 +369,28 @@ mod tests {
         assert_eq!(args.lease_name, "numo-leader");
         assert_eq!(args.metrics_address.to_string(), "0.0.0.0:8080");
         assert!(args.operator_config().allowed_job_namespaces.is_empty());
+        let plugin = args.console_plugin();
+        assert_eq!(plugin.address.to_string(), "0.0.0.0:9443");
+        assert_eq!(plugin.cert_dir, None, "the plugin is served only where a certificate is given");
+    }
+
+    #[test]
+    fn the_console_plugin_is_served_from_the_certificate_folder_given() {
+        let parsed = parse(&[
+            "run",
+            "--console-plugin-cert-dir",
+            "/var/run/secrets/numo-console-plugin",
+            "--console-plugin-address",
+            "127.0.0.1:19443",
+            "--pod-namespace",
+            "numo-system",
+        ]);
+        let Ok(Cli { command: Command::Run(args) }) = parsed else { panic!("flags must parse") };
+        let plugin = args.console_plugin();
+        assert_eq!(plugin.cert_dir, Some(PathBuf::from("/var/run/secrets/numo-console-plugin")));
+        assert_eq!(plugin.address.to_string(), "127.0.0.1:19443");
+        assert_eq!(plugin.namespace.as_deref(), Some("numo-system"));
+        assert_eq!(plugin.assets_dir, None);
     }
 
     #[test]

@@ -1,0 +1,220 @@
+//! numo serves its console plugin as the OpenShift console's backend fetches it: over HTTPS with the certificate
+//! the service CA put in numo's Secret (read again when the service CA rotates it), each file with its MIME type;
+//! and applies the ConsolePlugin that points the console at numo's Service, as its own ServiceAccount with exactly
+//! its RBAC, on the real API server with the ConsolePlugin CRD of openshift/api.
+//!
+//! The files served are the plugin's real build (`console-plugin/dist`, built by `make test` before the tests)
+//! when it is there, else a stand-in with the same names; the ConsolePlugin CRD comes from `hack/build-tools.sh
+//! olm` (the openshift/api module OLM is built against), found through `$NUMO_OPENSHIFT_API_CRDS`.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Arc;
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams};
+use kube::CustomResourceExt;
+use numo::api::MutexRunConfig;
+use numo::console_plugin::assets::{Assets, ENTRY, MANIFEST};
+use numo::console_plugin::object::{self, Outcome};
+use numo::console_plugin::serve::{self, CertFiles, ReloadingCert};
+use numo::console_plugin::NAME;
+
+/// The plugin's build, if `npm run build` made one.
+fn built_plugin() -> Option<PathBuf> {
+    let dist = Path::new(env!("CARGO_MANIFEST_DIR")).join("console-plugin/dist");
+    dist.join(MANIFEST).is_file().then_some(dist)
+}
+
+/// A certificate for the Service's DNS name, signed by its own CA (as the service CA signs): (CA PEM, cert, key).
+fn certificate(service: &str) -> (String, String, String) {
+    let ca_key = rcgen::KeyPair::generate().unwrap_or_else(|e| panic!("{e}"));
+    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap_or_else(|e| panic!("{e}"));
+    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    ca_params.distinguished_name.push(rcgen::DnType::CommonName, "test service CA");
+    let ca = ca_params.self_signed(&ca_key).unwrap_or_else(|e| panic!("{e}"));
+    let issuer = rcgen::Issuer::from_params(&ca_params, &ca_key);
+    let key = rcgen::KeyPair::generate().unwrap_or_else(|e| panic!("{e}"));
+    let params = rcgen::CertificateParams::new(vec![service.to_string()]).unwrap_or_else(|e| panic!("{e}"));
+    let cert = params.signed_by(&key, &issuer).unwrap_or_else(|e| panic!("{e}"));
+    (ca.pem(), cert.pem(), key.serialize_pem())
+}
+
+/// GETs `path` from the server at `address` as `host` with curl, trusting `ca`: (HTTP status, Content-Type, body).
+fn fetch(address: SocketAddr, host: &str, ca: &Path, path: &str) -> (String, String, Vec<u8>) {
+    let body = std::env::temp_dir().join(format!("numo-plugin-body-{}-{}", std::process::id(), path.len()));
+    let output = Command::new("curl")
+        .args(["--silent", "--show-error", "--max-time", "20", "--cacert"])
+        .arg(ca)
+        .args(["--resolve", &format!("{host}:{}:{}", address.port(), address.ip())])
+        .args(["--output"])
+        .arg(&body)
+        .args(["--write-out", "%{http_code} %{content_type}"])
+        .arg(format!("https://{host}:{}{path}", address.port()))
+        .output()
+        .unwrap_or_else(|e| panic!("curl: {e} (hack/install-prerequisites.sh installs it)"));
+    let out = String::from_utf8_lossy(&output.stdout).to_string();
+    let (status, content_type) = out.split_once(' ').unwrap_or((&out, ""));
+    let bytes = std::fs::read(&body).unwrap_or_default();
+    let _ = std::fs::remove_file(&body);
+    assert!(output.status.success(), "curl {path} failed: {}", String::from_utf8_lossy(&output.stderr));
+    (status.to_string(), content_type.to_string(), bytes)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_plugin_is_served_over_https_with_the_service_ca_certificate_and_follows_its_rotation() {
+    let host = "numo-console-plugin.numo-system.svc";
+    let work = std::env::temp_dir().join(format!("numo-plugin-tls-{}", std::process::id()));
+    let certs = work.join("serving-cert");
+    std::fs::create_dir_all(&certs).unwrap_or_else(|e| panic!("{e}"));
+    let assets = match built_plugin() {
+        Some(dist) => Assets::from_dir(&dist).unwrap_or_else(|e| panic!("{e}")),
+        None => Assets::from_files([
+            (MANIFEST, &br#"{"name":"numo-console-plugin","version":"0.2.0","extensions":[]}"#[..]),
+            (ENTRY, b"window.loadPluginEntry && window.loadPluginEntry()"),
+        ]),
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap_or_else(|e| panic!("{e}"));
+    let address = listener.local_addr().unwrap_or_else(|e| panic!("{e}"));
+    let resolver = Arc::new(ReloadingCert::new(CertFiles::in_dir(&certs)));
+    let tls = Arc::new(serve::tls_config(resolver).unwrap_or_else(|e| panic!("{e}")));
+    let server = tokio::spawn(serve::serve(listener, tls, Arc::new(assets)));
+
+    // No certificate yet (the Secret not written): the handshake fails, and numo keeps serving once it comes.
+    let (ca, cert, key) = certificate(host);
+    let ca_file = work.join("ca.pem");
+    std::fs::write(&ca_file, &ca).unwrap_or_else(|e| panic!("{e}"));
+    let early = tokio::task::spawn_blocking({
+        let ca_file = ca_file.clone();
+        move || {
+            Command::new("curl")
+                .args(["--silent", "--max-time", "5", "--cacert"])
+                .arg(&ca_file)
+                .args(["--resolve", &format!("{host}:{}:127.0.0.1", address.port())])
+                .arg(format!("https://{host}:{}/{MANIFEST}", address.port()))
+                .status()
+        }
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e}"))
+    .unwrap_or_else(|e| panic!("curl: {e}"));
+    assert!(!early.success(), "no certificate, no TLS");
+
+    std::fs::write(certs.join("tls.crt"), &cert).unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(certs.join("tls.key"), &key).unwrap_or_else(|e| panic!("{e}"));
+    let (status, content_type, body) = tokio::task::spawn_blocking({
+        let ca_file = ca_file.clone();
+        move || fetch(address, host, &ca_file, "/plugin-manifest.json")
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(status, "200");
+    assert_eq!(content_type, "application/json; charset=utf-8");
+    let manifest: serde_json::Value = serde_json::from_slice(&body).unwrap_or_else(|e| panic!("the manifest: {e}"));
+    assert_eq!(manifest["name"], NAME, "{manifest}");
+    let (status, content_type, _) = tokio::task::spawn_blocking({
+        let ca_file = ca_file.clone();
+        move || fetch(address, host, &ca_file, "/plugin-entry.js")
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!((status.as_str(), content_type.as_str()), ("200", "application/javascript; charset=utf-8"));
+    let (status, _, _) = tokio::task::spawn_blocking({
+        let ca_file = ca_file.clone();
+        move || fetch(address, host, &ca_file, "/../../etc/passwd")
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(status, "404");
+
+    // The service CA rotates: a new CA and certificate. New connections get the new certificate (old CA refused).
+    let (new_ca, new_cert, new_key) = certificate(host);
+    for (file, content) in [("tls.key", &new_key), ("tls.crt", &new_cert)] {
+        std::fs::write(certs.join(file), content).unwrap_or_else(|e| panic!("{e}"));
+        // Files written within the same tick as the first ones: their modification time says they are newer.
+        let later = std::time::SystemTime::now() + std::time::Duration::from_secs(5);
+        std::fs::File::options()
+            .write(true)
+            .open(certs.join(file))
+            .and_then(|f| f.set_modified(later))
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    let new_ca_file = work.join("new-ca.pem");
+    std::fs::write(&new_ca_file, &new_ca).unwrap_or_else(|e| panic!("{e}"));
+    let (status, _, _) = tokio::task::spawn_blocking({
+        let new_ca_file = new_ca_file.clone();
+        move || fetch(address, host, &new_ca_file, "/plugin-manifest.json")
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(status, "200", "served with the rotated certificate");
+
+    server.abort();
+    let _ = std::fs::remove_dir_all(&work);
+}
+
+/// The ConsolePlugin CRD of openshift/api (`$NUMO_OPENSHIFT_API_CRDS/consoleplugins.crd.yaml`) as the test world
+/// serves it: stored as `v1` (the version numo writes) and without conversion, since the console operator's
+/// conversion webhook (between `v1alpha1` and `v1`) does not run here.
+fn console_plugin_crd() -> CustomResourceDefinition {
+    let dir = std::env::var_os("NUMO_OPENSHIFT_API_CRDS").unwrap_or_else(|| {
+        panic!(
+            "NUMO_OPENSHIFT_API_CRDS is not set: it names the folder of OpenShift CRDs that hack/build-tools.sh olm \
+             takes from the openshift/api module (make test sets it)"
+        )
+    });
+    let path = PathBuf::from(dir).join("consoleplugins.crd.yaml");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut crd: CustomResourceDefinition =
+        serde_yaml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    for version in &mut crd.spec.versions {
+        version.storage = version.name == "v1";
+    }
+    crd.spec.conversion = None;
+    crd.metadata.annotations = None;
+    crd
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn numo_applies_the_console_plugin_for_its_service_owned_by_its_crd() {
+    let cluster = numo_testkit::cluster().await.unwrap_or_else(|e| panic!("{e:#}"));
+    let world = cluster.world("console-plugin-object").await.unwrap_or_else(|e| panic!("{e:#}"));
+    let admin = cluster.client();
+    let crds = Api::<CustomResourceDefinition>::all(admin.clone());
+    crds.patch(
+        "consoleplugins.console.openshift.io",
+        &PatchParams::apply("numo-tests").force(),
+        &Patch::Apply(&console_plugin_crd()),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("installing the ConsolePlugin CRD: {e}"));
+    let plugins = Api::<DynamicObject>::all_with(admin.clone(), &object::resource());
+    // The CRD is served once established; until then the API answers 404, which ensure reports as such.
+    let operator = numo_testkit::rbac::operator_client(cluster).await.unwrap_or_else(|e| panic!("{e:#}"));
+    let mut outcome = object::ensure(&operator, "numo-system").await;
+    for _ in 0..100 {
+        if outcome == Outcome::Applied {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        outcome = object::ensure(&operator, "numo-system").await;
+    }
+    assert_eq!(outcome, Outcome::Applied, "as numo's ServiceAccount with exactly its RBAC");
+    let plugin = plugins.get(NAME).await.unwrap_or_else(|e| panic!("{e}"));
+    let service = &plugin.data["spec"]["backend"]["service"];
+    assert_eq!(service["name"], "numo-console-plugin");
+    assert_eq!(service["namespace"], "numo-system");
+    assert_eq!(service["port"], 9443);
+    let crd = crds.get(MutexRunConfig::crd_name()).await.unwrap_or_else(|e| panic!("{e}"));
+    let owners = plugin.metadata.owner_references.clone().unwrap_or_default();
+    assert_eq!(owners.len(), 1, "{owners:?}");
+    assert_eq!(Some(owners[0].uid.clone()), crd.metadata.uid, "owned by numo's run-config CRD, goes with it");
+    // Applying again (a restart, a second replica) changes nothing.
+    assert_eq!(object::ensure(&operator, "numo-system").await, Outcome::Applied);
+    let again = plugins.get(NAME).await.unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(again.metadata.resource_version, plugin.metadata.resource_version);
+
+    let _ = plugins.delete(NAME, &DeleteParams::default()).await;
+    drop(world);
+}
