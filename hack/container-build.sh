@@ -6,8 +6,9 @@
 #   hack/container-build.sh push <image>
 #
 # The operator image needs no base image and no build container: its one binary is numo built here, statically
-# linked against musl (`rustup target add <arch>-unknown-linux-musl`, Debian's musl-tools), and staged with the
-# license in a context directory shaped like the image.
+# linked against musl (`rustup target add <arch>-unknown-linux-musl`, Debian's musl-tools), with the console
+# plugin's files (built by hack/console-plugin.sh with Node.js and npm) inside it, and staged with the license in a
+# context directory shaped like the image.
 #
 # CONTAINER_TOOL=podman|buildah|docker picks the engine; otherwise the first of podman, buildah, docker that works.
 # buildah needs no daemon (Debian: apt-get install buildah); it runs here with the vfs storage driver and chroot
@@ -45,13 +46,16 @@ build() {
   esac
 }
 
-# Stages the static numo binary and the license as the operator image's build context, in the directory $context.
+# Stages the static numo binary, with the console plugin's files built into it, and the license as the operator
+# image's build context, in the directory $context.
 operator_context() {
   local target
   target="$(uname -m)-unknown-linux-musl"
   command -v musl-gcc >/dev/null || { log "error: musl-gcc is missing (Debian: apt-get install musl-tools)"; exit 1; }
-  log "cargo build --release --target $target (numo, statically linked)"
-  (cd "$repo" && cargo build --quiet --release --locked --target "$target" --package numo --bin numo)
+  "$repo/hack/console-plugin.sh" build
+  log "cargo build --release --target $target --features console-plugin (numo, statically linked)"
+  (cd "$repo" && cargo build --quiet --release --locked --target "$target" --package numo --bin numo \
+    --features console-plugin)
   local bin="${CARGO_TARGET_DIR:-$repo/target}/$target/release/numo"
   context="${CARGO_TARGET_DIR:-$repo/target}/image-context"
   rm -rf "$context" && mkdir -p "$context/licenses/numo"

@@ -4,7 +4,8 @@
 #
 #  - the operator image: one layer's worth of files (numo and its license, nothing else), a numeric non-root user in
 #    group 0, numo as the entrypoint, its labels; the numo binary taken out of the image is statically linked and
-#    prints this tree's version (`numo --version`); it is kept as target/image-check/numo (hack/test.sh has
+#    prints this tree's version (`numo --version`) and carries the console plugin's files (`numo console-plugin`
+#    lists them); it is kept as target/image-check/numo (hack/test.sh has
 #    `make olm-check` run it);
 #  - the bundle image: the registry+v1 labels of bundle/metadata/annotations.yaml, and /manifests and /metadata
 #    holding exactly bundle/'s files.
@@ -66,6 +67,10 @@ mkdir -p "$(dirname "$extracted")" && cp "$root/usr/local/bin/numo" "$extracted"
 if readelf -l "$extracted" | grep -q 'Requesting program interpreter'; then fail "numo in the image is dynamically linked"; fi
 out="$("$extracted" --version)"
 [[ "$out" == "numo $version" ]] || fail "numo --version from the image printed '$out', expected 'numo $version'"
+plugin_files="$("$extracted" console-plugin)" || fail "numo in the image carries no console plugin"
+grep -q ' plugin-manifest.json$' <<<"$plugin_files" && grep -q ' plugin-entry.js$' <<<"$plugin_files" ||
+  fail "numo in the image lacks the console plugin's manifest or entry: $plugin_files"
+log "numo in the image serves the console plugin: $(tail -n 1 <<<"$plugin_files" | xargs)"
 log "the image runs as 65532:0 and holds only numo and its license; its numo is static and says '$out' ($(du -h "$extracted" | cut -f1)), kept as $extracted"
 
 log "the bundle image $bundle_image"

@@ -43,6 +43,8 @@ enum Command {
     /// holds, windows and blackouts, the projection of the nodes still to go), from what numo stored. Changes
     /// nothing.
     Timeline(TimelineArgs),
+    /// List the console plugin's files built into this numo, with their sizes; fails if it has none.
+    ConsolePlugin,
 }
 
 #[derive(Debug, clap::Args)]
@@ -217,6 +219,7 @@ async fn main() -> ExitCode {
         Command::Run(args) => run(*args).await,
         Command::Plan(args) => plan(args).await,
         Command::Timeline(args) => timeline(args).await,
+        Command::ConsolePlugin => console_plugin_files(),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -237,6 +240,16 @@ fn crds(output_dir: Option<PathBuf>) -> anyhow::Result<()> {
         }
         None => print!("{}", numo::crdgen::all_yaml()?),
     }
+    Ok(())
+}
+
+fn console_plugin_files() -> anyhow::Result<()> {
+    let assets = numo::console_plugin::assets::Assets::embedded()
+        .context("this numo was built without its console plugin (cargo build --features console-plugin)")?;
+    for (path, bytes) in assets.files() {
+        println!("{bytes:>9}  {path}");
+    }
+    println!("{:>9}  {} files", assets.total_bytes(), assets.len());
     Ok(())
 }
 

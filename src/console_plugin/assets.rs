@@ -81,6 +81,13 @@ impl Assets {
         Some(Asset { bytes, content_type: content_type(path), cache_control: cache_control(path) })
     }
 
+    /// Every file's path and size, sorted by path.
+    pub fn files(&self) -> Vec<(&str, usize)> {
+        let mut files: Vec<_> = self.files.iter().map(|(path, bytes)| (path.as_str(), bytes.len())).collect();
+        files.sort_unstable();
+        files
+    }
+
     /// How many files there are.
     pub fn len(&self) -> usize {
         self.files.len()

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Builds and tests numo's console plugin (console-plugin/) from its lockfile, with the machine's Node.js and npm.
+#
+#   hack/console-plugin.sh build      # npm ci when needed, then the production build into console-plugin/dist
+#   hack/console-plugin.sh check      # npm ci when needed, the type check and the component tests (jest)
+#   hack/console-plugin.sh harness    # the end-to-end test's standalone harness into console-plugin/harness/dist
+#   hack/console-plugin.sh all        # check, build and harness
+#
+# `npm ci` runs when node_modules is missing or older than package-lock.json; npm keeps its downloads in its own
+# cache (~/.npm), so a warm machine installs offline-fast. Nothing is downloaded but packages from the npm registry:
+# puppeteer-core brings no browser (the tests use Debian's Chromium).
+set -euo pipefail
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+plugin="$repo/console-plugin"
+log() { printf '[console-plugin %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+
+command -v node >/dev/null && command -v npm >/dev/null ||
+  { log "error: Node.js and npm are required (Debian: apt-get install nodejs npm; hack/install-prerequisites.sh)"; exit 1; }
+
+install() {
+  if [[ -d "$plugin/node_modules" && "$plugin/node_modules/.package-lock.json" -nt "$plugin/package-lock.json" ]]; then
+    return
+  fi
+  log "npm ci (from package-lock.json; node $(node --version), npm $(npm --version))"
+  local start=$SECONDS
+  (cd "$plugin" && npm ci --no-audit --no-fund --loglevel=error)
+  log "npm ci done in $((SECONDS - start))s"
+}
+
+run() {
+  local start=$SECONDS
+  log "npm run $1"
+  (cd "$plugin" && npm run --silent "$1")
+  log "npm run $1 done in $((SECONDS - start))s"
+}
+
+build() {
+  run build
+  log "dist: $(find "$plugin/dist" -type f | wc -l) files, $(du -sb "$plugin/dist" | cut -f1) bytes"
+}
+
+[[ $# -eq 1 ]] || { log "usage: $0 build|check|harness|all"; exit 2; }
+install
+case "$1" in
+  build) build ;;
+  check) run typecheck && run test ;;
+  harness) run build:harness ;;
+  all) run typecheck && run test && build && run build:harness ;;
+  *) log "usage: $0 build|check|harness|all"; exit 2 ;;
+esac
