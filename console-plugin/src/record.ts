@@ -62,8 +62,21 @@ const K = new Uint32Array([
   0xc67178f2,
 ]);
 
+/** The UTF-8 bytes of `text`. */
+const utf8 = (text: string): number[] => {
+  const out: number[] = [];
+  for (const ch of text) {
+    const c = ch.codePointAt(0) as number;
+    if (c < 0x80) out.push(c);
+    else if (c < 0x800) out.push(0xc0 | (c >> 6), 0x80 | (c & 63));
+    else if (c < 0x10000) out.push(0xe0 | (c >> 12), 0x80 | ((c >> 6) & 63), 0x80 | (c & 63));
+    else out.push(0xf0 | (c >> 18), 0x80 | ((c >> 12) & 63), 0x80 | ((c >> 6) & 63), 0x80 | (c & 63));
+  }
+  return out;
+};
+
 export const sha256Hex = (text: string): string => {
-  const bytes = Array.from(new TextEncoder().encode(text));
+  const bytes = utf8(text);
   const bitLength = bytes.length * 8;
   bytes.push(0x80);
   while (bytes.length % 64 !== 56) bytes.push(0);

@@ -7,14 +7,13 @@ import {
   Form,
   FormGroup,
   FormHelperText,
-  FormSelect,
-  FormSelectOption,
   HelperText,
   HelperTextItem,
   Modal,
   ModalBody,
   ModalFooter,
   ModalHeader,
+  Radio,
   TextInput,
 } from '@patternfly/react-core';
 import type { MutexRunConfig } from '../types';
@@ -90,23 +89,32 @@ export const ActionModal: React.FC<ActionModalProps> = ({ kind, runConfig, node,
                 void confirm();
               }}
             >
-              {(candidates.length > 0 || kind === 'retry') && (
-                <FormGroup label="Node" fieldId="numo-action-node" isRequired>
-                  <FormSelect
-                    id="numo-action-node"
-                    data-test="node-select"
-                    value={choice}
-                    onChange={(_e, value) => setChoice(value)}
-                    aria-label="Node"
-                  >
-                    {candidates.length === 0 && <FormSelectOption value="" label="No node to retry" isDisabled />}
-                    {candidates.map((c) => (
-                      <FormSelectOption key={c} value={c} label={c} />
-                    ))}
-                    {kind === 'skip' && <FormSelectOption value={OTHER} label="Another node…" />}
-                  </FormSelect>
-                </FormGroup>
-              )}
+              <FormGroup role="radiogroup" label="Node" fieldId="numo-action-node" isRequired isStack>
+                {candidates.length === 0 && kind === 'retry' && <p>No node has failed.</p>}
+                {candidates.map((c) => (
+                  <Radio
+                    key={c}
+                    id={`numo-action-node-${c}`}
+                    name="numo-action-node"
+                    label={c}
+                    value={c}
+                    isChecked={choice === c}
+                    onChange={() => setChoice(c)}
+                    data-test={`node-choice-${c}`}
+                  />
+                ))}
+                {kind === 'skip' && (
+                  <Radio
+                    id="numo-action-node-other"
+                    name="numo-action-node"
+                    label="Another node…"
+                    value={OTHER}
+                    isChecked={choice === OTHER}
+                    onChange={() => setChoice(OTHER)}
+                    data-test="node-choice-other"
+                  />
+                )}
+              </FormGroup>
               {kind === 'skip' && choice === OTHER && (
                 <FormGroup label="Node name" fieldId="numo-action-node-name" isRequired>
                   <TextInput

@@ -12,7 +12,7 @@ import { HOLD_STATE_COLOURS } from './labels';
 export const HoldReasonText: React.FC<{ reason: HoldReason }> = ({ reason }) => {
   const rc = reason.runConfig;
   return (
-    <span data-test="node-hold-reason" data-state={reason.state}>
+    <span data-test="node-status" data-state={reason.state}>
       <Label color={HOLD_STATE_COLOURS[reason.state]} isCompact>
         {reason.phase ?? reason.state}
       </Label>{' '}
