@@ -153,7 +153,7 @@ export const TimelineChart: React.FC<{ layout: TimelineLayout }> = ({ layout }) 
         <Background key={`b-${b.start}`} band={b} layout={layout} />
       ))}
       <g data-test="timeline-axis">
-        <text x={layout.chartLeft - 8} y={layout.top - 18} textAnchor="end" fill="#444444">
+        <text x={layout.chartLeft - 24} y={layout.top - 18} textAnchor="end" fill="#444444">
           UTC
         </text>
         {layout.ticks.map((t) => (
