@@ -66,4 +66,13 @@ describe("a Node's upgrade gate", () => {
     expect(await screen.findByText('not gated: no numo run config holds this node')).toBeInTheDocument();
     expect(rows()).toHaveLength(5);
   });
+
+  it('the node gates page says when the user may not read nodes', () => {
+    const watch = mocked.useK8sWatchResource.getMockImplementation() as (r: { groupVersionKind?: { kind: string } }) => unknown;
+    mocked.useK8sWatchResource.mockImplementation((r: { groupVersionKind?: { kind: string } }) =>
+      r?.groupVersionKind?.kind === 'Node' ? [[], false, { message: 'nodes is forbidden' }] : watch(r),
+    );
+    render(<NodeGatesPage />);
+    expect(testId('node-gates-error')).toHaveTextContent('nodes is forbidden');
+  });
 });

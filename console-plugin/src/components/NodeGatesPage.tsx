@@ -2,6 +2,7 @@
 // list (the console offers plugins no column on its Node list; see README.md).
 import * as React from 'react';
 import {
+  Alert,
   Content,
   PageSection,
   Spinner,
@@ -28,7 +29,7 @@ export const NodeGatesPage: React.FC = () => {
     groupVersionKind: gvk(NodeModel),
     isList: true,
   });
-  const [runConfigs, loaded] = useRunConfigs();
+  const [runConfigs, loaded, runConfigsError] = useRunConfigs();
   const [shown, setShown] = React.useState<Shown>('gated');
   const reasons: [Node, HoldReason][] = React.useMemo(
     () =>
@@ -62,7 +63,12 @@ export const NodeGatesPage: React.FC = () => {
           </ToolbarItem>
         </ToolbarContent>
       </Toolbar>
-      {(!nodesLoaded || !loaded) && !nodesError ? (
+      {!!nodesError && (
+        <Alert isInline variant="warning" title="The nodes cannot be read" data-test="node-gates-error">
+          {String((nodesError as { message?: string }).message ?? nodesError)}
+        </Alert>
+      )}
+      {(!nodesLoaded && !nodesError) || (!loaded && !runConfigsError) ? (
         <Spinner aria-label="Reading nodes and run configs" />
       ) : (
         <Table aria-label="Nodes and their upgrade gates" variant="compact">
