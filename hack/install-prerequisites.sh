@@ -2,7 +2,8 @@
 # Installs what the build and tests need on a fresh machine: Rust toolchain components and Debian packages.
 # Everything else (the Kubernetes control plane, etcd, kwok, OLM, opm) is built from the Go module proxy by
 # hack/build-tools.sh. The operator image is built with buildah from a static (musl) numo binary, so the musl target,
-# musl-tools (ring's C code) and buildah are installed here too, and Chromium for the tests that render pictures.
+# musl-tools (ring's C code) and buildah are installed here too, Chromium for the tests that render pictures and
+# drive the console plugin, and Node.js with npm (when missing) to build the plugin.
 set -euo pipefail
 log() { printf '[prerequisites] %s\n' "$*" >&2; }
 
@@ -20,6 +21,9 @@ command -v column >/dev/null || missing+=(bsdextrautils)
 command -v musl-gcc >/dev/null || missing+=(musl-tools)
 # The timeline picture's tests render it in a real browser: Debian's Chromium, headless.
 command -v chromium >/dev/null || missing+=(chromium)
+# The console plugin is built and tested with Node.js and npm (console-plugin/, hack/console-plugin.sh).
+command -v node >/dev/null || missing+=(nodejs)
+command -v npm >/dev/null || missing+=(npm)
 if [[ ${#missing[@]} -gt 0 ]]; then
   log "installing Debian packages: ${missing[*]}"
   sudo_cmd=(); [[ $(id -u) == 0 ]] || sudo_cmd=(sudo)
