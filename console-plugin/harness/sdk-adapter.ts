@@ -47,9 +47,7 @@ export type K8sResourceCommon = {
     resourceVersion?: string;
     labels?: Record<string, string>;
     annotations?: Record<string, string>;
-    [key: string]: unknown;
   };
-  [key: string]: unknown;
 };
 
 export type K8sModel = {
@@ -473,3 +471,6 @@ export function useAccessReview(
   }
   return [state.allowed, state.loading];
 }
+
+/** The name the SDK 4.22 package exports k8sPatchResource under (core-api: `k8sPatchResource as k8sPatch`). */
+export const k8sPatch = k8sPatchResource;

@@ -6,20 +6,38 @@
 const path = require('path');
 
 const here = __dirname;
+const plugin = path.resolve(here, '..');
 
-/** Writes dist/index.html, which loads the bundle (no HTML plugin needed). */
+/**
+ * `@exposed/<name>` for each of the plugin's exposed modules (package.json consolePlugin.exposedModules, relative to
+ * src/ as the plugin's own webpack context): the harness renders what the console would load.
+ */
+const exposed = () => {
+  const { consolePlugin } = require(path.join(plugin, 'package.json'));
+  const modules = (consolePlugin && consolePlugin.exposedModules) || {};
+  return Object.fromEntries(
+    Object.entries(modules).map(([name, module]) => [`@exposed/${name}$`, path.resolve(plugin, 'src', module)]),
+  );
+};
+
+/** Writes dist/index.html, which loads the entry's script and style sheet (no HTML plugin needed). */
 class IndexHtml {
   apply(compiler) {
     compiler.hooks.thisCompilation.tap('IndexHtml', (compilation) => {
       compilation.hooks.processAssets.tap(
-        { name: 'IndexHtml', stage: compiler.webpack.Compilation.PROCESS_ASSETS_STAGE_ADDITIONAL },
+        { name: 'IndexHtml', stage: compiler.webpack.Compilation.PROCESS_ASSETS_STAGE_SUMMARIZE },
         () => {
+          const files = [...compilation.entrypoints.get('harness').getFiles()].filter((f) => !f.endsWith('.map'));
+          const styles = files.filter((f) => f.endsWith('.css'));
+          const scripts = files.filter((f) => f.endsWith('.js'));
           const html = `<!doctype html>
 <html lang="en">
   <head>
     <meta charset="utf-8" />
     <title>numo console plugin harness</title>
-    <script defer src="harness.js"></script>
+    <link rel="icon" href="data:," />
+${styles.map((f) => `    <link rel="stylesheet" href="${f}" />`).join('\n')}
+${scripts.map((f) => `    <script defer src="${f}"></script>`).join('\n')}
   </head>
   <body>
     <div id="root"></div>
@@ -50,6 +68,7 @@ module.exports = (env, argv) => ({
     alias: {
       // Only the package itself: type-only subpath imports (erased by the compiler) are left alone.
       '@openshift-console/dynamic-plugin-sdk$': path.join(here, 'sdk-adapter.ts'),
+      ...exposed(),
     },
   },
   module: {
@@ -64,6 +83,8 @@ module.exports = (env, argv) => ({
           },
         ],
       },
+      // PatternFly's ES modules import without file extensions.
+      { test: /\.m?js$/, resolve: { fullySpecified: false } },
       { test: /\.css$/, type: 'css' },
       { test: /\.(woff2?|ttf|eot|svg|png|jpe?g|gif)$/, type: 'asset/resource' },
     ],

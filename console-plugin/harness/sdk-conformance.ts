@@ -1,0 +1,18 @@
+// Type-level check (`npx tsc -p harness/tsconfig.json --noEmit`), never bundled: the adapter's runtime names have
+// the signatures of the SDK's own, so the plugin's code type-checked against the SDK runs against the adapter.
+import type {
+  K8sResourceCommon,
+  UseK8sWatchResource,
+  k8sPatch as SdkPatchResource,
+  useAccessReview as SdkUseAccessReview,
+} from '@openshift-console/dynamic-plugin-sdk';
+import * as adapter from './sdk-adapter';
+
+type Parameters0<F> = F extends (...args: infer A) => unknown ? A : never;
+
+// The SDK's calls are accepted by the adapter...
+export const watch: (...args: Parameters<UseK8sWatchResource>) => unknown = adapter.useK8sWatchResource;
+export const patch: (...args: Parameters0<typeof SdkPatchResource>) => Promise<K8sResourceCommon> =
+  adapter.k8sPatchResource;
+export const review: (...args: Parameters0<typeof SdkUseAccessReview>) => [boolean, boolean] =
+  adapter.useAccessReview;
