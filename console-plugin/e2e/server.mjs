@@ -223,3 +223,41 @@ export async function api(base, method, path, body, contentType = 'application/m
   }
   return json;
 }
+
+/**
+ * What a PATCH body sets, as `{"/spec/paused": true, "/metadata/annotations/<key>": "<value>"}`: the leaves of a
+ * merge patch, or of the values a JSON patch adds or replaces (its pointers unescaped). Removals are `null`.
+ */
+export function patchSets(body, contentType = '') {
+  const sets = {};
+  const leaves = (value, path) => {
+    if (value && typeof value === 'object' && !Array.isArray(value)) {
+      const keys = Object.keys(value);
+      keys.forEach((k) => leaves(value[k], `${path}/${k}`));
+      if (keys.length === 0) {
+        sets[path] = {};
+      }
+    } else {
+      sets[path] = value;
+    }
+  };
+  let parsed;
+  try {
+    parsed = JSON.parse(body ?? '');
+  } catch {
+    return sets;
+  }
+  if (contentType.includes('json-patch') || Array.isArray(parsed)) {
+    for (const op of parsed) {
+      const path = op.path.split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~')).join('/');
+      if (op.op === 'add' || op.op === 'replace') {
+        leaves(op.value, path);
+      } else if (op.op === 'remove') {
+        sets[path] = null;
+      }
+    }
+  } else {
+    leaves(parsed, '');
+  }
+  return sets;
+}
