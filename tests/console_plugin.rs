@@ -1,0 +1,263 @@
+//! The console plugin end to end: its real components (the harness page, `console-plugin/harness`) in Debian's
+//! headless Chromium, driven by `console-plugin/e2e/run.mjs` through a local proxy to the test cluster's API server,
+//! during a live rollout that numo (in this process) gates: the rows advance with the page open, a degraded
+//! ClusterOperator shows as the hold (and in the next node's Node status), Pause and Resume set `spec.paused`,
+//! Retry and Skip set numo's annotations on a failed node. The screenshots are kept in
+//! `target/test-output/console-plugin/`.
+//!
+//! The harness must be built first (`make test` does it):
+//! `cd console-plugin && npm ci && npx webpack -c harness/webpack.config.js`. Needs Node.js and Chromium
+//! (`hack/install-prerequisites.sh`); skipped with `NUMO_SKIP_BROWSER=1`.
+
+mod support;
+
+use std::io::{BufRead, BufReader, Read};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use kube::ResourceExt;
+use numo::api::RunPhase;
+use numo_simulator::faults;
+use numo_testkit::browser;
+use numo_testkit::kwok::JOB_RESULT;
+use serde_json::{json, Value};
+use support::*;
+
+/// The checks run.mjs must report, each once and passed, in this order.
+const CHECKS: [&str; 17] = [
+    "page-loaded",
+    "world-upgrade",
+    "row-gating",
+    "world-degrade",
+    "row-advances",
+    "progress-advances",
+    "hold-shown",
+    "node-status-held",
+    "pause-sets-paused",
+    "resume-sets-paused",
+    "world-break-gate",
+    "world-recover",
+    "node-failed",
+    "retry-annotates",
+    "retry-runs-again",
+    "world-fix-gate",
+    "skip-annotates",
+];
+/// After the checks above, before `done`.
+const LAST_CHECKS: [&str; 3] = ["rollout-goes-on", "no-page-errors", "done"];
+
+const WORKERS: [&str; 4] = ["worker-0", "worker-1", "worker-2", "worker-3"];
+/// The health check's message while the ClusterOperator is degraded (what the hold reason shows).
+const HOLD_TEXT: &str = "ClusterOperator ingress is Degraded";
+/// How long run.mjs may take, all stages (it has its own limit a little shorter).
+const SCRIPT_TIMEOUT: Duration = Duration::from_secs(600);
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_plugin_follows_a_live_rollout_and_its_actions_reach_the_run_config() -> anyhow::Result<()> {
+    if browser::skipped("console_plugin") {
+        return Ok(());
+    }
+    let plugin = repo().join("console-plugin");
+    let prerequisites = prerequisites(&plugin).unwrap_or_else(|e| panic!("{e}"));
+
+    let mut setup = Setup::new("console-plugin", WORKERS.len()).await?;
+    // Gate Jobs slow enough that the page sees each node gating before it is done.
+    setup.rule("check", job_spec("6s", false), None).await?;
+    setup.target("workers", &["worker"]).await?;
+    setup.run_config("gated", &["check"], &["workers"], json!({"healthChecks": {}})).await?;
+    setup.start_operator().await?;
+    setup.wait_phase("gated", RunPhase::Idle, Duration::from_secs(60)).await?;
+
+    let out = browser::output_dir().join("console-plugin");
+    let _ = std::fs::remove_dir_all(&out);
+    std::fs::create_dir_all(&out)?;
+    let kubeconfig = numo_testkit::cluster().await?.kubeconfig().to_path_buf();
+    let args = script_args(&setup.ns, &kubeconfig, &out);
+    let run = {
+        let (node, plugin) = (prerequisites.node.clone(), plugin.clone());
+        let chromium = prerequisites.chromium.clone();
+        tokio::task::spawn_blocking(move || run_script(&node, &plugin, &chromium, &args, SCRIPT_TIMEOUT))
+    };
+    let run = run.await?.unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(out.join("checks.jsonl"), run.stdout.join("\n"))?;
+
+    let checks: Vec<Value> = run
+        .stdout
+        .iter()
+        .map(|line| {
+            serde_json::from_str(line)
+                .unwrap_or_else(|e| panic!("run.mjs printed a line that is not JSON ({e}): {line}"))
+        })
+        .collect();
+    let failed: Vec<&Value> = checks.iter().filter(|c| c["ok"] != json!(true)).collect();
+    assert!(
+        run.status.success() && failed.is_empty(),
+        "run.mjs exited with {}; failed checks: {failed:#?}\nits stderr:\n{}\nscreenshots and e2e.log in {}",
+        run.status,
+        run.stderr,
+        out.display()
+    );
+    let names: Vec<&str> = checks.iter().filter_map(|c| c["check"].as_str()).collect();
+    let expected: Vec<&str> = CHECKS.iter().chain(LAST_CHECKS.iter()).copied().collect();
+    assert_eq!(names, expected, "the checks run.mjs reported, in order");
+
+    // What the page showed, as run.mjs saw it.
+    let check = |name: &str| checks.iter().find(|c| c["check"] == name).cloned().unwrap_or_default();
+    assert_eq!(check("row-advances")["node"], "worker-0");
+    assert_eq!(check("row-advances")["reloaded"], false, "the rows advanced without a reload");
+    let held = check("hold-shown");
+    assert!(held["reason"].as_str().is_some_and(|r| r.contains(HOLD_TEXT)), "{held}");
+    let status = check("node-status-held");
+    assert_eq!(status["node"], "worker-1");
+    assert!(status["status"].as_str().is_some_and(|s| s.contains(HOLD_TEXT)), "{status}");
+    // What the page sent, as the proxy saw it: the leaves its PATCH set.
+    let sets = |name: &str| check(name)["sent"]["sets"].clone();
+    assert_eq!(sets("pause-sets-paused")["/spec/paused"], true);
+    assert_eq!(sets("resume-sets-paused")["/spec/paused"], false);
+    let annotation = |key: &str| format!("/metadata/annotations/{key}");
+    assert_eq!(sets("retry-annotates")[annotation(numo::labels::RETRY_ANNOTATION)], "worker-1");
+    assert_eq!(sets("skip-annotates")[annotation(numo::labels::SKIP_ANNOTATION)], "worker-1");
+    for shot in checks.iter().filter_map(|c| c["screenshot"].as_str()) {
+        assert!(out.join(shot).is_file(), "the screenshot {shot} is kept in {}", out.display());
+    }
+
+    // numo took the UI's word: the skipped node is skipped, not paused, and the rollout completes.
+    let done = setup.wait_phase("gated", RunPhase::Completed, ROLLOUT).await?;
+    let status = done.status.clone().unwrap_or_default();
+    assert_eq!(status.skipped_nodes, ["worker-1"], "{status:?}");
+    assert!(!done.spec.paused);
+    assert_eq!(done.annotations().get(numo::labels::SKIP_ANNOTATION).map(String::as_str), Some("worker-1"));
+    Ok(())
+}
+
+/// What the script needs: Node.js, Chromium, the plugin's packages and the built harness.
+struct Prerequisites {
+    node: PathBuf,
+    chromium: PathBuf,
+}
+
+fn prerequisites(plugin: &Path) -> Result<Prerequisites, String> {
+    let node = on_path("node").ok_or("Node.js (node) is not on the PATH: run hack/install-prerequisites.sh")?;
+    let chromium = browser::chromium().ok_or(
+        "Chromium is missing: run hack/install-prerequisites.sh (it installs Debian's chromium), or set NUMO_CHROMIUM \
+         to a Chromium binary",
+    )?;
+    if !plugin.join("node_modules/puppeteer-core/package.json").is_file() {
+        return Err(format!("the console plugin's packages are not installed: cd {} && npm ci", plugin.display()));
+    }
+    if !plugin.join("harness/dist/index.html").is_file() {
+        return Err(format!(
+            "the console plugin's harness is not built: cd {} && npx webpack -c harness/webpack.config.js",
+            plugin.display()
+        ));
+    }
+    Ok(Prerequisites { node, chromium })
+}
+
+fn on_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|dir| dir.join(name)).find(|candidate| candidate.is_file())
+}
+
+/// run.mjs's arguments: the world's faults as merge patches it applies through its proxy, at its stages.
+fn script_args(ns: &str, kubeconfig: &Path, out: &Path) -> Vec<String> {
+    let rule = format!("/apis/openshift-optional.skrzypek.io/v1alpha1/namespaces/{ns}/mutexrules/check");
+    let operator = "/apis/config.openshift.io/v1/clusteroperators/ingress";
+    let gate =
+        |result: Value| json!({"spec": {"jobSpec": {"template": {"metadata": {"annotations": {JOB_RESULT: result}}}}}});
+    let degraded = |message: Value| json!({"metadata": {"annotations": {faults::DEGRADED: message}}});
+    let upgrade = json!({"spec": {"desiredUpdate": {
+        "version": NEW, "image": format!("quay.io/openshift-release-dev/ocp-release:{NEW}-x86_64")
+    }}});
+    let patches = [
+        ("upgrade", "/apis/config.openshift.io/v1/clusterversions/version", upgrade),
+        ("degrade", operator, degraded(json!("2 of 2 router pods crash"))),
+        ("recover", operator, degraded(Value::Null)),
+        ("break-gate", &rule, gate(json!("fail"))),
+        ("fix-gate", &rule, gate(Value::Null)),
+    ];
+    let mut args: Vec<String> = vec![
+        "e2e/run.mjs".into(),
+        "--kubeconfig".into(),
+        kubeconfig.display().to_string(),
+        "--namespace".into(),
+        ns.into(),
+        "--run-config".into(),
+        "gated".into(),
+        "--nodes".into(),
+        WORKERS.join(","),
+        "--hold-text".into(),
+        HOLD_TEXT.into(),
+        "--out".into(),
+        out.display().to_string(),
+        "--timeout-seconds".into(),
+        (SCRIPT_TIMEOUT.as_secs() - 20).to_string(),
+    ];
+    for (stage, path, patch) in patches {
+        args.push("--patch".into());
+        args.push(format!("{stage}={path}={patch}"));
+    }
+    args
+}
+
+/// What run.mjs printed and how it ended.
+struct Run {
+    status: ExitStatus,
+    stdout: Vec<String>,
+    stderr: String,
+}
+
+/// Runs `node args...` in `plugin` (in a process group of its own, so that a timeout ends Chromium too), echoing
+/// every line it prints to this test's stderr as it comes.
+fn run_script(node: &Path, plugin: &Path, chromium: &Path, args: &[String], timeout: Duration) -> Result<Run, String> {
+    let mut child = Command::new(node)
+        .args(args)
+        .current_dir(plugin)
+        .env("NUMO_CHROMIUM", chromium)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .map_err(|e| format!("cannot start {}: {e}", node.display()))?;
+    let stdout = child.stdout.take().map(|out| {
+        std::thread::spawn(move || {
+            BufReader::new(out)
+                .lines()
+                .map_while(Result::ok)
+                .inspect(|line| eprintln!("run.mjs: {line}"))
+                .collect::<Vec<String>>()
+        })
+    });
+    let stderr = child.stderr.take().map(|mut err| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = err.read_to_string(&mut text);
+            text
+        })
+    });
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
+            break status;
+        }
+        if started.elapsed() > timeout {
+            let _ = Command::new("kill").args(["-KILL", "--", &format!("-{}", child.id())]).status();
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!("run.mjs took more than {}s and was killed", timeout.as_secs()));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    Ok(Run {
+        status,
+        stdout: stdout.and_then(|t| t.join().ok()).unwrap_or_default(),
+        stderr: stderr.and_then(|t| t.join().ok()).unwrap_or_default(),
+    })
+}
