@@ -131,7 +131,7 @@ function chromium() {
     }
   }
   throw new Usage(
-    'Chromium is missing: run hack/install-prerequisites.sh (it installs Debian\'s chromium), or set NUMO_CHROMIUM',
+    "Chromium is missing: run hack/install-prerequisites.sh (it installs Debian's chromium), or set NUMO_CHROMIUM",
   );
 }
 
@@ -264,14 +264,37 @@ async function main() {
   const waitRow = (check, node, accept, what, timeout = opts.step) =>
     waitFor(check, `the row of ${node} ${what}`, probe.row, accept, timeout, node);
 
-  const rcPath = `/apis/${GROUP}/v1alpha1/namespaces/${encodeURIComponent(opts.namespace)}/mutexrunconfigs/${encodeURIComponent(opts.runConfig)}`;
+  const namespacePath = `/apis/${GROUP}/v1alpha1/namespaces/${encodeURIComponent(opts.namespace)}`;
+  const rcPath = `${namespacePath}/mutexrunconfigs/${encodeURIComponent(opts.runConfig)}`;
   const getRunConfig = () => api(server.url, 'GET', rcPath);
+  /**
+   * Applies a stage's patches. An object whose controller reports `status.observedGeneration` is waited for until
+   * it observed the patched generation (a changed MutexRule is judged again before numo uses it), so that the next
+   * stage does not race the change.
+   */
   const patchWorld = async (stage) => {
+    const settled = [];
     for (const { path, body } of opts.patches[stage] ?? []) {
-      await api(server.url, 'PATCH', path, body);
+      const patched = await api(server.url, 'PATCH', path, body);
       log(`${stage}: patched ${path} with ${JSON.stringify(body)}`);
+      const generation = patched?.metadata?.generation;
+      if (generation !== undefined && patched.status?.observedGeneration !== undefined) {
+        const deadline = Date.now() + opts.step;
+        let observed = patched.status.observedGeneration;
+        while (observed < generation) {
+          if (Date.now() > deadline) {
+            await fail(
+              `world-${stage}`,
+              `${path} observed generation ${observed}, not ${generation}, within ${opts.step / 1000}s`,
+            );
+          }
+          await new Promise((r) => setTimeout(r, 200));
+          observed = (await api(server.url, 'GET', path)).status?.observedGeneration ?? observed;
+        }
+        settled.push({ path, generation });
+      }
     }
-    report(`world-${stage}`, true, { patched: (opts.patches[stage] ?? []).map((p) => p.path) });
+    report(`world-${stage}`, true, { patched: (opts.patches[stage] ?? []).map((p) => p.path), settled });
   };
   /** The page's writes to the run config since `since`. */
   const pageWrites = (since) =>
@@ -307,7 +330,14 @@ async function main() {
 
     // 1. The run config is shown: its phase. Then the upgrade starts, with the page open. A mark in the page's
     //    window tells whether it was ever reloaded.
-    const phase = await waitFor('page-loaded', 'the phase shown', probe.text, (v) => !!v && v !== 'Unknown', opts.step, '[data-test="phase"]');
+    const phase = await waitFor(
+      'page-loaded',
+      'the phase shown',
+      probe.text,
+      (v) => !!v && v !== 'Unknown',
+      opts.step,
+      '[data-test="phase"]',
+    );
     await page.evaluate(() => {
       window.numoE2eMark = 'never reloaded';
     });
@@ -321,7 +351,11 @@ async function main() {
     const before = await waitRow('row-gating', first, (v) => v === 'Pending' || v === 'Gating', 'pending or gating');
     const gating = before === 'Gating' ? before : await waitRow('row-gating', first, (v) => v === 'Gating', 'gating');
     const doneBefore = await read('done');
-    await pass('row-gating', { node: first, seen: [...new Set([before, gating])], done: doneBefore }, 'first-node-gating');
+    await pass(
+      'row-gating',
+      { node: first, seen: [...new Set([before, gating])], done: doneBefore },
+      'first-node-gating',
+    );
     if (opts.patches.degrade) {
       // While the first node is in flight: the node after it is held.
       await patchWorld('degrade');
@@ -332,19 +366,43 @@ async function main() {
     }
     const eta = await read('text', '[data-test="eta"]');
     await pass('row-advances', { node: first, from: gating, to: 'Done', reloaded: false, eta }, 'first-node-done');
-    const doneAfter = await waitFor('progress-advances', `more than ${doneBefore} nodes done`, probe.done, (v) => Number(v) > Number(doneBefore));
-    report('progress-advances', true, { from: Number(doneBefore), to: Number(doneAfter), text: await read('text', '[data-test="progress"]') });
+    const doneAfter = await waitFor(
+      'progress-advances',
+      `more than ${doneBefore} nodes done`,
+      probe.done,
+      (v) => Number(v) > Number(doneBefore),
+    );
+    report('progress-advances', true, {
+      from: Number(doneBefore),
+      to: Number(doneAfter),
+      text: await read('text', '[data-test="progress"]'),
+    });
 
     // 3. The failing health check holds the next node: the hold reason, and that node's status.
     if (opts.patches.degrade) {
-      const reason = await waitFor('hold-shown', `the hold reason saying ${JSON.stringify(opts.holdText)}`, probe.text, (v) => !!v && v.includes(opts.holdText), opts.step, '[data-test="hold-reason"]');
+      const reason = await waitFor(
+        'hold-shown',
+        `the hold reason saying ${JSON.stringify(opts.holdText)}`,
+        probe.text,
+        (v) => !!v && v.includes(opts.holdText),
+        opts.step,
+        '[data-test="hold-reason"]',
+      );
       await pass('hold-shown', { reason }, 'held');
-      const status = await waitFor('node-status-held', `the Node status of ${held} held, saying ${JSON.stringify(opts.holdText)}`, probe.nodeStatus, (v) => v?.state === 'held' && v.text.includes(opts.holdText));
+      const status = await waitFor(
+        'node-status-held',
+        `the Node status of ${held} held, saying ${JSON.stringify(opts.holdText)}`,
+        probe.nodeStatus,
+        (v) => v?.state === 'held' && v.text.includes(opts.holdText),
+      );
       report('node-status-held', true, { node: held, state: status.state, status: status.text });
     }
 
     // 4. Pause and Resume through the Rollout tab: spec.paused on the object.
-    for (const [action, paused] of [['pause', true], ['resume', false]]) {
+    for (const [action, paused] of [
+      ['pause', true],
+      ['resume', false],
+    ]) {
       const check = `${action}-sets-paused`;
       const since = Date.now();
       await confirmAction(check, action, `[data-test="action-${action}"]`);
@@ -353,7 +411,11 @@ async function main() {
       // The page follows: the other button of the pair.
       const other = paused ? 'resume' : 'pause';
       await waitFor(check, `the ${other} button`, probe.present, Boolean, opts.step, `[data-test="action-${other}"]`);
-      await pass(check, { paused: rc.spec?.paused ?? false, sent: describeWrite(sent) }, action === 'pause' ? 'paused' : 'resumed');
+      await pass(
+        check,
+        { paused: rc.spec?.paused ?? false, sent: describeWrite(sent) },
+        action === 'pause' ? 'paused' : 'resumed',
+      );
     }
 
     // 5. A failed node: Retry (from the Actions menu) and Skip (from the Rollout tab) set numo's annotations.
@@ -364,16 +426,43 @@ async function main() {
       }
       await waitRow('node-failed', held, (v) => v === 'Failed', 'failed');
       const failedRc = await getRunConfig();
-      await pass('node-failed', { node: held, phase: await read('text', '[data-test="phase"]'), attempt: attempts(failedRc, held) }, 'node-failed');
+      await pass(
+        'node-failed',
+        { node: held, phase: await read('text', '[data-test="phase"]'), attempt: attempts(failedRc, held) },
+        'node-failed',
+      );
 
       let since = Date.now();
       const attemptsBefore = attempts(failedRc, held);
       await confirmAction('retry-annotates', 'retry', `[data-test="menu-action-numo-retry-${held}"]`);
-      const sentRetry = await waitForWrite('retry-annotates', since, (sets) => sets[`/metadata/annotations/${RETRY}`] === held);
+      const sentRetry = await waitForWrite(
+        'retry-annotates',
+        since,
+        (sets) => sets[`/metadata/annotations/${RETRY}`] === held,
+      );
       // numo removes the annotation once it acted on it: it is still there, or the node's next attempt ran.
-      const retried = await waitForObject('retry-annotates', `${RETRY}=${held}, or a new attempt of ${held}`, (o) => o.metadata?.annotations?.[RETRY] === held || attempts(o, held) > attemptsBefore);
-      await pass('retry-annotates', { node: held, sent: describeWrite(sentRetry), annotation: retried.metadata?.annotations?.[RETRY] ?? null, attempt: attempts(retried, held) }, 'retried');
-      const again = await waitForObject('retry-runs-again', `attempt ${attemptsBefore + 1} of ${held} failed`, (o) => attempts(o, held) > attemptsBefore && (o.status?.nodes ?? []).some((e) => e.name === held && e.phase === 'Failed'));
+      const retried = await waitForObject(
+        'retry-annotates',
+        `${RETRY}=${held}, or a new attempt of ${held}`,
+        (o) => o.metadata?.annotations?.[RETRY] === held || attempts(o, held) > attemptsBefore,
+      );
+      await pass(
+        'retry-annotates',
+        {
+          node: held,
+          sent: describeWrite(sentRetry),
+          annotation: retried.metadata?.annotations?.[RETRY] ?? null,
+          attempt: attempts(retried, held),
+        },
+        'retried',
+      );
+      const again = await waitForObject(
+        'retry-runs-again',
+        `attempt ${attemptsBefore + 1} of ${held} failed`,
+        (o) =>
+          attempts(o, held) > attemptsBefore &&
+          (o.status?.nodes ?? []).some((e) => e.name === held && e.phase === 'Failed'),
+      );
       await waitRow('retry-runs-again', held, (v) => v === 'Failed', 'failed again');
       await pass('retry-runs-again', { node: held, attempt: attempts(again, held) }, 'failed-again');
 
@@ -382,12 +471,27 @@ async function main() {
       }
       since = Date.now();
       await confirmAction('skip-annotates', 'skip', '[data-test="action-skip"]', held);
-      const sentSkip = await waitForWrite('skip-annotates', since, (sets) => (sets[`/metadata/annotations/${SKIP}`] ?? '').split(',').includes(held));
-      const skipped = await waitForObject('skip-annotates', `${SKIP} naming ${held}`, (o) => (o.metadata?.annotations?.[SKIP] ?? '').split(',').map((n) => n.trim()).includes(held));
-      await pass('skip-annotates', { node: held, sent: describeWrite(sentSkip), annotation: skipped.metadata.annotations[SKIP] }, 'skipped');
+      const sentSkip = await waitForWrite('skip-annotates', since, (sets) =>
+        (sets[`/metadata/annotations/${SKIP}`] ?? '').split(',').includes(held),
+      );
+      const skipped = await waitForObject('skip-annotates', `${SKIP} naming ${held}`, (o) =>
+        (o.metadata?.annotations?.[SKIP] ?? '')
+          .split(',')
+          .map((n) => n.trim())
+          .includes(held),
+      );
+      await pass(
+        'skip-annotates',
+        { node: held, sent: describeWrite(sentSkip), annotation: skipped.metadata.annotations[SKIP] },
+        'skipped',
+      );
       await waitRow('rollout-goes-on', held, (v) => v === 'Skipped', 'skipped');
       await waitRow('rollout-goes-on', last, (v) => v === 'Done', 'done after the skip', opts.step * 2);
-      await pass('rollout-goes-on', { skipped: held, done: last, phase: await read('text', '[data-test="phase"]') }, 'rollout-goes-on');
+      await pass(
+        'rollout-goes-on',
+        { skipped: held, done: last, phase: await read('text', '[data-test="phase"]') },
+        'rollout-goes-on',
+      );
     }
 
     if (pageErrors.length > 0) {
@@ -427,7 +531,12 @@ async function main() {
         b.scrollIntoView({ block: 'center' });
         const r = b.getBoundingClientRect();
         const top = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
-        return { x: Math.round(r.left + r.width / 2), y: Math.round(r.top + r.height / 2), covered: !b.contains(top), top: top ? `${top.tagName.toLowerCase()}.${top.className}` : null };
+        return {
+          x: Math.round(r.left + r.width / 2),
+          y: Math.round(r.top + r.height / 2),
+          covered: !b.contains(top),
+          top: top ? `${top.tagName.toLowerCase()}.${top.className}` : null,
+        };
       });
       log(`${action}: click ${click} on ${selector} at ${JSON.stringify(target)}`);
       await page.click(selector);
@@ -446,10 +555,24 @@ async function main() {
       await chooseNode(node);
     }
     const confirm = '[data-test="confirm"]';
-    await waitFor(check, `the ${action} confirmation's ${confirm} enabled`, probe.enabled, (v) => v === true, opts.step, confirm);
+    await waitFor(
+      check,
+      `the ${action} confirmation's ${confirm} enabled`,
+      probe.enabled,
+      (v) => v === true,
+      opts.step,
+      confirm,
+    );
     await shot(`${action}-confirmation`);
     await page.click(confirm);
-    await waitFor(check, `the ${action} confirmation closed`, (m) => !document.querySelector(m), Boolean, opts.step, modal);
+    await waitFor(
+      check,
+      `the ${action} confirmation closed`,
+      (m) => !document.querySelector(m),
+      Boolean,
+      opts.step,
+      modal,
+    );
   }
 
   /** Picks `node` in a confirmation that offers a choice of nodes (radio buttons, or a select). */
@@ -474,7 +597,10 @@ async function main() {
         return last;
       }
       if (Date.now() > deadline) {
-        await fail(check, `${what}: not within ${opts.step / 1000}s; the run config has spec ${JSON.stringify(last.spec)} and annotations ${JSON.stringify(last.metadata?.annotations ?? {})}`);
+        await fail(
+          check,
+          `${what}: not within ${opts.step / 1000}s; the run config has spec ${JSON.stringify(last.spec)} and annotations ${JSON.stringify(last.metadata?.annotations ?? {})}`,
+        );
       }
       await new Promise((r) => setTimeout(r, 250));
     }
@@ -488,7 +614,10 @@ async function main() {
         return write;
       }
       if (Date.now() > deadline) {
-        await fail(check, `the page sent no accepted write to the run config that matches; it sent ${JSON.stringify(pageWrites(since).map(describeWrite))}`);
+        await fail(
+          check,
+          `the page sent no accepted write to the run config that matches; it sent ${JSON.stringify(pageWrites(since).map(describeWrite))}`,
+        );
       }
       await new Promise((r) => setTimeout(r, 250));
     }
@@ -496,7 +625,13 @@ async function main() {
 }
 
 function describeWrite(w) {
-  return { method: w.method, contentType: w.contentType, status: w.status, body: w.body, sets: patchSets(w.body, w.contentType) };
+  return {
+    method: w.method,
+    contentType: w.contentType,
+    status: w.status,
+    body: w.body,
+    sets: patchSets(w.body, w.contentType),
+  };
 }
 
 main().then(

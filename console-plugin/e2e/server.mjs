@@ -249,7 +249,10 @@ export function patchSets(body, contentType = '') {
   }
   if (contentType.includes('json-patch') || Array.isArray(parsed)) {
     for (const op of parsed) {
-      const path = op.path.split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~')).join('/');
+      const path = op.path
+        .split('/')
+        .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
+        .join('/');
       if (op.op === 'add' || op.op === 'replace') {
         leaves(op.value, path);
       } else if (op.op === 'remove') {

@@ -104,7 +104,9 @@ const ActionsMenu: React.FC<{ rc: K8sResourceCommon }> = ({ rc }) => {
 
 const Harness: React.FC = () => {
   const [rc, rcLoaded, rcError] = useK8sWatchResource<K8sResourceCommon>(
-    namespace && name ? { groupVersionKind: { group: GROUP, version: VERSION, kind: 'MutexRunConfig' }, namespace, name } : null,
+    namespace && name
+      ? { groupVersionKind: { group: GROUP, version: VERSION, kind: 'MutexRunConfig' }, namespace, name }
+      : null,
   );
   const [node, nodeLoaded, nodeError] = useK8sWatchResource<K8sResourceCommon>(
     nodeName ? { groupVersionKind: { group: '', version: 'v1', kind: 'Node' }, name: nodeName } : null,

@@ -413,18 +413,15 @@ function checkAccess(attributes: Required<AccessReviewResourceAttributes>): Prom
   const key = JSON.stringify(attributes);
   let review = reviews.get(key);
   if (!review) {
-    review = fetchJSON<{ status?: { allowed?: boolean } }>(
-      '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews',
-      {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify({
-          apiVersion: 'authorization.k8s.io/v1',
-          kind: 'SelfSubjectAccessReview',
-          spec: { resourceAttributes: attributes },
-        }),
-      },
-    ).then((r) => Boolean(r.status?.allowed));
+    review = fetchJSON<{ status?: { allowed?: boolean } }>('/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({
+        apiVersion: 'authorization.k8s.io/v1',
+        kind: 'SelfSubjectAccessReview',
+        spec: { resourceAttributes: attributes },
+      }),
+    }).then((r) => Boolean(r.status?.allowed));
     reviews.set(key, review);
     review.catch(() => reviews.delete(key));
   }

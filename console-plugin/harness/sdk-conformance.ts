@@ -14,5 +14,4 @@ type Parameters0<F> = F extends (...args: infer A) => unknown ? A : never;
 export const watch: (...args: Parameters<UseK8sWatchResource>) => unknown = adapter.useK8sWatchResource;
 export const patch: (...args: Parameters0<typeof SdkPatchResource>) => Promise<K8sResourceCommon> =
   adapter.k8sPatchResource;
-export const review: (...args: Parameters0<typeof SdkUseAccessReview>) => [boolean, boolean] =
-  adapter.useAccessReview;
+export const review: (...args: Parameters0<typeof SdkUseAccessReview>) => [boolean, boolean] = adapter.useAccessReview;
