@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Everything CI checks (`make test`, `.ci/run`): formatting, clippy, every test (unit, schema, and integration tests
-# against a local cluster), the OLM bundle, the images, and install, upgrade and removal with kubectl and through
-# OLM. Prints the time each step took.
+# Everything CI checks (`make test`, `.ci/run`): formatting, clippy, the console plugin (type check, component tests,
+# build), every test (unit, schema, and integration tests against a local cluster, the console plugin's end-to-end
+# test in Chromium among them), the OLM bundle, the images, and install, upgrade and removal with kubectl and
+# through OLM. Prints the time each step took.
 #
 #   hack/test.sh
 #
@@ -42,7 +43,9 @@ report() {
 }
 trap report EXIT
 
-step "build tools" "$hack_dir/build-tools.sh" kubernetes etcd kwok olm alertmanager
+step "build tools" "$hack_dir/build-tools.sh" kubernetes etcd kwok olm alertmanager openshift-api
+# The ConsolePlugin CRD of openshift/api, for the test of the ConsolePlugin numo applies.
+export NUMO_OPENSHIFT_API_CRDS="$OPENSHIFT_API_CRDS"
 # The alert health check's tests start a real Alertmanager (numo_testkit::alertmanager).
 export NUMO_ALERTMANAGER_BIN="$ALERTMANAGER_BIN/alertmanager"
 
@@ -55,6 +58,9 @@ export NUMO_TEST_KUBECONFIG
 
 step "cargo fmt --check" cargo fmt --all -- --check
 step "cargo clippy" cargo clippy --workspace --all-targets -- -D warnings
+# The console plugin from its lockfile: type check, component tests, the production build (served by the
+# integration tests) and the end-to-end test's harness (opened in Chromium by tests/console_plugin.rs).
+step "console plugin (npm)" "$hack_dir/console-plugin.sh" all
 step "cargo test" cargo test --workspace --no-fail-fast
 
 # The OLM bundle: equal to what config/ generates, and operator-sdk's operatorframework suite reports no error and no
