@@ -6,7 +6,7 @@
 //! `target/test-output/console-plugin/`.
 //!
 //! The harness must be built first (`make test` does it):
-//! `cd console-plugin && npm ci && npx webpack -c harness/webpack.config.js`. Needs Node.js and Chromium
+//! `cd console-plugin && npm ci && npm run build:harness`. Needs Node.js and Chromium
 //! (`hack/install-prerequisites.sh`); skipped with `NUMO_SKIP_BROWSER=1`.
 
 mod support;
@@ -153,7 +153,7 @@ fn prerequisites(plugin: &Path) -> Result<Prerequisites, String> {
     }
     if !plugin.join("harness/dist/index.html").is_file() {
         return Err(format!(
-            "the console plugin's harness is not built: cd {} && npx webpack -c harness/webpack.config.js",
+            "the console plugin's harness is not built: cd {} && npm run build:harness",
             plugin.display()
         ));
     }

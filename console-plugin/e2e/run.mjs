@@ -19,7 +19,7 @@
 //               Without degrade/recover the hold stage is left out; without break-gate/fix-gate, retry and skip.
 // --hold-text   what the hold reason must say while degraded (default: ClusterOperator)
 // --harness     the built harness (default: harness/dist beside this folder); build it with
-//               `npx webpack -c harness/webpack.config.js` in console-plugin/
+//               `npm run build:harness` (webpack -c harness/webpack.config.js) in console-plugin/
 // Chromium:     $NUMO_CHROMIUM, else chromium or chromium-browser on the PATH; never downloaded.
 //
 // Exit status: 0 every check passed, 1 a check failed, 2 the script could not run (arguments, kubeconfig, harness,
@@ -98,8 +98,8 @@ function options() {
   const harness = resolve(values.harness);
   if (!existsSync(join(harness, 'index.html'))) {
     throw new Usage(
-      `the harness is not built (${join(harness, 'index.html')} is missing): run \`npx webpack -c ` +
-        'harness/webpack.config.js` in console-plugin/',
+      `the harness is not built (${join(harness, 'index.html')} is missing): run \`npm run build:harness\` ` +
+        'in console-plugin/',
     );
   }
   return {

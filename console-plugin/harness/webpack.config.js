@@ -2,7 +2,7 @@
 // '@openshift-console/dynamic-plugin-sdk' replaced by ./sdk-adapter.ts (the real API server through the e2e server's
 // proxy). No loader beyond ts-loader: PatternFly's CSS goes through webpack's built-in CSS support.
 //
-//   npx webpack -c harness/webpack.config.js        (from console-plugin/; writes harness/dist)
+//   npm run build:harness      (= webpack -c harness/webpack.config.js, in console-plugin/; writes harness/dist)
 const path = require('path');
 
 const here = __dirname;
