@@ -189,6 +189,9 @@ async function main() {
   async function shot(name) {
     shots += 1;
     const file = `${String(shots).padStart(2, '0')}-${name}.png`;
+    // No tooltip of the last button clicked over what the picture is of.
+    await page.mouse.move(0, 0);
+    await page.evaluate(() => document.activeElement?.blur?.());
     await page.screenshot({ path: join(opts.out, file), fullPage: true });
     return file;
   }
