@@ -3,7 +3,7 @@
 import * as React from 'react';
 import { Button, Toolbar, ToolbarContent, ToolbarGroup, ToolbarItem, Tooltip } from '@patternfly/react-core';
 import type { MutexRunConfig } from '../types';
-import { ActionKind, retryableNodes } from './patches';
+import { ActionKind, nothingToSkip, retryableNodes } from './patches';
 
 export type RolloutActionsProps = {
   runConfig: MutexRunConfig;
@@ -15,6 +15,7 @@ export type RolloutActionsProps = {
 export const RolloutActions: React.FC<RolloutActionsProps> = ({ runConfig, canPatch, checking, onAction }) => {
   const paused = !!runConfig.spec?.paused;
   const retryable = retryableNodes(runConfig);
+  const noSkip = nothingToSkip(runConfig);
   const noAccess = checking ? 'Checking whether you may patch this run config…' : 'You may not patch this run config.';
   const button = (
     kind: ActionKind,
@@ -53,8 +54,8 @@ export const RolloutActions: React.FC<RolloutActionsProps> = ({ runConfig, canPa
           {button(
             'skip',
             'Skip a node',
-            'Leave a node out of this rollout: numo counts it as finished and goes on.',
-            true,
+            noSkip ?? 'Leave a node out of this rollout: numo counts it as finished and goes on.',
+            !noSkip,
           )}
         </ToolbarGroup>
       </ToolbarContent>

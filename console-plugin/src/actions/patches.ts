@@ -49,6 +49,14 @@ export const skipPatch = (rc: MutexRunConfig, node: string): Patch[] =>
 export const retryableNodes = (rc: MutexRunConfig): NodeProgress[] =>
   (rc.status?.nodes ?? []).filter((n) => n.phase === 'Failed' || (n.phase === 'Ungated' && !n.acceptedAt));
 
+/** Why no node can be skipped now (the rollout is restoring the pools or over), or undefined when one can. */
+export const nothingToSkip = (rc: MutexRunConfig): string | undefined => {
+  const phase = rc.status?.phase;
+  if (phase === 'Completed') return 'The rollout is over: no node is left to skip.';
+  if (phase === 'Restoring') return 'Every node is done: numo is restoring the pools.';
+  return undefined;
+};
+
 /** The nodes worth offering to skip first: failed or ungated ones, then those in flight. */
 export const skippableNodes = (rc: MutexRunConfig): string[] => {
   const skipped = new Set([...skippedByAnnotation(rc), ...(rc.status?.skippedNodes ?? [])]);

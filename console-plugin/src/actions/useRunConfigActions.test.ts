@@ -33,6 +33,24 @@ describe("the run config's actions in the console's menus", () => {
     ]);
   });
 
+  it('offer no Skip once every node is done (Restoring) or the rollout is over (Completed), but still Pause', () => {
+    for (const [phase, why] of [
+      ['Restoring', 'Every node is done: numo is restoring the pools.'],
+      ['Completed', 'The rollout is over: no node is left to skip.'],
+    ] as const) {
+      const rc = runConfig();
+      if (rc.status) {
+        rc.status.phase = phase;
+        rc.status.nodes = [];
+      }
+      expect(runConfigActions(rc).map((a) => [a.id, a.disabled ?? false, a.disabledTooltip])).toEqual([
+        ['numo-pause', false, undefined],
+        ['numo-retry', true, 'No node has failed.'],
+        ['numo-skip', true, why],
+      ]);
+    }
+  });
+
   it('are none without a run config', () => {
     expect(runConfigActions(undefined)).toEqual([]);
   });

@@ -6,7 +6,7 @@ import type { Action, ExtensionHookResult } from '@openshift-console/dynamic-plu
 import type { MutexRunConfig } from '../types';
 import { MutexRunConfigModel, paths } from '../models';
 import { actionHref } from './RolloutActions';
-import { retryableNodes } from './patches';
+import { nothingToSkip, retryableNodes } from './patches';
 
 export const runConfigActions = (rc?: MutexRunConfig): Action[] => {
   const name = rc?.metadata?.name;
@@ -61,6 +61,7 @@ export const runConfigActions = (rc?: MutexRunConfig): Action[] => {
       label: 'Skip a node',
       description: 'Leave a node out of this rollout',
       cta: { href: actionHref(base, 'skip') },
+      ...(nothingToSkip(rc) ? { disabled: true, disabledTooltip: nothingToSkip(rc) } : {}),
       accessReview,
     },
   ];

@@ -8,15 +8,20 @@ import { HoldReason, nodeHoldReason } from '../holdReason';
 import { paths } from '../models';
 import { HOLD_STATE_COLOURS } from './labels';
 
+/** The words after the label: without a first word the label already says ("held: …" under a "held" label). */
+export const afterLabel = (label: string, text: string) =>
+  text.toLowerCase().startsWith(`${label.toLowerCase()}:`) ? text.slice(label.length + 1).trim() : text;
+
 /** The words of nodeHoldReason, its state as a label, and the run config's Rollout tab. */
 export const HoldReasonText: React.FC<{ reason: HoldReason }> = ({ reason }) => {
   const rc = reason.runConfig;
+  const label = reason.phase ?? reason.state;
   return (
     <span data-test="node-status" data-state={reason.state}>
       <Label color={HOLD_STATE_COLOURS[reason.state]} isCompact>
-        {reason.phase ?? reason.state}
+        {label}
       </Label>{' '}
-      <span data-test="node-hold-text">{reason.text}</span>
+      <span data-test="node-hold-text">{afterLabel(label, reason.text)}</span>
       {rc?.metadata?.namespace && rc.metadata.name && (
         <>
           {' '}
