@@ -57,8 +57,14 @@ impl Durations {
 }
 
 /// The durations to estimate with: each step's median in this rollout where a node went through it, else the
-/// newest earlier rollout's median, else the default. The soak is `soak` when set (it is what the spec asks).
-pub fn durations(current: &[StepSamples], history: &[RolloutFigures], soak: Option<u32>) -> Durations {
+/// newest earlier rollout's median, else the default. The soak is `soak` when set (it is what the spec asks); the
+/// cleanup takes no time when no rule has a cleanup Job (`cleanup_jobs` false).
+pub fn durations(
+    current: &[StepSamples],
+    history: &[RolloutFigures],
+    soak: Option<u32>,
+    cleanup_jobs: bool,
+) -> Durations {
     let this: BTreeMap<Step, u32> = figures(current).into_iter().map(|f| (f.step, f.median_seconds)).collect();
     let earlier = |step: Step| {
         history.iter().rev().find_map(|r| r.steps.iter().find(|f| f.step == step).map(|f| f.median_seconds))
@@ -68,6 +74,8 @@ pub fn durations(current: &[StepSamples], history: &[RolloutFigures], soak: Opti
     for step in Step::NODE.into_iter().chain([Step::Restore]) {
         let value = if step == Step::Soak && soak.is_some() {
             soak
+        } else if step == Step::Cleanup && !cleanup_jobs {
+            Some(0)
         } else if let Some(value) = this.get(&step) {
             from_this += 1;
             Some(*value)
@@ -151,20 +159,30 @@ mod tests {
             ],
             ..Default::default()
         };
-        let none = durations(&[], &[], None);
+        let none = durations(&[], &[], None, true);
         assert_eq!(none.basis, EstimateBasis::Defaults);
         assert_eq!(none.of(Step::Upgrade), Step::Upgrade.default_seconds());
         assert_eq!(none.of(Step::Soak), 0, "no soakTime, no soak");
-        let from_earlier = durations(&[], std::slice::from_ref(&earlier), Some(120));
+        let from_earlier = durations(&[], std::slice::from_ref(&earlier), Some(120), true);
         assert_eq!(from_earlier.basis, EstimateBasis::EarlierRollouts);
         assert_eq!((from_earlier.of(Step::Upgrade), from_earlier.of(Step::Soak)), (600, 120));
         assert!(from_earlier.defaulted.contains(&Step::Cleanup));
-        let this = durations(&[samples(Step::Upgrade, &[300, 320, 310])], &[earlier], None);
+        let this = durations(&[samples(Step::Upgrade, &[300, 320, 310])], &[earlier], None, true);
         assert_eq!(this.basis, EstimateBasis::ThisRollout);
         assert_eq!((this.of(Step::Upgrade), this.of(Step::Gate)), (310, 50));
         assert_eq!(this.of(Step::Restore), Step::Restore.default_seconds(), "nothing measured of the MCO");
-        let mco = durations(&[samples(Step::WaitForMco, &[4, 6, 5])], &[], None);
+        let mco = durations(&[samples(Step::WaitForMco, &[4, 6, 5])], &[], None, true);
         assert_eq!(mco.of(Step::Restore), 10, "a round of the restore walk as the MCO's start, twice over");
         assert!(!mco.defaulted.contains(&Step::Restore));
+    }
+
+    #[test]
+    fn without_a_cleanup_job_the_cleanup_takes_no_time_and_is_not_a_default() {
+        let without = durations(&[samples(Step::Gate, &[7])], &[], None, false);
+        assert_eq!(without.of(Step::Cleanup), 0);
+        assert!(!without.defaulted.contains(&Step::Cleanup), "{:?}", without.defaulted);
+        let with = durations(&[samples(Step::Gate, &[7])], &[], None, true);
+        assert_eq!(with.of(Step::Cleanup), Step::Cleanup.default_seconds());
+        assert!(with.defaulted.contains(&Step::Cleanup));
     }
 }

@@ -157,7 +157,7 @@ fn the_estimate_says_its_basis_and_what_it_leaves_out() {
     assert!(estimate.assumes.contains("medians of this rollout's nodes"), "{}", estimate.assumes);
     assert!(estimate.assumes.contains("the hold by ClusterOperators now"), "{}", estimate.assumes);
     assert!(estimate.assumes.contains("1 failed node"), "{}", estimate.assumes);
-    let defaults = figures::durations(&[], &[], None);
+    let defaults = figures::durations(&[], &[], None, true);
     let estimate = super::estimate(&projected, &defaults, 2, &[], 0, at("2026-11-23T12:00:00Z"));
     assert_eq!(estimate.basis, EstimateBasis::Defaults);
     assert!(estimate.assumes.contains("no node has finished yet"), "{}", estimate.assumes);

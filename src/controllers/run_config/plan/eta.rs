@@ -25,7 +25,8 @@ pub fn projected(
     let now = utc(&snapshot.now);
     let spec = &snapshot.run_config.spec;
     let soak = spec.soak_time().map(|d| u32::try_from(d.as_secs()).unwrap_or(u32::MAX));
-    let durations = estimate::figures::durations(&status.step_durations, &status.history, soak);
+    let cleanup_jobs = resolved.rules.iter().any(|rule| rule.found.cleanup.is_some());
+    let durations = estimate::figures::durations(&status.step_durations, &status.history, soak, cleanup_jobs);
     let in_flight = status.nodes.iter().filter_map(|entry| in_flight(entry, now)).collect();
     let pending = gated.iter().filter(|g| g.state == NodeState::Pending).map(|g| g.node.name.clone()).collect();
     let restore = RestoreWalk { nodes: status.total_nodes, at_once: at_once(resolved, status.total_nodes) };
