@@ -107,6 +107,17 @@ describe('layoutTimeline', () => {
     expect(Math.max(...pending.segments.map((s) => s.end))).toBeCloseTo(at('2026-11-25T12:20:00Z'));
   });
 
+  it("ends the nodes to go where numo's estimate does, also when that is sooner than this page's figures give", () => {
+    const rc = runConfig();
+    const full = layoutTimeline(rc, record(), NOW).rows[4];
+    const fullEnd = Math.max(...full.segments.map((s) => s.end));
+    const sooner = NOW + (fullEnd - NOW) / 2;
+    if (rc.status?.estimate) rc.status.estimate.nodesDone = new Date(sooner).toISOString();
+    const pending = layoutTimeline(rc, record(), NOW).rows[4];
+    expect(Math.min(...pending.segments.map((s) => s.start))).toBe(NOW);
+    expect(Math.max(...pending.segments.map((s) => s.end))).toBeCloseTo(sooner, -3);
+  });
+
   it('spans the rollout from its start to the estimated end, with now, holds, windows, blackouts and the restore walk', () => {
     const layout = layoutTimeline(runConfig(), record(), NOW);
     expect(layout.start).toBe(at('2026-11-25T08:00:00Z'));

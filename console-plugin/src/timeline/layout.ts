@@ -173,7 +173,7 @@ const endOf = (steps: Plain[], now: number) => steps.reduce((end, s) => Math.max
 
 /** The nodes that have not started: `pending` of them, `concurrency` at a time in the slots the in-flight nodes
  * free, from `from` on; one summary row whose steps span from the first node's start to the last one's end (as
- * the picture groups nodes), stretched to end at the estimate's `nodesDone` when numo expects it later. */
+ * the picture groups nodes), scaled to end at the estimate's `nodesDone`. */
 const pendingSteps = (
   pending: number,
   concurrency: number,
@@ -202,7 +202,9 @@ const pendingSteps = (
   });
   const blockStart = out.reduce((m, s) => Math.min(m, s.start), Infinity);
   const blockEnd = endOf(out, blockStart);
-  if (nodesDone !== undefined && nodesDone > blockEnd && blockEnd > blockStart) {
+  // numo's estimate knows what this page cannot (which rules have cleanup Jobs, the windows ahead): the block ends
+  // where the estimate says the last node is done, earlier or later than these figures give.
+  if (nodesDone !== undefined && nodesDone > blockStart && blockEnd > blockStart) {
     const k = (nodesDone - blockStart) / (blockEnd - blockStart);
     out.forEach((s) => {
       s.start = blockStart + (s.start - blockStart) * k;
