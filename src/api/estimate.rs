@@ -102,6 +102,16 @@ pub enum EstimateBasis {
     Defaults,
 }
 
+/// How long the estimate takes one step to be.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StepSeconds {
+    /// The step.
+    pub step: Step,
+    /// Its length in seconds.
+    pub seconds: u32,
+}
+
 /// When the rollout should end, and on what that rests.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -119,6 +129,10 @@ pub struct Estimate {
     pub restore_rounds: u32,
     /// Where the step durations come from.
     pub basis: EstimateBasis,
+    /// The seconds the estimate takes for each step of a node still to go (and per round of the restore walk):
+    /// what the console plugin's timeline projects with.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub step_seconds: Vec<StepSeconds>,
     /// What the estimate assumes, as a sentence (e.g. that no check holds a node beyond what holds now).
     pub assumes: String,
     /// When numo worked it out: when a node finished, or a hold started or ended.

@@ -10,7 +10,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-pub use estimate::{Estimate, EstimateBasis, RolloutFigures, Step, StepFigure, StepSamples};
+pub use estimate::{Estimate, EstimateBasis, RolloutFigures, Step, StepFigure, StepSamples, StepSeconds};
 pub use mutex_rule::{JobRendering, MutexRule, MutexRuleSpec, MutexRuleStatus, RuleType, RuleUnusable};
 pub use mutex_run_config::{
     parse_duration, CanaryPool, FailurePolicy, ForeignChange, JobRecord, JobResult, MutexRunConfig, MutexRunConfigSpec,

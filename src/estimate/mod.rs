@@ -34,6 +34,11 @@ pub fn estimate(
         remaining_nodes,
         restore_rounds: projected.restore_rounds,
         basis: durations.basis,
+        step_seconds: Step::NODE
+            .into_iter()
+            .chain([Step::Restore])
+            .map(|step| crate::api::StepSeconds { step, seconds: durations.of(step) })
+            .collect(),
         assumes: assumes(projected, durations, holding, failed),
         computed_at: Time(crate::windows::to_api(&now)),
     }

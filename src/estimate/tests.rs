@@ -157,6 +157,9 @@ fn the_estimate_says_its_basis_and_what_it_leaves_out() {
     assert!(estimate.assumes.contains("medians of this rollout's nodes"), "{}", estimate.assumes);
     assert!(estimate.assumes.contains("the hold by ClusterOperators now"), "{}", estimate.assumes);
     assert!(estimate.assumes.contains("1 failed node"), "{}", estimate.assumes);
+    let seconds: Vec<(Step, u32)> = estimate.step_seconds.iter().map(|s| (s.step, s.seconds)).collect();
+    let expected: Vec<(Step, u32)> = Step::NODE.into_iter().chain([Step::Restore]).map(|s| (s, d.of(s))).collect();
+    assert_eq!(seconds, expected, "the seconds the estimate used, step by step, for the console's timeline");
     let defaults = figures::durations(&[], &[], None, true);
     let estimate = super::estimate(&projected, &defaults, 2, &[], 0, at("2026-11-23T12:00:00Z"));
     assert_eq!(estimate.basis, EstimateBasis::Defaults);
