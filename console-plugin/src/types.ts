@@ -82,6 +82,8 @@ export type Estimate = {
   remainingNodes: number;
   restoreRounds?: number;
   basis: 'ThisRollout' | 'EarlierRollouts' | 'Defaults';
+  /** The seconds numo's estimate takes for each step (numo 0.2.0 and later). */
+  stepSeconds?: { step: Step; seconds: number }[];
   assumes: string;
   computedAt: string;
 };

@@ -47,6 +47,23 @@ describe('layoutTimeline', () => {
     expect(stepMillis(rc)).toEqual({ Gate: 65000, WaitForMco: 30000, Upgrade: 910000, Cleanup: 60000, Soak: 600000, Restore: 30000 });
   });
 
+  it("takes the seconds numo's estimate used when the status has them (no cleanup Job: no cleanup)", () => {
+    const rc = runConfig();
+    if (rc.status?.estimate) {
+      rc.status.estimate.stepSeconds = [
+        { step: 'Gate', seconds: 7 },
+        { step: 'WaitForMco', seconds: 1 },
+        { step: 'Upgrade', seconds: 2 },
+        { step: 'Cleanup', seconds: 0 },
+        { step: 'Soak', seconds: 0 },
+        { step: 'Restore', seconds: 2 },
+      ];
+    }
+    expect(stepMillis(rc)).toEqual({ Gate: 7000, WaitForMco: 1000, Upgrade: 2000, Cleanup: 0, Soak: 0, Restore: 2000 });
+    const pending = layoutTimeline(rc, record(), NOW).rows[4];
+    expect(pending.segments.map((s) => s.step)).toEqual(['Gate', 'WaitForMco', 'Upgrade']);
+  });
+
   it('draws a row per node: the finished ones from the record, then those in the status, then those to go', () => {
     const layout = layoutTimeline(runConfig(), record(), NOW);
     expect(layout.title).toBe('upgrade-ops/gated-workers — 4.16.5');

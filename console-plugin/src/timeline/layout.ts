@@ -109,10 +109,19 @@ const median = (values: number[]): number | undefined => {
   return sorted[Math.floor((sorted.length - 1) / 2)];
 };
 
-/** How long each step should take, in milliseconds: this rollout's figures, else the last rollout's, else numo's
- * defaults; the soak is the spec's soakTime. */
+/** How long each step should take, in milliseconds: the seconds numo's estimate takes (`estimate.stepSeconds`,
+ * which know what this page cannot, such as rules without cleanup Jobs); without them this rollout's figures, else
+ * the last rollout's, else numo's defaults, and the soak the spec's soakTime. */
 export const stepMillis = (rc: MutexRunConfig): Record<Step, number> => {
   const status = rc.status ?? {};
+  const numo = status.estimate?.stepSeconds ?? [];
+  if (numo.length) {
+    const out = {} as Record<Step, number>;
+    (Object.keys(DEFAULT_SECONDS) as Step[]).forEach((step) => {
+      out[step] = (numo.find((s) => s.step === step)?.seconds ?? DEFAULT_SECONDS[step]) * 1000;
+    });
+    return out;
+  }
   const last = status.history?.[status.history.length - 1];
   const out = {} as Record<Step, number>;
   (Object.keys(DEFAULT_SECONDS) as Step[]).forEach((step) => {
