@@ -27,6 +27,8 @@ use super::assets::Assets;
 
 /// How long a client may take to finish its TLS handshake.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a client may take to send a request's headers.
+const HEADER_TIMEOUT: Duration = Duration::from_secs(30);
 /// The pause after a failed `accept` (too many open files, say), so that a lasting failure does not spin.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
 
@@ -163,8 +165,10 @@ async fn connection(acceptor: TlsAcceptor, stream: tokio::net::TcpStream, peer: 
         let response = respond(&assets, request.method(), request.uri().path());
         async move { Ok::<_, Infallible>(response) }
     });
-    if let Err(error) = hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(stream), service).await
-    {
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    // A client that opens a connection and sends nothing does not hold it open forever.
+    builder.timer(hyper_util::rt::TokioTimer::new()).header_read_timeout(HEADER_TIMEOUT);
+    if let Err(error) = builder.serve_connection(TokioIo::new(stream), service).await {
         tracing::debug!(%peer, %error, "console plugin: connection ended with an error");
     }
 }
