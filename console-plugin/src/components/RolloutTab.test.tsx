@@ -132,6 +132,44 @@ describe('the Rollout tab', () => {
     await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull());
   });
 
+  it('works from the keyboard alone: Tab to an action, Enter to open it, Tab to confirm, Enter to send', async () => {
+    const rc = runConfig();
+    show({ runConfigs: [rc] });
+    const u = user();
+    let tabs = 0;
+    while (document.activeElement !== testId('action-pause') && tabs < 50) {
+      await u.tab();
+      tabs += 1;
+    }
+    expect(document.activeElement).toBe(testId('action-pause'));
+    await u.keyboard('{Enter}');
+    const modal = await screen.findByRole('dialog');
+    expect(within(modal).getByText('Pause the rollout')).toBeInTheDocument();
+    tabs = 0;
+    while (document.activeElement !== testId('confirm') && tabs < 20) {
+      await u.tab();
+      tabs += 1;
+    }
+    expect(document.activeElement).toBe(testId('confirm'));
+    await u.keyboard('{Enter}');
+    expect(mocked.k8sPatch).toHaveBeenCalledWith({
+      model: MutexRunConfigModel,
+      resource: rc,
+      data: [{ op: 'add', path: '/spec/paused', value: true }],
+    });
+    await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull());
+  });
+
+  it('closes a confirmation with Escape and sends nothing', async () => {
+    show();
+    const u = user();
+    await u.click(testId('action-skip'));
+    await screen.findByRole('dialog');
+    await u.keyboard('{Escape}');
+    await waitFor(() => expect(screen.queryByRole('dialog')).toBeNull());
+    expect(mocked.k8sPatch).not.toHaveBeenCalled();
+  });
+
   it('resumes a paused run config', async () => {
     const rc = runConfig();
     rc.spec.paused = true;
