@@ -1,0 +1,407 @@
+// The console shell: loads the plugin's production build from `/api/plugins/<plugin>/` (where the console's backend
+// proxies the plugin's Service, here numo's HTTPS server) with the console 4.22's own loader, the PluginStore of
+// '@openshift/dynamic-plugin-sdk' set up with the options the console's public/plugins.ts gives it, and renders the
+// plugin's extensions for one run config and one node read from the URL:
+//
+//   /?ns=<namespace>&name=<run config>&node=<node>[&console-version=4.22.0][&plugin=numo-console-plugin]
+//
+// 1. `__webpack_init_sharing__('default')`: the share scope with the console-provided modules (webpack.config.js);
+// 2. PluginStore.loadPlugin(<base>/plugin-manifest.json): the manifest is fetched and checked (schema, a DNS name,
+//    registrationMethod callback), the plugin's dependencies resolved (`@console/pluginAPI` = the console's
+//    version), plugin-entry.js injected as a script, which calls `window.__load_plugin_entry__(name, container)`;
+//    the loader then calls `container.init(shareScope)` and turns every `{"$codeRef": "Module.export"}` into a
+//    function that calls `container.get('Module')`;
+// 3. the console.flag/model extensions set their flags where the API server serves their model, which puts the
+//    plugin's other extensions in use;
+// 4. every code reference of the extensions in use is resolved (each exposed module's chunks load), and the
+//    run config's tab (console.tab/horizontalNav) and the Node's details item (console.resource/details-item) are
+//    rendered as the console renders them: `<Component obj={object} />`.
+//
+// What happened is kept in `window.numoShell` for the test (e2e/load.mjs): the steps, the manifest, the calls the
+// container received, the share scope, each code reference's resolution, errors.
+import * as React from 'react';
+import { createRoot } from 'react-dom/client';
+import { PluginStore, isCodeRef } from '@openshift/dynamic-plugin-sdk';
+import type { Extension } from '@openshift/dynamic-plugin-sdk';
+import '@patternfly/react-core/dist/styles/base.css';
+// The same module the share scope provides as '@openshift-console/dynamic-plugin-sdk'.
+import { useK8sWatchResource } from '../../harness/sdk-adapter';
+import type { K8sResourceCommon } from '../../harness/sdk-adapter';
+
+declare const __webpack_init_sharing__: (scope: string) => Promise<void>;
+declare const __webpack_share_scopes__: Record<string, ShareScope>;
+/** The shared modules webpack.config.js declared, and those of the SDK's list it could not provide. */
+declare const NUMO_SHELL_SHARED: { provided: string[]; missing: string[] };
+declare const require: {
+  context(dir: string, deep: boolean, filter: RegExp): { keys(): string[]; (id: string): unknown };
+};
+
+type ShareScope = Record<
+  string,
+  Record<string, { get: () => unknown; from?: string; eager?: boolean; loaded?: number | boolean }>
+>;
+type Container = { init: (scope: ShareScope, ...rest: unknown[]) => unknown; get: (module: string) => unknown };
+type Manifest = {
+  name: string;
+  version: string;
+  baseURL?: string;
+  loadScripts?: string[];
+  registrationMethod?: string;
+  dependencies?: Record<string, string>;
+  extensions: Extension[];
+};
+type Model = { group?: string; version: string; kind: string };
+
+type ShellState = {
+  state: 'loading' | 'rendered' | 'failed';
+  consoleVersion: string;
+  shared: { provided: string[]; missing: string[] };
+  steps: { step: string; at: number; detail?: unknown }[];
+  manifest?: Manifest;
+  plugin?: { status: string; enabled?: boolean; errorMessage?: string; errorCause?: string };
+  container: {
+    callback?: { pluginName: string; init: string; get: string };
+    initCalls: { sameScope: boolean; modules: string[] }[];
+    gets: string[];
+  };
+  flags: Record<string, boolean>;
+  extensionsInUse: string[];
+  codeRefs: { extension: string; property: string; codeRef: string; resolved: string }[];
+  shareScope?: Record<string, { version: string; from?: string; eager: boolean; loaded: boolean }[]>;
+  errors: string[];
+};
+
+// The console's own style sheets: PatternFly's base and every component's and layout's CSS (the plugin's build
+// leaves PatternFly's CSS out: the console provides it).
+const componentStyles = require.context('@patternfly/react-styles/css/components', true, /\.css$/);
+componentStyles.keys().forEach((key) => componentStyles(key));
+const layoutStyles = require.context('@patternfly/react-styles/css/layouts', true, /\.css$/);
+layoutStyles.keys().forEach((key) => layoutStyles(key));
+
+const query = new URLSearchParams(window.location.search);
+const PLUGIN = query.get('plugin') ?? 'numo-console-plugin';
+/** The console's release, which `@console/pluginAPI` resolves to (window.SERVER_FLAGS.releaseVersion). */
+const CONSOLE_VERSION = query.get('console-version') ?? '4.22.0';
+const namespace = query.get('ns') ?? '';
+const name = query.get('name') ?? '';
+const nodeName = query.get('node') ?? '';
+/** REMOTE_ENTRY_CALLBACK of the console SDK and DEFAULT_REMOTE_ENTRY_CALLBACK of '@openshift/dynamic-plugin-sdk'. */
+const ENTRY_CALLBACK = '__load_plugin_entry__';
+const RUN_CONFIG: Model = { group: 'openshift-optional.skrzypek.io', version: 'v1alpha1', kind: 'MutexRunConfig' };
+const NODE: Model = { group: '', version: 'v1', kind: 'Node' };
+
+const shell: ShellState = {
+  state: 'loading',
+  consoleVersion: CONSOLE_VERSION,
+  shared: NUMO_SHELL_SHARED,
+  steps: [],
+  container: { initCalls: [], gets: [] },
+  flags: {},
+  extensionsInUse: [],
+  codeRefs: [],
+  errors: [],
+};
+(window as unknown as { numoShell: ShellState }).numoShell = shell;
+const step = (name: string, detail?: unknown) =>
+  shell.steps.push({ step: name, at: Math.round(performance.now()), ...(detail === undefined ? {} : { detail }) });
+const message = (e: unknown): string => {
+  if (e instanceof Error) {
+    const cause = (e as Error & { cause?: unknown }).cause;
+    return cause ? `${e.message} (cause: ${message(cause)})` : e.message;
+  }
+  if (Array.isArray(e)) {
+    return e.map(message).join('; ');
+  }
+  if (e && typeof e === 'object' && 'type' in e) {
+    const target = (e as Event).target as HTMLScriptElement | null;
+    return `${(e as Event).type} event${target?.src ? ` of ${target.src}` : ''}`;
+  }
+  return String(e);
+};
+
+/** Whether the console would say a model exists: the API server's discovery of its group version lists the kind. */
+async function modelExists({ group, version, kind }: Model): Promise<boolean> {
+  const path = group ? `/apis/${group}/${version}` : `/api/${version}`;
+  const response = await fetch(path, { headers: { Accept: 'application/json' } });
+  if (!response.ok) {
+    return false;
+  }
+  const list = (await response.json()) as { resources?: { kind: string; name: string }[] };
+  return (list.resources ?? []).some((r) => r.kind === kind && !r.name.includes('/'));
+}
+
+const sameModel = (a: Model | undefined, b: Model) =>
+  !!a && (a.group ?? '') === (b.group ?? '') && a.version === b.version && a.kind === b.kind;
+
+/** The share scope as data: each module's versions, who provided each, and whether a consumer took it. */
+function describeScope(scope: ShareScope) {
+  return Object.fromEntries(
+    Object.entries(scope)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([module, versions]) => [
+        module,
+        Object.entries(versions).map(([version, v]) => ({
+          version,
+          from: v.from,
+          eager: !!v.eager,
+          loaded: !!v.loaded,
+        })),
+      ]),
+  );
+}
+
+/* ----------------------------------------------------------------------------------------------- loading */
+
+type Loaded = {
+  manifest: Manifest;
+  components: Map<string, unknown>;
+  tab?: Extension;
+  item?: Extension;
+};
+
+async function loadPlugin(): Promise<Loaded | undefined> {
+  // 1. The share scope, as the console's initConsolePlugins does before loading any plugin.
+  await __webpack_init_sharing__('default');
+  const sharedScope = __webpack_share_scopes__.default;
+  step('share-scope', Object.keys(sharedScope).sort());
+
+  // 2. The console's PluginStore (public/plugins.ts of console 4.22).
+  const store = new PluginStore({
+    loaderOptions: {
+      canLoadPlugin: (manifest) => manifest.name === PLUGIN,
+      entryCallbackSettings: { name: ENTRY_CALLBACK, registerCallback: true },
+      customDependencyResolutions: { '@console/pluginAPI': CONSOLE_VERSION },
+      isDependencyResolvable: (dependency, optional) => !optional || dependency === PLUGIN,
+      sharedScope,
+      transformPluginManifest: (manifest) => {
+        if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(manifest.name)) {
+          throw new Error(`metadata.name ${manifest.name} is not a valid DNS subdomain name`);
+        }
+        if (manifest.registrationMethod !== 'callback') {
+          throw new Error(`registrationMethod ${manifest.registrationMethod} is not "callback"`);
+        }
+        return manifest;
+      },
+      getPluginEntryModule: ({ name: plugin }) => {
+        throw new Error(`Plugin "${plugin}" tried to load with registrationMethod "custom"`);
+      },
+    },
+  });
+  // The loader registered window.__load_plugin_entry__; watch what the entry script hands it, and what the loader
+  // then asks of the container, passing every call through unchanged.
+  const callbacks = window as unknown as Record<string, (plugin: string, container: Container) => void>;
+  const registered = callbacks[ENTRY_CALLBACK];
+  if (typeof registered !== 'function') {
+    throw new Error(`the plugin loader registered no window.${ENTRY_CALLBACK}`);
+  }
+  callbacks[ENTRY_CALLBACK] = (pluginName, container) => {
+    shell.container.callback = { pluginName, init: typeof container?.init, get: typeof container?.get };
+    step('entry-callback', pluginName);
+    const observed: Container = {
+      init: (scope, ...rest) => {
+        shell.container.initCalls.push({ sameScope: scope === sharedScope, modules: Object.keys(scope).sort() });
+        step('container-init');
+        return container.init(scope, ...rest);
+      },
+      get: (module) => {
+        shell.container.gets.push(module);
+        return container.get(module);
+      },
+    };
+    registered(pluginName, container && typeof container.init === 'function' ? observed : container);
+  };
+
+  const manifestURL = new URL('plugin-manifest.json', new URL(`/api/plugins/${PLUGIN}/`, window.location.origin));
+  step('load-plugin', manifestURL.pathname);
+  try {
+    await store.loadPlugin(manifestURL.toString());
+  } catch (e) {
+    shell.errors.push(`loadPlugin: ${message(e)}`);
+  }
+  const info = store.getPluginInfo().find((p) => p.manifest.name === PLUGIN);
+  shell.manifest = info?.manifest as Manifest | undefined;
+  shell.shareScope = describeScope(sharedScope);
+  if (!info || info.status !== 'loaded') {
+    const failed = info?.status === 'failed' ? info : undefined;
+    shell.plugin = {
+      status: info?.status ?? 'missing',
+      errorMessage: failed?.errorMessage,
+      errorCause: failed?.errorCause === undefined ? undefined : message(failed.errorCause),
+    };
+    step('plugin-failed', shell.plugin);
+    return undefined;
+  }
+  shell.plugin = { status: info.status, enabled: info.enabled };
+  const manifest = info.manifest as Manifest;
+  step('plugin-loaded', { name: manifest.name, version: manifest.version });
+
+  // 3. The console's flags from console.flag/model: set where the model exists.
+  const flags: Record<string, boolean> = {};
+  for (const e of store.getExtensions().filter((x) => x.type === 'console.flag/model')) {
+    const { flag, model } = e.properties as { flag: string; model: Model };
+    flags[flag] = await modelExists(model);
+  }
+  shell.flags = flags;
+  store.setFeatureFlags(flags);
+  const inUse = store.getExtensions();
+  shell.extensionsInUse = inUse.map((e) => e.type);
+  step('flags', flags);
+
+  // 4. Every code reference of the extensions in use, as the console's useResolvedExtensions resolves them.
+  const components = new Map<string, unknown>();
+  const resolutions: Promise<void>[] = [];
+  const visit = (extension: Extension, value: unknown, path: string) => {
+    if (isCodeRef(value)) {
+      const codeRef = /\[(.+)\]$/.exec((value as () => unknown).name)?.[1] ?? path;
+      resolutions.push(
+        (value as () => Promise<unknown>)().then(
+          (resolved) => {
+            components.set(codeRef, resolved);
+            shell.codeRefs.push({ extension: extension.type, property: path, codeRef, resolved: typeof resolved });
+          },
+          (e) => {
+            const resolved = `error: ${message(e)}`;
+            shell.codeRefs.push({ extension: extension.type, property: path, codeRef, resolved });
+            shell.errors.push(`code reference ${codeRef} of ${extension.type}: ${message(e)}`);
+          },
+        ),
+      );
+    } else if (value && typeof value === 'object') {
+      Object.entries(value).forEach(([key, v]) => visit(extension, v, path ? `${path}.${key}` : key));
+    }
+  };
+  inUse.forEach((e) => visit(e, e.properties, ''));
+  await Promise.all(resolutions);
+  shell.codeRefs.sort((a, b) => a.codeRef.localeCompare(b.codeRef));
+  step('code-refs', shell.codeRefs.length);
+
+  const tab = inUse.find(
+    (e) => e.type === 'console.tab/horizontalNav' && sameModel(e.properties.model as Model, RUN_CONFIG),
+  );
+  const item = inUse.find(
+    (e) => e.type === 'console.resource/details-item' && sameModel(e.properties.model as Model, NODE),
+  );
+  shell.shareScope = describeScope(sharedScope);
+  return { manifest, components, tab, item };
+}
+
+/* --------------------------------------------------------------------------------------------- rendering */
+
+/** A plugin component's render error, kept (the console shows its own error boundary). */
+class Guard extends React.Component<{ name: string; children: React.ReactNode }, { error?: Error }> {
+  state: { error?: Error } = {};
+
+  static getDerivedStateFromError(error: Error) {
+    return { error };
+  }
+
+  componentDidCatch(error: Error) {
+    shell.errors.push(`${this.props.name} threw while rendering: ${error.message}`);
+  }
+
+  render() {
+    return this.state.error ? (
+      <p data-test="shell-component-error">
+        {this.props.name}: {this.state.error.message}
+      </p>
+    ) : (
+      this.props.children
+    );
+  }
+}
+
+type ObjComponent = React.ComponentType<{ obj: K8sResourceCommon }>;
+
+/** The component a code reference of `extension`'s `property` resolved to. */
+const componentOf = (loaded: Loaded, extension: Extension | undefined, property: string) => {
+  const value = extension?.properties[property];
+  const ref = isCodeRef(value) ? /\[(.+)\]$/.exec((value as () => unknown).name)?.[1] : undefined;
+  const component = ref ? loaded.components.get(ref) : undefined;
+  return typeof component === 'function' ? (component as ObjComponent) : undefined;
+};
+
+const Shell: React.FC<{ loaded: Loaded }> = ({ loaded }) => {
+  const [rc, rcLoaded, rcError] = useK8sWatchResource<K8sResourceCommon>(
+    namespace && name ? { groupVersionKind: RUN_CONFIG, namespace, name } : null,
+  );
+  const [node, nodeLoaded, nodeError] = useK8sWatchResource<K8sResourceCommon>(
+    nodeName ? { groupVersionKind: NODE, name: nodeName } : null,
+  );
+  const Tab = componentOf(loaded, loaded.tab, 'component');
+  const Item = componentOf(loaded, loaded.item, 'component');
+  const page = loaded.tab?.properties.page as { name?: string } | undefined;
+  return (
+    <div data-test="shell" style={{ padding: 16 }}>
+      <h1 data-test="shell-title" className="pf-v6-c-title pf-m-xl">
+        Console {CONSOLE_VERSION} shell: {loaded.manifest.name} {loaded.manifest.version}
+      </h1>
+      <p data-test="shell-plugin">
+        loaded from {loaded.manifest.baseURL}, {shell.codeRefs.length} code references resolved
+      </p>
+      <section data-test="shell-rollout-tab" style={{ marginTop: 16 }}>
+        <h2 className="pf-v6-c-title pf-m-lg">
+          MutexRunConfig {namespace}/{name}: {page?.name ?? 'no tab'}
+        </h2>
+        {!Tab ? (
+          <p data-test="shell-missing">no console.tab/horizontalNav component for MutexRunConfig</p>
+        ) : rcError ? (
+          <p data-test="shell-error">{String(rcError)}</p>
+        ) : rcLoaded && rc?.metadata ? (
+          <Guard name="RolloutTab">
+            <Tab obj={rc} />
+          </Guard>
+        ) : null}
+      </section>
+      {nodeName && (
+        <section data-test="shell-node" style={{ marginTop: 16 }}>
+          <h2 className="pf-v6-c-title pf-m-lg">
+            Node {nodeName}: {String(loaded.item?.properties.title ?? 'no details item')}
+          </h2>
+          {!Item ? (
+            <p data-test="shell-missing">no console.resource/details-item component for Node</p>
+          ) : nodeError ? (
+            <p data-test="shell-error">{String(nodeError)}</p>
+          ) : nodeLoaded && node?.metadata ? (
+            <Guard name="NodeGateStatus">
+              <Item obj={node} />
+            </Guard>
+          ) : null}
+        </section>
+      )}
+    </div>
+  );
+};
+
+const Failed: React.FC = () => (
+  <div data-test="shell-failed" style={{ padding: 16 }}>
+    <h1 className="pf-v6-c-title pf-m-xl">
+      Console {CONSOLE_VERSION} shell: {PLUGIN} {shell.plugin?.status ?? 'not loaded'}
+    </h1>
+    <p data-test="shell-failure">{[shell.plugin?.errorMessage, shell.plugin?.errorCause].filter(Boolean).join(': ')}</p>
+    <ul>
+      {shell.errors.map((e) => (
+        <li key={e}>{e}</li>
+      ))}
+    </ul>
+  </div>
+);
+
+const root = createRoot(document.getElementById('root') as HTMLElement);
+loadPlugin().then(
+  (loaded) => {
+    if (loaded) {
+      root.render(<Shell loaded={loaded} />);
+      shell.state = 'rendered';
+    } else {
+      root.render(<Failed />);
+      shell.state = 'failed';
+    }
+    step(shell.state);
+  },
+  (e) => {
+    shell.errors.push(message(e));
+    shell.state = 'failed';
+    step('failed', message(e));
+    root.render(<Failed />);
+  },
+);
