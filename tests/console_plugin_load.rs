@@ -1,0 +1,274 @@
+//! The console plugin's PRODUCTION build, loaded as the OpenShift console loads it: numo's own HTTPS server (in this
+//! process, the certificate signed by a test CA) serves `console-plugin/dist`; the console shell
+//! (`console-plugin/e2e/shell`: the console 4.22's plugin loader from `@openshift/dynamic-plugin-sdk` and a share
+//! scope of the console-provided modules) runs in Debian's headless Chromium, driven by
+//! `console-plugin/e2e/load.mjs`, and gets the plugin's files same-origin through its server, which fetches them
+//! from numo's server verifying its certificate, as the console's backend does with the service CA. The shell
+//! fetches the manifest, runs `plugin-entry.js` (the module federation container), initialises it with its share
+//! scope, resolves every code reference (each exposed module's chunks) and renders the run config's Rollout tab and
+//! a Node's Upgrade gate item against the test cluster, where numo (in this process) has completed a rollout.
+//! Screenshots, the shell's record and the script's log are kept in `target/test-output/console-plugin-load/`.
+//!
+//! Needs the plugin's build and the shell's (`make test` does both): `hack/console-plugin.sh build` and
+//! `cd console-plugin && npm run build:shell`; Node.js and Chromium (`hack/install-prerequisites.sh`); skipped with
+//! `NUMO_SKIP_BROWSER=1`.
+
+mod support;
+
+use std::io::{BufRead, BufReader, Read};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use numo::api::RunPhase;
+use numo::console_plugin::assets::{Assets, MANIFEST};
+use numo::console_plugin::serve::{self, CertFiles, ReloadingCert};
+use numo::console_plugin::NAME;
+use numo_testkit::browser;
+use serde_json::{json, Value};
+use support::*;
+
+/// The checks load.mjs must report, each once and passed, in this order.
+const CHECKS: [&str; 12] = [
+    "shell-loaded",
+    "manifest-served",
+    "manifest-valid",
+    "entry-served",
+    "container-initialised",
+    "code-refs-resolved",
+    "files-from-numo",
+    "rollout-tab",
+    "node-status",
+    "no-page-errors",
+    "older-console-refused",
+    "done",
+];
+const WORKERS: usize = 2;
+/// How long load.mjs may take (it has its own limit a little shorter).
+const SCRIPT_TIMEOUT: Duration = Duration::from_secs(240);
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_console_loads_the_production_plugin_from_numos_server() -> anyhow::Result<()> {
+    if browser::skipped("console_plugin_load") {
+        return Ok(());
+    }
+    let plugin = repo().join("console-plugin");
+    let prerequisites = prerequisites(&plugin).unwrap_or_else(|e| panic!("{e}"));
+
+    // A run config whose rollout numo completed: the Rollout tab has a phase, nodes and a timeline to show.
+    let mut setup = Setup::new("console-plugin-load", WORKERS).await?;
+    setup.rule("check", job_spec("1s", false), None).await?;
+    setup.target("workers", &["worker"]).await?;
+    setup.run_config("gated", &["check"], &["workers"], json!({"healthChecks": {}})).await?;
+    setup.start_operator().await?;
+    setup.wait_phase("gated", RunPhase::Idle, Duration::from_secs(60)).await?;
+    setup.upgrade_cluster(NEW).await?;
+    let done = setup.wait_phase("gated", RunPhase::Completed, ROLLOUT).await?;
+    let phase = serde_json::to_value(done.status.as_ref().and_then(|s| s.phase))?;
+    let phase = phase.as_str().unwrap_or_else(|| panic!("the run config has no phase: {:?}", done.status)).to_string();
+
+    // numo's plugin server, with the real build and a certificate for 127.0.0.1 signed by a CA of the test's own.
+    let work = std::env::temp_dir().join(format!("numo-plugin-load-{}", std::process::id()));
+    let certs = work.join("certs");
+    std::fs::create_dir_all(&certs)?;
+    let (ca, cert, key) = certificate(&["127.0.0.1", "localhost"]);
+    let ca_file = work.join("ca.pem");
+    std::fs::write(&ca_file, ca)?;
+    std::fs::write(certs.join("tls.crt"), cert)?;
+    std::fs::write(certs.join("tls.key"), key)?;
+    let assets = Assets::from_dir(&plugin.join("dist"))?;
+    let files = assets.len();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let address = listener.local_addr()?;
+    let tls = Arc::new(serve::tls_config(Arc::new(ReloadingCert::new(CertFiles::in_dir(&certs))))?);
+    let server = tokio::spawn(serve::serve(listener, tls, Arc::new(assets)));
+
+    let out = browser::output_dir().join("console-plugin-load");
+    let _ = std::fs::remove_dir_all(&out);
+    std::fs::create_dir_all(&out)?;
+    let kubeconfig = numo_testkit::cluster().await?.kubeconfig().to_path_buf();
+    let args: Vec<String> = [
+        "e2e/load.mjs",
+        "--kubeconfig",
+        &kubeconfig.display().to_string(),
+        "--namespace",
+        &setup.ns,
+        "--run-config",
+        "gated",
+        "--node",
+        "worker-0",
+        "--plugin-url",
+        &format!("https://{address}"),
+        "--plugin-ca",
+        &ca_file.display().to_string(),
+        "--expect-phase",
+        &phase,
+        "--out",
+        &out.display().to_string(),
+        "--timeout-seconds",
+        &(SCRIPT_TIMEOUT.as_secs() - 20).to_string(),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let run = {
+        let (node, plugin, chromium) = (prerequisites.node.clone(), plugin.clone(), prerequisites.chromium.clone());
+        tokio::task::spawn_blocking(move || run_script(&node, &plugin, &chromium, &args, SCRIPT_TIMEOUT))
+    };
+    let run = run.await?.unwrap_or_else(|e| panic!("{e}"));
+    server.abort();
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::write(out.join("checks.jsonl"), run.stdout.join("\n"))?;
+
+    let checks: Vec<Value> = run
+        .stdout
+        .iter()
+        .map(|line| {
+            serde_json::from_str(line)
+                .unwrap_or_else(|e| panic!("load.mjs printed a line that is not JSON ({e}): {line}"))
+        })
+        .collect();
+    let failed: Vec<&Value> = checks.iter().filter(|c| c["ok"] != json!(true)).collect();
+    assert!(
+        run.status.success() && failed.is_empty(),
+        "load.mjs exited with {}; failed checks: {failed:#?}\nits stderr:\n{}\nscreenshots, shell.json and load.log \
+         in {}",
+        run.status,
+        run.stderr,
+        out.display()
+    );
+    let names: Vec<&str> = checks.iter().filter_map(|c| c["check"].as_str()).collect();
+    assert_eq!(names, CHECKS, "the checks load.mjs reported, in order");
+
+    let check = |name: &str| checks.iter().find(|c| c["check"] == name).cloned().unwrap_or_default();
+    // The files came from numo's server as the console's backend would get them.
+    let manifest = check("manifest-served");
+    assert_eq!(manifest["from"], format!("https://{address}/{MANIFEST}"), "{manifest}");
+    assert!(manifest["contentType"].as_str().is_some_and(|t| t.starts_with("application/json")), "{manifest}");
+    assert_eq!(manifest["tls"]["authorized"], true, "{manifest}");
+    assert_eq!(check("manifest-valid")["name"], NAME);
+    let entry = check("entry-served");
+    assert!(entry["contentType"].as_str().is_some_and(|t| t.starts_with("application/javascript")), "{entry}");
+    let served = check("files-from-numo");
+    assert!(served["files"].as_u64().is_some_and(|n| n >= 3 && n <= files as u64), "{served} of {files} files");
+    // The production container ran: every exposed module's export resolved, the tab shows what the API says.
+    let resolved = check("code-refs-resolved");
+    for module in ["RolloutTab", "NodeGateStatus", "NodeGateTab", "NodeGatesPage", "runConfigActions"] {
+        assert_eq!(resolved["resolved"][module], "function", "{resolved}");
+    }
+    assert_eq!(check("rollout-tab")["phase"], phase.as_str(), "the phase the Rollout tab shows");
+    assert_eq!(check("node-status")["node"], "worker-0");
+    for shot in checks.iter().filter_map(|c| c["screenshot"].as_str()) {
+        assert!(out.join(shot).is_file(), "the screenshot {shot} is kept in {}", out.display());
+    }
+    Ok(())
+}
+
+/// A certificate for `names` (IP addresses or DNS names) signed by a CA of its own: (CA PEM, cert PEM, key PEM).
+fn certificate(names: &[&str]) -> (String, String, String) {
+    let ca_key = rcgen::KeyPair::generate().unwrap_or_else(|e| panic!("{e}"));
+    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap_or_else(|e| panic!("{e}"));
+    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    ca_params.distinguished_name.push(rcgen::DnType::CommonName, "numo test console plugin CA");
+    let ca = ca_params.self_signed(&ca_key).unwrap_or_else(|e| panic!("{e}"));
+    let issuer = rcgen::Issuer::from_params(&ca_params, &ca_key);
+    let key = rcgen::KeyPair::generate().unwrap_or_else(|e| panic!("{e}"));
+    let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+    let params = rcgen::CertificateParams::new(names).unwrap_or_else(|e| panic!("{e}"));
+    let cert = params.signed_by(&key, &issuer).unwrap_or_else(|e| panic!("{e}"));
+    (ca.pem(), cert.pem(), key.serialize_pem())
+}
+
+/// What the script needs: Node.js, Chromium, the plugin's packages, its production build and the shell's build.
+struct Prerequisites {
+    node: PathBuf,
+    chromium: PathBuf,
+}
+
+fn prerequisites(plugin: &Path) -> Result<Prerequisites, String> {
+    let node = on_path("node").ok_or("Node.js (node) is not on the PATH: run hack/install-prerequisites.sh")?;
+    let chromium = browser::chromium().ok_or(
+        "Chromium is missing: run hack/install-prerequisites.sh (it installs Debian's chromium), or set NUMO_CHROMIUM \
+         to a Chromium binary",
+    )?;
+    if !plugin.join("node_modules/puppeteer-core/package.json").is_file() {
+        return Err(format!("the console plugin's packages are not installed: cd {} && npm ci", plugin.display()));
+    }
+    if !plugin.join("dist").join(MANIFEST).is_file() {
+        return Err(format!(
+            "the console plugin is not built ({} is missing): hack/console-plugin.sh build",
+            plugin.join("dist").join(MANIFEST).display()
+        ));
+    }
+    if !plugin.join("e2e/shell/dist/index.html").is_file() {
+        return Err(format!("the console shell is not built: cd {} && npm run build:shell", plugin.display()));
+    }
+    Ok(Prerequisites { node, chromium })
+}
+
+fn on_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|dir| dir.join(name)).find(|candidate| candidate.is_file())
+}
+
+/// What load.mjs printed and how it ended.
+struct Run {
+    status: ExitStatus,
+    stdout: Vec<String>,
+    stderr: String,
+}
+
+/// Runs `node args...` in `plugin` (in a process group of its own, so that a timeout ends Chromium too), echoing
+/// every line it prints to this test's stderr as it comes.
+fn run_script(node: &Path, plugin: &Path, chromium: &Path, args: &[String], timeout: Duration) -> Result<Run, String> {
+    let mut child = Command::new(node)
+        .args(args)
+        .current_dir(plugin)
+        .env("NUMO_CHROMIUM", chromium)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .map_err(|e| format!("cannot start {}: {e}", node.display()))?;
+    let stdout = child.stdout.take().map(|out| {
+        std::thread::spawn(move || {
+            BufReader::new(out)
+                .lines()
+                .map_while(Result::ok)
+                .inspect(|line| eprintln!("load.mjs: {line}"))
+                .collect::<Vec<String>>()
+        })
+    });
+    let stderr = child.stderr.take().map(|mut err| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = err.read_to_string(&mut text);
+            text
+        })
+    });
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
+            break status;
+        }
+        if started.elapsed() > timeout {
+            let _ = Command::new("kill").args(["-KILL", "--", &format!("-{}", child.id())]).status();
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!("load.mjs took more than {}s and was killed", timeout.as_secs()));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    Ok(Run {
+        status,
+        stdout: stdout.and_then(|t| t.join().ok()).unwrap_or_default(),
+        stderr: stderr.and_then(|t| t.join().ok()).unwrap_or_default(),
+    })
+}
