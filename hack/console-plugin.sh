@@ -3,7 +3,8 @@
 #
 #   hack/console-plugin.sh build      # npm ci when needed, then the production build into console-plugin/dist
 #   hack/console-plugin.sh check      # npm ci when needed, the type check and the component tests (jest)
-#   hack/console-plugin.sh harness    # the end-to-end test's standalone harness into console-plugin/harness/dist
+#   hack/console-plugin.sh harness    # the end-to-end tests' pages: the standalone harness (harness/dist) and the
+#                                     # console shell that loads the production build (e2e/shell/dist)
 #   hack/console-plugin.sh all        # check, build and harness
 #
 # `npm ci` runs when node_modules is missing or older than package-lock.json; npm keeps its downloads in its own
@@ -39,12 +40,20 @@ build() {
   log "dist: $(find "$plugin/dist" -type f | wc -l) files, $(du -sb "$plugin/dist" | cut -f1) bytes"
 }
 
+# The end-to-end scripts' own helpers (kubeconfig reader, patch checks, manifest checks): node --test, no cluster.
+e2e_units() {
+  local start=$SECONDS
+  log "node --test e2e/"
+  (cd "$plugin" && node --test e2e/ >/dev/null) || { (cd "$plugin" && node --test e2e/); return 1; }
+  log "node --test e2e/ done in $((SECONDS - start))s"
+}
+
 [[ $# -eq 1 ]] || { log "usage: $0 build|check|harness|all"; exit 2; }
 install
 case "$1" in
   build) build ;;
-  check) run typecheck && run test ;;
-  harness) run build:harness ;;
-  all) run typecheck && run test && build && run build:harness ;;
+  check) run typecheck && run test && e2e_units ;;
+  harness) run build:harness && run build:shell ;;
+  all) run typecheck && run test && e2e_units && build && run build:harness && run build:shell ;;
   *) log "usage: $0 build|check|harness|all"; exit 2 ;;
 esac
