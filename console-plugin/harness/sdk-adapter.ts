@@ -405,6 +405,19 @@ export function k8sPatchResource<R extends K8sResourceCommon>(options: {
   });
 }
 
+/** Lists objects once (k8sListResourceItems): `queryParams.ns` for one namespace, else every namespace. */
+export function k8sListResourceItems<R extends K8sResourceCommon>(options: {
+  model: K8sModel;
+  queryParams?: Record<string, string>;
+}): Promise<R[]> {
+  const { ns, ...rest } = options.queryParams ?? {};
+  const url = resourceURL(options.model, { ns, queryParams: rest });
+  return fetchJSON<{ items?: R[] }>(url).then((list) => list.items ?? []);
+}
+
+/** The name the SDK 4.22 package exports k8sListResourceItems under (core-api: `k8sListResourceItems as k8sListItems`). */
+export const k8sListItems = k8sListResourceItems;
+
 /* --------------------------------------------------------------------------------------- access review */
 
 const reviews = new Map<string, Promise<boolean>>();

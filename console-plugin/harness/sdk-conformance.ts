@@ -4,6 +4,7 @@ import type {
   K8sResourceCommon,
   UseK8sWatchResource,
   k8sPatch as SdkPatchResource,
+  k8sListItems as SdkListItems,
   useAccessReview as SdkUseAccessReview,
 } from '@openshift-console/dynamic-plugin-sdk';
 import * as adapter from './sdk-adapter';
@@ -15,3 +16,5 @@ export const watch: (...args: Parameters<UseK8sWatchResource>) => unknown = adap
 export const patch: (...args: Parameters0<typeof SdkPatchResource>) => Promise<K8sResourceCommon> =
   adapter.k8sPatchResource;
 export const review: (...args: Parameters0<typeof SdkUseAccessReview>) => [boolean, boolean] = adapter.useAccessReview;
+export const list: (...args: Parameters0<typeof SdkListItems>) => Promise<K8sResourceCommon[]> =
+  adapter.k8sListResourceItems;

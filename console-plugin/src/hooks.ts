@@ -1,9 +1,9 @@
 // The watches and checks the plugin's components share.
 import * as React from 'react';
-import type { ConfigMap, MutexRunConfig } from './types';
-import { ConfigMapModel, gvk, MutexRunConfigModel } from './models';
+import type { ConfigMap, MutexRunConfig, MutexTarget } from './types';
+import { ConfigMapModel, gvk, MutexRunConfigModel, MutexTargetModel } from './models';
 import { recordName } from './record';
-import { useAccessReview, useK8sWatchResource } from './sdk';
+import { k8sListResourceItems, useAccessReview, useK8sWatchResource } from './sdk';
 
 /** Every MutexRunConfig the user may list, in every namespace. */
 export const useRunConfigs = (): [MutexRunConfig[], boolean, unknown] => {
@@ -21,6 +21,38 @@ export const useRunConfig = (namespace?: string, name?: string): [MutexRunConfig
     namespace && name ? { groupVersionKind: gvk(MutexRunConfigModel), namespace, name, isList: false } : null,
   );
   return [data && data.metadata ? data : undefined, loaded, error];
+};
+
+/** The nodes of the run config's targets, in numo's release order (target order, then name); empty while they
+ * cannot be read. Read once, not watched (a page already holds several watches), and again whenever the rollout's
+ * progress or phase changes. */
+export const useTargetNodes = (rc?: MutexRunConfig): string[] => {
+  const [targets, setTargets] = React.useState<MutexTarget[]>([]);
+  const refs = JSON.stringify(rc?.spec?.mutexTargets ?? []);
+  const when = `${rc?.status?.phase}/${rc?.status?.progress}/${refs}`;
+  React.useEffect(() => {
+    if (!rc) return undefined;
+    let current = true;
+    k8sListResourceItems<MutexTarget>({ model: MutexTargetModel })
+      // An empty answer keeps the state as it is, so that nothing renders again for no change.
+      .then((items) => current && setTargets((prev) => (items.length || prev.length ? items : prev)))
+      .catch(() => current && setTargets((prev) => (prev.length ? [] : prev)));
+    return () => {
+      current = false;
+    };
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [when]);
+  return React.useMemo(() => {
+    const own = rc?.metadata?.namespace;
+    const names: string[] = [];
+    (rc?.spec?.mutexTargets ?? []).forEach((ref) => {
+      const target = targets.find(
+        (t) => t.metadata?.name === ref.name && t.metadata?.namespace === (ref.namespace || own),
+      );
+      [...(target?.status?.nodes ?? [])].sort().forEach((n) => names.includes(n) || names.push(n));
+    });
+    return names;
+  }, [rc, targets]);
 };
 
 /** The run config's rollout record, `numo-timeline-<name>` (absent, or not readable, as undefined). */

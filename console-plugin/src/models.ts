@@ -18,6 +18,18 @@ export const MutexRunConfigModel: K8sModel = {
   shortNames: ['mrc'],
 };
 
+export const MutexTargetModel: K8sModel = {
+  apiGroup: GROUP,
+  apiVersion: VERSION,
+  kind: 'MutexTarget',
+  label: 'MutexTarget',
+  labelPlural: 'MutexTargets',
+  plural: 'mutextargets',
+  abbr: 'MT',
+  namespaced: true,
+  crd: true,
+};
+
 export const ConfigMapModel: K8sModel = {
   apiVersion: 'v1',
   kind: 'ConfigMap',

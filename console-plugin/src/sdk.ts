@@ -12,6 +12,10 @@ export type PatchResource = <R extends K8sResourceCommon>(options: PatchOptions<
 
 type MaybePatch = { k8sPatchResource?: PatchResource; k8sPatch?: PatchResource };
 
+export type ListOptions = { model: K8sModel; queryParams?: { ns?: string; labelSelector?: string } };
+export type ListItems = <R extends K8sResourceCommon>(options: ListOptions) => Promise<R[]>;
+type MaybeList = { k8sListResourceItems?: ListItems; k8sListItems?: ListItems };
+
 export const useK8sWatchResource = sdk.useK8sWatchResource;
 export const useAccessReview = sdk.useAccessReview;
 
@@ -23,4 +27,15 @@ export const k8sPatchResource: PatchResource = (options) => {
     return Promise.reject(new Error('The console provides no k8sPatchResource to this plugin.'));
   }
   return patch(options);
+};
+
+/** Lists objects once (no watch) as the logged-in user: the SDK's k8sListResourceItems, exported by its 4.22 package
+ * as `k8sListItems`. */
+export const k8sListResourceItems: ListItems = (options) => {
+  const provided = sdk as unknown as MaybeList;
+  const list = provided.k8sListResourceItems ?? provided.k8sListItems;
+  if (!list) {
+    return Promise.reject(new Error('The console provides no k8sListResourceItems to this plugin.'));
+  }
+  return list(options);
 };

@@ -167,3 +167,9 @@ export type MutexRunConfig = K8sResourceCommon & {
 export type ConfigMap = K8sResourceCommon & { data?: Record<string, string> };
 
 export type Node = K8sResourceCommon;
+
+/** A MutexTarget as the plugin reads it: the nodes its pools select (numo keeps `status.nodes` sorted). */
+export type MutexTarget = K8sResourceCommon & {
+  spec?: { machineConfigPools?: string[] };
+  status?: { nodes?: string[] };
+};

@@ -3,12 +3,13 @@
 // to fixtures: watches answer by kind, the access review by `allowed`.
 import * as sdk from '@openshift-console/dynamic-plugin-sdk';
 import type { WatchK8sResource } from '@openshift-console/dynamic-plugin-sdk';
-import type { ConfigMap, MutexRunConfig, Node } from '../types';
+import type { ConfigMap, MutexRunConfig, MutexTarget, Node } from '../types';
 
 export type World = {
   runConfigs?: MutexRunConfig[];
   record?: ConfigMap;
   nodes?: Node[];
+  targets?: MutexTarget[];
   allowed?: boolean;
   accessLoading?: boolean;
 };
@@ -17,6 +18,7 @@ export const mocked = sdk as unknown as {
   useK8sWatchResource: jest.Mock;
   useAccessReview: jest.Mock;
   k8sPatch: jest.Mock;
+  k8sListItems?: jest.Mock;
 };
 
 export const setWorld = (world: World) => {
@@ -38,4 +40,7 @@ export const setWorld = (world: World) => {
   });
   mocked.useAccessReview.mockReturnValue([world.allowed ?? true, world.accessLoading ?? false]);
   mocked.k8sPatch.mockImplementation(({ resource }) => Promise.resolve(resource));
+  mocked.k8sListItems?.mockImplementation(({ model }) =>
+    Promise.resolve(model.kind === 'MutexTarget' ? world.targets ?? [] : []),
+  );
 };

@@ -10,6 +10,7 @@ jest.mock('@openshift-console/dynamic-plugin-sdk', () => ({
   useK8sWatchResource: jest.fn(),
   useAccessReview: jest.fn(),
   k8sPatch: jest.fn(),
+  k8sListItems: jest.fn(),
 }));
 
 const NOW = new Date('2026-11-25T10:00:00Z');
@@ -98,6 +99,40 @@ describe('the Rollout tab', () => {
     );
     expect(testId('node-row-worker-2').querySelector('[data-test="step-Upgrade"]')).toHaveTextContent('28m 30s (so far)');
     expect(testId('node-row-worker-0').querySelector('[data-test="step-Upgrade"]')).toHaveTextContent('15m 00s');
+  });
+
+  it('lists the target nodes still to go as Pending, in the order numo releases them', async () => {
+    const target = (namespace: string, nodes: string[]) => ({
+      apiVersion: 'openshift-optional.skrzypek.io/v1alpha1',
+      kind: 'MutexTarget',
+      metadata: { name: 'workers', namespace },
+      status: { nodes },
+    });
+    show({
+      targets: [
+        target('elsewhere', ['worker-9']),
+        target('upgrade-ops', ['worker-5', 'worker-0', 'worker-4', 'worker-1', 'worker-2', 'worker-3']),
+      ],
+    });
+    await waitFor(() => expect(testId('node-row-worker-5')).not.toBeNull());
+    const rows = [...document.querySelectorAll('[data-test^="node-row-"]')];
+    expect(rows.map((r) => [r.getAttribute('data-test'), r.getAttribute('data-phase')])).toEqual([
+      ['node-row-worker-2', 'Upgrading'],
+      ['node-row-worker-3', 'Failed'],
+      ['node-row-worker-0', 'Done'],
+      ['node-row-worker-1', 'Done'],
+      ['node-row-worker-4', 'Pending'],
+      ['node-row-worker-5', 'Pending'],
+    ]);
+    expect(screen.getByRole('button', { name: 'Pending (2)' })).toBeInTheDocument();
+  });
+
+  it('lists no node as Pending once the rollout is over', async () => {
+    const rc = runConfig();
+    if (rc.status) rc.status.phase = 'Completed';
+    show({ runConfigs: [rc], targets: [{ metadata: { name: 'workers', namespace: 'upgrade-ops' }, status: { nodes: ['worker-4'] } }] });
+    await waitFor(() => expect(mocked.k8sListItems).toHaveBeenCalled());
+    expect(testId('node-row-worker-4')).toBeNull();
   });
 
   it('filters the nodes by phase', async () => {

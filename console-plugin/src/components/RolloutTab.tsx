@@ -25,7 +25,7 @@ import {
 } from '@patternfly/react-core';
 import type { PageComponentProps } from '@openshift-console/dynamic-plugin-sdk';
 import type { MutexRunConfig } from '../types';
-import { useCanPatch, useNow, useRolloutRecord, useRunConfig } from '../hooks';
+import { useCanPatch, useNow, useRolloutRecord, useRunConfig, useTargetNodes } from '../hooks';
 import { holdOfNextNode } from '../holdReason';
 import { ms, shownTime } from '../time';
 import { layoutTimeline } from '../timeline/layout';
@@ -202,7 +202,11 @@ const RolloutTab: React.FC<PageComponentProps<MutexRunConfig>> = ({ obj }) => {
   );
 
   const layout = React.useMemo(() => (rc ? layoutTimeline(rc, record, now) : undefined), [rc, record, now]);
-  const rows = React.useMemo(() => (rc ? nodeRows(rc, record, now) : []), [rc, record, now]);
+  const targetNodes = useTargetNodes(rc);
+  const rows = React.useMemo(
+    () => (rc ? nodeRows(rc, record, now, targetNodes) : []),
+    [rc, record, now, targetNodes],
+  );
 
   if (!rc) {
     return (

@@ -1,5 +1,6 @@
 // The node table's rows: the nodes in the status (in flight, soaking, failed, ungated), then the finished nodes of
-// the rollout record, then the names the status lists as completed or skipped that the record does not have.
+// the rollout record, then the names the status lists as completed or skipped that the record does not have, and,
+// while a rollout is under way, the target nodes still to go, in the order numo releases them.
 import type { ConfigMap, JobRecord, MutexRunConfig, NodePhase, NodeProgress, Step } from '../types';
 import { readRecord } from '../record';
 import { ms } from '../time';
@@ -19,7 +20,15 @@ export type NodeRow = {
 
 const UNDER_WAY: NodePhase[] = ['Gating', 'Released', 'Upgrading', 'CleaningUp', 'Soaking'];
 
-export const nodeRows = (rc: MutexRunConfig, record: ConfigMap | null | undefined, now: number): NodeRow[] => {
+/** Phases of a run config whose target nodes not yet started are still to go. */
+const UNDER_WAY_ROLLOUT = ['Waiting', 'Pausing', 'Upgrading', 'Failed'];
+
+export const nodeRows = (
+  rc: MutexRunConfig,
+  record: ConfigMap | null | undefined,
+  now: number,
+  targetNodes: string[] = [],
+): NodeRow[] => {
   const status = rc.status ?? {};
   const rows: NodeRow[] = [];
   const seen = new Set<string>();
@@ -65,5 +74,6 @@ export const nodeRows = (rc: MutexRunConfig, record: ConfigMap | null | undefine
       });
   listed(status.completedNodes, 'Done');
   listed(status.skippedNodes, 'Skipped');
+  if (UNDER_WAY_ROLLOUT.includes(status.phase ?? '')) listed(targetNodes, 'Pending');
   return rows;
 };
