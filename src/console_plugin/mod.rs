@@ -15,6 +15,13 @@ pub mod assets;
 pub mod object;
 pub mod serve;
 
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use assets::Assets;
+use serve::{CertFiles, ReloadingCert};
+
 /// The plugin's name: the `ConsolePlugin` object, the name in the console operator's `spec.plugins`, and the
 /// name the CSV offers (`console.openshift.io/plugins`).
 pub const NAME: &str = "numo-console-plugin";
@@ -22,13 +29,6 @@ pub const NAME: &str = "numo-console-plugin";
 pub const SERVICE: &str = "numo-console-plugin";
 /// The Service's (and the container's) port of the plugin.
 pub const PORT: u16 = 9443;
-
-use std::net::SocketAddr;
-use std::path::PathBuf;
-use std::sync::Arc;
-
-use assets::Assets;
-use serve::{CertFiles, ReloadingCert};
 
 /// Where and how numo serves its console plugin (`numo run --console-plugin-*`).
 #[derive(Clone, Debug, PartialEq, Eq)]
