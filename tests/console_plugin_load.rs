@@ -15,18 +15,15 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader, Read};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use numo::api::RunPhase;
 use numo::console_plugin::assets::{Assets, MANIFEST};
 use numo::console_plugin::serve::{self, CertFiles, ReloadingCert};
 use numo::console_plugin::NAME;
-use numo_testkit::browser;
+use numo_testkit::{browser, browser_script};
 use serde_json::{json, Value};
 use support::*;
 
@@ -119,7 +116,9 @@ async fn the_console_loads_the_production_plugin_from_numos_server() -> anyhow::
     .collect();
     let run = {
         let (node, plugin, chromium) = (prerequisites.node.clone(), plugin.clone(), prerequisites.chromium.clone());
-        tokio::task::spawn_blocking(move || run_script(&node, &plugin, &chromium, &args, SCRIPT_TIMEOUT))
+        tokio::task::spawn_blocking(move || {
+            browser_script::run(&node, &plugin, &chromium, &args, SCRIPT_TIMEOUT, "load.mjs")
+        })
     };
     let run = run.await?.unwrap_or_else(|e| panic!("{e}"));
     server.abort();
@@ -192,7 +191,8 @@ struct Prerequisites {
 }
 
 fn prerequisites(plugin: &Path) -> Result<Prerequisites, String> {
-    let node = on_path("node").ok_or("Node.js (node) is not on the PATH: run hack/install-prerequisites.sh")?;
+    let node = browser_script::on_path("node")
+        .ok_or("Node.js (node) is not on the PATH: run hack/install-prerequisites.sh")?;
     let chromium = browser::chromium().ok_or(
         "Chromium is missing: run hack/install-prerequisites.sh (it installs Debian's chromium), or set NUMO_CHROMIUM \
          to a Chromium binary",
@@ -210,65 +210,4 @@ fn prerequisites(plugin: &Path) -> Result<Prerequisites, String> {
         return Err(format!("the console shell is not built: cd {} && npm run build:shell", plugin.display()));
     }
     Ok(Prerequisites { node, chromium })
-}
-
-fn on_path(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path).map(|dir| dir.join(name)).find(|candidate| candidate.is_file())
-}
-
-/// What load.mjs printed and how it ended.
-struct Run {
-    status: ExitStatus,
-    stdout: Vec<String>,
-    stderr: String,
-}
-
-/// Runs `node args...` in `plugin` (in a process group of its own, so that a timeout ends Chromium too), echoing
-/// every line it prints to this test's stderr as it comes.
-fn run_script(node: &Path, plugin: &Path, chromium: &Path, args: &[String], timeout: Duration) -> Result<Run, String> {
-    let mut child = Command::new(node)
-        .args(args)
-        .current_dir(plugin)
-        .env("NUMO_CHROMIUM", chromium)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()
-        .map_err(|e| format!("cannot start {}: {e}", node.display()))?;
-    let stdout = child.stdout.take().map(|out| {
-        std::thread::spawn(move || {
-            BufReader::new(out)
-                .lines()
-                .map_while(Result::ok)
-                .inspect(|line| eprintln!("load.mjs: {line}"))
-                .collect::<Vec<String>>()
-        })
-    });
-    let stderr = child.stderr.take().map(|mut err| {
-        std::thread::spawn(move || {
-            let mut text = String::new();
-            let _ = err.read_to_string(&mut text);
-            text
-        })
-    });
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
-            break status;
-        }
-        if started.elapsed() > timeout {
-            let _ = Command::new("kill").args(["-KILL", "--", &format!("-{}", child.id())]).status();
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(format!("load.mjs took more than {}s and was killed", timeout.as_secs()));
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    };
-    Ok(Run {
-        status,
-        stdout: stdout.and_then(|t| t.join().ok()).unwrap_or_default(),
-        stderr: stderr.and_then(|t| t.join().ok()).unwrap_or_default(),
-    })
 }

@@ -17,6 +17,7 @@
 pub mod alertmanager;
 mod apiserver;
 pub mod browser;
+pub mod browser_script;
 mod cleanup;
 mod cluster;
 pub mod kwok;

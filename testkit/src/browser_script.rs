@@ -1,0 +1,83 @@
+//! A Node.js script that drives Debian's Chromium (puppeteer-core, in `console-plugin/e2e/`), run from a test: its
+//! output lines as they come, its exit status, and a time limit that ends it with every process it started.
+
+use std::io::{BufRead, BufReader, Read};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+/// What a script printed and how it ended.
+#[derive(Debug)]
+pub struct Run {
+    /// How it ended.
+    pub status: ExitStatus,
+    /// Its standard output, line by line.
+    pub stdout: Vec<String>,
+    /// Its standard error.
+    pub stderr: String,
+}
+
+/// `name` on the PATH, if it is there.
+pub fn on_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|dir| dir.join(name)).find(|candidate| candidate.is_file())
+}
+
+/// Runs `node args...` in `dir` with `NUMO_CHROMIUM` set to `chromium`, in a process group of its own (so that the
+/// time limit ends Chromium too), echoing every line it prints to the test's stderr as it comes, prefixed with
+/// `label`.
+pub fn run(
+    node: &Path,
+    dir: &Path,
+    chromium: &Path,
+    args: &[String],
+    timeout: Duration,
+    label: &str,
+) -> Result<Run, String> {
+    let mut child = Command::new(node)
+        .args(args)
+        .current_dir(dir)
+        .env("NUMO_CHROMIUM", chromium)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .map_err(|e| format!("cannot start {}: {e}", node.display()))?;
+    let stdout = child.stdout.take().map(|out| {
+        let label = label.to_string();
+        std::thread::spawn(move || {
+            BufReader::new(out)
+                .lines()
+                .map_while(Result::ok)
+                .inspect(|line| eprintln!("{label}: {line}"))
+                .collect::<Vec<String>>()
+        })
+    });
+    let stderr = child.stderr.take().map(|mut err| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = err.read_to_string(&mut text);
+            text
+        })
+    });
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
+            break status;
+        }
+        if started.elapsed() > timeout {
+            let _ = Command::new("kill").args(["-KILL", "--", &format!("-{}", child.id())]).status();
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!("{label} took more than {}s and was killed", timeout.as_secs()));
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    Ok(Run {
+        status,
+        stdout: stdout.and_then(|t| t.join().ok()).unwrap_or_default(),
+        stderr: stderr.and_then(|t| t.join().ok()).unwrap_or_default(),
+    })
+}
