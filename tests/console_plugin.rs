@@ -135,29 +135,16 @@ async fn the_plugin_follows_a_live_rollout_and_its_actions_reach_the_run_config(
     Ok(())
 }
 
-/// What the script needs: Node.js, Chromium, the plugin's packages and the built harness.
-struct Prerequisites {
-    node: PathBuf,
-    chromium: PathBuf,
-}
-
-fn prerequisites(plugin: &Path) -> Result<Prerequisites, String> {
-    let node = browser_script::on_path("node")
-        .ok_or("Node.js (node) is not on the PATH: run hack/install-prerequisites.sh")?;
-    let chromium = browser::chromium().ok_or(
-        "Chromium is missing: run hack/install-prerequisites.sh (it installs Debian's chromium), or set NUMO_CHROMIUM \
-         to a Chromium binary",
-    )?;
-    if !plugin.join("node_modules/puppeteer-core/package.json").is_file() {
-        return Err(format!("the console plugin's packages are not installed: cd {} && npm ci", plugin.display()));
-    }
+/// What the script needs: `browser_script::prerequisites` and the built harness.
+fn prerequisites(plugin: &Path) -> Result<browser_script::Prerequisites, String> {
+    let prerequisites = browser_script::prerequisites(plugin)?;
     if !plugin.join("harness/dist/index.html").is_file() {
         return Err(format!(
             "the console plugin's harness is not built: cd {} && npm run build:harness",
             plugin.display()
         ));
     }
-    Ok(Prerequisites { node, chromium })
+    Ok(prerequisites)
 }
 
 /// run.mjs's arguments: the world's faults as merge patches it applies through its proxy, at its stages.

@@ -74,7 +74,9 @@ async fn the_console_loads_the_production_plugin_from_numos_server() -> anyhow::
     let work = std::env::temp_dir().join(format!("numo-plugin-load-{}", std::process::id()));
     let certs = work.join("certs");
     std::fs::create_dir_all(&certs)?;
-    let (ca, cert, key) = certificate(&["127.0.0.1", "localhost"]);
+    let numo_testkit::tls::SignedCertificate { ca, cert, key } =
+        numo_testkit::tls::signed_certificate("numo test console plugin CA", &["127.0.0.1", "localhost"])
+            .unwrap_or_else(|e| panic!("{e}"));
     let ca_file = work.join("ca.pem");
     std::fs::write(&ca_file, ca)?;
     std::fs::write(certs.join("tls.crt"), cert)?;
@@ -169,37 +171,9 @@ async fn the_console_loads_the_production_plugin_from_numos_server() -> anyhow::
     Ok(())
 }
 
-/// A certificate for `names` (IP addresses or DNS names) signed by a CA of its own: (CA PEM, cert PEM, key PEM).
-fn certificate(names: &[&str]) -> (String, String, String) {
-    let ca_key = rcgen::KeyPair::generate().unwrap_or_else(|e| panic!("{e}"));
-    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap_or_else(|e| panic!("{e}"));
-    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-    ca_params.distinguished_name.push(rcgen::DnType::CommonName, "numo test console plugin CA");
-    let ca = ca_params.self_signed(&ca_key).unwrap_or_else(|e| panic!("{e}"));
-    let issuer = rcgen::Issuer::from_params(&ca_params, &ca_key);
-    let key = rcgen::KeyPair::generate().unwrap_or_else(|e| panic!("{e}"));
-    let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
-    let params = rcgen::CertificateParams::new(names).unwrap_or_else(|e| panic!("{e}"));
-    let cert = params.signed_by(&key, &issuer).unwrap_or_else(|e| panic!("{e}"));
-    (ca.pem(), cert.pem(), key.serialize_pem())
-}
-
-/// What the script needs: Node.js, Chromium, the plugin's packages, its production build and the shell's build.
-struct Prerequisites {
-    node: PathBuf,
-    chromium: PathBuf,
-}
-
-fn prerequisites(plugin: &Path) -> Result<Prerequisites, String> {
-    let node = browser_script::on_path("node")
-        .ok_or("Node.js (node) is not on the PATH: run hack/install-prerequisites.sh")?;
-    let chromium = browser::chromium().ok_or(
-        "Chromium is missing: run hack/install-prerequisites.sh (it installs Debian's chromium), or set NUMO_CHROMIUM \
-         to a Chromium binary",
-    )?;
-    if !plugin.join("node_modules/puppeteer-core/package.json").is_file() {
-        return Err(format!("the console plugin's packages are not installed: cd {} && npm ci", plugin.display()));
-    }
+/// What the script needs: `browser_script::prerequisites`, its production build and the shell's build.
+fn prerequisites(plugin: &Path) -> Result<browser_script::Prerequisites, String> {
+    let prerequisites = browser_script::prerequisites(plugin)?;
     if !plugin.join("dist").join(MANIFEST).is_file() {
         return Err(format!(
             "the console plugin is not built ({} is missing): hack/console-plugin.sh build",
@@ -209,5 +183,5 @@ fn prerequisites(plugin: &Path) -> Result<Prerequisites, String> {
     if !plugin.join("e2e/shell/dist/index.html").is_file() {
         return Err(format!("the console shell is not built: cd {} && npm run build:shell", plugin.display()));
     }
-    Ok(Prerequisites { node, chromium })
+    Ok(prerequisites)
 }

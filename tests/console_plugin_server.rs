@@ -27,18 +27,9 @@ fn built_plugin() -> Option<PathBuf> {
     dist.join(MANIFEST).is_file().then_some(dist)
 }
 
-/// A certificate for the Service's DNS name, signed by its own CA (as the service CA signs): (CA PEM, cert, key).
-fn certificate(service: &str) -> (String, String, String) {
-    let ca_key = rcgen::KeyPair::generate().unwrap_or_else(|e| panic!("{e}"));
-    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap_or_else(|e| panic!("{e}"));
-    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-    ca_params.distinguished_name.push(rcgen::DnType::CommonName, "test service CA");
-    let ca = ca_params.self_signed(&ca_key).unwrap_or_else(|e| panic!("{e}"));
-    let issuer = rcgen::Issuer::from_params(&ca_params, &ca_key);
-    let key = rcgen::KeyPair::generate().unwrap_or_else(|e| panic!("{e}"));
-    let params = rcgen::CertificateParams::new(vec![service.to_string()]).unwrap_or_else(|e| panic!("{e}"));
-    let cert = params.signed_by(&key, &issuer).unwrap_or_else(|e| panic!("{e}"));
-    (ca.pem(), cert.pem(), key.serialize_pem())
+/// A certificate for the Service's DNS name, signed by its own CA (as the service CA signs).
+fn certificate(service: &str) -> numo_testkit::tls::SignedCertificate {
+    numo_testkit::tls::signed_certificate("test service CA", &[service]).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// GETs `path` from the server at `address` as `host` with curl, trusting `ca`: (HTTP status, Content-Type, body).
@@ -82,7 +73,7 @@ async fn the_plugin_is_served_over_https_with_the_service_ca_certificate_and_fol
     let server = tokio::spawn(serve::serve(listener, tls, Arc::new(assets)));
 
     // No certificate yet (the Secret not written): the handshake fails, and numo keeps serving once it comes.
-    let (ca, cert, key) = certificate(host);
+    let numo_testkit::tls::SignedCertificate { ca, cert, key } = certificate(host);
     let ca_file = work.join("ca.pem");
     std::fs::write(&ca_file, &ca).unwrap_or_else(|e| panic!("{e}"));
     let early = tokio::task::spawn_blocking({
@@ -129,7 +120,7 @@ async fn the_plugin_is_served_over_https_with_the_service_ca_certificate_and_fol
     assert_eq!(status, "404");
 
     // The service CA rotates: a new CA and certificate. New connections get the new certificate (old CA refused).
-    let (new_ca, new_cert, new_key) = certificate(host);
+    let numo_testkit::tls::SignedCertificate { ca: new_ca, cert: new_cert, key: new_key } = certificate(host);
     for (file, content) in [("tls.key", &new_key), ("tls.crt", &new_cert)] {
         std::fs::write(certs.join(file), content).unwrap_or_else(|e| panic!("{e}"));
         // Files written within the same tick as the first ones: their modification time says they are newer.

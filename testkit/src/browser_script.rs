@@ -18,6 +18,29 @@ pub struct Run {
     pub stderr: String,
 }
 
+/// What a script needs to run: Node.js and Chromium.
+#[derive(Clone, Debug)]
+pub struct Prerequisites {
+    /// Node.js.
+    pub node: PathBuf,
+    /// Chromium.
+    pub chromium: PathBuf,
+}
+
+/// Node.js and Chromium, and the packages of the npm project in `dir` (puppeteer-core among them) installed; else
+/// what to do to have them.
+pub fn prerequisites(dir: &Path) -> Result<Prerequisites, String> {
+    let node = on_path("node").ok_or("Node.js (node) is not on the PATH: run hack/install-prerequisites.sh")?;
+    let chromium = crate::browser::chromium().ok_or(
+        "Chromium is missing: run hack/install-prerequisites.sh (it installs Debian's chromium), or set NUMO_CHROMIUM \
+         to a Chromium binary",
+    )?;
+    if !dir.join("node_modules/puppeteer-core/package.json").is_file() {
+        return Err(format!("the console plugin's packages are not installed: cd {} && npm ci", dir.display()));
+    }
+    Ok(Prerequisites { node, chromium })
+}
+
 /// `name` on the PATH, if it is there.
 pub fn on_path(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;

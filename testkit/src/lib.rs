@@ -23,6 +23,7 @@ mod cluster;
 pub mod kwok;
 mod lock;
 pub mod rbac;
+pub mod tls;
 mod wait;
 mod world;
 
