@@ -24,7 +24,7 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use futures::{future, Stream, StreamExt};
+use futures::{future, Stream, StreamExt, TryStreamExt};
 use kube::runtime::reflector::{self, Store};
 use kube::runtime::watcher::{self, watcher, Event};
 use kube::runtime::WatchStreamExt;
@@ -160,7 +160,8 @@ impl Watches {
                 crate::field_managers::prune(&mut object.meta_mut().managed_fields, keep);
                 trim(object);
             })
-            .reflect(writer);
+            .reflect(writer)
+            .map_ok(marked_deleted);
         (store, self.track(kind, events))
     }
 
@@ -395,6 +396,23 @@ impl RetryDelays {
         self.next = (self.next * 2).min(self.max);
         let fraction = self.jitter.hash_one(self.attempts) as f64 / u64::MAX as f64;
         base + base.mul_f64(fraction / 4.0)
+    }
+}
+
+/// A delete event carries the object as it was last seen, which for an object deleted at once (a Node, most
+/// objects) has no deletion timestamp: a `predicate_filter` downstream would find it unchanged and drop the event,
+/// and the controllers would not hear that it went. It gets one here (the cache has already dropped the object).
+fn marked_deleted<K: Resource>(event: Event<K>) -> Event<K> {
+    match event {
+        Event::Delete(mut object) => {
+            let meta = object.meta_mut();
+            if meta.deletion_timestamp.is_none() {
+                let now = k8s_openapi::jiff::Timestamp::now();
+                meta.deletion_timestamp = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(now));
+            }
+            Event::Delete(object)
+        }
+        other => other,
     }
 }
 

@@ -5,6 +5,7 @@
 pub mod apply;
 pub mod custom_sources;
 mod malformed;
+pub mod node_interest;
 pub mod observe;
 pub mod plan;
 pub mod preview;
@@ -46,6 +47,8 @@ struct RunConfigContext {
     watches: Watches,
     /// The status each run config was last written with, until the cache shows it.
     written: status::Written,
+    /// What each run config's next plan reads of the nodes, so that a node event wakes only the ones it concerns.
+    interest: node_interest::NodeInterest,
 }
 
 type Guarded = guard::Guarded<MutexRunConfig>;
@@ -81,7 +84,12 @@ pub async fn run(ctx: Context) {
         let store = run_configs.clone();
         move || all_run_configs(&store)
     };
-    let (all_for_pools, all_for_nodes, all_for_mcs, all_for_cv) = (all.clone(), all.clone(), all.clone(), all);
+    let (all_for_pools, all_for_mcs, all_for_cv) = (all.clone(), all.clone(), all);
+    let interest = node_interest::NodeInterest::default();
+    let waking = {
+        let (store, configs, interest) = (run_configs.clone(), machine_configs.clone(), interest.clone());
+        move |node: guard::Guarded<Node>| interest.woken_by(&store, &configs, &node)
+    };
     let checking = {
         let store = run_configs.clone();
         move || checking_health(&store)
@@ -107,9 +115,7 @@ pub async fn run(ctx: Context) {
     .watches_stream(rule_events.touched_objects(), referencing_rule)
     .watches_stream(target_events.touched_objects(), referencing_target)
     .watches_stream(pool_events.touched_objects(), move |_| all_for_pools())
-    .watches_stream(node_events.touched_objects().predicate_filter(node_predicate, Default::default()), move |_| {
-        all_for_nodes()
-    })
+    .watches_stream(node_events.touched_objects().predicate_filter(node_predicate, Default::default()), waking)
     .watches_stream(
         mc_events.touched_objects().predicate_filter(machine_config_predicate, Default::default()),
         move |_| all_for_mcs(),
@@ -141,7 +147,7 @@ pub async fn run(ctx: Context) {
         sources: watches.sources(),
         custom: Some(custom),
     };
-    let shared = Arc::new(RunConfigContext { ctx, stores, watches, written: Default::default() });
+    let shared = Arc::new(RunConfigContext { ctx, stores, watches, written: Default::default(), interest });
     controller
         .run(reconcile, error_policy, shared)
         .for_each(|result| async move {
@@ -318,6 +324,7 @@ async fn reconcile(obj: Arc<Guarded>, shared: Arc<RunConfigContext>) -> Result<A
         plan.requeue_after = Some(plan.requeue_after.map_or(poll, |r| r.min(poll)));
     }
     tracing::debug!(intents = plan.intents.len(), phase = ?plan.status.phase, "planned");
+    shared.interest.planned(&snapshot.run_config.key(), plan.node_reads);
     let applied = apply::apply(&shared.ctx.client, rc, &snapshot, &plan.intents).await;
     if let Err(failed) = &applied {
         if !matches!(failed.error, Error::Conflict(_)) {
@@ -334,6 +341,7 @@ async fn reconcile(obj: Arc<Guarded>, shared: Arc<RunConfigContext>) -> Result<A
     if letting_go {
         shared.ctx.metrics.forget_run_config(&snapshot.run_config.key());
         shared.written.forget(rc);
+        shared.interest.forget(&snapshot.run_config.key());
         return Ok(Action::await_change());
     }
     status::write(&shared.ctx.client, &shared.ctx.metrics, &shared.written, rc, &plan.status).await?;

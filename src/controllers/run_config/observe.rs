@@ -351,14 +351,26 @@ fn degraded(pool: &MachineConfigPool) -> Option<String> {
     (!said.is_empty()).then(|| said.join("; "))
 }
 
-fn node_view(node: &Node, source: VersionSource, rendered: &BTreeMap<String, String>) -> NodeView {
+/// A node's release version, read as `source` says: its label, or the release of the rendered config it runs
+/// (`rendered`: a rendered MachineConfig's release version, by name).
+pub fn node_version(node: &Node, source: VersionSource, rendered: impl Fn(&str) -> Option<String>) -> Option<String> {
     let label = node.labels().get(openshift::RELEASE_VERSION).cloned();
-    let from_config = || node.annotations().get(openshift::CURRENT_CONFIG).and_then(|c| rendered.get(c)).cloned();
-    let version = match source {
+    let from_config = || node.annotations().get(openshift::CURRENT_CONFIG).and_then(|c| rendered(c));
+    match source {
         VersionSource::Label => label,
         VersionSource::RenderedConfig => from_config(),
         VersionSource::Auto => label.or_else(from_config),
-    };
+    }
+}
+
+/// The release version of the rendered MachineConfig `name`, from the cache of MachineConfigs.
+pub fn rendered_version(configs: &Store<Guarded<PartialObjectMeta<MachineConfig>>>, name: &str) -> Option<String> {
+    let config = configs.get(&ObjectRef::new(name))?;
+    config.annotations().get(openshift::RELEASE_VERSION).cloned()
+}
+
+fn node_view(node: &Node, source: VersionSource, rendered: &BTreeMap<String, String>) -> NodeView {
+    let version = node_version(node, source, |config| rendered.get(config).cloned());
     let ready = node
         .status
         .as_ref()

@@ -23,6 +23,7 @@ mod foreign;
 mod gate;
 mod intent;
 mod learn;
+mod node_reads;
 mod node_state;
 mod notice;
 mod pools;
@@ -46,6 +47,7 @@ use draft::Draft;
 use foreign::Ledger;
 pub use foreign::{as_is, written_after};
 pub use intent::{Intent, PoolPrecondition, PoolSpec, PutBack};
+pub use node_reads::NodeReads;
 pub use notice::Notice;
 use resolve::Verdict;
 pub use stage::condition;
@@ -71,6 +73,8 @@ pub struct Plan {
     /// The projection of the rest of the rollout (each node's steps and times), when the estimate was worked out
     /// again in this plan.
     pub projection: Option<crate::estimate::Projected>,
+    /// What of the nodes the next plan reads: the controller wakes the run config only for node changes to that.
+    pub node_reads: NodeReads,
 }
 
 /// Plans one reconcile.
@@ -124,7 +128,8 @@ pub fn plan(snapshot: &Snapshot) -> Plan {
         let wait = (edge - windows::utc(&snapshot.now)).to_std().unwrap_or_default() + Duration::from_millis(50);
         draft.requeue_after = Some(draft.requeue_after.map_or(wait, |r| r.min(wait)));
     }
-    finish(snapshot, draft, stage, &validated)
+    let node_reads = node_reads::after(&stage, holding, snapshot.run_config.spec.trigger);
+    Plan { node_reads, ..finish(snapshot, draft, stage, &validated) }
 }
 
 /// Puts the status together from the stage: phase, message, every condition, and the Events of a phase change.
@@ -178,6 +183,7 @@ fn finish(snapshot: &Snapshot, mut draft: Draft, stage: Stage, validated: &str) 
         needs_budget_pods: draft.needs_budget_pods,
         needs_alerts: draft.needs_alerts,
         projection: draft.projection,
+        node_reads: NodeReads::Everything,
     }
 }
 

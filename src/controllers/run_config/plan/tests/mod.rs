@@ -6,6 +6,7 @@ mod config_change;
 mod ends;
 mod estimate;
 mod flow;
+mod node_reads;
 mod other_hands;
 mod safe_to_proceed;
 

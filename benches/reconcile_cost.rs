@@ -1,0 +1,241 @@
+//! What one node event costs numo's run-config controller, at several cluster sizes: the cluster held in the same
+//! caches the controller reads (`N` workers, four finished Jobs each, the rendered configs), a run config in
+//! `Restoring` (every node done, the MCO moving nodes back into their pool), and one node event — a node moved to
+//! its pool's rendered config — followed by what the controller then does for it. Asserts nothing; prints a table.
+//!
+//!   cargo bench --bench reconcile_cost            (SIZES=20,200,2000 by default)
+
+use std::time::{Duration, Instant};
+
+use k8s_openapi::api::core::v1::Node;
+use k8s_openapi::jiff::Timestamp;
+use kube::runtime::reflector::{self, Store};
+use kube::runtime::watcher;
+use numo::api::RunPhase;
+use numo::controllers::run_config::node_interest::NodeInterest;
+use numo::controllers::run_config::{observe, plan};
+use numo::guard::Guarded;
+use serde_json::{json, Value};
+
+const NS: &str = "ops";
+const OLD: &str = "4.16.4";
+const NEW: &str = "4.16.5";
+
+fn main() {
+    let sizes: Vec<usize> = std::env::var("SIZES")
+        .unwrap_or_else(|_| "20,200,2000".into())
+        .split(',')
+        .filter_map(|s| s.trim().parse().ok())
+        .collect();
+    println!("| nodes | snapshot | plan | a node event that wakes the run config | a node event of the MCO's walk |");
+    println!("| --- | --- | --- | --- | --- |");
+    for n in sizes {
+        let mut world = World::new(n);
+        let rc = world.run_config();
+        let key = format!("{NS}/example");
+        let rounds = (20_000 / n).clamp(5, 500);
+        let snapshot = time(rounds, || drop(observe::snapshot(&world.stores, &rc, Timestamp::now())));
+        let taken = observe::snapshot(&world.stores, &rc, Timestamp::now());
+        let planned = plan::plan(&taken);
+        assert_eq!(planned.status.phase, Some(RunPhase::Restoring), "{:?}", planned.status.message);
+        let plan_time = time(rounds, || drop(plan::plan(&taken)));
+        // What the controller does for one node event: the cache takes it, the run configs it concerns are woken,
+        // and each woken one is reconciled (snapshot and plan).
+        let interest = NodeInterest::default();
+        let moves: Vec<[Guarded<Node>; 2]> =
+            (0..n).map(|i| [node(i, "rendered-canary-new"), node(i, "rendered-worker-new")]).collect();
+        let mut i = 0;
+        let woken = std::cell::Cell::new(0);
+        let mut event = |world: &mut World| {
+            i += 1;
+            let moved = &moves[i % n][i % 2];
+            world.node_writer.apply_watcher_event(&watcher::Event::Apply(moved.clone()));
+            for _ in interest.woken_by(&world.stores.run_configs, &world.stores.machine_configs, moved) {
+                woken.set(woken.get() + 1);
+                let s = observe::snapshot(&world.stores, &rc, Timestamp::now());
+                interest.planned(&key, plan::plan(&s).node_reads);
+            }
+        };
+        // The watch's first list shows every node to the controller.
+        for i in 0..n {
+            interest.woken_by(
+                &world.stores.run_configs,
+                &world.stores.machine_configs,
+                &node(i, "rendered-canary-new"),
+            );
+        }
+        let waking = time(rounds, || {
+            interest.planned(&key, plan::NodeReads::Everything);
+            event(&mut world)
+        });
+        interest.planned(&key, planned.node_reads);
+        event(&mut world);
+        let before = woken.get();
+        let walk = time(rounds * 100, || event(&mut world));
+        assert_eq!(woken.get(), before, "the MCO's walk woke the run config");
+        println!("| {n} | {} | {} | {} | {} |", ms(snapshot), ms(plan_time), ms(waking), ms(walk));
+    }
+}
+
+fn time(rounds: usize, mut f: impl FnMut()) -> Duration {
+    f();
+    let start = Instant::now();
+    for _ in 0..rounds {
+        f();
+    }
+    start.elapsed() / rounds as u32
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.1} µs", d.as_secs_f64() * 1e6)
+}
+
+struct World {
+    stores: observe::Stores,
+    node_writer: reflector::store::Writer<Guarded<Node>>,
+    nodes: usize,
+}
+
+fn store<K>(objects: impl IntoIterator<Item = Value>) -> (Store<Guarded<K>>, reflector::store::Writer<Guarded<K>>)
+where
+    K: kube::Resource<DynamicType = ()> + serde::de::DeserializeOwned + Clone + 'static,
+{
+    let (reader, mut writer) = reflector::store::<Guarded<K>>();
+    for object in objects {
+        let guarded: Guarded<K> = serde_json::from_value(object).expect("a guard decodes any object");
+        writer.apply_watcher_event(&watcher::Event::Apply(guarded));
+    }
+    (reader, writer)
+}
+
+fn node(i: usize, config: &str) -> Guarded<Node> {
+    serde_json::from_value(node_json(i, config)).expect("a node")
+}
+
+fn node_json(i: usize, config: &str) -> Value {
+    let mut labels = serde_json::Map::new();
+    for (k, v) in [
+        ("beta.kubernetes.io/arch", "amd64"),
+        ("beta.kubernetes.io/os", "linux"),
+        ("kubernetes.io/arch", "amd64"),
+        ("kubernetes.io/os", "linux"),
+        ("node-role.kubernetes.io/worker", ""),
+        ("node.openshift.io/os_id", "rhcos"),
+        ("topology.kubernetes.io/region", "eu-central-1"),
+        ("topology.kubernetes.io/zone", "eu-central-1a"),
+        ("node.kubernetes.io/instance-type", "m6i.2xlarge"),
+    ] {
+        labels.insert(k.into(), v.into());
+    }
+    labels.insert("kubernetes.io/hostname".into(), format!("worker-{i}").into());
+    json!({"apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": format!("worker-{i}"), "uid": format!("uid-{i}"), "labels": labels,
+            "annotations": {
+                "machineconfiguration.openshift.io/currentConfig": config,
+                "machineconfiguration.openshift.io/desiredConfig": config,
+                "machineconfiguration.openshift.io/state": "Done"}},
+        "spec": {},
+        "status": {"conditions": [{"type": "Ready", "status": "True"}]}})
+}
+
+impl World {
+    fn new(nodes: usize) -> Self {
+        let meta = |name: &str| json!({"name": name, "namespace": NS, "generation": 1});
+        let valid = json!({"conditions": [{"type": "ValidConfig", "status": "True", "reason": "Valid", "message": "",
+            "lastTransitionTime": "2024-01-01T00:00:00Z", "observedGeneration": 1}]});
+        let pool = |name: &str, selector: Value, config: &str, updated: &str| {
+            json!({"apiVersion": "machineconfiguration.openshift.io/v1", "kind": "MachineConfigPool",
+                "metadata": {"name": name, "generation": 1},
+                "spec": {"nodeSelector": selector, "configuration": {"name": config}},
+                "status": {"observedGeneration": 1, "conditions": [{"type": "Updated", "status": updated}]}})
+        };
+        let pools = [
+            pool(
+                "worker",
+                json!({"matchLabels": {"node-role.kubernetes.io/worker": ""}}),
+                "rendered-worker-new",
+                "False",
+            ),
+            pool(
+                "canary",
+                json!({"matchLabels": {"node-role.kubernetes.io/worker": ""},
+                    "matchExpressions": [{"key": "isCanary", "operator": "Exists"}]}),
+                "rendered-canary-new",
+                "True",
+            ),
+            pool(
+                "master",
+                json!({"matchLabels": {"node-role.kubernetes.io/master": ""}}),
+                "rendered-master-new",
+                "True",
+            ),
+        ];
+        let rendered = ["rendered-worker-new", "rendered-canary-new", "rendered-master-new"].map(|name| {
+            json!({"apiVersion": "machineconfiguration.openshift.io/v1", "kind": "MachineConfig",
+                "metadata": {"name": name, "annotations": {"machineconfiguration.openshift.io/release-image-version": NEW}}})
+        });
+        let mut jobs = Vec::new();
+        for i in 0..nodes {
+            for (rule, phase) in [("check", "gate"), ("check", "cleanup"), ("backup", "gate"), ("backup", "cleanup")] {
+                jobs.push(json!({"apiVersion": "batch/v1", "kind": "Job",
+                    "metadata": {"name": format!("{rule}-{phase}-worker-{i}"), "namespace": NS,
+                        "labels": {"app.kubernetes.io/managed-by": "numo",
+                            "openshift-optional.skrzypek.io/run-config": "example",
+                            "openshift-optional.skrzypek.io/run-config-namespace": NS,
+                            "openshift-optional.skrzypek.io/phase": phase,
+                            "openshift-optional.skrzypek.io/attempt": "1"},
+                        "annotations": {"openshift-optional.skrzypek.io/node": format!("worker-{i}"),
+                            "openshift-optional.skrzypek.io/rule": format!("{NS}/{rule}"),
+                            "openshift-optional.skrzypek.io/target-version": NEW,
+                            "openshift-optional.skrzypek.io/run-config": format!("{NS}/example")}},
+                    "status": {"succeeded": 1, "conditions": [{"type": "Complete", "status": "True"}]}}));
+            }
+        }
+        let rule = |name: &str| {
+            json!({"metadata": meta(name), "status": valid,
+                "spec": {"jobName": name, "jobSpec": {"template": {"spec": {"containers": []}}},
+                    "cleanUpJobSpec": {"template": {"spec": {"containers": []}}}}})
+        };
+        let (node_store, node_writer) = store::<Node>((0..nodes).map(|i| node_json(i, "rendered-canary-new")));
+        let stores = observe::Stores {
+            run_configs: store([run_config_json(nodes)]).0,
+            rules: store([rule("check"), rule("backup")]).0,
+            targets: store([json!({"metadata": meta("workers"), "status": valid,
+                "spec": {"machineConfigPools": ["worker"]}})])
+            .0,
+            pools: store(pools).0,
+            nodes: node_store,
+            machine_configs: store(rendered).0,
+            cluster_versions: store([json!({"apiVersion": "config.openshift.io/v1", "kind": "ClusterVersion",
+                "metadata": {"name": "version"},
+                "spec": {"clusterID": "x", "desiredUpdate": {"version": NEW}},
+                "status": {"desired": {"version": NEW}, "history": [{"version": NEW, "state": "Completed",
+                    "startedTime": "2024-01-01T00:00:00Z", "verified": true, "image": "i"}]}})])
+            .0,
+            jobs: store(jobs).0,
+            cluster_operators: store(std::iter::empty()).0,
+            budgets: store(std::iter::empty()).0,
+            sources: Default::default(),
+            custom: None,
+        };
+        Self { stores, node_writer, nodes }
+    }
+
+    fn run_config(&self) -> numo::api::MutexRunConfig {
+        serde_json::from_value(run_config_json(self.nodes)).expect("a run config")
+    }
+}
+
+/// A run config whose `nodes` workers are all done: the pools restored, the MCO moving the nodes back.
+fn run_config_json(nodes: usize) -> Value {
+    let completed: Vec<String> = (0..nodes).map(|i| format!("worker-{i}")).collect();
+    json!({
+        "apiVersion": "openshift-optional.skrzypek.io/v1alpha1", "kind": "MutexRunConfig",
+        "metadata": {"name": "example", "namespace": NS, "generation": 1, "uid": "rc-uid",
+            "finalizers": ["openshift-optional.skrzypek.io/restore-pools"]},
+        "spec": {"canary": {"name": "canary"}, "mutexRules": [{"name": "check"}, {"name": "backup"}],
+            "mutexTargets": [{"name": "workers"}], "concurrency": 100},
+        "status": {"phase": "Restoring", "targetVersion": NEW, "previousVersion": OLD,
+            "completedNodes": completed, "progress": format!("{nodes}/{nodes}"), "totalNodes": nodes}
+    })
+}
