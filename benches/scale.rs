@@ -16,7 +16,10 @@
 //! - **idle**: the requests numo sent and the CPU it used in `IDLE` seconds while it was Idle before the upgrade,
 //!   every cache filled and nothing moving (watch requests are the renewals of its watches and are counted apart).
 //!   After a rollout the test world is not quiet: the simulated MCO moves each node back from the canary's rendered
-//!   config to its pool's, one node at a time, and numo follows those changes.
+//!   config to its pool's, one node at a time, and numo hears of those changes.
+//! - **the restore walk**: numo's CPU and its run-config reconciles while the MCO moves the nodes back (a node
+//!   event there wakes no reconcile: see `src/controllers/run_config/node_interest.rs`); **the run config at most**:
+//!   the largest the whole object was, as JSON, in any version its watch delivered.
 //!
 //!   hack/bench-scale.sh N C          (`make bench-scale N=2000 C=100`: a fresh cluster, then this)
 //!   NUMO_TEST_KUBECONFIG=… N=100 C=5 cargo bench --bench scale
@@ -73,6 +76,7 @@ async fn main() -> anyhow::Result<()> {
     let seen: Arc<Mutex<Seen>> = Arc::default();
     record_jobs(&mut setup, seen.clone());
     record_nodes(&mut setup, seen.clone());
+    let largest = record_run_config_size(&mut setup);
     let before = numo.sample().await?;
     let started = Instant::now();
     setup.upgrade_cluster(NEW).await?;
@@ -82,6 +86,7 @@ async fn main() -> anyhow::Result<()> {
     };
     numo_testkit::wait_until(&setup.run_configs(), "bench", limit, "every node done", done).await?;
     let gating = started.elapsed();
+    let walk_started = numo.sample().await?;
     // Restoring: the MCO moves the nodes back into their pool one at a time (the pool's maxUnavailable), which
     // at thousands of nodes takes the test world seconds per node.
     let restore_limit = Duration::from_secs(600 + 3 * workers as u64);
@@ -110,7 +115,8 @@ async fn main() -> anyhow::Result<()> {
          peak RSS {:.0} MiB, idle RSS {:.0} MiB (after the rollout {:.0} MiB), numo CPU {:.1}s, {:.1} writes/node, \
          status {} writes of {:.1} KB mean (stored {:.1} KB); idle {}s: {} requests besides {} watch renewals, \
          {:.2}s CPU; load {} → {}; \
-         CPU during the rollout: numo {:.0}s, simulator {:.0}s, API server + etcd + kwok + others {:.0}s",
+         CPU during the rollout: numo {:.0}s, simulator {:.0}s, API server + etcd + kwok + others {:.0}s; \
+         the restore walk: numo {:.1}s CPU, {} run-config reconciles; the run config at most {:.1} KB",
         rollout_s - gating_s,
         100.0 * (rollout_s - ideal) / rollout_s,
         workers as f64 / rollout_s,
@@ -133,6 +139,9 @@ async fn main() -> anyhow::Result<()> {
         (after.machine_cpu - before.machine_cpu)
             - (after.cpu - before.cpu)
             - (after.simulator_cpu - before.simulator_cpu),
+        after.cpu - walk_started.cpu,
+        after.reconciles - walk_started.reconciles,
+        largest.load(std::sync::atomic::Ordering::Relaxed) as f64 / 1000.0,
     );
     Ok(())
 }
@@ -192,6 +201,8 @@ struct Sample {
     writes: u64,
     status_writes: u64,
     status_bytes: u64,
+    /// The run-config controller's reconciles (that ran to the status write).
+    reconciles: u64,
 }
 
 impl Numo {
@@ -216,7 +227,7 @@ impl Numo {
     async fn sample(&mut self) -> anyhow::Result<Sample> {
         let text = scrape(&self.metrics).await?;
         let mut requests = BTreeMap::<String, u64>::new();
-        let (mut status_writes, mut status_bytes) = (0, 0);
+        let (mut status_writes, mut status_bytes, mut reconciles) = (0, 0, 0);
         for line in text.lines().filter(|l| !l.starts_with('#')) {
             let Some((series, value)) = line.rsplit_once(' ') else { continue };
             let value = value.parse::<f64>().unwrap_or(0.0) as u64;
@@ -227,6 +238,8 @@ impl Numo {
                 status_writes = value;
             } else if series == "numo_status_write_bytes_total" {
                 status_bytes = value;
+            } else if series == "numo_reconcile_duration_seconds_count{controller=\"mutexrunconfig\"}" {
+                reconciles = value;
             }
         }
         let writes = ["create", "update", "patch", "delete"].iter().filter_map(|v| requests.get(*v)).sum();
@@ -243,6 +256,7 @@ impl Numo {
             writes,
             status_writes,
             status_bytes,
+            reconciles,
         })
     }
 
@@ -334,6 +348,23 @@ fn record_jobs(setup: &mut Setup, seen: Arc<Mutex<Seen>>) {
             }
         }
     });
+}
+
+/// The largest the run config `bench` was, as JSON, in any version its watch delivered (status and metadata).
+fn record_run_config_size(setup: &mut Setup) -> Arc<std::sync::atomic::AtomicUsize> {
+    let largest = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let api = setup.run_configs();
+    let recorded = largest.clone();
+    setup.world.spawn(async move {
+        let events = watcher::watcher(api, watcher::Config::default()).default_backoff();
+        futures::pin_mut!(events);
+        while let Some(event) = events.next().await {
+            let Ok(Event::Apply(rc) | Event::InitApply(rc)) = event else { continue };
+            let size = serde_json::to_vec(&rc).map(|json| json.len()).unwrap_or(0);
+            recorded.fetch_max(size, std::sync::atomic::Ordering::Relaxed);
+        }
+    });
+    largest
 }
 
 fn record_nodes(setup: &mut Setup, seen: Arc<Mutex<Seen>>) {
