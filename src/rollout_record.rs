@@ -1,8 +1,8 @@
 //! What numo keeps of a rollout beyond its status, for the timeline: each node's step times once it finished and
 //! each hold once it ended, in a ConfigMap next to the run config (`numo-timeline-<run config>`, owned by it, so
-//! it goes with it). One key per node (`node.<name>`) and per hold (`hold.<start>`), so that numo adds to it with a
-//! merge patch of the new keys only, never reading it; a new rollout starts a fresh one. At 2,000 nodes it holds
-//! about 120 KB.
+//! it goes with it). One key per node (`node.<name>`) and per hold (`hold.s<slot>`, at most [`HOLD_SLOTS`]), so
+//! that numo adds to it with a merge patch of the new keys only, never reading it; a new rollout starts a fresh
+//! one. At 2,000 nodes it holds about 120 KB of nodes, and never more than about 350 KB of holds.
 
 use std::collections::BTreeMap;
 
@@ -83,9 +83,29 @@ pub fn node_entry(entry: &NodeProgress, phase: NodePhase, done: DateTime<Utc>) -
     (format!("{NODE_PREFIX}{}", entry.name), value)
 }
 
-/// A hold's key and value.
+/// How many holds a record keeps at most: a hold's key is one of this many slots, from the minute it started, so a
+/// hold replaces the one that started 1,009 minutes (or a multiple) before it, if that one is still there. A check
+/// that flaps all day long therefore cannot grow the record past about 350 KB of holds; a prime, so that holds a
+/// day (1,440 minutes) or an hour apart do not share a slot.
+pub const HOLD_SLOTS: i64 = 1009;
+
+/// The longest a hold's message (and its list of checks) is kept, in characters.
+const HOLD_TEXT: usize = 240;
+
+/// `text` cut to `limit` characters, with an ellipsis when it was longer.
+fn cut(text: &str, limit: usize) -> String {
+    match text.char_indices().nth(limit) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_string(),
+    }
+}
+
+/// A hold's key and value: `hold.s<slot>` and `<start> <end> <checks> <message>` (Unix seconds).
 pub fn hold_entry(start: DateTime<Utc>, end: DateTime<Utc>, checks: &str, message: &str) -> (String, String) {
-    (format!("{HOLD_PREFIX}{}", start.timestamp()), format!("{} {checks} {message}", end.timestamp()))
+    let slot = start.timestamp().div_euclid(60).rem_euclid(HOLD_SLOTS);
+    let checks = cut(&checks.replace(' ', ""), HOLD_TEXT);
+    let value = format!("{} {} {checks} {}", start.timestamp(), end.timestamp(), cut(message, HOLD_TEXT));
+    (format!("{HOLD_PREFIX}s{slot}"), value)
 }
 
 /// What a record's data holds: its rollout, its nodes in the order they were done, and its holds.
@@ -111,17 +131,26 @@ pub fn read(data: &BTreeMap<String, String>) -> (Option<String>, Vec<RecordedNod
         })
         .collect();
     nodes.sort_by(|a, b| (a.done, &a.name).cmp(&(b.done, &b.name)));
-    let holds = data
+    let mut holds: Vec<RecordedHold> = data
         .iter()
         .filter_map(|(key, value)| {
-            let start = parse_seconds(key.strip_prefix(HOLD_PREFIX)?)?;
-            let mut fields = value.splitn(3, ' ');
+            let suffix = key.strip_prefix(HOLD_PREFIX)?;
+            // `hold.s<slot>` holds its start in the value; a record written before holds had slots has it in the key.
+            let (start, rest) = match suffix.strip_prefix('s') {
+                Some(_) => {
+                    let (start, rest) = value.split_once(' ')?;
+                    (parse_seconds(start)?, rest)
+                }
+                None => (parse_seconds(suffix)?, value.as_str()),
+            };
+            let mut fields = rest.splitn(3, ' ');
             let end = parse_seconds(fields.next()?)?;
             let checks = fields.next().unwrap_or_default().to_string();
             let message = fields.next().unwrap_or_default().to_string();
             Some(RecordedHold { start, end, checks, message })
         })
         .collect();
+    holds.sort_by_key(|h| h.start);
     (data.get(ROLLOUT_KEY).cloned(), nodes, holds)
 }
 
@@ -157,6 +186,41 @@ mod tests {
         assert_eq!(nodes[0].times[2], None);
         assert_eq!(holds[0].message, "ClusterOperator storage is Degraded");
         assert_eq!(holds[0].checks, "ClusterOperators");
+    }
+
+    #[test]
+    fn a_check_that_flaps_for_days_keeps_the_record_bounded_and_daily_holds_all_stay() {
+        let day0 = utc(&time("2026-11-23T00:00:00Z").unwrap_or_else(|| panic!()).0);
+        let mut data = BTreeMap::new();
+        // A hold every 30 s for three days, each with a long message, written as numo's merge patches would.
+        let long = "ClusterOperator ingress is Degraded: ".repeat(20);
+        for i in 0..(3 * 24 * 120) {
+            let start = day0 + chrono::Duration::seconds(30 * i);
+            data.extend([hold_entry(start, start + chrono::Duration::seconds(20), "ClusterOperators,Alerts", &long)]);
+        }
+        let bytes: usize = data.iter().map(|(k, v)| k.len() + v.len()).sum();
+        assert!(data.len() <= HOLD_SLOTS as usize, "{} holds", data.len());
+        assert!(bytes < 400_000, "{bytes} bytes of holds");
+        let holds = read(&data).2;
+        let last = holds.last().unwrap_or_else(|| panic!("no hold"));
+        assert_eq!(last.start, day0 + chrono::Duration::seconds(30 * (3 * 24 * 120 - 1)), "the latest is kept");
+        assert!(last.message.ends_with('…') && last.message.chars().count() == 241, "{}", last.message);
+        // One hold a day at the same time (a maintenance window that opens each morning): every one is kept.
+        let mut daily = BTreeMap::new();
+        for day in 0..60 {
+            let start = day0 + chrono::Duration::days(day) + chrono::Duration::hours(6);
+            daily.extend([hold_entry(start, start + chrono::Duration::hours(2), "Windows", "outside the window")]);
+        }
+        assert_eq!(read(&daily).2.len(), 60);
+    }
+
+    #[test]
+    fn a_record_written_before_holds_had_slots_reads_as_before() {
+        let data = BTreeMap::from([("hold.1764057600".to_string(), "1764058500 Windows outside the window".to_string())]);
+        let holds = read(&data).2;
+        assert_eq!(holds.len(), 1);
+        assert_eq!((holds[0].start.timestamp(), holds[0].end.timestamp()), (1764057600, 1764058500));
+        assert_eq!(holds[0].message, "outside the window");
     }
 
     #[test]

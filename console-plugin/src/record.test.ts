@@ -27,8 +27,24 @@ describe('the rollout record', () => {
     ]);
   });
 
+  it('reads the holds numo keeps in slots, with their start in the value, in the order they started', () => {
+    const r = readRecord({
+      'hold.s17': '1764061200 1764062100 Alerts,Windows 2 alerts fire: KubeNodeNotReady',
+      'hold.s3': '1764057600 1764058500 ClusterOperators ClusterOperator ingress is Degraded',
+    });
+    expect(r.holds).toEqual([
+      {
+        start: 1764057600000,
+        end: 1764058500000,
+        checks: 'ClusterOperators',
+        message: 'ClusterOperator ingress is Degraded',
+      },
+      { start: 1764061200000, end: 1764062100000, checks: 'Alerts,Windows', message: '2 alerts fire: KubeNodeNotReady' },
+    ]);
+  });
+
   it('ignores anything else, as numo does', () => {
-    expect(readRecord({ 'node.x': 'Bogus 1', other: '1', 'hold.x': '2 A b' })).toEqual({
+    expect(readRecord({ 'node.x': 'Bogus 1', other: '1', 'hold.x': '2 A b', 'hold.s1': 'x 2 A b' })).toEqual({
       rollout: undefined,
       nodes: [],
       holds: [],

@@ -1,7 +1,8 @@
 // numo's rollout record: the ConfigMap `numo-timeline-<run config>` next to the run config (src/rollout_record.rs).
 // One key per finished node, `node.<name>`: "<outcome> <done> <started> <released> <upgrading> <upgraded>
-// <soak started> <finished>" in Unix seconds (`-` when not seen); one per hold that ended, `hold.<start>`:
-// "<end> <checks> <message>"; and `rollout`: the rollout the record belongs to.
+// <soak started> <finished>" in Unix seconds (`-` when not seen); one per hold that ended, `hold.s<slot>` (one of
+// 1,009 slots, from the minute it started): "<start> <end> <checks> <message>" (before slots: `hold.<start>`:
+// "<end> <checks> <message>"); and `rollout`: the rollout the record belongs to.
 import type { NodePhase } from './types';
 
 export const ROLLOUT_KEY = 'rollout';
@@ -39,14 +40,18 @@ export const readRecord = (data?: Record<string, string> | null): RolloutRecord 
       const times = [0, 1, 2, 3, 4, 5].map((i) => seconds(fields[2 + i]));
       nodes.push({ name: key.slice(NODE_PREFIX.length), phase: phase as RecordedNode['phase'], times, done });
     } else if (key.startsWith(HOLD_PREFIX)) {
-      const start = seconds(key.slice(HOLD_PREFIX.length));
-      const [endText, checks = '', ...message] = value.split(' ');
+      const suffix = key.slice(HOLD_PREFIX.length);
+      const fields = value.split(' ');
+      const inValue = suffix.startsWith('s');
+      const start = seconds(inValue ? fields.shift() : suffix);
+      const [endText, checks = '', ...message] = fields;
       const end = seconds(endText);
       if (start === undefined || end === undefined) return;
       holds.push({ start, end, checks, message: message.join(' ') });
     }
   });
   nodes.sort((a, b) => a.done - b.done || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  holds.sort((a, b) => a.start - b.start);
   return { rollout: data?.[ROLLOUT_KEY], nodes, holds };
 };
 
