@@ -69,11 +69,16 @@ impl JobFacts {
         })
     }
 
-    /// Whether the Job belongs to run config `namespace/name`.
-    pub fn belongs_to(&self, namespace: &str, name: &str) -> bool {
-        self.run_config_labels.0 == labels::label_value(namespace)
-            && self.run_config_labels.1 == labels::label_value(name)
+    /// Whether the Job belongs to the run config whose label values are `labels` ([`run_config_labels`]).
+    pub fn belongs_to(&self, labels: &(String, String)) -> bool {
+        self.run_config_labels == *labels
     }
+}
+
+/// The values of the namespace and name labels that numo's Jobs for run config `namespace/name` carry (worked out
+/// once per reconcile, not once per Job).
+pub fn run_config_labels(namespace: &str, name: &str) -> (String, String) {
+    (labels::label_value(namespace), labels::label_value(name))
 }
 
 /// The run config a Job's annotation names, `namespace/name`.
@@ -175,7 +180,8 @@ mod tests {
             (facts.node.as_str(), facts.rule.as_str(), facts.phase, facts.attempt, facts.target_version.as_str()),
             ("worker-1", "ops/check", JobPhase::Cleanup, 2, "4.16.5")
         );
-        assert!(facts.belongs_to("ops", "rc") && !facts.belongs_to("ops", "other"));
+        assert!(facts.belongs_to(&run_config_labels("ops", "rc")));
+        assert!(!facts.belongs_to(&run_config_labels("ops", "other")));
         assert_eq!(cached.run_config.as_deref(), Some("ops/rc"));
         assert_eq!(cached.result, JobResult::Failed);
         assert_eq!(

@@ -216,7 +216,8 @@ mod tests {
 
     #[test]
     fn a_record_written_before_holds_had_slots_reads_as_before() {
-        let data = BTreeMap::from([("hold.1764057600".to_string(), "1764058500 Windows outside the window".to_string())]);
+        let data =
+            BTreeMap::from([("hold.1764057600".to_string(), "1764058500 Windows outside the window".to_string())]);
         let holds = read(&data).2;
         assert_eq!(holds.len(), 1);
         assert_eq!((holds[0].start.timestamp(), holds[0].end.timestamp()), (1764057600, 1764058500));

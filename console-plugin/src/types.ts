@@ -42,7 +42,9 @@ export type Step = 'Gate' | 'WaitForMco' | 'Upgrade' | 'Cleanup' | 'Soak' | 'Res
 
 export type JobRecord = {
   name: string;
-  namespace: string;
+  /** Absent when the Job runs in its rule's namespace (the one in `rule`): see `jobNamespace`. */
+  namespace?: string;
+  /** `namespace/name` of the MutexRule. */
   rule: string;
   /** `gate` or `cleanup`. */
   phase: string;
@@ -50,6 +52,9 @@ export type JobRecord = {
   attempt?: number;
   message?: string;
 };
+
+/** The namespace a recorded Job runs in: its own, or else its rule's. */
+export const jobNamespace = (job: JobRecord): string => job.namespace || job.rule.split('/')[0];
 
 export type NodeProgress = {
   name: string;

@@ -429,7 +429,9 @@ impl NodePhase {
 pub struct JobRecord {
     /// The Job's name.
     pub name: String,
-    /// The Job's namespace.
+    /// The Job's namespace; absent when it is its rule's (the namespace in `rule`), as it is unless the rule sets
+    /// `jobNamespace`. Left out so that a hundred nodes in flight keep the run config small.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub namespace: String,
     /// The MutexRule it runs, as `namespace/name`.
     pub rule: String,
@@ -437,8 +439,8 @@ pub struct JobRecord {
     pub phase: String,
     /// Running, Succeeded or Failed.
     pub result: JobResult,
-    /// The attempt (1, 2, ...): a retry of a failed step runs the next one.
-    #[serde(default = "first_attempt")]
+    /// The attempt (1, 2, ...): a retry of a failed step runs the next one. Absent: the first.
+    #[serde(default = "first_attempt", skip_serializing_if = "is_first_attempt")]
     pub attempt: u32,
     /// Why the Job failed (its Failed condition), or that it was deleted before it finished.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -447,6 +449,20 @@ pub struct JobRecord {
 
 fn first_attempt() -> u32 {
     1
+}
+
+fn is_first_attempt(attempt: &u32) -> bool {
+    *attempt == 1
+}
+
+impl JobRecord {
+    /// The Job's namespace, `namespace` or else its rule's.
+    pub fn job_namespace(&self) -> &str {
+        match self.namespace.as_str() {
+            "" => self.rule.split_once('/').map_or("", |(namespace, _)| namespace),
+            namespace => namespace,
+        }
+    }
 }
 
 /// The outcome of a Job.

@@ -12,6 +12,7 @@ import {
   Tooltip,
 } from '@patternfly/react-core';
 import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
+import { jobNamespace } from '../types';
 import type { NodePhase, Step } from '../types';
 import { NODE_PHASES } from '../types';
 import { NODE_STEPS, STEP_COLOURS, STEP_NAMES } from '../timeline/colours';
@@ -45,11 +46,11 @@ const Jobs: React.FC<{ row: NodeRow }> = ({ row }) => {
   return (
     <ul className="pf-v6-c-list pf-m-plain" style={{ margin: 0 }}>
       {row.jobs.map((job) => (
-        <li key={`${job.namespace}/${job.name}`} data-test={`job-${job.name}`} data-result={job.result}>
-          <a href={paths.job(job.namespace, job.name)}>{job.name}</a> ({job.phase}, attempt {job.attempt ?? 1}:{' '}
+        <li key={`${jobNamespace(job)}/${job.name}`} data-test={`job-${job.name}`} data-result={job.result}>
+          <a href={paths.job(jobNamespace(job), job.name)}>{job.name}</a> ({job.phase}, attempt {job.attempt ?? 1}:{' '}
           {job.result}){' '}
           <a
-            href={paths.jobPods(job.namespace, job.name)}
+            href={paths.jobPods(jobNamespace(job), job.name)}
             data-test="job-pods"
             aria-label={`Pods and logs of Job ${job.name}`}
           >

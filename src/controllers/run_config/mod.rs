@@ -8,13 +8,12 @@ mod malformed;
 pub mod node_interest;
 pub mod observe;
 pub mod plan;
+mod predicates;
 pub mod preview;
 pub mod snapshot;
 pub mod status;
 pub mod version;
 
-use std::collections::hash_map::DefaultHasher;
-use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use futures::StreamExt;
@@ -109,25 +108,33 @@ pub async fn run(ctx: Context) {
         move |target: guard::Guarded<MutexTarget>| referencing(&store, &target, |spec| &spec.mutex_targets)
     };
     let controller = Controller::for_stream(
-        rc_events.applied_objects().predicate_filter(run_config_predicate, Default::default()),
+        rc_events.applied_objects().predicate_filter(predicates::run_config_predicate, Default::default()),
         run_configs.clone(),
     )
     .watches_stream(rule_events.touched_objects(), referencing_rule)
     .watches_stream(target_events.touched_objects(), referencing_target)
-    .watches_stream(pool_events.touched_objects(), move |_| all_for_pools())
-    .watches_stream(node_events.touched_objects().predicate_filter(node_predicate, Default::default()), waking)
     .watches_stream(
-        mc_events.touched_objects().predicate_filter(machine_config_predicate, Default::default()),
+        pool_events.touched_objects().predicate_filter(predicates::pool_predicate, Default::default()),
+        move |_| all_for_pools(),
+    )
+    .watches_stream(
+        node_events.touched_objects().predicate_filter(predicates::node_predicate, Default::default()),
+        waking,
+    )
+    .watches_stream(
+        mc_events.touched_objects().predicate_filter(predicates::machine_config_predicate, Default::default()),
         move |_| all_for_mcs(),
     )
     .watches_stream(cv_events.touched_objects(), move |_| all_for_cv())
     .watches_stream(job_events.touched_objects(), job_owner)
-    .watches_stream(co_events.touched_objects().predicate_filter(operator_predicate, Default::default()), move |_| {
-        checking()
-    })
-    .watches_stream(budget_events.touched_objects().predicate_filter(budget_predicate, Default::default()), move |_| {
-        checking_for_budgets()
-    })
+    .watches_stream(
+        co_events.touched_objects().predicate_filter(predicates::operator_predicate, Default::default()),
+        move |_| checking(),
+    )
+    .watches_stream(
+        budget_events.touched_objects().predicate_filter(predicates::budget_predicate, Default::default()),
+        move |_| checking_for_budgets(),
+    )
     .reconcile_on(custom_triggers)
     // Whether numo-holds is in force is told in every run config's ForeignWritesRefused condition.
     .reconcile_all_on(ctx.policy.changes())
@@ -158,48 +165,6 @@ pub async fn run(ctx: Context) {
         .await;
 }
 
-/// Run configs react to spec, annotation (retry/skip), finalizer and deletion changes, not to their own status writes.
-fn run_config_predicate(rc: &Guarded) -> Option<u64> {
-    let meta = rc.meta();
-    let mut hasher = DefaultHasher::new();
-    meta.generation.hash(&mut hasher);
-    meta.annotations.hash(&mut hasher);
-    meta.finalizers.hash(&mut hasher);
-    meta.deletion_timestamp.as_ref().map(|t| t.0.as_second()).hash(&mut hasher);
-    meta.uid.hash(&mut hasher);
-    Some(hasher.finish())
-}
-
-/// MachineConfigs matter when their annotations (a rendered config's release) or labels (the pools that select them,
-/// so a render the MCO has yet to do) change.
-fn machine_config_predicate(config: &guard::Guarded<PartialObjectMeta<MachineConfig>>) -> Option<u64> {
-    let mut hasher = DefaultHasher::new();
-    config.meta().uid.hash(&mut hasher);
-    config.meta().labels.hash(&mut hasher);
-    config.meta().annotations.hash(&mut hasher);
-    Some(hasher.finish())
-}
-
-/// Nodes matter when their labels, readiness or machine-config annotations change — not on every heartbeat.
-fn node_predicate(node: &guard::Guarded<Node>) -> Option<u64> {
-    let mut hasher = DefaultHasher::new();
-    node.meta().uid.hash(&mut hasher);
-    node.meta().labels.hash(&mut hasher);
-    node.meta().deletion_timestamp.is_some().hash(&mut hasher);
-    node.decoded().and_then(|n| n.spec.as_ref()).and_then(|s| s.unschedulable).hash(&mut hasher);
-    for key in [openshift::CURRENT_CONFIG, openshift::DESIRED_CONFIG, openshift::MCD_STATE] {
-        node.annotations().get(key).hash(&mut hasher);
-    }
-    let ready = node
-        .decoded()
-        .and_then(|n| n.status.as_ref())
-        .and_then(|s| s.conditions.as_ref())
-        .and_then(|cs| cs.iter().find(|c| c.type_ == "Ready"))
-        .map(|c| c.status.clone());
-    ready.hash(&mut hasher);
-    Some(hasher.finish())
-}
-
 fn all_run_configs(store: &Store<Guarded>) -> Vec<ObjectRef<Guarded>> {
     store.state().iter().map(|rc| ObjectRef::from_obj(rc.as_ref())).collect()
 }
@@ -227,28 +192,6 @@ fn checking_source(store: &Store<Guarded>, key: &custom_sources::SourceKey) -> V
         })
         .map(|rc| ObjectRef::from_obj(rc.as_ref()))
         .collect()
-}
-
-/// A ClusterOperator matters when whether (and why) it is unhealthy changes.
-fn operator_predicate(co: &guard::Guarded<ClusterOperator>) -> Option<u64> {
-    let mut hasher = DefaultHasher::new();
-    co.meta().uid.hash(&mut hasher);
-    co.decoded().map(ClusterOperator::problem).hash(&mut hasher);
-    Some(hasher.finish())
-}
-
-/// A PodDisruptionBudget matters when whether it allows a disruption, or what it selects, changes; also on every
-/// change of its status counts (its pods moved), which is when the pods it covers may have.
-fn budget_predicate(pdb: &guard::Guarded<PodDisruptionBudget>) -> Option<u64> {
-    let mut hasher = DefaultHasher::new();
-    pdb.meta().uid.hash(&mut hasher);
-    if let Some(pdb) = pdb.decoded() {
-        serde_json::to_string(&pdb.spec).ok().hash(&mut hasher);
-        let status = pdb.status.as_ref();
-        let counts = status.map(|s| (s.disruptions_allowed, s.current_healthy, s.expected_pods, s.desired_healthy));
-        counts.hash(&mut hasher);
-    }
-    Some(hasher.finish())
 }
 
 /// The run configs whose spec references `obj` (a rule or target).
@@ -350,7 +293,7 @@ async fn reconcile(obj: Arc<Guarded>, shared: Arc<RunConfigContext>) -> Result<A
             tracing::warn!(error = %failed.error, "could not {}", failed.what);
         }
     }
-    status::record_metrics(&shared.ctx.metrics, rc, &plan.status, snapshot.now);
+    status::record_metrics(&shared.ctx.metrics, rc, &plan.status, &plan.finished_jobs, snapshot.now);
     shared.ctx.metrics.reconcile_duration(CONTROLLER, started.elapsed().as_secs_f64());
     applied.map_err(|failed| failed.error)?;
     Ok(plan.requeue_after.map_or_else(Action::await_change, Action::requeue))

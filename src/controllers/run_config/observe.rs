@@ -116,7 +116,8 @@ pub fn snapshot(stores: &Stores, rc: &MutexRunConfig, now: Timestamp) -> Snapsho
         let control_plane_completed = target_version.as_deref().is_some_and(|v| cv.control_plane_completed(v));
         ClusterView { target_version, control_plane_completed }
     });
-    let jobs = stores.jobs.state().iter().filter_map(|j| job_view(j, &namespace, &run_config.name)).collect();
+    let own = crate::cached_job::run_config_labels(&namespace, &run_config.name);
+    let jobs = stores.jobs.state().iter().filter_map(|j| job_view(j, &own)).collect();
     let run_configs: BTreeSet<String> = stores
         .run_configs
         .state()
@@ -391,7 +392,7 @@ fn node_view(node: &Node, source: VersionSource, rendered: &BTreeMap<String, Str
 
 /// A numo Job as the planner reads it; one that cannot be decoded counts as failed, saying why (its labels and
 /// annotations, which say what it is for, are read all the same).
-fn job_view(job: &Guarded<CachedJob>, namespace: &str, name: &str) -> Option<JobView> {
+fn job_view(job: &Guarded<CachedJob>, own: &(String, String)) -> Option<JobView> {
     let read;
     let (facts, result, message) = match &job.0 {
         Ok(job) => (job.facts.as_ref()?, job.result, job.failure.clone()),
@@ -400,7 +401,7 @@ fn job_view(job: &Guarded<CachedJob>, namespace: &str, name: &str) -> Option<Job
             (&read, JobResult::Failed, Some(format!("the Job cannot be read: {}", invalid.error)))
         }
     };
-    if !facts.belongs_to(namespace, name) {
+    if !facts.belongs_to(own) {
         return None;
     }
     Some(JobView {

@@ -207,7 +207,13 @@ pub fn publish(recorder: &Recorder, rc: &MutexRunConfig, notices: &[Notice]) {
 
 /// Updates the metrics from the status just planned: nodes by phase, and — each counted once per rollout, however
 /// often a lagging cache shows the same transition — Jobs that finished, nodes that finished and how long they took.
-pub fn record_metrics(metrics: &Metrics, rc: &MutexRunConfig, status: &MutexRunConfigStatus, now: Timestamp) {
+pub fn record_metrics(
+    metrics: &Metrics,
+    rc: &MutexRunConfig,
+    status: &MutexRunConfigStatus,
+    finished_jobs: &[crate::api::JobRecord],
+    now: Timestamp,
+) {
     let key = format!("{}/{}", rc.namespace().unwrap_or_default(), rc.name_any());
     let previous = rc.status.clone().unwrap_or_default();
     let mut counts: BTreeMap<NodePhase, u32> = BTreeMap::new();
@@ -227,7 +233,7 @@ pub fn record_metrics(metrics: &Metrics, rc: &MutexRunConfig, status: &MutexRunC
     metrics.set_config_change_overdue(&key, rc.spec.trigger, overdue);
     metrics.set_estimated_end(&key, status.estimate.as_ref().map(|e| e.end.0.as_second()));
     let rollout = status.rollout_key();
-    for job in status.nodes.iter().flat_map(|e| &e.jobs) {
+    for job in finished_jobs {
         let what = format!("job {} {:?}", job.name, job.result);
         if job.result != JobResult::Running && metrics.first_count(&key, rollout, &what) {
             metrics.job_finished(if job.phase == "gate" { "gate" } else { "cleanup" }, job.result);
@@ -406,7 +412,7 @@ mod tests {
                 .collect(),
             ..Default::default()
         };
-        record_metrics(&metrics, &rc, &held, Timestamp::UNIX_EPOCH);
+        record_metrics(&metrics, &rc, &held, &[], Timestamp::UNIX_EPOCH);
         let text = metrics.encode().unwrap_or_default();
         for check in [check::ALERTS, check::CUSTOM, check::CANARY_CONFIG, check::SOAK] {
             let line = format!(r#"numo_health_check_blocking{{run_config="ops/rc",check="{check}"}} 1"#);

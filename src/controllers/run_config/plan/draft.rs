@@ -34,6 +34,8 @@ pub struct Draft {
     pub record: Vec<(String, String)>,
     /// The projection of the rest of the rollout, when the estimate was worked out again.
     pub projection: Option<crate::estimate::Projected>,
+    /// The finished Jobs of the nodes in flight and of those that finished (see `record::Recorded`).
+    pub finished_jobs: Vec<crate::api::JobRecord>,
 }
 
 impl Draft {
@@ -52,6 +54,7 @@ impl Draft {
             put_back: Vec::new(),
             projection: None,
             record: Vec::new(),
+            finished_jobs: Vec::new(),
         }
     }
 }

@@ -75,6 +75,8 @@ pub struct Plan {
     pub projection: Option<crate::estimate::Projected>,
     /// What of the nodes the next plan reads: the controller wakes the run config only for node changes to that.
     pub node_reads: NodeReads,
+    /// The finished Jobs of the nodes in flight and of those that finished in this plan, for the metrics.
+    pub finished_jobs: Vec<crate::api::JobRecord>,
 }
 
 /// Plans one reconcile.
@@ -184,6 +186,7 @@ fn finish(snapshot: &Snapshot, mut draft: Draft, stage: Stage, validated: &str) 
         needs_alerts: draft.needs_alerts,
         projection: draft.projection,
         node_reads: NodeReads::Everything,
+        finished_jobs: draft.finished_jobs,
     }
 }
 

@@ -280,7 +280,10 @@ pub fn job_records(inputs: &Inputs<'_, '_>, node: &str) -> Records {
         };
         let record = JobRecord {
             name: job.name.clone(),
-            namespace: job.namespace.clone(),
+            namespace: match job.rule.split_once('/') {
+                Some((namespace, _)) if namespace == job.namespace => String::new(),
+                _ => job.namespace.clone(),
+            },
             rule: job.rule.clone(),
             phase: job.phase.as_str().to_string(),
             result,
@@ -410,7 +413,7 @@ fn walk(inputs: &Inputs<'_, '_>, records: &Records, phase: JobPhase) -> NodeStat
                         message: format!(
                             "{} Job {}/{} of MutexRule {} failed: {}",
                             phase.as_str(),
-                            job.namespace,
+                            job.job_namespace(),
                             job.name,
                             resolved.key,
                             job.message.as_deref().unwrap_or("no reason given")

@@ -7,7 +7,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use super::node_state::{GatedNode, History, NodeState};
 use super::notice::Notice;
-use crate::api::{NodePhase, NodeProgress};
+use crate::api::{JobRecord, JobResult, NodePhase, NodeProgress};
+use crate::jobs::JobPhase;
 use crate::labels::{RETRY_ANNOTATION, SKIP_ANNOTATION};
 
 /// What an Ungated node's entry and the rollout's failure say.
@@ -49,6 +50,9 @@ pub struct Recorded {
     pub notices: Vec<Notice>,
     /// When the earliest `nodeTimeout` of a node in flight, or soak, runs out.
     pub requeue_after: Option<Duration>,
+    /// The finished Jobs of the nodes in flight and of those that finished in this plan (for the metrics: a
+    /// status entry no longer lists a released node's gate Jobs, nor any Job of a node done).
+    pub finished_jobs: Vec<JobRecord>,
 }
 
 /// Records every gated node.
@@ -63,7 +67,9 @@ pub fn record(
     let mut out = NodesStatus { total: gated.len() as u32, ..Default::default() };
     let mut notices = Vec::new();
     let mut requeue_after: Option<Duration> = None;
+    let mut finished_jobs = Vec::new();
     for GatedNode { node, state, records, timer_reset, .. } in gated {
+        let finished = || records.values().filter(|r| r.result != JobResult::Running).cloned();
         let name = node.name.as_str();
         let phase = state.phase();
         let previous_phase = history.phase(name);
@@ -71,6 +77,7 @@ pub fn record(
             NodeState::Done { already } => {
                 out.completed.push(name.to_string());
                 if !already && previous_phase != NodePhase::Done {
+                    finished_jobs.extend(finished());
                     notices.push(Notice::normal(
                         "NodeUpgraded",
                         "Complete",
@@ -190,17 +197,27 @@ pub fn record(
             let left = timeout.saturating_sub(elapsed) + Duration::from_millis(50);
             requeue_after = Some(requeue_after.map_or(left, |r| r.min(left)));
         }
+        // Once the node is released, its entry says so (`releasedAt`, its phase) and its gate Jobs' records go, so
+        // that a hundred nodes in flight keep the run config small. The Jobs themselves stay until their TTL.
+        finished_jobs.extend(finished());
+        let gate_recorded = released_at.is_none();
         out.entries.push(NodeProgress {
             name: name.to_string(),
             phase,
-            jobs: records.values().cloned().collect(),
+            jobs: records.values().filter(|r| gate_recorded || r.phase != JobPhase::Gate.as_str()).cloned().collect(),
             started_at: Some(started_at),
             released_at,
             upgrading_at,
             upgraded_at,
             finished_at,
             soak_started_at,
-            message: Some(message),
+            // What a node in flight does is its phase; its entry says more only when there is more to say (the
+            // Event of its transition says it all the same).
+            message: (!matches!(
+                state,
+                NodeState::Gating { .. } | NodeState::Releasing | NodeState::Upgrading | NodeState::CleaningUp { .. }
+            ))
+            .then_some(message),
             accepted_at: match state {
                 NodeState::Ungated { accepted: true } => {
                     previous.and_then(|e| e.accepted_at.clone()).or_else(|| Some(now.clone()))
@@ -210,7 +227,7 @@ pub fn record(
         });
     }
     (out.completed, out.skipped) = history.in_finishing_order(out.completed, out.skipped);
-    Recorded { nodes: out, notices, requeue_after }
+    Recorded { nodes: out, notices, requeue_after, finished_jobs }
 }
 
 /// The Event of a node entering `phase`.

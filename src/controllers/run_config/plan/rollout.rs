@@ -191,6 +191,7 @@ pub fn gate_nodes(
     draft.notices.extend(gate.notices);
     draft.notices.extend(recorded.notices);
     draft.requeue_after = recorded.requeue_after;
+    draft.finished_jobs = recorded.finished_jobs;
     draft.release_jobs = true;
     let blockers = gate.readiness.as_ref().map(|r| r.blockers.clone());
     draft.needs_budget_pods = gate.readiness.as_ref().map(|r| r.needs_budget_pods.clone()).unwrap_or_default();

@@ -298,3 +298,37 @@ fn at_two_thousand_nodes_the_status_stays_small_and_writes_are_for_the_nodes_in_
     let p = f.plan();
     assert!(p.intents.is_empty(), "{:?}", p.intents);
 }
+
+#[test]
+fn the_status_of_2000_nodes_100_in_flight_stays_under_64_kib_at_every_step() {
+    // Two rules with cleanup Jobs, 2,000 workers, 100 at a time, every Job done at once: at the worst moments
+    // a hundred nodes are in the same step with two Job records each.
+    let mut f = Fixture::new(2000).rules(vec![rule("storage-healthy", true), rule("etcd-backup", true)]);
+    f.s.run_config.spec.concurrency = 100;
+    let (mut largest, mut in_flight_then) = (0, 0);
+    loop {
+        let p = f.step();
+        // The run config's metadata and spec take about 1 KiB besides its status.
+        let size = serde_json::to_vec(&p.status).map(|json| json.len()).unwrap_or(usize::MAX) + 1024;
+        if size > largest {
+            (largest, in_flight_then) = (size, p.status.nodes.len());
+        }
+        if p.status.phase == Some(RunPhase::Restoring) {
+            break;
+        }
+        f.finish_jobs(JobResult::Succeeded);
+        let released: Vec<String> =
+            f.s.run_config
+                .status
+                .nodes
+                .iter()
+                .filter(|e| e.phase == NodePhase::Upgrading)
+                .map(|e| e.name.clone())
+                .collect();
+        for node in released {
+            f.upgrade(&node);
+        }
+    }
+    assert_eq!(in_flight_then, 100, "measured with every slot taken");
+    assert!(largest < 64 * 1024, "the run config reached {largest} bytes");
+}

@@ -1,0 +1,158 @@
+//! Which changes of a watched object can change a run config's plan: each watch's events pass a predicate that
+//! hashes what numo reads of the object, and only a change of that wakes the run configs.
+
+use std::collections::hash_map::DefaultHasher;
+use std::hash::{Hash, Hasher};
+
+use k8s_openapi::api::core::v1::Node;
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use kube::core::PartialObjectMeta;
+use kube::{Resource, ResourceExt};
+
+use crate::api::MutexRunConfig;
+use crate::guard::Guarded;
+use crate::openshift::{self, ClusterOperator, MachineConfig, MachineConfigPool};
+
+/// Run configs react to spec, annotation (retry/skip), finalizer and deletion changes, not to their own status writes.
+pub fn run_config_predicate(rc: &Guarded<MutexRunConfig>) -> Option<u64> {
+    let meta = rc.meta();
+    let mut hasher = DefaultHasher::new();
+    meta.generation.hash(&mut hasher);
+    meta.annotations.hash(&mut hasher);
+    meta.finalizers.hash(&mut hasher);
+    meta.deletion_timestamp.as_ref().map(|t| t.0.as_second()).hash(&mut hasher);
+    meta.uid.hash(&mut hasher);
+    Some(hasher.finish())
+}
+
+/// Pools matter when what numo reads of them changes (see `observe::pool_view`): their spec, annotations and
+/// generation, the generation their status describes, their rendered configuration, the conditions numo reads, and
+/// who set the fields numo holds — not the machine counts the MCO updates for every node it moves (2,000 updates in
+/// the restore walk of 2,000 nodes). An object numo cannot decode matters at every change.
+pub fn pool_predicate(pool: &Guarded<MachineConfigPool>) -> Option<u64> {
+    let mut hasher = DefaultHasher::new();
+    let meta = pool.meta();
+    meta.uid.hash(&mut hasher);
+    meta.generation.hash(&mut hasher);
+    meta.annotations.hash(&mut hasher);
+    meta.deletion_timestamp.is_some().hash(&mut hasher);
+    let Ok(pool) = &pool.0 else {
+        meta.resource_version.hash(&mut hasher);
+        return Some(hasher.finish());
+    };
+    serde_json::to_string(&pool.spec).ok().hash(&mut hasher);
+    if let Some(status) = &pool.status {
+        status.observed_generation.hash(&mut hasher);
+        serde_json::to_string(&status.configuration).ok().hash(&mut hasher);
+        let read = ["Updated", "Degraded", "NodeDegraded", "RenderDegraded"];
+        for c in status.conditions.iter().filter(|c| read.contains(&c.type_.as_str())) {
+            (&c.type_, &c.status, &c.message).hash(&mut hasher);
+        }
+    }
+    for path in crate::field_managers::POOL_FIELDS {
+        format!("{:?}", crate::field_managers::writer_of(meta.managed_fields.as_deref(), path)).hash(&mut hasher);
+    }
+    Some(hasher.finish())
+}
+
+/// MachineConfigs matter when their annotations (a rendered config's release) or labels (the pools that select them,
+/// so a render the MCO has yet to do) change.
+pub fn machine_config_predicate(config: &Guarded<PartialObjectMeta<MachineConfig>>) -> Option<u64> {
+    let mut hasher = DefaultHasher::new();
+    config.meta().uid.hash(&mut hasher);
+    config.meta().labels.hash(&mut hasher);
+    config.meta().annotations.hash(&mut hasher);
+    Some(hasher.finish())
+}
+
+/// Nodes matter when their labels, readiness or machine-config annotations change — not on every heartbeat.
+pub fn node_predicate(node: &Guarded<Node>) -> Option<u64> {
+    let mut hasher = DefaultHasher::new();
+    node.meta().uid.hash(&mut hasher);
+    node.meta().labels.hash(&mut hasher);
+    node.meta().deletion_timestamp.is_some().hash(&mut hasher);
+    node.decoded().and_then(|n| n.spec.as_ref()).and_then(|s| s.unschedulable).hash(&mut hasher);
+    for key in [openshift::CURRENT_CONFIG, openshift::DESIRED_CONFIG, openshift::MCD_STATE] {
+        node.annotations().get(key).hash(&mut hasher);
+    }
+    let ready = node
+        .decoded()
+        .and_then(|n| n.status.as_ref())
+        .and_then(|s| s.conditions.as_ref())
+        .and_then(|cs| cs.iter().find(|c| c.type_ == "Ready"))
+        .map(|c| c.status.clone());
+    ready.hash(&mut hasher);
+    Some(hasher.finish())
+}
+
+/// A ClusterOperator matters when whether (and why) it is unhealthy changes.
+pub fn operator_predicate(co: &Guarded<ClusterOperator>) -> Option<u64> {
+    let mut hasher = DefaultHasher::new();
+    co.meta().uid.hash(&mut hasher);
+    co.decoded().map(ClusterOperator::problem).hash(&mut hasher);
+    Some(hasher.finish())
+}
+
+/// A PodDisruptionBudget matters when whether it allows a disruption, or what it selects, changes; also on every
+/// change of its status counts (its pods moved), which is when the pods it covers may have.
+pub fn budget_predicate(pdb: &Guarded<PodDisruptionBudget>) -> Option<u64> {
+    let mut hasher = DefaultHasher::new();
+    pdb.meta().uid.hash(&mut hasher);
+    if let Some(pdb) = pdb.decoded() {
+        serde_json::to_string(&pdb.spec).ok().hash(&mut hasher);
+        let status = pdb.status.as_ref();
+        let counts = status.map(|s| (s.disruptions_allowed, s.current_healthy, s.expected_pods, s.desired_healthy));
+        counts.hash(&mut hasher);
+    }
+    Some(hasher.finish())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{json, Value};
+
+    use super::*;
+
+    fn pool(change: impl FnOnce(&mut Value)) -> Guarded<MachineConfigPool> {
+        let mut pool = json!({"apiVersion": "machineconfiguration.openshift.io/v1", "kind": "MachineConfigPool",
+            "metadata": {"name": "worker", "uid": "u1", "generation": 2, "resourceVersion": "10"},
+            "spec": {"paused": false, "nodeSelector": {"matchLabels": {"node-role.kubernetes.io/worker": ""}},
+                     "configuration": {"name": "rendered-worker-2"}},
+            "status": {"observedGeneration": 2, "machineCount": 2000, "updatedMachineCount": 10,
+                       "configuration": {"name": "rendered-worker-2"},
+                       "conditions": [{"type": "Updated", "status": "False"}, {"type": "Updating", "status": "True",
+                                       "message": "All nodes are updating to MachineConfig rendered-worker-2"}]}});
+        change(&mut pool);
+        serde_json::from_value(pool).expect("a pool")
+    }
+
+    #[test]
+    fn a_pool_matters_for_what_numo_reads_not_for_the_machine_counts_of_the_restore_walk() {
+        let base = pool_predicate(&pool(|_| {}));
+        let same = |change: fn(&mut Value)| pool_predicate(&pool(change)) == base;
+        assert!(same(|p| p["status"]["updatedMachineCount"] = json!(11)), "a node moved");
+        assert!(same(|p| p["metadata"]["resourceVersion"] = json!("11")));
+        assert!(same(|p| p["status"]["conditions"][1]["message"] = json!("1990 nodes to go")), "not read");
+        assert!(!same(|p| p["status"]["conditions"][0]["status"] = json!("True")), "Updated");
+        assert!(!same(|p| p["spec"]["paused"] = json!(true)));
+        assert!(!same(|p| p["status"]["observedGeneration"] = json!(1)), "status of an older spec");
+        assert!(!same(|p| p["metadata"]["annotations"] = json!({"openshift-optional.skrzypek.io/claimed-by": "a/b"})));
+        assert!(!same(|p| p["status"]["conditions"] = json!([{"type": "Degraded", "status": "True"}])));
+        assert!(!same(|p| {
+            p["metadata"]["managedFields"] = json!([{"manager": "gitops", "operation": "Apply",
+                "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {"f:paused": {}}}}]);
+        }));
+    }
+
+    #[test]
+    fn a_pool_numo_cannot_decode_matters_at_every_change() {
+        let broken = |version: &str| {
+            pool(|p| {
+                p["spec"]["paused"] = json!("yes");
+                p["metadata"]["resourceVersion"] = json!(version);
+            })
+        };
+        assert!(broken("10").0.is_err());
+        assert_ne!(pool_predicate(&broken("10")), pool_predicate(&broken("11")));
+    }
+}
