@@ -98,6 +98,10 @@ describe('the Rollout tab', () => {
       '/k8s/ns/upgrade-ops/jobs/storage-healthy-8b02e4f7aa/pods',
     );
     expect(testId('node-row-worker-2').querySelector('[data-test="step-Upgrade"]')).toHaveTextContent('28m 30s (so far)');
+    // numo writes no message for a node in flight whose phase says it all: the table says it in words.
+    expect(testId('node-row-worker-2').querySelector('[data-test="node-message"]')).toHaveTextContent(
+      'Waiting for the node to run 4.16.5 and be Ready.',
+    );
     expect(testId('node-row-worker-0').querySelector('[data-test="step-Upgrade"]')).toHaveTextContent('15m 00s');
   });
 

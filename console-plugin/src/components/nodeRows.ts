@@ -20,6 +20,15 @@ export type NodeRow = {
 
 const UNDER_WAY: NodePhase[] = ['Gating', 'Released', 'Upgrading', 'CleaningUp', 'Soaking'];
 
+/** What a node in flight does, for the entries numo writes without a message (the phase says it all). */
+export const phaseSays = (phase: NodePhase, target?: string): string | undefined =>
+  ({
+    Gating: 'Running gate Jobs.',
+    Released: 'Gate Jobs succeeded; releasing the node to the canary pool.',
+    Upgrading: `Waiting for the node to run ${target ?? 'the target'} and be Ready.`,
+    CleaningUp: 'Running cleanup Jobs.',
+  })[phase as string];
+
 /** Phases of a run config whose target nodes not yet started are still to go. */
 const UNDER_WAY_ROLLOUT = ['Waiting', 'Pausing', 'Upgrading', 'Failed'];
 
@@ -46,7 +55,7 @@ export const nodeRows = (
       started: ms(entry.startedAt),
       steps,
       jobs: entry.jobs ?? [],
-      message: entry.message,
+      message: entry.message ?? phaseSays(entry.phase, status.targetVersion),
       entry,
     });
     seen.add(entry.name);
