@@ -8,7 +8,9 @@
 //!   `maxUnavailable` says).
 //! - **ideal**: the work the test world itself does, spread over `C` slots: Σ over nodes of (each of its Jobs from
 //!   creation until seen succeeded + its update from release until seen at the new version) / C.
-//! - **overhead**: (rollout − ideal) / rollout — numo's own reaction times plus any slot it left idle.
+//! - **overhead**: (gated − ideal) / gated, where gated is the first part of the rollout (until every node is
+//!   done) — numo's own reaction times plus any slot it left idle; **nodes/s**: N / gated. The restore walk that
+//!   follows is the MCO's work and is reported apart.
 //! - **peak / idle RSS**: numo's `VmHWM`, and its `VmRSS` at the end of the idle window (before the upgrade) and
 //!   once more after the rollout, with every Job in its caches; **CPU**: numo's user+system time
 //!   during the rollout; **writes/node**: numo's create/update/patch/delete requests (its own
@@ -118,8 +120,8 @@ async fn main() -> anyhow::Result<()> {
          CPU during the rollout: numo {:.0}s, simulator {:.0}s, API server + etcd + kwok + others {:.0}s; \
          the restore walk: numo {:.1}s CPU, {} run-config reconciles; the run config at most {:.1} KB",
         rollout_s - gating_s,
-        100.0 * (rollout_s - ideal) / rollout_s,
-        workers as f64 / rollout_s,
+        100.0 * (gating_s - ideal) / gating_s,
+        workers as f64 / gating_s,
         end.peak_rss_kib as f64 / 1024.0,
         idle.rss_kib as f64 / 1024.0,
         end.rss_kib as f64 / 1024.0,

@@ -206,9 +206,9 @@ pub struct MutexRunConfigStatus {
     /// How many nodes the rollout gates.
     #[serde(default)]
     pub total_nodes: u32,
-    /// One entry per node that has started and not finished, or failed, with its Jobs and times.
+    /// One entry per node that has started and not finished, or failed, with its Jobs and times (an atomic list:
+    /// numo writes it, and its managed fields then name the list, not each entry's fields).
     #[serde(default)]
-    #[schemars(extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["name"]))]
     pub nodes: Vec<NodeProgress>,
     /// Names of the nodes that finished (upgraded and cleaned up, or already at the target version), in the order
     /// they finished.
@@ -439,8 +439,8 @@ pub struct JobRecord {
     pub phase: String,
     /// Running, Succeeded or Failed.
     pub result: JobResult,
-    /// The attempt (1, 2, ...): a retry of a failed step runs the next one. Absent: the first.
-    #[serde(default = "first_attempt", skip_serializing_if = "is_first_attempt")]
+    /// The attempt (1, 2, ...): a retry of a failed step runs the next one.
+    #[serde(default = "first_attempt")]
     pub attempt: u32,
     /// Why the Job failed (its Failed condition), or that it was deleted before it finished.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -449,10 +449,6 @@ pub struct JobRecord {
 
 fn first_attempt() -> u32 {
     1
-}
-
-fn is_first_attempt(attempt: &u32) -> bool {
-    *attempt == 1
 }
 
 impl JobRecord {
