@@ -332,3 +332,35 @@ fn the_status_of_2000_nodes_100_in_flight_stays_under_64_kib_at_every_step() {
     assert_eq!(in_flight_then, 100, "measured with every slot taken");
     assert!(largest < 64 * 1024, "the run config reached {largest} bytes");
 }
+
+#[test]
+fn every_finished_job_reaches_the_metrics_though_entries_drop_their_records() {
+    let mut f = Fixture::new(3).rules(vec![rule("storage-healthy", true), rule("etcd-backup", true)]);
+    let mut reported = BTreeSet::new();
+    for _ in 0..200 {
+        let p = f.step();
+        reported.extend(p.finished_jobs.iter().map(|j| (j.name.clone(), format!("{:?}", j.result))));
+        if p.status.phase == Some(RunPhase::Completed) {
+            break;
+        }
+        if p.status.phase == Some(RunPhase::Restoring) {
+            f.s.pools.values_mut().for_each(|pool| pool.updated = true);
+        }
+        f.finish_jobs(JobResult::Succeeded);
+        let released: Vec<String> =
+            f.s.run_config
+                .status
+                .nodes
+                .iter()
+                .filter(|e| e.phase == NodePhase::Upgrading)
+                .map(|e| e.name.clone())
+                .collect();
+        for node in released {
+            f.upgrade(&node);
+        }
+    }
+    let created: BTreeSet<(String, String)> =
+        f.s.jobs.iter().map(|j| (j.name.clone(), "Succeeded".to_string())).collect();
+    assert_eq!(created.len(), 12, "two gate and two cleanup Jobs for each of three nodes");
+    assert_eq!(reported, created);
+}
