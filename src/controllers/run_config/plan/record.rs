@@ -1,5 +1,6 @@
-//! The per-node part of the status and the Events of node transitions: full entries (with every Job and its result)
-//! for nodes in flight or failed, name lists and counts for the rest.
+//! The per-node part of the status and the Events of node transitions: full entries for nodes in flight or failed
+//! (with the results of their gate Jobs until they are released, then of their cleanup Jobs), name lists and counts
+//! for the rest.
 
 use std::time::Duration;
 
