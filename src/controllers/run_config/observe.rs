@@ -318,6 +318,7 @@ fn pool_view(pool: &MachineConfigPool, sources: &[(String, &BTreeMap<String, Str
         claim: PoolClaim::read(pool.annotations()),
         has_annotations: pool.metadata.annotations.is_some(),
         updated: current && pool.condition_true("Updated"),
+        machine_count: status.map(|s| u32::try_from(s.machine_count).unwrap_or_default()),
         degraded: degraded(pool),
         configuration: pool.spec.configuration.as_ref().and_then(|c| c.name.clone()),
         sources: pool.spec.configuration.as_ref().map(|c| c.source_names()).unwrap_or_default(),

@@ -27,8 +27,9 @@ pub fn run_config_predicate(rc: &Guarded<MutexRunConfig>) -> Option<u64> {
 
 /// Pools matter when what numo reads of them changes (see `observe::pool_view`): their spec, annotations and
 /// generation, the generation their status describes, their rendered configuration, the conditions numo reads, and
-/// who set the fields numo holds — not the machine counts the MCO updates for every node it moves (2,000 updates in
-/// the restore walk of 2,000 nodes). An object numo cannot decode matters at every change.
+/// who set the fields numo holds, and how many machines it has — not the counts of updated, ready and unavailable
+/// machines the MCO updates for every node it moves (2,000 updates in the restore walk of 2,000 nodes). An object numo
+/// cannot decode matters at every change.
 pub fn pool_predicate(pool: &Guarded<MachineConfigPool>) -> Option<u64> {
     let mut hasher = DefaultHasher::new();
     let meta = pool.meta();
@@ -43,6 +44,8 @@ pub fn pool_predicate(pool: &Guarded<MachineConfigPool>) -> Option<u64> {
     serde_json::to_string(&pool.spec).ok().hash(&mut hasher);
     if let Some(status) = &pool.status {
         status.observed_generation.hash(&mut hasher);
+        // How many machines it has (its members changed), not how many of them are updated yet.
+        status.machine_count.hash(&mut hasher);
         serde_json::to_string(&status.configuration).ok().hash(&mut hasher);
         let read = ["Updated", "Degraded", "NodeDegraded", "RenderDegraded"];
         for c in status.conditions.iter().filter(|c| read.contains(&c.type_.as_str())) {
@@ -131,6 +134,7 @@ mod tests {
         let base = pool_predicate(&pool(|_| {}));
         let same = |change: fn(&mut Value)| pool_predicate(&pool(change)) == base;
         assert!(same(|p| p["status"]["updatedMachineCount"] = json!(11)), "a node moved");
+        assert!(!same(|p| p["status"]["machineCount"] = json!(0)), "its members changed");
         assert!(same(|p| p["metadata"]["resourceVersion"] = json!("11")));
         assert!(same(|p| p["status"]["conditions"][1]["message"] = json!("1990 nodes to go")), "not read");
         assert!(!same(|p| p["status"]["conditions"][0]["status"] = json!("True")), "Updated");

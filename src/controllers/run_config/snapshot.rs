@@ -201,6 +201,8 @@ pub struct PoolView {
     pub has_annotations: bool,
     /// Whether the pool's status describes its current spec and says Updated (every node on its rendered config).
     pub updated: bool,
+    /// `status.machineCount`: how many nodes the MCO counts in the pool; None when the pool has no status.
+    pub machine_count: Option<u32>,
     /// Why the pool is `Degraded` or `NodeDegraded`; None when it is neither.
     pub degraded: Option<String>,
     /// `spec.configuration.name`: the rendered MachineConfig the pool's nodes should run.

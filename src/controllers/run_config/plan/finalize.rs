@@ -12,7 +12,7 @@ use super::pools;
 use super::resolve::Resolved;
 use super::stage::{Stage, Upgrade};
 use crate::api::{MutexRunConfigStatus, NodePhase, RunPhase};
-use crate::controllers::run_config::snapshot::{NodeView, Snapshot};
+use crate::controllers::run_config::snapshot::{NodeView, PoolView, Snapshot};
 
 /// Removes `labels` from every node that carries one of them.
 pub fn unlabel(snapshot: &Snapshot, labels: &[String]) -> Vec<Intent> {
@@ -98,6 +98,13 @@ pub fn count_finished(
     progress
 }
 
+/// Whether the MCO moved a restored target pool's nodes back to its rendered config: it says Updated, and counts
+/// as many machines as the pool's gated nodes. Reported Updated with fewer, it has not taken them back yet (the MCO
+/// looked at it before the canary's restore, while the canary still held them): its walk is still to come.
+fn walked(pool: &PoolView, resolved: &Resolved<'_>) -> bool {
+    pool.updated && pool.machine_count.is_none_or(|count| count as usize >= resolved.members(&pool.name).count())
+}
+
 /// No pool is claimed and no node is behind: Completed if a rollout to this version ran (once the target pools
 /// moved every node to their own rendered config: until then still Restoring), else Idle.
 pub fn completion(snapshot: &Snapshot, resolved: &Resolved<'_>, upgrade: Upgrade, draft: &mut Draft) -> Stage {
@@ -118,7 +125,7 @@ pub fn completion(snapshot: &Snapshot, resolved: &Resolved<'_>, upgrade: Upgrade
     // Skipped nodes upgrade ungated in their own pool once it is restored, and may never get there (that is often
     // why they were skipped): the rollout is complete without them.
     let waiting_for: Vec<String> = match status.skipped_nodes.is_empty() {
-        true => resolved.targets.iter().filter(|p| !p.paused && !p.updated).map(|p| p.name.clone()).collect(),
+        true => resolved.targets.iter().filter(|p| !p.paused && !walked(p, resolved)).map(|p| p.name.clone()).collect(),
         false => Vec::new(),
     };
     if previous.phase == Some(RunPhase::Restoring) && !waiting_for.is_empty() {

@@ -364,3 +364,34 @@ fn every_finished_job_reaches_the_metrics_though_entries_drop_their_records() {
     assert_eq!(created.len(), 12, "two gate and two cleanup Jobs for each of three nodes");
     assert_eq!(reported, created);
 }
+
+#[test]
+fn a_target_pool_reported_updated_before_it_took_its_nodes_back_is_still_walked() {
+    let mut f = Fixture::new(3);
+    let mut p = f.step();
+    while p.status.phase != Some(RunPhase::Restoring) {
+        f.finish_jobs(JobResult::Succeeded);
+        let released: Vec<String> =
+            f.s.run_config
+                .status
+                .nodes
+                .iter()
+                .filter(|e| e.phase == NodePhase::Upgrading)
+                .map(|e| e.name.clone())
+                .collect();
+        for node in released {
+            f.upgrade(&node);
+        }
+        p = f.step();
+    }
+    // The MCO synced the restored worker pool while the canary (not restored yet in its eyes) still held every node:
+    // Updated, with no machine.
+    f.s.pools.values_mut().for_each(|pool| pool.updated = true);
+    f.s.pools.get_mut("worker").unwrap().machine_count = Some(0);
+    let p = f.step();
+    assert_eq!(p.status.phase, Some(RunPhase::Restoring), "{:?}", p.status.message);
+    assert!(p.status.message.as_deref().unwrap_or_default().contains("worker"), "{:?}", p.status.message);
+    // It takes them back and walks them to its own rendered config: Updated with every machine.
+    f.s.pools.get_mut("worker").unwrap().machine_count = Some(3);
+    assert_eq!(f.step().status.phase, Some(RunPhase::Completed));
+}
