@@ -316,18 +316,7 @@ fn the_status_of_2000_nodes_100_in_flight_stays_under_64_kib_at_every_step() {
         if p.status.phase == Some(RunPhase::Restoring) {
             break;
         }
-        f.finish_jobs(JobResult::Succeeded);
-        let released: Vec<String> =
-            f.s.run_config
-                .status
-                .nodes
-                .iter()
-                .filter(|e| e.phase == NodePhase::Upgrading)
-                .map(|e| e.name.clone())
-                .collect();
-        for node in released {
-            f.upgrade(&node);
-        }
+        f.answer();
     }
     assert_eq!(in_flight_then, 100, "measured with every slot taken");
     assert!(largest < 64 * 1024, "the run config reached {largest} bytes");
@@ -346,18 +335,7 @@ fn every_finished_job_reaches_the_metrics_though_entries_drop_their_records() {
         if p.status.phase == Some(RunPhase::Restoring) {
             f.s.pools.values_mut().for_each(|pool| pool.updated = true);
         }
-        f.finish_jobs(JobResult::Succeeded);
-        let released: Vec<String> =
-            f.s.run_config
-                .status
-                .nodes
-                .iter()
-                .filter(|e| e.phase == NodePhase::Upgrading)
-                .map(|e| e.name.clone())
-                .collect();
-        for node in released {
-            f.upgrade(&node);
-        }
+        f.answer();
     }
     let created: BTreeSet<(String, String)> =
         f.s.jobs.iter().map(|j| (j.name.clone(), "Succeeded".to_string())).collect();
@@ -370,18 +348,7 @@ fn a_target_pool_reported_updated_before_it_took_its_nodes_back_is_still_walked(
     let mut f = Fixture::new(3);
     let mut p = f.step();
     while p.status.phase != Some(RunPhase::Restoring) {
-        f.finish_jobs(JobResult::Succeeded);
-        let released: Vec<String> =
-            f.s.run_config
-                .status
-                .nodes
-                .iter()
-                .filter(|e| e.phase == NodePhase::Upgrading)
-                .map(|e| e.name.clone())
-                .collect();
-        for node in released {
-            f.upgrade(&node);
-        }
+        f.answer();
         p = f.step();
     }
     // The MCO synced the restored worker pool while the canary (not restored yet in its eyes) still held every node:

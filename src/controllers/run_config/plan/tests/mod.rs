@@ -276,6 +276,24 @@ impl Fixture {
         }
     }
 
+    /// What the cluster does between two reconciles of a rollout that goes well: every running Job succeeds and
+    /// every released node reaches the new version.
+    fn answer(&mut self) {
+        self.finish_jobs(JobResult::Succeeded);
+        let released: Vec<String> = self
+            .s
+            .run_config
+            .status
+            .nodes
+            .iter()
+            .filter(|e| e.phase == NodePhase::Upgrading)
+            .map(|e| e.name.clone())
+            .collect();
+        for node in released {
+            self.upgrade(&node);
+        }
+    }
+
     fn upgrade(&mut self, node: &str) {
         self.s.nodes.get_mut(node).unwrap().version = Some(NEW.into());
     }
@@ -344,18 +362,7 @@ fn run_to_end(f: &mut Fixture) -> Plan {
         if p.status.phase == Some(RunPhase::Restoring) {
             f.s.pools.values_mut().for_each(|pool| pool.updated = true);
         }
-        f.finish_jobs(JobResult::Succeeded);
-        let released: Vec<String> =
-            f.s.run_config
-                .status
-                .nodes
-                .iter()
-                .filter(|e| e.phase == NodePhase::Upgrading)
-                .map(|e| e.name.clone())
-                .collect();
-        for node in released {
-            f.upgrade(&node);
-        }
+        f.answer();
     }
     panic!("the rollout did not complete: {:?}", f.s.run_config.status);
 }
