@@ -206,3 +206,33 @@ fn retry_delays_double_up_to_a_cap_and_start_again_after_a_quiet_while() {
     let delay = delays.next_delay_at(now);
     assert!(within(delay, FIRST_DELAY), "a new failure much later starts again: {delay:?}");
 }
+
+#[test]
+fn a_deleted_node_gets_past_a_predicate_that_saw_it_unchanged() {
+    let labelled = |labels: &[(&str, &str)]| {
+        let mut node = node("worker-0");
+        node.metadata.uid = Some("u0".into());
+        node.metadata.labels = Some(labels.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect());
+        node
+    };
+    let same_labels = |node: &Node| {
+        use std::hash::{DefaultHasher, Hash, Hasher};
+        let mut hasher = DefaultHasher::new();
+        node.metadata.labels.hash(&mut hasher);
+        node.metadata.deletion_timestamp.is_some().hash(&mut hasher);
+        Some(hasher.finish())
+    };
+    let worker = labelled(&[("node-role.kubernetes.io/worker", "")]);
+    // The delete event carries the node as it was last seen: nothing a predicate hashes has changed.
+    let events: Vec<Item> = vec![Ok(Event::Apply(worker.clone())), Ok(Event::Delete(worker))];
+    let passed = futures::stream::iter(events)
+        .map_ok(marked_deleted)
+        .touched_objects()
+        .predicate_filter(same_labels, Default::default())
+        .filter_map(|n| future::ready(n.ok()))
+        .collect::<Vec<Node>>()
+        .now_or_never()
+        .unwrap_or_default();
+    assert_eq!(passed.len(), 2, "the deletion reaches the controller");
+    assert!(passed[1].metadata.deletion_timestamp.is_some());
+}
