@@ -3,11 +3,17 @@
 //!
 //! It refuses, unless the request comes from numo's own ServiceAccount:
 //! - on a MachineConfigPool that carries numo's claim (`openshift-optional.skrzypek.io/claimed-by`): unpausing it
-//!   (`spec.paused` from true to false or absent) and any change of `spec.nodeSelector` (absent and present
-//!   included). A write that also removes the claim annotation is allowed: that is the manual restore
+//!   (`spec.paused` from true to false or absent) and, on a custom pool, any change of `spec.nodeSelector` (absent
+//!   and present included; the built-in pools' selectors are the machine-config operator's, which numo never
+//!   steers). A write that also removes the claim annotation is allowed: that is the manual restore
 //!   (`hack/restore-without-numo.sh`), the admin's way out when numo cannot run;
-//! - on a node with numo's rule labels (`mutexrule.openshift-optional.skrzypek.io/...`): removing any of them
-//!   (the `nodes` resource only, not `nodes/status`).
+//! - on a node with numo's rule labels (`mutexrule.openshift-optional.skrzypek.io/...`): removing any of them, and
+//!   adding or changing numo's release mark (`openshift-optional.skrzypek.io/released-to`), which alone moves a node
+//!   into the canary (the `nodes` resource only, not `nodes/status`).
+//!
+//! It never refuses the platform's own components ([`PLATFORM_USERS`]): the machine-config operator puts the
+//! built-in pools' selectors back on every sync on OpenShift 4.16–4.21, and a refused write would stop its whole
+//! sync and degrade `machine-config`.
 //!
 //! numo puts the policy and its binding in place itself when it starts leading ([`ensure`]), by server-side apply,
 //! owned by its `mutexrunconfigs` CRD, so that removing numo's CRDs removes the policy too. Where the API is not
@@ -27,7 +33,8 @@ use kube::api::{Api, Patch, PatchParams};
 use kube::{CustomResourceExt, Resource};
 
 use crate::api::MutexRunConfig;
-use crate::labels::{POOL_CLAIMED_BY, RULE_LABEL_PREFIX};
+use crate::labels::{POOL_CLAIMED_BY, RELEASED, RULE_LABEL_PREFIX};
+use crate::membership::{ARBITER, MASTER, WORKER};
 use crate::openshift::MachineConfigPool;
 
 /// The name of the policy and of its binding.
@@ -274,12 +281,26 @@ fn rule_prefix() -> String {
     cel_string(&format!("{RULE_LABEL_PREFIX}/"))
 }
 
-/// When the policy looks at a request at all (`(name, expression)`, all must hold): not numo's own, on a pool that
-/// carries numo's claim before and after the write, or on a node that carried a rule label.
+/// The user-name prefixes of the platform components that write what numo holds, whose writes the policy never
+/// refuses: the machine-config operator, controller and daemon (their ServiceAccounts in
+/// `openshift-machine-config-operator`), the cluster-version operator (`openshift-cluster-version`) and the kubelets
+/// (`system:node:<name>`). Only cluster admins can act as these.
+pub const PLATFORM_USERS: &[&str] = &[
+    "system:serviceaccount:openshift-machine-config-operator:",
+    "system:serviceaccount:openshift-cluster-version:",
+    "system:node:",
+];
+
+/// When the policy looks at a request at all (`(name, expression)`, all must hold): not numo's own, not the
+/// platform's ([`PLATFORM_USERS`]), on a pool that carries numo's claim before and after the write, or on a node
+/// that carried a rule label.
 fn match_conditions(username: &str) -> Vec<(&'static str, String)> {
     let (claim, prefix) = (claim(), rule_prefix());
+    let platform: Vec<String> =
+        PLATFORM_USERS.iter().map(|p| format!("request.userInfo.username.startsWith({})", cel_string(p))).collect();
     vec![
         ("not-numo", format!("request.userInfo.username != {}", cel_string(username))),
+        ("not-the-platform", format!("!({})", platform.join(" || "))),
         (
             "held-by-numo",
             format!(
@@ -301,7 +322,7 @@ fn match_conditions(username: &str) -> Vec<(&'static str, String)> {
 /// The policy's variables, in order. The pool's specs are `dyn`: the API server type-checks every expression
 /// against every matched kind, and a node's spec has no `paused`.
 fn variables() -> Vec<(&'static str, String)> {
-    let (claim, prefix) = (claim(), rule_prefix());
+    let (claim, prefix, released) = (claim(), rule_prefix(), cel_string(RELEASED));
     vec![
         ("pool", format!("request.resource.resource == '{POOLS}'")),
         (
@@ -313,6 +334,15 @@ fn variables() -> Vec<(&'static str, String)> {
         ),
         ("oldSpec", "variables.pool && has(oldObject.spec) ? dyn(oldObject.spec) : dyn({})".to_string()),
         ("newSpec", "variables.pool && has(object.spec) ? dyn(object.spec) : dyn({})".to_string()),
+        ("builtInPool", format!("variables.pool && object.metadata.name in ['{MASTER}', '{WORKER}', '{ARBITER}']")),
+        (
+            "markedByOther",
+            format!(
+                "!variables.pool && has(object.metadata.labels) && {released} in object.metadata.labels \
+                 && !(has(oldObject.metadata.labels) && {released} in oldObject.metadata.labels \
+                      && oldObject.metadata.labels[{released}] == object.metadata.labels[{released}])"
+            ),
+        ),
         (
             "removedRuleLabels",
             format!(
@@ -350,7 +380,7 @@ fn validations() -> Vec<Validation> {
             ),
         ),
         check(
-            "!variables.pool || (has(variables.oldSpec.nodeSelector) \
+            "!variables.pool || variables.builtInPool || (has(variables.oldSpec.nodeSelector) \
              ? has(variables.newSpec.nodeSelector) && variables.newSpec.nodeSelector == variables.oldSpec.nodeSelector \
              : !has(variables.newSpec.nodeSelector))"
                 .to_string(),
@@ -359,6 +389,14 @@ fn validations() -> Vec<Validation> {
                  MutexRunConfig ' + variables.runConfig + ', so that each node upgrades only after its gate Jobs; \
                  only numo changes it. ' + {}",
                 how_to_end("variables.runConfig")
+            ),
+        ),
+        check(
+            "!variables.markedByOther".to_string(),
+            format!(
+                "'Node ' + object.metadata.name + ' is held by numo until its gate Jobs succeeded; only numo marks a \
+                 node released ({RELEASED}), which moves it into the canary pool. ' + {}",
+                how_to_end("'that holds it'")
             ),
         ),
         check(

@@ -67,7 +67,7 @@ fn admit(policy: &ValidatingAdmissionPolicy, request: &Value) -> Result<Option<S
 
 fn pool(annotations: Value, spec: Value) -> Value {
     json!({"apiVersion": "machineconfiguration.openshift.io/v1", "kind": "MachineConfigPool",
-           "metadata": {"name": "worker", "annotations": annotations}, "spec": spec})
+           "metadata": {"name": "infra", "annotations": annotations}, "spec": spec})
 }
 
 fn claimed() -> Value {
@@ -128,7 +128,7 @@ fn the_policy_is_what_the_api_server_receives() {
     assert_eq!(POOLS, MachineConfigPool::plural(&()));
     let conditions: Vec<&str> =
         spec["matchConditions"].as_array().into_iter().flatten().filter_map(|c| c["name"].as_str()).collect();
-    assert_eq!(conditions, ["not-numo", "held-by-numo", "claim-kept"]);
+    assert_eq!(conditions, ["not-numo", "not-the-platform", "held-by-numo", "claim-kept"]);
     assert_eq!(spec["matchConditions"][0]["expression"], format!("request.userInfo.username != \"{NUMO}\""));
     for validation in spec["validations"].as_array().into_iter().flatten() {
         assert_eq!(validation["reason"], "Forbidden");
@@ -183,7 +183,7 @@ fn unpausing_a_claimed_pool_is_refused_naming_the_run_config() {
     let old = pool(claimed(), json!({"paused": true, "nodeSelector": selector("x")}));
     for spec in [json!({"paused": false, "nodeSelector": selector("x")}), json!({"nodeSelector": selector("x")})] {
         let message = refused(&update(ADMIN, "machineconfigpools", old.clone(), pool(claimed(), spec)));
-        assert!(message.starts_with("MachineConfigPool worker is held paused by numo"), "{message}");
+        assert!(message.starts_with("MachineConfigPool infra is held paused by numo"), "{message}");
         assert!(message.contains(&format!("delete the MutexRunConfig {RUN_CONFIG} (numo then restores")), "{message}");
         assert!(message.contains("set its spec.paused: true"), "{message}");
         assert!(message.contains("docs/install.md, hack/restore-without-numo.sh"), "{message}");
@@ -206,7 +206,7 @@ fn changing_the_selector_of_a_claimed_pool_is_refused() {
         (Some(json!({})), None),
     ] {
         let message = refused(&update(ADMIN, "machineconfigpools", paused(old.clone()), paused(new.clone())));
-        assert!(message.starts_with("The nodeSelector of MachineConfigPool worker is steered by numo"), "{message}");
+        assert!(message.starts_with("The nodeSelector of MachineConfigPool infra is steered by numo"), "{message}");
         assert!(message.contains(RUN_CONFIG), "{message}");
     }
     // The same selector, or none before and after, with anything else changed: let through.
@@ -228,12 +228,12 @@ fn numo_itself_an_unclaimed_pool_and_a_released_claim_are_let_through() {
     allowed(&update(NUMO, "machineconfigpools", old.clone(), unpaused));
     let plain = |paused: bool| pool(json!({"other": "annotation"}), json!({"paused": paused}));
     allowed(&update(ADMIN, "machineconfigpools", plain(true), plain(false)));
-    let bare = json!({"metadata": {"name": "worker"}, "spec": {"paused": true}});
-    allowed(&update(ADMIN, "machineconfigpools", bare.clone(), json!({"metadata": {"name": "worker"}})));
+    let bare = json!({"metadata": {"name": "infra"}, "spec": {"paused": true}});
+    allowed(&update(ADMIN, "machineconfigpools", bare.clone(), json!({"metadata": {"name": "infra"}})));
     // The manual restore: the claim goes in the same write that unpauses and restores the selector.
     let released = pool(json!({"openshift-optional.skrzypek.io/original": "{}"}), json!({"paused": false}));
     allowed(&update(ADMIN, "machineconfigpools", old.clone(), released));
-    allowed(&update(ADMIN, "machineconfigpools", old, json!({"metadata": {"name": "worker"}, "spec": {}})));
+    allowed(&update(ADMIN, "machineconfigpools", old, json!({"metadata": {"name": "infra"}, "spec": {}})));
 }
 
 #[test]
@@ -252,6 +252,61 @@ fn removing_a_rule_label_from_a_node_is_refused_naming_the_label() {
     let plain = node(json!({"node-role.kubernetes.io/worker": ""}));
     allowed(&update(ADMIN, "nodes", plain.clone(), node(json!({}))));
     allowed(&update(ADMIN, "nodes", json!({"metadata": {"name": "worker-1"}, "spec": {}}), plain));
+}
+
+#[test]
+fn the_platform_is_never_refused() {
+    let old = pool(claimed(), json!({"paused": true, "nodeSelector": selector("x")}));
+    let new = pool(claimed(), json!({"paused": false, "nodeSelector": selector("y")}));
+    let held = node(json!({LABEL: "", "node-role.kubernetes.io/worker": ""}));
+    for user in [
+        "system:serviceaccount:openshift-machine-config-operator:machine-config-operator",
+        "system:serviceaccount:openshift-machine-config-operator:machine-config-controller",
+        "system:serviceaccount:openshift-machine-config-operator:machine-config-daemon",
+        "system:serviceaccount:openshift-cluster-version:default",
+        "system:node:worker-1",
+    ] {
+        allowed(&update(user, "machineconfigpools", old.clone(), new.clone()));
+        allowed(&update(user, "nodes", held.clone(), node(json!({RELEASED: "canary"}))));
+    }
+    // A look-alike namespace is not the platform.
+    let impostor = "system:serviceaccount:openshift-machine-config-operator-fake:machine-config-operator";
+    refused(&update(impostor, "machineconfigpools", old, new));
+}
+
+#[test]
+fn a_built_in_pools_selector_is_the_machine_config_operators() {
+    let built_in = |name: &str, key: &str| {
+        let mut pool = pool(claimed(), json!({"paused": true, "nodeSelector": selector(key)}));
+        pool["metadata"]["name"] = json!(name);
+        pool
+    };
+    for name in ["worker", "master", "arbiter"] {
+        allowed(&update(ADMIN, "machineconfigpools", built_in(name, "x"), built_in(name, "y")));
+    }
+    refused(&update(ADMIN, "machineconfigpools", built_in("infra", "x"), built_in("infra", "y")));
+    // Unpausing a claimed built-in pool is still refused.
+    let mut unpaused = built_in("worker", "x");
+    unpaused["spec"]["paused"] = json!(false);
+    let message = refused(&update(ADMIN, "machineconfigpools", built_in("worker", "x"), unpaused));
+    assert!(message.starts_with("MachineConfigPool worker is held paused by numo"), "{message}");
+}
+
+#[test]
+fn only_numo_marks_a_held_node_released() {
+    let held = node(json!({LABEL: "", "node-role.kubernetes.io/worker": ""}));
+    let forged = node(json!({LABEL: "", "node-role.kubernetes.io/worker": "", RELEASED: "canary"}));
+    let message = refused(&update(ADMIN, "nodes", held.clone(), forged.clone()));
+    assert!(message.starts_with("Node worker-1 is held by numo until its gate Jobs succeeded"), "{message}");
+    assert!(message.contains(RELEASED), "{message}");
+    allowed(&update(NUMO, "nodes", held.clone(), forged.clone()));
+    // Another value is another mark; the same mark kept is let through.
+    let mut moved = forged.clone();
+    moved["metadata"]["labels"][RELEASED] = json!("other");
+    refused(&update(ADMIN, "nodes", forged.clone(), moved));
+    let mut relabelled = forged.clone();
+    relabelled["metadata"]["labels"]["team"] = json!("a");
+    allowed(&update(ADMIN, "nodes", forged, relabelled));
 }
 
 #[test]

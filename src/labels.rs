@@ -14,6 +14,13 @@ const MAX_NAME: usize = 63;
 /// Characters of the readable part of a shortened name.
 const SHORT_KEEP: usize = 52;
 
+/// Node label numo adds to a node it releases, valued with the canary pool's name (label-safe, see
+/// [`released_value`]), and takes away when the rollout ends. The steered canary selects only nodes that carry it
+/// with its own name, and steered custom target pools only nodes without it: a node leaves its paused pool only on
+/// this mark, which only numo adds, so removing any label (this one or the rule labels) can only keep a node where
+/// it is.
+pub const RELEASED: &str = "openshift-optional.skrzypek.io/released-to";
+
 /// Job label: the run config (`<name>`) that created the Job.
 pub const JOB_RUN_CONFIG: &str = "openshift-optional.skrzypek.io/run-config";
 /// Job label: the namespace of the run config that created the Job.
@@ -75,6 +82,11 @@ pub fn hash_hex(text: &str, len: usize) -> String {
     let digest = Sha256::digest(text.as_bytes());
     let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
     hex[..len.min(hex.len())].to_string()
+}
+
+/// The value of [`RELEASED`] on a node released into the canary pool `canary`.
+pub fn released_value(canary: &str) -> String {
+    label_value(canary)
 }
 
 /// Whether `value` is a valid label value (used for versions and node names in Job labels).

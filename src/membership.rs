@@ -24,6 +24,18 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelecto
 pub const MASTER: &str = "master";
 /// Name of the MCO's worker pool.
 pub const WORKER: &str = "worker";
+/// Name of the MCO's arbiter pool (the `HighlyAvailableArbiter` control-plane topology); required for upgrade like
+/// `master`.
+pub const ARBITER: &str = "arbiter";
+
+/// Whether `pool` is one of the pools the machine-config operator creates and keeps (`master`, `worker`, `arbiter`):
+/// on OpenShift 4.16–4.21 it puts their `machineConfigSelector` and `nodeSelector` back to its manifests on every
+/// sync (openshift/machine-config-operator release-4.21 `pkg/operator/sync.go` `syncMachineConfigPools` →
+/// `lib/resourcemerge/machineconfig.go` `EnsureMachineConfigPool`), so numo never steers their selectors.
+pub fn is_built_in(pool: &str) -> bool {
+    matches!(pool, MASTER | WORKER | ARBITER)
+}
+
 /// The kubelet's node label naming the operating system; the MCO manages no node where it says `windows`.
 pub const OS_LABEL: &str = "kubernetes.io/os";
 

@@ -29,6 +29,11 @@ pub fn requirement(key: &str, operator: &str) -> LabelSelectorRequirement {
     LabelSelectorRequirement { key: key.to_string(), operator: operator.to_string(), values: None }
 }
 
+/// A requirement `key In [value]`.
+pub fn requirement_in(key: &str, value: &str) -> LabelSelectorRequirement {
+    LabelSelectorRequirement { key: key.to_string(), operator: "In".to_string(), values: Some(vec![value.to_string()]) }
+}
+
 /// `base` with `extra` requirements appended (those already present are not repeated).
 pub fn with_requirements(base: Option<&LabelSelector>, extra: &[LabelSelectorRequirement]) -> LabelSelector {
     let mut selector = base.cloned().unwrap_or_default();
@@ -53,7 +58,7 @@ pub fn with_expressions_replaced(
 }
 
 /// Whether `key` is one of numo's node rule labels.
-fn is_rule_label(key: &str) -> bool {
+pub fn is_rule_label(key: &str) -> bool {
     key.starts_with(crate::labels::RULE_LABEL_PREFIX)
 }
 
@@ -66,11 +71,21 @@ pub fn rule_labels(selector: Option<&LabelSelector>) -> impl Iterator<Item = &st
         .filter(|k| is_rule_label(k))
 }
 
-/// `selector` without the requirements on numo's rule labels (what is left of a steered pool's own selector).
+/// Whether a selector carries any requirement numo adds when it steers a pool (on a rule label or on the release
+/// mark).
+pub fn is_steered(selector: Option<&LabelSelector>) -> bool {
+    selector
+        .into_iter()
+        .flat_map(|s| s.match_expressions.iter().flatten())
+        .any(|r| is_rule_label(&r.key) || r.key == crate::labels::RELEASED)
+}
+
+/// `selector` without the requirements numo adds when it steers a pool (on its rule labels and on the release mark):
+/// what is left of a steered pool's own selector.
 pub fn without_rule_labels(selector: &LabelSelector) -> LabelSelector {
     let mut selector = selector.clone();
     if let Some(expressions) = selector.match_expressions.as_mut() {
-        expressions.retain(|r| !is_rule_label(&r.key));
+        expressions.retain(|r| !is_rule_label(&r.key) && r.key != crate::labels::RELEASED);
     }
     selector
 }

@@ -14,6 +14,8 @@
 //!   (`Working towards <version>`) while an operator updates, then its new `operator` version and
 //!   `Progressing=False`.
 //!
+//! - on `machine-config`, the machine-config operator's own sync of the built-in pools ([`report_sync`]).
+//!
 //! Operators outside [`PAYLOAD`] (created by a test) are never updated, as the real CVO leaves operators that are not
 //! in its payload alone. The CVO does not wait for the ClusterOperators, nor does it report a degraded one.
 
@@ -29,6 +31,7 @@ use numo::openshift::{ClusterVersion, ClusterVersionCondition, MachineConfig, CL
 use serde_json::json;
 
 use crate::cvo::{self, OperatorRelease};
+use crate::operator_sync::POOLS_FAILED;
 use crate::{faults, render, FIELD_MANAGER};
 
 /// Condition: the operator is functional and available in the cluster.
@@ -136,6 +139,24 @@ pub fn compute(operator: &ClusterOperator, release: Option<OperatorRelease<'_>>,
     status
 }
 
+/// The machine-config operator's own report of its sync ([`crate::operator_sync`]): `Degraded=True` with reason
+/// `MachineConfigPoolsFailed` and `Failed to resync <version> because: <error>` while `failure` is Some, and
+/// `Degraded=False` again once a sync succeeds (only where the sync had set it).
+pub fn report_sync(status: &mut ClusterOperatorStatus, failure: Option<&str>, now: &Time) {
+    let version = status.operator_version().unwrap_or_default().to_string();
+    match failure {
+        Some(error) => {
+            let message = format!("Failed to resync {version} because: {error}");
+            cvo::set_condition(&mut status.conditions, DEGRADED, true, POOLS_FAILED, &message, now);
+        }
+        None if status.condition(DEGRADED).is_some_and(|c| c.reason.as_deref() == Some(POOLS_FAILED)) => {
+            let (reason, message) = healthy_reason(MACHINE_CONFIG, DEGRADED, &version);
+            cvo::set_condition(&mut status.conditions, DEGRADED, false, reason, &message, now);
+        }
+        None => {}
+    }
+}
+
 /// Whether a condition was set by a fault.
 fn is_simulated_fault(condition: &ClusterOperatorCondition) -> bool {
     condition.reason.as_deref() == Some(faults::SIMULATED_FAULT)
@@ -184,6 +205,7 @@ impl ClusterOperators {
         operators: &[Arc<ClusterOperator>],
         versions: &[Arc<ClusterVersion>],
         configs: &[Arc<MachineConfig>],
+        mco_sync_failure: Option<&str>,
     ) -> anyhow::Result<()> {
         let cv = versions.iter().find(|v| v.metadata.name.as_deref() == Some(CLUSTER_VERSION_NAME));
         let templates: Vec<&MachineConfig> =
@@ -204,7 +226,10 @@ impl ClusterOperators {
             let release = cv
                 .filter(|_| PAYLOAD.contains(&name.as_str()))
                 .and_then(|cv| cvo::operator_release(cv, &templates, &name));
-            let status = compute(operator, release, &now);
+            let mut status = compute(operator, release, &now);
+            if name == MACHINE_CONFIG {
+                report_sync(&mut status, mco_sync_failure, &now);
+            }
             if operator.status.clone().unwrap_or_default() == status {
                 continue;
             }

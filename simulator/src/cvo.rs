@@ -44,6 +44,10 @@ pub struct Inputs<'a> {
     pub configs: &'a BTreeMap<String, &'a MachineConfig>,
     /// How long the control plane takes before the MCO is updated.
     pub control_plane: Duration,
+    /// Whether the machine-config operator's last sync failed ([`crate::operator_sync`]): it stops before handing
+    /// the new release's templates to its controllers, so no new rendered configs come and the master pool never
+    /// reaches the release, and the update is not Completed until a sync succeeds.
+    pub mco_sync_failed: bool,
 }
 
 /// What the CVO does next.
@@ -99,12 +103,14 @@ pub fn plan(inputs: Inputs<'_>, now: Timestamp) -> Plan {
             .collect();
         if !stale.is_empty() {
             let due = current.started_time.0.checked_add(signed(inputs.control_plane)).unwrap_or(now);
-            if now >= due {
+            if inputs.mco_sync_failed {
+                // The operator's sync stops at its pools: the templates wait for the next sync that succeeds.
+            } else if now >= due {
                 out.update_templates = Some((target.to_string(), stale));
             } else {
                 out.wake_at = Some(due);
             }
-        } else if master_updated_to(inputs.master, inputs.configs, target) {
+        } else if !inputs.mco_sync_failed && master_updated_to(inputs.master, inputs.configs, target) {
             current.state = COMPLETED.into();
             current.completion_time = Some(now_time.clone());
             status.version_hash = version_hash(target);
@@ -268,6 +274,7 @@ impl Cvo {
         versions: &[Arc<ClusterVersion>],
         pools: &[Arc<MachineConfigPool>],
         configs: &[Arc<MachineConfig>],
+        mco_sync_failed: bool,
     ) -> anyhow::Result<Option<Timestamp>> {
         let Some(cached) = versions.iter().find(|v| v.metadata.name.as_deref() == Some(CLUSTER_VERSION_NAME)) else {
             return Ok(None);
@@ -300,6 +307,7 @@ impl Cvo {
             master,
             configs: &by_name,
             control_plane: self.control_plane,
+            mco_sync_failed,
         };
         let plan = plan(inputs, Timestamp::now());
 
@@ -407,6 +415,7 @@ mod tests {
                 master: Some(&self.master),
                 configs: &configs,
                 control_plane: Duration::from_secs(30),
+                mco_sync_failed: false,
             };
             plan(inputs, now)
         }

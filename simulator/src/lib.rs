@@ -87,12 +87,14 @@ pub mod mco;
 pub mod membership;
 pub mod nfd;
 pub mod node_state;
+pub mod operator_sync;
 pub mod render;
 pub mod rollout;
 mod runner;
 mod seed;
 pub mod status;
 
+pub use operator_sync::OpenShiftRelease;
 pub use seed::{seed, KWOK_NODE_ANNOTATION};
 
 /// Field manager of every write the simulator makes.
@@ -127,6 +129,8 @@ pub struct SimConfig {
     /// Also play Node Feature Discovery ([`nfd`]): label every node with the release it runs. Off by default, as
     /// the MCO itself writes no such label.
     pub nfd_labels: bool,
+    /// The OpenShift release whose platform writers the simulator plays ([`operator_sync`]); default the newest.
+    pub openshift: OpenShiftRelease,
 }
 
 impl Default for SimConfig {
@@ -136,6 +140,7 @@ impl Default for SimConfig {
             control_plane: Duration::from_secs(2),
             retry: Duration::from_secs(1),
             nfd_labels: false,
+            openshift: OpenShiftRelease::default(),
         }
     }
 }
@@ -164,12 +169,42 @@ impl std::fmt::Debug for SimulatorHandle {
     }
 }
 
+/// The clients of the platform components that must act under their own identity, so that admission (numo's
+/// ValidatingAdmissionPolicy) judges their writes as on a real cluster.
+#[derive(Clone)]
+pub struct Platform {
+    /// Acts as the machine-config operator ([`operator_sync::OPERATOR_USER`]).
+    pub machine_config_operator: kube::Client,
+}
+
+impl Platform {
+    /// Every component acting as the user of `client`.
+    pub fn as_one(client: kube::Client) -> Self {
+        Self { machine_config_operator: client }
+    }
+
+    /// Each component impersonating its own user, from the (admin) client configuration `config`; seeding binds
+    /// their roles.
+    pub fn impersonating(config: &kube::Config) -> Result<Self, kube::Error> {
+        let mut operator = config.clone();
+        operator.auth_info.impersonate = Some(operator_sync::OPERATOR_USER.to_string());
+        operator.auth_info.impersonate_groups = None;
+        Ok(Self { machine_config_operator: kube::Client::try_from(operator)? })
+    }
+}
+
 /// The simulated CVO and MCO.
 pub struct Simulator;
 
 impl Simulator {
-    /// Starts the simulated operators on the current tokio runtime (panics outside one, like `tokio::spawn`).
+    /// Starts the simulated operators on the current tokio runtime (panics outside one, like `tokio::spawn`), every
+    /// one of them acting as the user of `client`.
     pub fn start(client: kube::Client, config: SimConfig) -> SimulatorHandle {
-        SimulatorHandle { tasks: runner::start(client, Arc::new(config)) }
+        Self::start_with(client.clone(), Platform::as_one(client), config)
+    }
+
+    /// Starts the simulated operators, the components of `platform` acting through their own clients.
+    pub fn start_with(client: kube::Client, platform: Platform, config: SimConfig) -> SimulatorHandle {
+        SimulatorHandle { tasks: runner::start(client, platform, Arc::new(config)) }
     }
 }

@@ -5,7 +5,7 @@
 //! ```text
 //! numo-sim install-crds [--from DIR]
 //! numo-sim seed --version 4.16.4 --workers 6 --masters 3
-//! numo-sim run [--reboot 2s] [--control-plane 2s] [--nfd-labels]   # until Ctrl-C / SIGTERM
+//! numo-sim run [--reboot 2s] [--control-plane 2s] [--nfd-labels] [--openshift-version 4.22]   # until Ctrl-C
 //! numo-sim upgrade --version 4.16.5
 //! ```
 
@@ -16,7 +16,7 @@ use anyhow::Context as _;
 use clap::{Parser, Subcommand};
 use kube::api::{Api, Patch, PatchParams};
 use numo::openshift::{ClusterVersion, CLUSTER_VERSION_NAME};
-use numo_simulator::{ClusterShape, SimConfig, Simulator, FIELD_MANAGER};
+use numo_simulator::{ClusterShape, OpenShiftRelease, Platform, SimConfig, Simulator, FIELD_MANAGER};
 use serde_json::json;
 
 /// The OpenShift simulator of numo's test world.
@@ -65,6 +65,10 @@ enum Commands {
         /// (machineconfiguration.openshift.io/release-image-version). Off by default: the MCO writes no such label.
         #[arg(long)]
         nfd_labels: bool,
+        /// The OpenShift release whose platform writers to play (4.16 to 4.22): up to 4.21 the machine-config
+        /// operator puts the built-in pools' selectors back on every sync, from 4.22 only their metadata.
+        #[arg(long, value_parser = OpenShiftRelease::parse, default_value_t = OpenShiftRelease::NEWEST, env = "NUMO_SIM_OPENSHIFT_VERSION")]
+        openshift_version: OpenShiftRelease,
     },
     /// Request an upgrade: set the ClusterVersion's spec.desiredUpdate.
     Upgrade {
@@ -102,8 +106,13 @@ async fn main() -> anyhow::Result<()> {
         Commands::Seed { version, workers, masters } => {
             numo_simulator::seed(&client, &ClusterShape { version, workers, masters }).await?;
         }
-        Commands::Run { reboot, control_plane, retry, nfd_labels } => {
-            let simulator = Simulator::start(client, SimConfig { reboot, control_plane, retry, nfd_labels });
+        Commands::Run { reboot, control_plane, retry, nfd_labels, openshift_version } => {
+            let config = kube::Config::infer().await.context("reading the kubeconfig")?;
+            let platform = Platform::impersonating(&config).context("building the platform components' clients")?;
+            let openshift = openshift_version;
+            tracing::info!(%openshift, "playing the platform writers of OpenShift {openshift}");
+            let config = SimConfig { reboot, control_plane, retry, nfd_labels, openshift };
+            let simulator = Simulator::start_with(client, platform, config);
             shutdown_signal().await?;
             tracing::info!("stopping");
             simulator.stop();

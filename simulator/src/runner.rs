@@ -1,5 +1,5 @@
-//! Runs the simulated operators: one watch (reflector) per kind fills a cache and wakes a single loop, which runs a
-//! CVO pass, a ClusterOperators pass, an MCO pass and (when enabled) an NFD stand-in pass over the caches. Besides
+//! Runs the simulated operators: one watch (reflector) per kind fills a cache and wakes a single loop, which runs the
+//! machine-config operator's pool sync, a CVO pass, a ClusterOperators pass, an MCO pass and (when enabled) an NFD stand-in pass over the caches. Besides
 //! events, the loop wakes only at the end of the control-plane step and after an API error.
 //!
 //! The loop starts once the caches of nodes, pools, MachineConfigs and ClusterVersions are filled; the
@@ -28,7 +28,8 @@ use crate::cluster_operators::{ClusterOperator, ClusterOperators};
 use crate::cvo::Cvo;
 use crate::mco::{Mco, View};
 use crate::nfd::Nfd;
-use crate::SimConfig;
+use crate::operator_sync::OperatorSync;
+use crate::{Platform, SimConfig};
 
 /// The caches the passes read.
 struct Caches {
@@ -40,7 +41,7 @@ struct Caches {
 }
 
 /// Starts the watches and the loop; returns their tasks.
-pub(crate) fn start(client: kube::Client, config: Arc<SimConfig>) -> Vec<AbortHandle> {
+pub(crate) fn start(client: kube::Client, platform: Platform, config: Arc<SimConfig>) -> Vec<AbortHandle> {
     let notify = Arc::new(Notify::new());
     let (nodes, nodes_writer) = reflector::store();
     let (pools, pools_writer) = reflector::store();
@@ -55,7 +56,7 @@ pub(crate) fn start(client: kube::Client, config: Arc<SimConfig>) -> Vec<AbortHa
         watch(Api::<ClusterOperator>::all(client.clone()), operators_writer, notify.clone()),
     ];
     let caches = Caches { nodes, pools, configs, versions, operators };
-    let run = tokio::spawn(run(client, config, caches, notify));
+    let run = tokio::spawn(run(client, platform, config, caches, notify));
     tasks.into_iter().chain([run.abort_handle()]).collect()
 }
 
@@ -79,7 +80,7 @@ where
 }
 
 /// The loop: a CVO pass, a ClusterOperators pass, an MCO pass (and an NFD pass) per wake-up.
-async fn run(client: kube::Client, config: Arc<SimConfig>, caches: Caches, notify: Arc<Notify>) {
+async fn run(client: kube::Client, platform: Platform, config: Arc<SimConfig>, caches: Caches, notify: Arc<Notify>) {
     let ready = async {
         caches.nodes.wait_until_ready().await?;
         caches.pools.wait_until_ready().await?;
@@ -95,9 +96,15 @@ async fn run(client: kube::Client, config: Arc<SimConfig>, caches: Caches, notif
     let mut operators = ClusterOperators::new(client.clone());
     let mut nfd = config.nfd_labels.then(|| Nfd::new(client.clone()));
     let mut mco = Mco::new(client, config.reboot, config.retry, notify.clone());
+    let operator_sync = OperatorSync::new(platform.machine_config_operator, config.openshift);
     loop {
         let view = View { nodes: caches.nodes.state(), pools: caches.pools.state(), configs: caches.configs.state() };
-        let mut wake = match cvo.reconcile(&caches.versions.state(), &view.pools, &view.configs).await {
+        let sync_failure = operator_sync.reconcile(&view.pools).await.err();
+        if let Some(error) = &sync_failure {
+            tracing::warn!(%error, "machine-config operator: syncing the pools failed; its sync stops there");
+        }
+        let failed = sync_failure.is_some();
+        let mut wake = match cvo.reconcile(&caches.versions.state(), &view.pools, &view.configs, failed).await {
             Ok(at) => at.map(instant_of),
             Err(err) => {
                 tracing::warn!(error = %format!("{err:#}"), "CVO pass failed; retrying");
@@ -107,7 +114,10 @@ async fn run(client: kube::Client, config: Arc<SimConfig>, caches: Caches, notif
         // Ready once the watch has listed; checked without waiting, so a missing CRD does not hold the other passes.
         if matches!(caches.operators.wait_until_ready().now_or_never(), Some(Ok(()))) {
             let versions = caches.versions.state();
-            if let Err(err) = operators.reconcile(&caches.operators.state(), &versions, &view.configs).await {
+            let operator_states = caches.operators.state();
+            let reconciled =
+                operators.reconcile(&operator_states, &versions, &view.configs, sync_failure.as_deref()).await;
+            if let Err(err) = reconciled {
                 tracing::debug!(error = %format!("{err:#}"), "ClusterOperators pass incomplete; retrying");
                 wake = earliest(wake, Some(Instant::now() + config.retry));
             }
@@ -121,6 +131,10 @@ async fn run(client: kube::Client, config: Arc<SimConfig>, caches: Caches, notif
                 tracing::debug!(error = %format!("{err:#}"), "NFD stand-in pass incomplete; retrying");
                 wake = earliest(wake, Some(Instant::now() + config.retry));
             }
+        }
+        if failed {
+            // The real operator requeues a failed sync with a rate limit.
+            wake = earliest(wake, Some(Instant::now() + config.retry));
         }
         match wake {
             Some(at) => {

@@ -46,8 +46,11 @@ pub async fn seed(client: &kube::Client, shape: &ClusterShape) -> anyhow::Result
         .await
         .context("listing MachineConfigs")?
         .items;
-    let master = ensure_pool(client, pool(MASTER, None), &configs).await?;
-    let worker = ensure_pool(client, pool(WORKER, Some(IntOrString::Int(1))), &configs).await?;
+    ensure_operator_account(client).await?;
+    let master = ensure_pool(client, manifest_pool(MASTER), &configs).await?;
+    let mut worker = manifest_pool(WORKER);
+    worker.spec.max_unavailable = Some(IntOrString::Int(1));
+    let worker = ensure_pool(client, worker, &configs).await?;
 
     let mut nodes = Vec::new();
     for (pool, count) in [(&master, shape.masters), (&worker, shape.workers)] {
@@ -59,6 +62,28 @@ pub async fn seed(client: &kube::Client, shape: &ClusterShape) -> anyhow::Result
     }
     try_join_all(nodes.into_iter().map(|n| create_if_missing(client, n))).await?;
     tracing::info!(%version, masters = shape.masters, workers = shape.workers, "seeded");
+    Ok(())
+}
+
+/// The machine-config operator's namespace, ServiceAccount and its binding to `cluster-admin`, as the MCO's install
+/// manifests have them (`install/0000_80_machine-config_00_rbac.yaml`, ClusterRoleBinding
+/// `custom-account-openshift-machine-config-operator`): the simulator's pool sync acts as that ServiceAccount.
+async fn ensure_operator_account(client: &kube::Client) -> anyhow::Result<()> {
+    use crate::operator_sync::{OPERATOR_NAMESPACE, OPERATOR_SERVICE_ACCOUNT};
+    use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
+    use k8s_openapi::api::rbac::v1::ClusterRoleBinding;
+    let namespace: Namespace = serde_json::from_value(json!({"metadata": {"name": OPERATOR_NAMESPACE}}))?;
+    create_if_missing(client, namespace).await?;
+    let account: ServiceAccount = serde_json::from_value(
+        json!({"metadata": {"name": OPERATOR_SERVICE_ACCOUNT, "namespace": OPERATOR_NAMESPACE}}),
+    )?;
+    create_namespaced_if_missing(client, OPERATOR_NAMESPACE, account).await?;
+    let binding: ClusterRoleBinding = serde_json::from_value(json!({
+        "metadata": {"name": "custom-account-openshift-machine-config-operator"},
+        "subjects": [{"kind": "ServiceAccount", "name": OPERATOR_SERVICE_ACCOUNT, "namespace": OPERATOR_NAMESPACE}],
+        "roleRef": {"kind": "ClusterRole", "name": "cluster-admin", "apiGroup": "rbac.authorization.k8s.io"},
+    }))?;
+    create_if_missing(client, binding).await?;
     Ok(())
 }
 
@@ -143,8 +168,8 @@ async fn ensure_pool(
     Ok(stored)
 }
 
-/// The pool `role` as the installer creates it.
-fn pool(role: &str, max_unavailable: Option<IntOrString>) -> MachineConfigPool {
+/// The pool `role` as the machine-config operator's manifest has it (`manifests/<role>.machineconfigpool.yaml`).
+pub(crate) fn manifest_pool(role: &str) -> MachineConfigPool {
     let selector = |key: String| LabelSelector {
         match_labels: Some(BTreeMap::from([(key, role.to_string())])),
         match_expressions: None,
@@ -158,7 +183,7 @@ fn pool(role: &str, max_unavailable: Option<IntOrString>) -> MachineConfigPool {
                 match_expressions: None,
             }),
             paused: false,
-            max_unavailable,
+            max_unavailable: None,
             configuration: None,
         },
     );
@@ -231,6 +256,24 @@ where
     }
 }
 
+/// Creates the namespaced `object` in `namespace` unless it exists.
+async fn create_namespaced_if_missing<K>(client: &kube::Client, namespace: &str, object: K) -> anyhow::Result<()>
+where
+    K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
+        + Clone
+        + std::fmt::Debug
+        + Serialize
+        + DeserializeOwned,
+{
+    let api: Api<K> = Api::namespaced(client.clone(), namespace);
+    let post = PostParams { field_manager: Some(FIELD_MANAGER.into()), ..PostParams::default() };
+    match api.create(&post, &object).await {
+        Ok(_) => Ok(()),
+        Err(kube::Error::Api(status)) if status.code == 409 => Ok(()),
+        Err(err) => Err(err).with_context(|| format!("creating {} {}", K::kind(&()), object.name_any())),
+    }
+}
+
 /// A fresh cluster ID in UUID form.
 fn cluster_id() -> String {
     let seed = format!("{:?} {}", Timestamp::now(), std::process::id());
@@ -249,7 +292,7 @@ mod tests {
 
     #[test]
     fn seeded_nodes_land_in_their_pool_and_are_done_on_its_config() {
-        let pools = [pool(MASTER, None), pool(WORKER, Some(IntOrString::Int(1)))];
+        let pools = [manifest_pool(MASTER), manifest_pool(WORKER)];
         let worker = node("worker-0", WORKER, "rendered-worker-x");
         let master = node("master-0", MASTER, "rendered-master-x");
         assert_eq!(membership::pool_of(&worker, &pools), Ok(Some(WORKER)));
@@ -267,7 +310,7 @@ mod tests {
     #[test]
     fn seeded_pools_render_from_their_role() {
         let configs = [render::template_config(MASTER, "4.16.4"), render::template_config(WORKER, "4.16.4")];
-        let worker = pool(WORKER, Some(IntOrString::Int(1)));
+        let worker = manifest_pool(WORKER);
         let rendered = render::render(&worker, &render::sources(&worker, &configs)).unwrap();
         assert_eq!(rendered.sources, ["00-worker"]);
         assert!(rendered.name.starts_with("rendered-worker-"));

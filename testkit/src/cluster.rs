@@ -76,7 +76,7 @@ impl TestCluster {
         remove_leftovers(&client).await.context("removing the leftovers of earlier tests")?;
         let namespace = create_namespace(&client, test_name).await?;
         tracing::info!(%namespace, "test world ready");
-        Ok(World::new(client, namespace, lock))
+        Ok(World::new(client, self.config.clone(), namespace, lock))
     }
 
     async fn set_up() -> anyhow::Result<TestCluster> {

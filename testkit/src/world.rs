@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::future::Future;
 
-use numo_simulator::{ClusterShape, SimConfig, Simulator, SimulatorHandle};
+use numo_simulator::{ClusterShape, Platform, SimConfig, Simulator, SimulatorHandle};
 use tokio::runtime::Handle;
 use tokio::task::AbortHandle;
 
@@ -21,6 +21,8 @@ pub struct World {
     pub client: kube::Client,
     /// The test's own namespace, `<test-name>-<random>`.
     pub namespace: String,
+    /// The cluster's (admin) client configuration, for clients that act as someone else.
+    config: kube::Config,
     runtime: Handle,
     tasks: HashMap<TaskId, AbortHandle>,
     next_task: u64,
@@ -41,10 +43,11 @@ impl std::fmt::Debug for World {
 
 impl World {
     /// A world on the current tokio runtime (tasks are spawned on it).
-    pub(crate) fn new(client: kube::Client, namespace: String, lock: ClusterLock) -> Self {
+    pub(crate) fn new(client: kube::Client, config: kube::Config, namespace: String, lock: ClusterLock) -> Self {
         Self {
             client,
             namespace,
+            config,
             runtime: Handle::current(),
             tasks: HashMap::new(),
             next_task: 0,
@@ -54,12 +57,14 @@ impl World {
     }
 
     /// Seeds a simulated OpenShift (`numo_simulator::seed`) and starts the simulator in-process
-    /// (`numo_simulator::Simulator::start`); the simulator stops when the World drops. Calling it again replaces the
-    /// running simulator.
+    /// (`numo_simulator::Simulator::start_with`), its platform components acting as their own users (the
+    /// machine-config operator as its ServiceAccount), so that admission judges them as on a real cluster; the
+    /// simulator stops when the World drops. Calling it again replaces the running simulator.
     pub async fn openshift(&mut self, shape: ClusterShape, config: SimConfig) -> anyhow::Result<()> {
         self.simulator = None;
         numo_simulator::seed(&self.client, &shape).await?;
-        self.simulator = Some(Simulator::start(self.client.clone(), config));
+        let platform = Platform::impersonating(&self.config)?;
+        self.simulator = Some(Simulator::start_with(self.client.clone(), platform, config));
         Ok(())
     }
 

@@ -87,7 +87,11 @@ fn groups(intents: &[Intent]) -> Vec<&[Intent]> {
 fn independent(intent: &Intent) -> bool {
     matches!(
         intent,
-        Intent::LabelNode { .. } | Intent::UnlabelNode { .. } | Intent::CreateJob(_) | Intent::ReleaseJob { .. }
+        Intent::LabelNode { .. }
+            | Intent::UnlabelNode { .. }
+            | Intent::ReleaseNode { .. }
+            | Intent::CreateJob(_)
+            | Intent::ReleaseJob { .. }
     )
 }
 
@@ -101,7 +105,8 @@ pub fn describe(intent: &Intent) -> String {
         Intent::PutBackPool { pool, .. } => format!("put back what another writer changed of MachineConfigPool {pool}"),
         Intent::RestorePool { pool, .. } => format!("restore MachineConfigPool {pool}"),
         Intent::LabelNode { node, .. } => format!("add the rule labels to node {node}"),
-        Intent::UnlabelNode { node, .. } => format!("remove the rule labels from node {node}"),
+        Intent::UnlabelNode { node, .. } => format!("remove numo's labels from node {node}"),
+        Intent::ReleaseNode { node, .. } => format!("release node {node} to the canary pool"),
         Intent::CreateJob(job) => {
             format!("create Job {}/{}", job.namespace().unwrap_or_default(), job.name_any())
         }
@@ -140,7 +145,17 @@ async fn apply_one(client: &kube::Client, rc: &MutexRunConfig, snapshot: &Snapsh
         }
         Intent::LabelNode { node, labels } | Intent::UnlabelNode { node, labels } => {
             let value = if matches!(intent, Intent::LabelNode { .. }) { json!("") } else { Value::Null };
-            let map: serde_json::Map<String, Value> = labels.iter().map(|k| (k.clone(), value.clone())).collect();
+            let mut map: serde_json::Map<String, Value> = labels.iter().map(|k| (k.clone(), value.clone())).collect();
+            if matches!(intent, Intent::LabelNode { .. }) {
+                // Held: never marked released.
+                map.insert(labels::RELEASED.to_string(), Value::Null);
+            }
+            let patch = json!({"metadata": {"labels": map}});
+            nodes.patch(node, &params, &Patch::Merge(&patch)).await?;
+        }
+        Intent::ReleaseNode { node, labels, mark } => {
+            let mut map: serde_json::Map<String, Value> = labels.iter().map(|k| (k.clone(), Value::Null)).collect();
+            map.insert(labels::RELEASED.to_string(), json!(mark));
             let patch = json!({"metadata": {"labels": map}});
             nodes.patch(node, &params, &Patch::Merge(&patch)).await?;
         }

@@ -170,7 +170,10 @@ fn settle(snapshot: &Snapshot, resolved: &Resolved<'_>) -> Vec<Intent> {
     for pool in &resolved.targets {
         let Some(Ok(original)) = pool.claim.claim().map(|c| &c.original) else { continue };
         let paused = !(renames(resolved, pool) && !labelled && !canary_claimed);
-        let selector = original.node_selector.clone().filter(|s| pool.node_selector.as_ref() != Some(s));
+        let selector = match crate::membership::is_built_in(&pool.name) {
+            true => pools::handed_over_selector(pool),
+            false => original.node_selector.clone().filter(|s| pool.node_selector.as_ref() != Some(s)),
+        };
         if selector.is_some() || pool.paused != paused {
             intents.push(Intent::SteerPool {
                 pool: pool.name.clone(),
@@ -182,7 +185,7 @@ fn settle(snapshot: &Snapshot, resolved: &Resolved<'_>) -> Vec<Intent> {
     if canary_claimed {
         intents.push(pools::restore(resolved.canary, &resolved.owner));
     }
-    intents.extend(finalize::unlabel(snapshot, &resolved.labels()));
+    intents.extend(finalize::unlabel(snapshot, &resolved.labels(), &resolved.canary.name));
     intents
 }
 

@@ -13,26 +13,33 @@ use super::resolve::Resolved;
 use super::stage::{Stage, Upgrade};
 use crate::api::{MutexRunConfigStatus, NodePhase, RunPhase};
 use crate::controllers::run_config::snapshot::{NodeView, PoolView, Snapshot};
+use crate::labels;
 
-/// Removes `labels` from every node that carries one of them.
-pub fn unlabel(snapshot: &Snapshot, labels: &[String]) -> Vec<Intent> {
+/// Removes `labels` from every node that carries one of them, and numo's release mark from every node released
+/// into the canary pool `canary`.
+pub fn unlabel(snapshot: &Snapshot, labels: &[String], canary: &str) -> Vec<Intent> {
+    let mark = labels::released_value(canary);
     snapshot
         .nodes
         .values()
         .filter_map(|n| {
-            let present: Vec<String> = labels.iter().filter(|k| n.labels.contains_key(*k)).cloned().collect();
+            let mut present: Vec<String> = labels.iter().filter(|k| n.labels.contains_key(*k)).cloned().collect();
+            if n.labels.get(labels::RELEASED) == Some(&mark) {
+                present.push(labels::RELEASED.to_string());
+            }
             (!present.is_empty()).then(|| Intent::UnlabelNode { node: n.name.clone(), labels: present })
         })
         .collect()
 }
 
-/// Removes `labels` from the nodes this run config gates or holds besides (the canary's outsiders), never from
-/// another run config's nodes: run configs that share a rule share its label.
+/// Removes the rule labels and the release mark from the nodes this run config gates or held besides (the
+/// canary's outsiders, held by numo 0.2), never from another run config's nodes: run configs that share a rule
+/// share its label.
 pub fn unlabel_own(snapshot: &Snapshot, resolved: &Resolved<'_>) -> Vec<Intent> {
     let labels = resolved.labels();
     let own: std::collections::HashSet<&str> =
         resolved.gated.iter().chain(&resolved.outsiders).map(|n| n.name.as_str()).collect();
-    unlabel(snapshot, &labels)
+    unlabel(snapshot, &labels, &resolved.canary.name)
         .into_iter()
         .filter(|intent| matches!(intent, Intent::UnlabelNode { node, .. } if own.contains(node.as_str())))
         .collect()
@@ -51,7 +58,7 @@ pub fn plan(snapshot: &Snapshot) -> (Vec<Intent>, bool) {
         }
     }
     let mut intents = pools::restore_all(claimed.iter().copied(), &owner, &snapshot.run_config.spec.canary.name);
-    intents.extend(unlabel(snapshot, &labels));
+    intents.extend(unlabel(snapshot, &labels, &snapshot.run_config.spec.canary.name));
     let restoring = !intents.is_empty();
     intents.extend(
         snapshot

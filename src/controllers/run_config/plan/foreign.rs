@@ -350,7 +350,9 @@ pub fn pools(snapshot: &Snapshot, owner: &str, ledger: &mut Ledger) -> Vec<Inten
                 put_back.paused = Some(written.paused);
             }
         }
-        if pool.node_selector != written.node_selector {
+        // A built-in pool's selector is the machine-config operator's (it puts it back on every sync on 4.16–4.21):
+        // numo does not hold it, so whoever writes it is not another hand.
+        if pool.node_selector != written.node_selector && !crate::membership::is_built_in(&pool.name) {
             let by = who(pool.writers.node_selector.as_ref());
             if ledger.saw(&object, NODE_SELECTOR, &by, true) == Answer::PutBack {
                 put_back.node_selector = Some(written.node_selector.clone());

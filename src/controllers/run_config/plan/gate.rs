@@ -72,8 +72,7 @@ pub fn plan<'a>(
             .filter(|g| {
                 matches!(g.state, NodeState::Skipped) || (!g.released && !matches!(g.state, NodeState::Ungated { .. }))
             })
-            .map(|g| g.node)
-            .chain(resolved.outsiders.iter().copied());
+            .map(|g| g.node);
         let relabel = label(held, &labels);
         // Labels numo had applied to every held node (or was putting back), now missing: someone removed them.
         let applied_before = ledger.relabelling()
@@ -98,13 +97,17 @@ pub fn plan<'a>(
     }
 
     // Labels of rules the spec no longer has go before the selectors stop naming them.
-    for node in snapshot.nodes.values() {
+    for node in resolved.gated.iter().chain(&resolved.outsiders) {
         let stale: Vec<String> =
             resolved.stale_labels.iter().filter(|k| node.labels.contains_key(*k)).cloned().collect();
         if !stale.is_empty() {
             intents.push(Intent::UnlabelNode { node: node.name.clone(), labels: stale });
         }
     }
+
+    // Released nodes get numo's mark before the pools are steered: a node numo 0.2 released by removing its labels
+    // then stays in the canary when the canary starts to select by mark.
+    intents.extend(nodes.iter().filter(|g| g.state == NodeState::Releasing).map(|g| release(resolved, g.node)));
 
     // Step 5: steer the pools once every held node is labelled.
     let spec = &snapshot.run_config.spec;
@@ -158,14 +161,22 @@ pub fn plan<'a>(
     Gate { intents, notices, nodes, labels_applied, steered, readiness }
 }
 
-/// The rule labels each of `nodes` lacks.
+/// Holds each of `nodes`: the rule labels it lacks, and no release mark (a node that carries one, numo's from
+/// before or anyone's, is taken back out of the canary).
 fn label<'n>(nodes: impl Iterator<Item = &'n NodeView>, labels: &[String]) -> Vec<Intent> {
     nodes
         .filter_map(|node| {
             let missing: Vec<String> = labels.iter().filter(|k| !node.labels.contains_key(*k)).cloned().collect();
-            (!missing.is_empty()).then(|| Intent::LabelNode { node: node.name.clone(), labels: missing })
+            let marked = node.labels.contains_key(crate::labels::RELEASED);
+            (!missing.is_empty() || marked).then(|| Intent::LabelNode { node: node.name.clone(), labels: missing })
         })
         .collect()
+}
+
+/// Releases `node` to the canary: numo's mark on, its rule labels off.
+fn release(resolved: &Resolved<'_>, node: &NodeView) -> Intent {
+    let labels: Vec<String> = resolved.labels().into_iter().filter(|k| node.labels.contains_key(k)).collect();
+    Intent::ReleaseNode { node: node.name.clone(), labels, mark: crate::labels::released_value(&resolved.canary.name) }
 }
 
 /// The soak blocker, when soaking nodes take the slots a new node needs (not when nodes in flight do).
@@ -240,11 +251,6 @@ fn act(
     let (phase, next) = match &gated.state {
         NodeState::Gating { next: Some(next) } => (JobPhase::Gate, *next),
         NodeState::CleaningUp { next: Some(next) } => (JobPhase::Cleanup, *next),
-        NodeState::Releasing => {
-            let labels: Vec<String> =
-                resolved.labels().into_iter().filter(|k| gated.node.labels.contains_key(k)).collect();
-            return vec![Intent::UnlabelNode { node: gated.node.name.clone(), labels }];
-        }
         _ => return Vec::new(),
     };
     let Some(rule) = resolved.rules.get(next.rule) else { return Vec::new() };

@@ -88,14 +88,24 @@ pub enum Intent {
         /// The annotation keys of numo's claim present on the pool.
         annotations: Vec<&'static str>,
     },
-    /// Add rule labels to a node (holding it in its target pool).
+    /// Add rule labels to a node and take away numo's release mark (holding it in its target pool).
     LabelNode {
         /// The node.
         node: String,
         /// The label keys.
         labels: Vec<String>,
     },
-    /// Remove rule labels from a node (releasing it to the canary pool, or at the end).
+    /// Release a node to the canary pool: add numo's release mark, remove its rule labels.
+    ReleaseNode {
+        /// The node.
+        node: String,
+        /// The rule label keys it carries.
+        labels: Vec<String>,
+        /// The value of the release mark (the canary's name, label-safe).
+        mark: String,
+    },
+    /// Remove labels from a node: rule labels of rules the spec no longer has, or, at the end, the rule labels and
+    /// the release mark.
     UnlabelNode {
         /// The node.
         node: String,

@@ -335,6 +335,8 @@ pub fn without_timeout(inputs: &Inputs<'_, '_>, node: &NodeView, records: &Recor
         return NodeState::Ungated { accepted: !inputs.history.held };
     }
     let labelled = inputs.resolved.rules.iter().any(|r| node.labels.contains_key(&r.label));
+    let marked =
+        node.labels.get(crate::labels::RELEASED) == Some(&crate::labels::released_value(&inputs.resolved.canary.name));
     let at_target = !inputs.target.behind(node);
     let started = inputs.history.entry(&node.name).is_some_and(|e| e.phase != NodePhase::Pending)
         || records.keys().any(|(phase, _, _)| *phase == JobPhase::Gate);
@@ -346,7 +348,7 @@ pub fn without_timeout(inputs: &Inputs<'_, '_>, node: &NodeView, records: &Recor
     let held_again = inputs.target.is_config_change() && inputs.target.reached(node);
     if !released {
         walk(inputs, records, JobPhase::Gate)
-    } else if labelled && !held_again {
+    } else if (labelled || !marked) && !held_again {
         NodeState::Releasing
     } else if inputs.history.phase(&node.name) == NodePhase::Soaking && at_target {
         // Cleaned up already: a node that goes NotReady now restarts its soak, it is not upgraded again.

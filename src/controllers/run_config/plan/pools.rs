@@ -1,5 +1,6 @@
 //! The pool writes of a rollout: claiming (recording each pool as it was, pausing the targets), steering the
-//! selectors (targets take only held nodes, the canary only released ones; the canary's `maxUnavailable` follows
+//! selectors (the canary takes only nodes numo marked released, custom targets only unmarked ones, the built-in
+//! pools' selectors stay the machine-config operator's; the canary's `maxUnavailable` follows
 //! `spec.concurrency`), and restoring exactly what was recorded — target pools before the canary, so a released
 //! node always has a pool.
 
@@ -10,7 +11,7 @@ use super::intent::{Intent, PoolPrecondition, PoolSpec};
 use super::resolve::Resolved;
 use crate::controllers::run_config::snapshot::PoolView;
 use crate::pool_claim::{ClaimAnnotations, PoolOriginal};
-use crate::selector;
+use crate::{labels, membership, selector};
 
 /// Claims every involved pool not yet claimed by this run config, pausing the targets.
 pub fn claim(resolved: &Resolved<'_>) -> Vec<Intent> {
@@ -69,11 +70,15 @@ fn canary_max_unavailable(original: Option<&IntOrString>, concurrency: u32) -> O
     }
 }
 
-/// Steers every involved pool: targets select only held nodes (`<label> Exists`), the canary only released ones
-/// (`<label> DoesNotExist`, replacing its own expressions). Returns the writes still needed (none: steered). A
-/// field numo stopped fighting over (`ledger`) is left as it is.
+/// Steers every involved pool so that a node leaves its paused pool only on numo's release mark
+/// ([`labels::RELEASED`]): the canary selects only the nodes numo released into it (`<mark> In [<canary>]`,
+/// replacing its own expressions), a custom target pool only nodes without a mark (`<mark> DoesNotExist`). The
+/// built-in pools' selectors are the machine-config operator's ([`membership::is_built_in`]) and stay as they are:
+/// a released node matches `worker` and the canary, and the MCO gives it to the one custom pool. Only a built-in
+/// pool that still carries numo 0.2's steering gets its own selector back. Returns the writes still needed (none:
+/// steered). A field numo stopped fighting over (`ledger`) is left as it is.
 pub fn steer(resolved: &Resolved<'_>, concurrency: u32, ledger: &Ledger) -> Vec<Intent> {
-    let labels = resolved.labels();
+    let mark = labels::released_value(&resolved.canary.name);
     let mut intents = Vec::new();
     for pool in resolved.involved() {
         let original = match pool.claim.claim().map(|c| &c.original) {
@@ -82,21 +87,23 @@ pub fn steer(resolved: &Resolved<'_>, concurrency: u32, ledger: &Ledger) -> Vec<
         };
         let is_canary = pool.name == resolved.canary.name;
         let (selector, max_unavailable) = if is_canary {
-            let exprs: Vec<_> = labels.iter().map(|k| selector::requirement(k, "DoesNotExist")).collect();
+            let exprs = [selector::requirement_in(labels::RELEASED, &mark)];
             (
-                selector::with_expressions_replaced(original.node_selector.as_ref(), &exprs),
+                Some(selector::with_expressions_replaced(original.node_selector.as_ref(), &exprs)),
                 canary_max_unavailable(original.max_unavailable.as_ref(), concurrency),
             )
+        } else if membership::is_built_in(&pool.name) {
+            (handed_over_selector(pool), None)
         } else {
-            let exprs: Vec<_> = labels.iter().map(|k| selector::requirement(k, "Exists")).collect();
-            (selector::with_requirements(original.node_selector.as_ref(), &exprs), None)
+            let exprs = [selector::requirement(labels::RELEASED, "DoesNotExist")];
+            (Some(selector::with_requirements(original.node_selector.as_ref(), &exprs)), None)
         };
         let paused = !is_canary || pool.paused;
         let object = format!("MachineConfigPool/{}", pool.name);
         let max_unavailable = max_unavailable
             .filter(|m| pool.max_unavailable.as_ref() != Some(m))
             .filter(|_| !ledger.conceded(&object, foreign::MAX_UNAVAILABLE));
-        let selector = Some(selector)
+        let selector = selector
             .filter(|s| pool.node_selector.as_ref() != Some(s))
             .filter(|_| !ledger.conceded(&object, foreign::NODE_SELECTOR));
         // A claim without the record of what numo wrote (numo 0.1's) gets it with this write.
@@ -110,6 +117,14 @@ pub fn steer(resolved: &Resolved<'_>, concurrency: u32, ledger: &Ledger) -> Vec<
         }
     }
     intents
+}
+
+/// The only selector numo writes to a built-in pool: its own back, when it still carries numo 0.2's steering (a
+/// rollout handed over from numo 0.2); None otherwise, the selector is the machine-config operator's.
+pub fn handed_over_selector(pool: &PoolView) -> Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector> {
+    selector::is_steered(pool.node_selector.as_ref())
+        .then(|| pool.node_selector.as_ref().map(selector::without_rule_labels))
+        .flatten()
 }
 
 /// Pauses again every claimed target pool that is not paused (numo unpaused it for a rename, or someone else did:
@@ -130,9 +145,10 @@ pub fn pause_targets(resolved: &Resolved<'_>) -> Vec<Intent> {
 }
 
 /// What restoring `pool` writes: the recorded original, or — when the record is unreadable — the pool unpaused
-/// with numo's rule-label requirements taken out of its selector (the rest cannot be known).
+/// with numo's rule-label requirements taken out of its selector (the rest cannot be known). A built-in pool's
+/// selector is the machine-config operator's: it is written only to take out numo 0.2's steering.
 pub fn restore(pool: &PoolView, owner: &str) -> Intent {
-    let spec = match pool.claim.claim().map(|c| &c.original) {
+    let mut spec = match pool.claim.claim().map(|c| &c.original) {
         Some(Ok(original)) => PoolSpec {
             paused: original.paused,
             node_selector: original.node_selector.clone(),
@@ -144,12 +160,15 @@ pub fn restore(pool: &PoolView, owner: &str) -> Intent {
             max_unavailable: pool.max_unavailable.clone(),
         },
     };
+    if membership::is_built_in(&pool.name) {
+        spec.node_selector = handed_over_selector(pool);
+    }
     let precondition = match pool.owner() {
         Some(_) => PoolPrecondition::ClaimedBy(owner.to_string()),
         None => PoolPrecondition::ResourceVersion(pool.resource_version.clone()),
     };
     let mut remove = Vec::new();
-    if spec.node_selector.is_none() && pool.node_selector.is_some() {
+    if spec.node_selector.is_none() && pool.node_selector.is_some() && !membership::is_built_in(&pool.name) {
         remove.push("/spec/nodeSelector");
     }
     if spec.max_unavailable.is_none() && pool.max_unavailable.is_some() {

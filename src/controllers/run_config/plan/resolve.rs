@@ -38,11 +38,14 @@ pub struct Resolved<'a> {
     pub gated: Vec<&'a NodeView>,
     /// Each gated node's target pool, as an index into `targets`.
     pub homes: std::collections::BTreeMap<&'a str, usize>,
-    /// Nodes outside the targets that the steered canary would select (held with the rule labels, never gated).
+    /// Nodes outside the targets that the canary's own `matchLabels` select: the steered canary takes none of them
+    /// (it takes only nodes numo marked released), but numo 0.2 held them with the rule labels, which numo removes
+    /// when the rollout ends.
     pub outsiders: Vec<&'a NodeView>,
     /// Pools this run config still claims that the spec no longer involves (a changed canary, a removed target).
     pub stale_pools: Vec<&'a PoolView>,
-    /// Rule labels in the selectors of pools this run config claims that no rule of the spec has any more.
+    /// Rule labels on the gated nodes, or in the selectors of pools this run config claims, that no rule of the spec
+    /// has any more.
     pub stale_labels: Vec<String>,
     /// Nodes a target pool selects that another pool owns, as sentences (they are not gated).
     pub findings: Vec<String>,
@@ -117,9 +120,9 @@ pub fn resolve(snapshot: &Snapshot) -> Verdict<'_> {
                 for name in pools {
                     match snapshot.pools.get(name) {
                         None => problems.push(format!("MachineConfigPool {name} of MutexTarget {key} not found")),
-                        Some(_) if name == membership::MASTER => problems.push(format!(
-                            "MutexTarget {key} names the master pool; control-plane nodes cannot be gated \
-                             (pausing them would stop the control-plane upgrade)"
+                        Some(_) if name == membership::MASTER || name == membership::ARBITER => problems.push(format!(
+                            "MutexTarget {key} names the {name} pool; control-plane nodes cannot be gated \
+                                 (pausing them would stop the control-plane upgrade)"
                         )),
                         Some(pool) if !targets.iter().any(|t| t.name == *name) => targets.push(pool),
                         Some(_) => {}
@@ -139,8 +142,11 @@ pub fn resolve(snapshot: &Snapshot) -> Verdict<'_> {
                      upgrade released nodes"
                 ));
             }
-            if canary_name == membership::MASTER {
-                problems.push("the canary cannot be the master pool".to_string());
+            if membership::is_built_in(canary_name) {
+                problems.push(format!(
+                    "the canary cannot be the {canary_name} pool: the machine-config operator keeps its selectors, \
+                     so numo cannot steer it; create a custom pool for the canary"
+                ));
             }
         }
     }
@@ -194,13 +200,18 @@ pub fn resolve(snapshot: &Snapshot) -> Verdict<'_> {
     let rule_labels: BTreeSet<String> = rules.iter().map(|r| r.label.clone()).collect();
     let involved: BTreeSet<&str> = targets.iter().map(|t| t.name.as_str()).chain([canary.name.as_str()]).collect();
     let claimed: Vec<&PoolView> = snapshot.pools.values().filter(|p| p.owner() == Some(owner.as_str())).collect();
+    let gated: Vec<&NodeView> = membership.gated.iter().map(|(_, n)| *n).collect();
+    // Rule labels of rules the spec no longer has: on the nodes this run config gates, and in the selectors of the
+    // pools it claims (numo 0.2 steered by them).
+    let on_nodes =
+        gated.iter().flat_map(|n| n.labels.keys()).map(String::as_str).filter(|k| selector::is_rule_label(k));
     let stale_labels: BTreeSet<String> = claimed
         .iter()
         .flat_map(|p| selector::rule_labels(p.node_selector.as_ref()))
+        .chain(on_nodes)
         .filter(|k| !rule_labels.contains(*k))
         .map(String::from)
         .collect();
-    let gated: Vec<&NodeView> = membership.gated.iter().map(|(_, n)| *n).collect();
     let outsiders = outsiders_the_canary_would_take(snapshot, canary, &gated);
     Verdict::Valid(Box::new(Resolved {
         rules,
@@ -280,9 +291,7 @@ fn sample(names: &[&str]) -> String {
     }
 }
 
-/// Nodes outside the targets that the steered canary (its `matchLabels`, rule labels absent) would select. They
-/// are held with the rule labels too, so the canary only ever takes released target nodes: never a node of a pool
-/// the admin paused, nor one of another custom pool (which the MCO would degrade as matched by two custom pools).
+/// Nodes outside the targets that the canary's `matchLabels` select (see [`Resolved::outsiders`]).
 fn outsiders_the_canary_would_take<'a>(
     snapshot: &'a Snapshot,
     canary: &PoolView,

@@ -210,6 +210,15 @@ fn carry_out(snapshot: &mut Snapshot, p: &Plan) {
             Intent::LabelNode { node, labels } => {
                 if let Some(view) = snapshot.nodes.get_mut(node) {
                     view.labels.extend(labels.iter().map(|l| (l.clone(), String::new())));
+                    view.labels.remove(crate::labels::RELEASED);
+                }
+            }
+            Intent::ReleaseNode { node, labels, mark } => {
+                if let Some(view) = snapshot.nodes.get_mut(node) {
+                    labels.iter().for_each(|l| {
+                        view.labels.remove(l);
+                    });
+                    view.labels.insert(crate::labels::RELEASED.to_string(), mark.clone());
                 }
             }
             Intent::UnlabelNode { node, labels } => {

@@ -36,19 +36,19 @@ fn render(f: &mut Fixture, hash: &str, canary_too: bool) {
     }
 }
 
-/// What the MCO does between reconciles: a worker without rule labels while numo steers the canary is in the
-/// canary, which updates it to its config; an unpaused worker pool moves its nodes to its own config.
+/// What the MCO does between reconciles: each worker is in the pool the MCO's membership rule gives it by the
+/// pools' current selectors (a node numo marked released is in the steered canary), and an unpaused pool moves its
+/// nodes to its own config.
 fn mco(f: &mut Fixture) {
-    let label = crate::labels::rule_label("first", "ops");
-    let canary = f.s.pools["canary"].clone();
+    let pools = f.s.pools.clone();
     let worker = f.s.pools["worker"].clone();
-    let steered = canary
-        .node_selector
-        .as_ref()
-        .and_then(|s| s.match_expressions.as_ref())
-        .is_some_and(|e| e.iter().any(|r| r.key == label && r.operator == "DoesNotExist"));
+    let selectors: Vec<crate::membership::PoolSelector<'_>> = pools
+        .values()
+        .map(|p| crate::membership::PoolSelector { name: &p.name, node_selector: p.node_selector.as_ref() })
+        .collect();
     for node in f.s.nodes.values_mut().filter(|n| n.name.starts_with("worker")) {
-        let pool = if steered && !node.labels.contains_key(&label) { &canary } else { &worker };
+        let Ok(Some(name)) = crate::membership::pool_of(&node.labels, &selectors) else { continue };
+        let pool = &pools[name];
         if pool.paused {
             continue;
         }

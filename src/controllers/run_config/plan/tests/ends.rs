@@ -39,7 +39,7 @@ fn skipped_nodes_are_not_gated_and_count_as_finished() {
 }
 
 #[test]
-fn nodes_of_other_pools_the_steered_canary_would_match_are_held_but_not_gated() {
+fn nodes_of_other_pools_the_canary_would_match_are_neither_held_nor_gated_nor_moved() {
     let mut f = Fixture::new(2);
     f.s.pools.insert("infra".into(), pool("infra", selector("node-role.kubernetes.io/infra")));
     let labels = BTreeMap::from([
@@ -52,8 +52,15 @@ fn nodes_of_other_pools_the_steered_canary_would_match_are_held_but_not_gated() 
     );
     f.advance_to_gating();
     let held = |f: &Fixture, node: &str| f.s.nodes[node].labels.keys().any(|k| k.starts_with(RULE_LABEL_PREFIX));
-    assert!(held(&f, "infra-0"), "out of the canary's reach");
+    assert!(!held(&f, "infra-0"), "the steered canary takes only nodes numo released: nothing to hold");
     assert!(!held(&f, "master-0"), "the canary never selects masters");
+    let selectors: Vec<crate::membership::PoolSelector<'_>> =
+        f.s.pools
+            .values()
+            .map(|p| crate::membership::PoolSelector { name: &p.name, node_selector: p.node_selector.as_ref() })
+            .collect();
+    let infra = crate::membership::pool_of(&f.s.nodes["infra-0"].labels, &selectors);
+    assert_eq!(infra, Ok(Some("infra")), "it stays in its own pool while the canary is steered");
     assert!(!f.s.pools["infra"].paused, "its own pool is left alone");
     assert!(f.s.pools["infra"].owner().is_none());
     let p = run_to_end(&mut f);
@@ -260,6 +267,7 @@ fn at_two_thousand_nodes_the_status_stays_small_and_writes_are_for_the_nodes_in_
         let name = format!("worker-{i}");
         let node = f.s.nodes.get_mut(&name).unwrap();
         node.labels.remove(&label);
+        node.labels.insert(crate::labels::RELEASED.into(), "canary".into());
         node.version = Some(NEW.into());
         for phase in [JobPhase::Gate, JobPhase::Cleanup] {
             f.s.jobs.push(JobView {

@@ -174,14 +174,16 @@ fn nodes_are_labelled_then_pools_steered_then_gated_one_at_a_time() {
             _ => None,
         })
         .collect();
-    let worker = &steer["worker"];
-    assert_eq!(worker.match_labels, selector("node-role.kubernetes.io/worker").match_labels);
-    assert_eq!(worker.match_expressions.as_ref().unwrap()[0].operator, "Exists");
+    assert!(!steer.contains_key("worker"), "the built-in worker pool's selector is the MCO's: {steer:?}");
     let canary = &steer["canary"];
     assert_eq!(canary.match_labels, canary_selector().match_labels);
     let exprs = canary.match_expressions.as_ref().unwrap();
     assert_eq!(exprs.len(), 1, "the canary's own expressions are set aside while steered");
-    assert_eq!((exprs[0].key.as_str(), exprs[0].operator.as_str()), (key.as_str(), "DoesNotExist"));
+    assert_eq!(
+        (exprs[0].key.as_str(), exprs[0].operator.as_str(), exprs[0].values.clone()),
+        (crate::labels::RELEASED, "In", Some(vec!["canary".to_string()])),
+        "the canary takes only the nodes numo marks released"
+    );
     assert!(jobs_created(&p).is_empty(), "no Job before the pools are steered");
 
     let p = f.step();
@@ -210,7 +212,8 @@ fn gate_jobs_run_in_rule_order_then_the_node_is_released_upgraded_and_cleaned_up
 
     let p = f.step();
     let keys = vec![crate::labels::rule_label("first", "ops"), crate::labels::rule_label("second", "ops")];
-    assert!(p.intents.contains(&Intent::UnlabelNode { node: "worker-0".into(), labels: keys }));
+    let release = Intent::ReleaseNode { node: "worker-0".into(), labels: keys, mark: "canary".into() };
+    assert!(p.intents.contains(&release), "{:?}", p.intents);
     assert_eq!(node_phase(&p, "worker-0"), Some(NodePhase::Released));
 
     let p = f.step();
@@ -274,7 +277,7 @@ fn a_failed_gate_job_holds_the_rollout_and_the_retry_annotation_resumes_it() {
     assert_eq!(node_phase(&p, "worker-0"), Some(NodePhase::Gating));
     f.finish_jobs(JobResult::Succeeded);
     let p = f.step();
-    assert!(p.intents.iter().any(|i| matches!(i, Intent::UnlabelNode { node, .. } if node == "worker-0")));
+    assert!(p.intents.iter().any(|i| matches!(i, Intent::ReleaseNode { node, .. } if node == "worker-0")));
 }
 
 #[test]

@@ -208,11 +208,15 @@ impl Fixture {
                         view.max_unavailable = max.clone();
                     }
                 }
-                Intent::RestorePool { pool, spec, .. } => {
+                Intent::RestorePool { pool, spec, remove, .. } => {
                     let view = self.s.pools.get_mut(pool).unwrap();
                     view.paused = spec.paused;
-                    view.node_selector = spec.node_selector.clone();
-                    view.max_unavailable = spec.max_unavailable.clone();
+                    if spec.node_selector.is_some() || remove.contains(&"/spec/nodeSelector") {
+                        view.node_selector = spec.node_selector.clone();
+                    }
+                    if spec.max_unavailable.is_some() || remove.contains(&"/spec/maxUnavailable") {
+                        view.max_unavailable = spec.max_unavailable.clone();
+                    }
                     view.claim = ClaimAnnotations::None;
                     // The MCO moves the pool's nodes to its own rendered config before it reports Updated again.
                     view.updated = false;
@@ -224,9 +228,18 @@ impl Fixture {
                     }
                 }
                 Intent::LabelNode { node, labels } => {
+                    let view = self.s.nodes.get_mut(node).unwrap();
                     for l in labels {
-                        self.s.nodes.get_mut(node).unwrap().labels.insert(l.clone(), String::new());
+                        view.labels.insert(l.clone(), String::new());
                     }
+                    view.labels.remove(crate::labels::RELEASED);
+                }
+                Intent::ReleaseNode { node, labels, mark } => {
+                    let view = self.s.nodes.get_mut(node).unwrap();
+                    for l in labels {
+                        view.labels.remove(l);
+                    }
+                    view.labels.insert(crate::labels::RELEASED.into(), mark.clone());
                 }
                 Intent::UnlabelNode { node, labels } => {
                     for l in labels {

@@ -88,22 +88,26 @@ fn an_unpause_mid_rollout_holds_the_next_node_until_it_is_put_back() {
 }
 
 #[test]
-fn a_foreign_selector_on_the_target_and_the_canary_is_put_back_as_numo_steered_it() {
+fn a_foreign_selector_on_the_canary_is_put_back_and_the_built_in_pools_is_left_to_the_mco() {
     let mut f = Fixture::new(2);
     f.advance_to_gating();
-    let steered_worker = f.s.pools["worker"].node_selector.clone();
     let steered_canary = f.s.pools["canary"].node_selector.clone();
-    for (pool, original) in [("worker", selector("node-role.kubernetes.io/worker")), ("canary", canary_selector())] {
+    for (pool, original, writer) in [
+        ("worker", selector("node-role.kubernetes.io/worker-by-hand"), "machine-config-operator"),
+        ("canary", canary_selector(), "argocd-controller"),
+    ] {
         let view = f.s.pools.get_mut(pool).unwrap();
         view.node_selector = Some(original);
-        view.writers.node_selector = by("argocd-controller");
+        view.writers.node_selector = by(writer);
     }
     let p = f.step();
     let backs = put_backs(&p);
-    assert_eq!(backs.len(), 2, "{:?}", p.intents);
-    assert_eq!(f.s.pools["worker"].node_selector, steered_worker);
+    assert_eq!(backs.len(), 1, "{:?}", p.intents);
+    assert_eq!(f.s.pools["worker"].node_selector, Some(selector("node-role.kubernetes.io/worker-by-hand")));
     assert_eq!(f.s.pools["canary"].node_selector, steered_canary);
-    assert_eq!(warnings(&p, "ForeignChange").len(), 2);
+    let warned = warnings(&p, "ForeignChange");
+    assert_eq!(warned.len(), 1, "{warned:?}");
+    assert!(warned.iter().all(|w| !w.note.contains("machine-config-operator")), "{warned:?}");
 }
 
 /// A GitOps self-heal: puts the canary's selector back as git has it, every 2 s.

@@ -1,0 +1,242 @@
+//! The machine-config operator's own sync of the pools it creates, as each OpenShift release does it, under the
+//! operator's identity (`system:serviceaccount:openshift-machine-config-operator:machine-config-operator`, field
+//! manager `machine-config-operator`), so that an admission policy judges its writes as on a real cluster.
+//!
+//! The real operator syncs on every event of its informers, pools among them
+//! (openshift/machine-config-operator `pkg/operator/operator.go`, the `mcpInformer` in its event sources), and runs
+//! its sync functions in order, stopping at the first that fails (`pkg/operator/sync.go` `syncAll`):
+//! `MachineConfigPools` comes before `MachineConfigDaemon`, `MachineConfigController` (which hands the new release's
+//! templates to the controllers), `MachineConfigServer` and `RequiredPools`. A failed step sets the
+//! `machine-config` ClusterOperator `Degraded=True` with reason `<step>Failed` and the message `Failed to resync
+//! <version> because: <error>` (`pkg/operator/status.go` `syncDegradedStatus`, `taskFailed`).
+//!
+//! - **4.16–4.21** (`release-4.21` `pkg/operator/sync.go` `syncMachineConfigPools` →
+//!   `lib/resourceapply/machineconfig.go` `ApplyMachineConfigPool` → `lib/resourcemerge/machineconfig.go`
+//!   `EnsureMachineConfigPool`): each of `master` and `worker` (and `arbiter` with that topology, not modelled) is
+//!   read, created from its manifest when missing, and otherwise given back its manifest's labels and annotations
+//!   (merged in, never removed), `spec.machineConfigSelector` and `spec.nodeSelector`, by an update (PUT) of the whole
+//!   object. `paused`, `maxUnavailable` and the rest of the spec are left as they are.
+//! - **4.22 and later** (`main` and `release-4.22`, commit f194385ed "MCO-2032"): a missing pool is created; an
+//!   existing one gets only its manifest's labels and annotations back ("We don't care about the spec").
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use kube::api::{Api, PostParams};
+use kube::ResourceExt;
+use numo::openshift::MachineConfigPool;
+
+use crate::membership::{MASTER, WORKER};
+use crate::seed::manifest_pool;
+
+/// The user the real operator runs as.
+pub const OPERATOR_USER: &str = "system:serviceaccount:openshift-machine-config-operator:machine-config-operator";
+/// The namespace of the operator's ServiceAccount.
+pub const OPERATOR_NAMESPACE: &str = "openshift-machine-config-operator";
+/// The operator's ServiceAccount.
+pub const OPERATOR_SERVICE_ACCOUNT: &str = "machine-config-operator";
+/// The field manager of the operator's writes (the client-go default: the binary's name).
+pub const OPERATOR_FIELD_MANAGER: &str = "machine-config-operator";
+/// The reason of `machine-config` `Degraded=True` when the pool sync fails (`taskFailed("MachineConfigPools")`).
+pub const POOLS_FAILED: &str = "MachineConfigPoolsFailed";
+
+/// An OpenShift release the simulator plays, `4.<minor>`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct OpenShiftRelease {
+    /// The minor version.
+    pub minor: u32,
+}
+
+impl OpenShiftRelease {
+    /// The oldest release numo supports.
+    pub const OLDEST: Self = Self { minor: 16 };
+    /// The newest release numo supports, the simulator's default.
+    pub const NEWEST: Self = Self { minor: 22 };
+
+    /// Parses `4.<minor>` (a patch version, `4.21.3`, is accepted and ignored); only supported releases.
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let mut parts = text.trim().split('.');
+        let (major, minor) = (parts.next(), parts.next().and_then(|m| m.parse::<u32>().ok()));
+        match (major, minor) {
+            (Some("4"), Some(minor)) if (Self::OLDEST.minor..=Self::NEWEST.minor).contains(&minor) => {
+                Ok(Self { minor })
+            }
+            _ => Err(format!(
+                "{text:?} is not an OpenShift release the simulator plays (4.{} to 4.{})",
+                Self::OLDEST.minor,
+                Self::NEWEST.minor
+            )),
+        }
+    }
+
+    /// Whether the machine-config operator puts the built-in pools' selectors back on every sync (4.16–4.21).
+    pub fn enforces_pool_selectors(self) -> bool {
+        self.minor <= 21
+    }
+}
+
+impl Default for OpenShiftRelease {
+    fn default() -> Self {
+        Self::NEWEST
+    }
+}
+
+impl std::fmt::Display for OpenShiftRelease {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "4.{}", self.minor)
+    }
+}
+
+/// What the operator would change of `existing` to make it its manifest `required` on `release`; None when
+/// nothing.
+pub fn ensure(
+    existing: &MachineConfigPool,
+    required: &MachineConfigPool,
+    release: OpenShiftRelease,
+) -> Option<MachineConfigPool> {
+    let mut pool = existing.clone();
+    let mut modified = false;
+    for (have, want) in [
+        (&mut pool.metadata.labels, &required.metadata.labels),
+        (&mut pool.metadata.annotations, &required.metadata.annotations),
+    ] {
+        for (key, value) in want.iter().flatten() {
+            let map = have.get_or_insert_with(BTreeMap::new);
+            if map.get(key) != Some(value) {
+                map.insert(key.clone(), value.clone());
+                modified = true;
+            }
+        }
+    }
+    if release.enforces_pool_selectors() {
+        if pool.spec.machine_config_selector != required.spec.machine_config_selector {
+            pool.spec.machine_config_selector = required.spec.machine_config_selector.clone();
+            modified = true;
+        }
+        if pool.spec.node_selector != required.spec.node_selector {
+            pool.spec.node_selector = required.spec.node_selector.clone();
+            modified = true;
+        }
+    }
+    modified.then_some(pool)
+}
+
+/// The operator's pool sync: one pass per wake-up of the simulator.
+pub struct OperatorSync {
+    client: kube::Client,
+    release: OpenShiftRelease,
+}
+
+impl OperatorSync {
+    /// The sync of `release`, writing through `client` (which acts as the operator's ServiceAccount).
+    pub fn new(client: kube::Client, release: OpenShiftRelease) -> Self {
+        Self { client, release }
+    }
+
+    /// One sync over the cached pools: Ok when every built-in pool is as the release wants it (or was just made
+    /// so), else the error of the first write that failed, as the operator reports it.
+    pub async fn reconcile(&self, pools: &[Arc<MachineConfigPool>]) -> Result<(), String> {
+        let api: Api<MachineConfigPool> = Api::all(self.client.clone());
+        let params = PostParams { field_manager: Some(OPERATOR_FIELD_MANAGER.into()), ..Default::default() };
+        for role in [MASTER, WORKER] {
+            let required = manifest_pool(role);
+            let cached = pools.iter().find(|p| p.name_any() == role);
+            // The cache lags; the operator reads the pool before it writes (resourceapply's Get).
+            let result = match cached {
+                Some(cached) if ensure(cached, &required, self.release).is_none() => Ok(()),
+                _ => self.apply(&api, &params, role, &required).await,
+            };
+            if let Err(error) = result {
+                return Err(format!("{error:#}"));
+            }
+        }
+        Ok(())
+    }
+
+    async fn apply(
+        &self,
+        api: &Api<MachineConfigPool>,
+        params: &PostParams,
+        role: &str,
+        required: &MachineConfigPool,
+    ) -> anyhow::Result<()> {
+        let existing = match api.get_opt(role).await.with_context(|| format!("reading MachineConfigPool {role}"))? {
+            Some(existing) => existing,
+            None => {
+                api.create(params, required).await.with_context(|| format!("creating MachineConfigPool {role}"))?;
+                tracing::info!(pool = role, "machine-config operator: created the missing pool");
+                return Ok(());
+            }
+        };
+        if let Some(pool) = ensure(&existing, required, self.release) {
+            api.replace(role, params, &pool).await.map_err(|e| anyhow::anyhow!("{}", error_text(e)))?;
+            tracing::info!(pool = role, release = %self.release, "machine-config operator: put the pool back to its manifest");
+        }
+        Ok(())
+    }
+}
+
+/// An API error as client-go prints it in the operator's message (`admission webhook ... denied the request: ...`
+/// for a refused write).
+fn error_text(error: kube::Error) -> String {
+    match error {
+        kube::Error::Api(status) => status.message.clone(),
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement};
+
+    fn steered() -> MachineConfigPool {
+        let mut pool = manifest_pool(WORKER);
+        pool.spec.paused = true;
+        pool.spec.node_selector = Some(LabelSelector {
+            match_labels: None,
+            match_expressions: Some(vec![LabelSelectorRequirement {
+                key: "x".into(),
+                operator: "Exists".into(),
+                values: None,
+            }]),
+        });
+        pool.metadata.labels = None;
+        pool
+    }
+
+    #[test]
+    fn releases_parse_within_the_supported_range() {
+        assert_eq!(OpenShiftRelease::parse("4.21"), Ok(OpenShiftRelease { minor: 21 }));
+        assert_eq!(OpenShiftRelease::parse("4.16.3"), Ok(OpenShiftRelease { minor: 16 }));
+        assert!(OpenShiftRelease::parse("4.15").is_err());
+        assert!(OpenShiftRelease::parse("4.23").is_err());
+        assert!(OpenShiftRelease::parse("5.1").is_err());
+        assert_eq!(OpenShiftRelease::default().to_string(), "4.22");
+    }
+
+    #[test]
+    fn up_to_4_21_the_selectors_go_back_and_nothing_else_changes() {
+        let required = manifest_pool(WORKER);
+        let release = OpenShiftRelease { minor: 21 };
+        let fixed = ensure(&steered(), &required, release);
+        let fixed = fixed.unwrap_or_else(|| panic!("4.21 puts the selector back"));
+        assert_eq!(fixed.spec.node_selector, required.spec.node_selector);
+        assert!(fixed.spec.paused, "paused is the admin's");
+        assert_eq!(fixed.metadata.labels, required.metadata.labels);
+        assert_eq!(ensure(&fixed, &required, release), None, "then nothing to do");
+    }
+
+    #[test]
+    fn from_4_22_only_the_metadata_goes_back() {
+        let required = manifest_pool(WORKER);
+        let release = OpenShiftRelease { minor: 22 };
+        let fixed = ensure(&steered(), &required, release).unwrap_or_else(|| panic!("the labels go back"));
+        assert_eq!(fixed.spec.node_selector, steered().spec.node_selector, "the selector is left");
+        assert_eq!(fixed.metadata.labels, required.metadata.labels);
+        let mut extra = fixed.clone();
+        extra.metadata.labels.get_or_insert_with(Default::default).insert("team".into(), "a".into());
+        assert_eq!(ensure(&extra, &required, release), None, "labels are merged in, never removed");
+    }
+}
