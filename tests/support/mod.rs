@@ -3,7 +3,10 @@
 
 #![allow(dead_code)] // each test binary uses a different subset
 
+mod gated;
 mod timeline;
+#[allow(unused_imports)] // not every test binary checks the gating of each node
+pub use gated::*;
 #[allow(unused_imports)] // not every test binary watches a timeline
 pub use timeline::*;
 
@@ -34,6 +37,20 @@ pub enum Nfd {
     On,
 }
 
+/// The environment variable naming the OpenShift release the simulated cluster plays (`4.21`, `4.22`, ...):
+/// `hack/test.sh` runs the rollout, other-hands and config-change tests once per release of its matrix.
+pub const OPENSHIFT_ENV: &str = "NUMO_TEST_OPENSHIFT_VERSION";
+
+/// The release the simulated cluster plays: [`OPENSHIFT_ENV`], else the newest the simulator knows.
+pub fn openshift_release() -> numo_simulator::OpenShiftRelease {
+    match std::env::var(OPENSHIFT_ENV) {
+        Ok(text) if !text.is_empty() => {
+            numo_simulator::OpenShiftRelease::parse(&text).unwrap_or_else(|e| panic!("{OPENSHIFT_ENV}: {e}"))
+        }
+        _ => numo_simulator::OpenShiftRelease::default(),
+    }
+}
+
 /// A world with a simulated OpenShift of `workers` workers at [`OLD`], the reference's canary pool, and numo's
 /// controllers running.
 pub struct Setup {
@@ -46,6 +63,12 @@ pub struct Setup {
     pub allowed_job_namespaces: Vec<String>,
     /// The Alertmanager the operator asks (the default, OpenShift's, is not reachable in the test world).
     pub alertmanager: numo::alerts::AlertmanagerConfig,
+    /// Whether numo runs as installed, knowing its ServiceAccount, so that it puts its admission policy
+    /// `numo-holds` in force (the default); false for a test of what numo does where the policy is not available
+    /// (OpenShift before 4.17).
+    pub policy: bool,
+    /// The OpenShift release the simulated cluster plays.
+    pub openshift: numo_simulator::OpenShiftRelease,
 }
 
 impl Setup {
@@ -54,13 +77,23 @@ impl Setup {
         Self::with(test, workers, Nfd::Off).await
     }
 
-    /// The test world, with or without the NFD stand-in.
+    /// The test world, with or without the NFD stand-in, on the release of [`openshift_release`].
     pub async fn with(test: &str, workers: usize, nfd: Nfd) -> anyhow::Result<Self> {
+        Self::on(test, workers, nfd, openshift_release()).await
+    }
+
+    /// The test world on OpenShift release `openshift`.
+    pub async fn on(
+        test: &str,
+        workers: usize,
+        nfd: Nfd,
+        openshift: numo_simulator::OpenShiftRelease,
+    ) -> anyhow::Result<Self> {
         numo_testkit::init_tracing();
         let cluster = numo_testkit::cluster().await?;
         let mut world = cluster.world(test).await?;
         let shape = numo_simulator::ClusterShape { version: OLD.into(), workers, masters: 1 };
-        let config = numo_simulator::SimConfig { nfd_labels: nfd == Nfd::On, ..Default::default() };
+        let config = numo_simulator::SimConfig { nfd_labels: nfd == Nfd::On, openshift, ..Default::default() };
         world.openshift(shape, config).await?;
         let client = world.client.clone();
         let ns = world.namespace.clone();
@@ -74,10 +107,13 @@ impl Setup {
             readiness,
             allowed_job_namespaces: Vec::new(),
             alertmanager: Default::default(),
+            policy: true,
+            openshift,
         })
     }
 
-    /// Starts numo's three controllers in this process (with the operator's own RBAC where the test kit offers it).
+    /// Starts numo's three controllers in this process, as installed: the operator's own RBAC and, unless
+    /// [`Setup::policy`] is false, its admission policy in force.
     pub async fn start_operator(&mut self) -> anyhow::Result<()> {
         let cluster = numo_testkit::cluster().await?;
         let client = numo_testkit::rbac::operator_client(cluster).await?;
@@ -85,7 +121,10 @@ impl Setup {
             allowed_job_namespaces: self.allowed_job_namespaces.clone(),
             alertmanager: self.alertmanager.clone(),
         };
-        let ctx = numo::Context::new(client, config, Default::default());
+        let mut ctx = numo::Context::new(client, config, Default::default());
+        if self.policy {
+            ctx.service_account = Some(numo_testkit::rbac::OPERATOR_USER.to_string());
+        }
         self.readiness = ctx.readiness.clone();
         self.operator = Some(self.world.spawn(numo::controllers::run(ctx)));
         Ok(())

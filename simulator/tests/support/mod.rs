@@ -36,7 +36,7 @@ pub fn fast() -> SimConfig {
         reboot: Duration::from_millis(700),
         control_plane: Duration::from_millis(300),
         retry: Duration::from_millis(300),
-        nfd_labels: false,
+        ..SimConfig::default()
     }
 }
 
