@@ -5,7 +5,11 @@
 # The simulated cluster has no NFD: numo reads each node's release from its rendered MachineConfig. NFD=1 adds the
 # simulator's NFD stand-in, which labels every node with its release, as on a cluster set up for the reference.
 #
-# Environment: CLUSTER (default numo-demo), WORKERS (default 6), FROM (4.16.4), TO (4.16.5), NFD (0 or 1).
+# The simulator plays the platform's writers of OpenShift 4.21 (its machine-config operator puts the worker pool's
+# selectors back on every sync), the release most clusters run; OPENSHIFT=4.22 plays the newest.
+#
+# Environment: CLUSTER (default numo-demo), WORKERS (default 6), FROM (4.16.4), TO (4.16.5), NFD (0 or 1),
+# OPENSHIFT (4.16 to 4.22, default 4.21).
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
@@ -14,8 +18,8 @@ source hack/versions.sh
 # shellcheck source=hack/lib/openshift.sh
 source hack/lib/openshift.sh
 cluster="${CLUSTER:-numo-demo}" workers="${WORKERS:-6}" from="${FROM:-4.16.4}" to="${TO:-4.16.5}"
-sim_flags=() nfd_note="no NFD: versions from the rendered MachineConfigs"
-if [[ "${NFD:-0}" == 1 ]]; then sim_flags=(--nfd-labels) nfd_note="NFD stand-in: versions from the node labels"; fi
+sim_flags=(--openshift-version "${OPENSHIFT:-4.21}") nfd_note="no NFD: versions from the rendered MachineConfigs"
+if [[ "${NFD:-0}" == 1 ]]; then sim_flags+=(--nfd-labels) nfd_note="NFD stand-in: versions from the node labels"; fi
 logs="$NUMO_CACHE/demo-logs"
 mkdir -p "$logs"
 say() { printf '\n\033[1m==> %s\033[0m\n' "$*"; }
@@ -35,7 +39,7 @@ pids=()
 cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; wait 2>/dev/null || true; }
 trap cleanup EXIT
 
-say "Installing numo's CRDs and seeding a simulated OpenShift: 3 masters, $workers workers at $from ($nfd_note)"
+say "Installing numo's CRDs and seeding a simulated OpenShift ${OPENSHIFT:-4.21}: 3 masters, $workers workers at $from ($nfd_note)"
 "$numo" crds | kubectl apply --server-side -f - >/dev/null
 "$sim" seed --version "$from" --workers "$workers" --masters 3
 "$sim" run "${sim_flags[@]}" >"$logs/simulator.log" 2>&1 &

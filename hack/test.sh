@@ -62,6 +62,11 @@ step "cargo clippy" cargo clippy --workspace --all-targets -- -D warnings
 # integration tests) and the end-to-end test's harness (opened in Chromium by tests/console_plugin.rs).
 step "console plugin (npm)" "$hack_dir/console-plugin.sh" all
 step "cargo test" cargo test --workspace --no-fail-fast
+# The release matrix: the tests above play the newest OpenShift release; the rollout, other-hands, config-change
+# and platform-writer tests run again against the simulator as OpenShift 4.21, whose machine-config operator puts
+# the built-in pools' selectors back on every sync (tests/support: NUMO_TEST_OPENSHIFT_VERSION).
+step "cargo test (OpenShift 4.21)" env NUMO_TEST_OPENSHIFT_VERSION=4.21 cargo test --no-fail-fast \
+  --test rollout --test other_hands --test config_change
 
 # The OLM bundle: equal to what config/ generates, and operator-sdk's operatorframework suite reports no error and no
 # warning (builds operator-sdk into the cache on first use).

@@ -158,16 +158,25 @@ async fn refuses_other_hands(admin: &Client, run_config: &str) -> anyhow::Result
             "{message}"
         );
     }
-    // ... a changed selector ...
+    // ... a changed selector of a held custom pool ...
+    let infra: MachineConfigPool = serde_json::from_value(json!({
+        "metadata": {"name": "infra", "annotations": {POOL_CLAIMED_BY: run_config, POOL_ORIGINAL: "{\"paused\":false}"}},
+        "spec": {"paused": true, "nodeSelector": {"matchLabels": {"node-role.kubernetes.io/infra": ""}}},
+    }))?;
+    pools(admin).create(&Default::default(), &infra).await?;
     let steer = json!({"spec": {"nodeSelector": {"matchLabels": {"node-role.kubernetes.io/worker": ""},
                                                  "matchExpressions": [{"key": "team", "operator": "Exists"}]}}});
-    let message = refusal(pools(admin).patch("worker", &params, &merge(steer.clone())).await);
+    let message = refusal(pools(admin).patch("infra", &params, &merge(steer.clone())).await);
     assert!(
         message.contains(&format!(
-            "The nodeSelector of MachineConfigPool worker is steered by numo for the MutexRunConfig {run_config}"
+            "The nodeSelector of MachineConfigPool infra is steered by numo for the MutexRunConfig {run_config}"
         )),
         "{message}"
     );
+    // ... a release mark that numo did not add ...
+    let forged = json!({"metadata": {"labels": {numo::labels::RELEASED: "canary"}}});
+    let message = refusal(nodes(admin).patch("worker-0", &params, &merge(forged)).await);
+    assert!(message.contains("only numo marks a node released"), "{message}");
     // ... and a removed rule label.
     let unlabel = json!({"metadata": {"labels": {LABEL: null}}});
     let message = refusal(nodes(&console).patch("worker-0", &params, &merge(unlabel.clone())).await);
@@ -181,6 +190,18 @@ async fn refuses_other_hands(admin: &Client, run_config: &str) -> anyhow::Result
     let pool = pools(admin).get("worker").await?;
     assert!(pool.spec.paused, "nothing changed");
     assert!(nodes(admin).get("worker-0").await?.labels().contains_key(LABEL), "nothing changed");
+
+    // The platform is never refused: the worker pool's selector is the machine-config operator's (it puts it back on
+    // every sync on 4.16–4.21), and its ServiceAccounts, the CVO's and the kubelets' writes all go through.
+    let manifest = json!({"spec": {"nodeSelector": {"matchLabels": {"node-role.kubernetes.io/worker": ""}}}});
+    pools(admin).patch("worker", &params, &merge(manifest.clone())).await?;
+    let operator = user_in_groups(
+        "system:serviceaccount:openshift-machine-config-operator:machine-config-operator",
+        &["system:serviceaccounts", "system:authenticated"],
+    )
+    .await?;
+    pools(&operator).patch("infra", &params, &merge(steer.clone())).await?;
+    pools(&operator).patch("worker", &params, &merge(manifest)).await?;
 
     // What does not release numo's hold goes through: other labels and annotations, pausing.
     nodes(admin).patch("worker-0", &params, &merge(json!({"metadata": {"labels": {"team": "a"}}}))).await?;

@@ -217,8 +217,9 @@ async fn nodes_no_target_pool_owns_are_neither_gated_nor_moved_into_the_canary()
     labels.insert("kubernetes.io/os".into(), "windows".into());
     labels.insert("node-role.kubernetes.io/worker".into(), String::new());
     Api::<k8s_openapi::api::core::v1::Node>::all(setup.client.clone()).create(&Default::default(), &windows).await?;
-    // worker-2 belongs to the custom pool "infra", which is not a target: the steered canary (workers without the
-    // rule labels) would match it too, and the MCO degrades a node matched by two custom pools.
+    // worker-2 belongs to the custom pool "infra", which is not a target: the canary's own selector (workers) would
+    // match it too, and the MCO degrades a node matched by two custom pools; the steered canary takes only the nodes
+    // numo marked released.
     let infra: numo::openshift::MachineConfigPool = serde_json::from_value(json!({
         "apiVersion": "machineconfiguration.openshift.io/v1", "kind": "MachineConfigPool",
         "metadata": {"name": "infra"},

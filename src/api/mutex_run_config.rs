@@ -34,9 +34,11 @@ pub struct MutexRunConfigSpec {
     #[serde(default, rename = "skipTLSVerify")]
     pub skip_tls_verify: bool,
 
-    /// The unpaused MachineConfigPool that upgrades each released node. It must exist, must not be paused, must
-    /// not be one of the target pools and must own no node that a target pool selects. During a rollout its `matchExpressions` are replaced by one
-    /// `<rule-label> DoesNotExist` per rule; they are restored exactly afterwards.
+    /// The unpaused custom MachineConfigPool that upgrades each released node. It must exist, must not be paused,
+    /// must not be a built-in pool (`master`, `worker`, `arbiter`) or one of the target pools, and must own no node
+    /// that a target pool selects. During a rollout its `matchExpressions` are replaced by
+    /// `openshift-optional.skrzypek.io/released-to In [<canary>]`, so it takes only the nodes numo marked released;
+    /// they are restored exactly afterwards.
     pub canary: CanaryPool,
 
     /// The MutexRules to run for every gated node, in this order.
