@@ -13,7 +13,7 @@ use cel::{Context, Program, Value};
 /// reads them for its own work, across namespaces; a check on them would let whoever may create a run config learn about
 /// objects (MachineConfigs with their files, Jobs, pods) they may not read themselves. The built-in checks cover
 /// nodes, pools, ClusterOperators and PodDisruptionBudgets.
-pub const RESERVED_KINDS: [(&str, &str); 17] = [
+pub const RESERVED_KINDS: [(&str, &str); 18] = [
     ("", "Node"),
     ("", "Pod"),
     ("", "ServiceAccount"),
@@ -24,6 +24,7 @@ pub const RESERVED_KINDS: [(&str, &str); 17] = [
     ("policy", "PodDisruptionBudget"),
     ("machineconfiguration.openshift.io", "MachineConfigPool"),
     ("machineconfiguration.openshift.io", "MachineConfig"),
+    ("machineconfiguration.openshift.io", "MachineOSConfig"),
     ("config.openshift.io", "ClusterVersion"),
     ("config.openshift.io", "ClusterOperator"),
     ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"),

@@ -9,6 +9,7 @@ pub mod cluster_operator;
 pub mod cluster_version;
 pub mod machine_config;
 pub mod machine_config_pool;
+pub mod machine_os_config;
 
 pub use cluster_operator::{ClusterOperator, ClusterOperatorSpec, ClusterOperatorStatus, OperandVersion};
 pub use cluster_version::{
@@ -19,6 +20,7 @@ pub use machine_config_pool::{
     config_content, ConfigSource, MachineConfigPool, MachineConfigPoolCondition, MachineConfigPoolSpec,
     MachineConfigPoolStatus, RenderedConfiguration,
 };
+pub use machine_os_config::{MachineOSConfig, MachineOSConfigSpec};
 
 /// Node label (and rendered MachineConfig annotation) carrying the OpenShift release version, e.g. `4.16.4`.
 pub const RELEASE_VERSION: &str = "machineconfiguration.openshift.io/release-image-version";

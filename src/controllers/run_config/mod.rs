@@ -31,7 +31,7 @@ use crate::api::{MutexRule, MutexRunConfig, MutexTarget};
 use crate::cached_job::CachedJob;
 use crate::guard;
 use crate::labels;
-use crate::openshift::{self, ClusterOperator, ClusterVersion, MachineConfig, MachineConfigPool};
+use crate::openshift::{self, ClusterOperator, ClusterVersion, MachineConfig, MachineConfigPool, MachineOSConfig};
 use crate::watches::Watches;
 use crate::{Context, Error, Result};
 
@@ -78,12 +78,14 @@ pub async fn run(ctx: Context) {
         watches.watch_optional::<guard::Guarded<ClusterOperator>>(observe::CLUSTER_OPERATORS, any.clone());
     let (budgets, budget_events) =
         watches.watch_optional::<guard::Guarded<PodDisruptionBudget>>(observe::BUDGETS, any.clone());
+    let (machine_os_configs, mosc_events) =
+        watches.watch_optional::<guard::Guarded<MachineOSConfig>>(observe::MACHINE_OS_CONFIGS, any.clone());
 
     let all = {
         let store = run_configs.clone();
         move || all_run_configs(&store)
     };
-    let (all_for_pools, all_for_mcs, all_for_cv) = (all.clone(), all.clone(), all);
+    let (all_for_pools, all_for_mcs, all_for_cv, all_for_moscs) = (all.clone(), all.clone(), all.clone(), all);
     let interest = node_interest::NodeInterest::default();
     let waking = {
         let (store, configs, interest) = (run_configs.clone(), machine_configs.clone(), interest.clone());
@@ -126,6 +128,7 @@ pub async fn run(ctx: Context) {
         move |_| all_for_mcs(),
     )
     .watches_stream(cv_events.touched_objects(), move |_| all_for_cv())
+    .watches_stream(mosc_events.touched_objects(), move |_| all_for_moscs())
     .watches_stream(job_events.touched_objects(), job_owner)
     .watches_stream(
         co_events.touched_objects().predicate_filter(predicates::operator_predicate, Default::default()),
@@ -151,6 +154,7 @@ pub async fn run(ctx: Context) {
         jobs,
         cluster_operators,
         budgets,
+        machine_os_configs,
         sources: watches.sources(),
         custom: Some(custom),
     };

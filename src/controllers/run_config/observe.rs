@@ -26,7 +26,7 @@ use crate::guard::Guarded;
 use crate::jobs;
 use crate::labels;
 use crate::membership;
-use crate::openshift::{self, ClusterOperator, ClusterVersion, MachineConfig, MachineConfigPool};
+use crate::openshift::{self, ClusterOperator, ClusterVersion, MachineConfig, MachineConfigPool, MachineOSConfig};
 use crate::watches::Sources;
 
 /// The caches the run-config controller reads; every one is fed by a watch.
@@ -52,6 +52,8 @@ pub struct Stores {
     pub cluster_operators: Store<Guarded<ClusterOperator>>,
     /// Every PodDisruptionBudget (an optional watch).
     pub budgets: Store<Guarded<PodDisruptionBudget>>,
+    /// Every MachineOSConfig (an optional watch: the API exists from OpenShift 4.19).
+    pub machine_os_configs: Store<Guarded<MachineOSConfig>>,
     /// The health of the watches behind the caches, to tell whether an optional one can be read.
     pub sources: Sources,
     /// The objects custom health checks read (watched on demand); None where there is no runtime for watches.
@@ -62,6 +64,8 @@ pub struct Stores {
 pub const CLUSTER_OPERATORS: &str = "ClusterOperators";
 /// See [`CLUSTER_OPERATORS`].
 pub const BUDGETS: &str = "PodDisruptionBudgets";
+/// See [`CLUSTER_OPERATORS`].
+pub const MACHINE_OS_CONFIGS: &str = "MachineOSConfigs";
 
 /// Builds the snapshot for one run config.
 pub fn snapshot(stores: &Stores, rc: &MutexRunConfig, now: Timestamp) -> Snapshot {
@@ -134,7 +138,30 @@ pub fn snapshot(stores: &Stores, rc: &MutexRunConfig, now: Timestamp) -> Snapsho
         Some(checks) => HealthFacts { custom: custom_facts(stores, &checks.custom), ..health_facts(stores) },
         None => HealthFacts::default(),
     };
-    Snapshot { now, run_config, rules, targets, pools, nodes, cluster, jobs, run_configs, health, policy: None }
+    let image_builds = match stores.sources.readable(MACHINE_OS_CONFIGS) {
+        Ok(()) => stores
+            .machine_os_configs
+            .state()
+            .iter()
+            .filter_map(|m| m.decoded())
+            .map(|m| (m.spec.machine_config_pool.name.clone(), m.name_any()))
+            .collect(),
+        Err(_) => BTreeMap::new(),
+    };
+    Snapshot {
+        now,
+        run_config,
+        rules,
+        targets,
+        pools,
+        nodes,
+        cluster,
+        jobs,
+        run_configs,
+        health,
+        policy: None,
+        image_builds,
+    }
 }
 
 /// The unhealthy ClusterOperators and the PodDisruptionBudgets at zero, or why they cannot be read.

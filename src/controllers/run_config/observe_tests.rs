@@ -72,6 +72,7 @@ fn stores(pools: &[Value], nodes: &[Value], jobs: &[Value]) -> Stores {
         jobs: store::<CachedJob>(jobs),
         cluster_operators: store::<ClusterOperator>(&[]),
         budgets: store::<PodDisruptionBudget>(&[]),
+        machine_os_configs: store::<crate::openshift::MachineOSConfig>(&[]),
         sources: Default::default(),
         custom: None,
     }

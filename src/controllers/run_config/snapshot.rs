@@ -38,6 +38,9 @@ pub struct Snapshot {
     /// Whether numo's admission policy refuses other hands' writes to what numo holds (`Err`: why not); None
     /// before numo knows.
     pub policy: Option<Result<(), String>>,
+    /// Pool name → the MachineOSConfig that builds its OS image on the cluster (image mode); empty where the API is
+    /// not served (before OpenShift 4.19) or cannot be read.
+    pub image_builds: BTreeMap<String, String>,
 }
 
 /// What a source of the health checks said, or why it cannot be read (a check that cannot read holds the rollout).

@@ -150,6 +150,7 @@ pub fn resolve(snapshot: &Snapshot) -> Verdict<'_> {
             }
         }
     }
+    problems.extend(image_mode_mismatch(snapshot, &targets, canary_name));
     if targets.iter().any(|t| &t.name == canary_name) {
         problems.push(format!(
             "canary MachineConfigPool {canary_name} is also a target pool; choose a canary that no MutexTarget names"
@@ -226,6 +227,30 @@ pub fn resolve(snapshot: &Snapshot) -> Verdict<'_> {
         findings: membership.findings,
         schedule,
     }))
+}
+
+/// Target pools in image mode (a MachineOSConfig builds their OS image on the cluster) while the canary is not: a
+/// node released into the canary would boot the canary's image, not the one its pool built, so such a run config is
+/// refused. A canary with a MachineOSConfig of its own is accepted: that it builds the same image is the admin's to
+/// keep (docs/install.md).
+fn image_mode_mismatch(snapshot: &Snapshot, targets: &[&PoolView], canary: &str) -> Vec<String> {
+    if snapshot.image_builds.contains_key(canary) {
+        return Vec::new();
+    }
+    targets
+        .iter()
+        .filter_map(|t| {
+            let build = snapshot.image_builds.get(&t.name)?;
+            Some(format!(
+                "target MachineConfigPool {} builds its own OS image on the cluster (MachineOSConfig {build}), but \
+                 canary MachineConfigPool {canary} has no MachineOSConfig: a node released into the canary would \
+                 boot the canary's image instead of its own. Give the canary a MachineOSConfig that builds the same \
+                 image (a copy of {build} with spec.machineConfigPool.name: {canary}) and let it build before the \
+                 rollout, or choose a canary that has one",
+                t.name
+            ))
+        })
+        .collect()
 }
 
 /// The target nodes as the MCO assigns them.

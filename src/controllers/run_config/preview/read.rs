@@ -46,8 +46,9 @@ fn optional<K: Resource<DynamicType = ()> + Clone + 'static>(
     }
 }
 
-/// Reads the run config `namespace/name` and everything its plan reads. ClusterOperators and
-/// PodDisruptionBudgets are optional, as for the operator: when they cannot be read, the checks on them say so.
+/// Reads the run config `namespace/name` and everything its plan reads. ClusterOperators, PodDisruptionBudgets and
+/// MachineOSConfigs are optional, as for the operator: when they cannot be read, the checks on them say so (and no
+/// pool counts as in image mode).
 pub async fn read(client: &kube::Client, namespace: &str, name: &str) -> Result<(MutexRunConfig, Stores), String> {
     let all = ListParams::default();
     let what = |kind: &'static str| move |e: kube::Error| format!("cannot list {kind}: {e}");
@@ -59,6 +60,8 @@ pub async fn read(client: &kube::Client, namespace: &str, name: &str) -> Result<
     let sources = crate::watches::Sources::default();
     let cluster_operators = optional(&sources, observe::CLUSTER_OPERATORS, list(Api::all(client.clone()), &all).await);
     let budgets = optional(&sources, observe::BUDGETS, list(Api::all(client.clone()), &all).await);
+    let machine_os_configs =
+        optional(&sources, observe::MACHINE_OS_CONFIGS, list(Api::all(client.clone()), &all).await);
     let stores = Stores {
         run_configs: list::<MutexRunConfig>(Api::all(client.clone()), &all).await.map_err(what("MutexRunConfigs"))?,
         rules: list::<MutexRule>(Api::all(client.clone()), &all).await.map_err(what("MutexRules"))?,
@@ -74,6 +77,7 @@ pub async fn read(client: &kube::Client, namespace: &str, name: &str) -> Result<
         jobs: list::<CachedJob>(Api::all(client.clone()), &jobs).await.map_err(what("numo's Jobs"))?,
         cluster_operators,
         budgets,
+        machine_os_configs,
         sources,
         custom: None,
     };

@@ -84,6 +84,38 @@ fn the_canary_must_exist_be_unpaused_and_not_be_a_target() {
 }
 
 #[test]
+fn a_target_pool_in_image_mode_needs_a_canary_in_image_mode_too() {
+    let mut f = Fixture::new(2);
+    f.s.image_builds.insert("worker".into(), "worker-image".into());
+    let p = f.step();
+    let validated = condition(&p, condition::CONFIG_VALIDATED);
+    assert_eq!(validated.status, "False");
+    assert!(validated.message.contains("MachineOSConfig worker-image"), "{}", validated.message);
+    assert!(validated.message.contains("Give the canary a MachineOSConfig"), "{}", validated.message);
+    assert!(only_finalizer_or_nothing(&p), "nothing is changed: {:?}", p.intents);
+    // The canary builds its own image too: the admin keeps the two alike, numo goes on.
+    f.s.image_builds.insert("canary".into(), "canary-image".into());
+    let p = f.step();
+    assert_eq!(condition(&p, condition::CONFIG_VALIDATED).status, "True");
+}
+
+#[test]
+fn the_arbiter_pool_cannot_be_a_target_nor_a_built_in_pool_the_canary() {
+    let mut f = Fixture::new(1);
+    f.s.pools.insert("arbiter".into(), pool("arbiter", selector("node-role.kubernetes.io/arbiter")));
+    f.s.targets[0].found = Some(Ok(vec!["arbiter".into()]));
+    let p = f.step();
+    let validated = condition(&p, condition::CONFIG_VALIDATED);
+    assert!(validated.message.contains("names the arbiter pool"), "{}", validated.message);
+    let mut f = Fixture::new(1);
+    f.s.run_config.spec.canary.name = "worker".into();
+    f.s.targets[0].found = Some(Ok(vec!["canary".into()]));
+    let p = f.step();
+    let validated = condition(&p, condition::CONFIG_VALIDATED);
+    assert!(validated.message.contains("the canary cannot be the worker pool"), "{}", validated.message);
+}
+
+#[test]
 fn the_master_pool_cannot_be_a_target() {
     let mut f = Fixture::new(1);
     f.s.targets[0].found = Some(Ok(vec!["master".into()]));

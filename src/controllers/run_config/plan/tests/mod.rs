@@ -152,6 +152,7 @@ impl Fixture {
             run_configs: BTreeSet::from([ME.to_string()]),
             health: Default::default(),
             policy: None,
+            image_builds: BTreeMap::new(),
         };
         Self { s }
     }
