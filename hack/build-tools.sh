@@ -185,19 +185,25 @@ build_olm() {
 }
 
 build_openshift_api() {
-  # Nothing to compile: the ConsolePlugin CRD (console.openshift.io/v1) as openshift/api ships it, for the tests of
-  # the ConsolePlugin numo applies.
-  [[ -f "$OPENSHIFT_API_CRDS/consoleplugins.crd.yaml" ]] && return
-  log "openshift/api $OPENSHIFT_API_VERSION: the ConsolePlugin CRD"
-  local dir module
+  # Nothing to compile: CRDs as openshift/api ships them: ConsolePlugin (console.openshift.io/v1), for the tests of
+  # the ConsolePlugin numo applies, and MachineOSConfig (machineconfiguration.openshift.io/v1), for image mode.
+  [[ -f "$OPENSHIFT_API_CRDS/consoleplugins.crd.yaml" && -f "$OPENSHIFT_API_CRDS/machineosconfigs.crd.yaml" ]] && return
+  log "openshift/api $OPENSHIFT_API_VERSION and $OPENSHIFT_API_IMAGE_MODE_VERSION: the ConsolePlugin and MachineOSConfig CRDs"
+  local dir module image_mode mosc
   dir="$(scratch)"
   trap 'rm -rf "$dir"' RETURN
   module="$(cd "$dir" && GOFLAGS=-mod=mod go mod download -json "github.com/openshift/api@$OPENSHIFT_API_VERSION" |
     sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
   [[ -n "$module" && -f "$module/console/v1/0000_10_consoleplugin.crd.yaml" ]] ||
     { log "error: github.com/openshift/api@$OPENSHIFT_API_VERSION has no console/v1 ConsolePlugin CRD"; return 1; }
+  image_mode="$(cd "$dir" && GOFLAGS=-mod=mod go mod download -json \
+    "github.com/openshift/api@$OPENSHIFT_API_IMAGE_MODE_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+  mosc="$image_mode/machineconfiguration/v1/zz_generated.crd-manifests/0000_80_machine-config_01_machineosconfigs-TechPreviewNoUpgrade.crd.yaml"
+  [[ -n "$image_mode" && -f "$mosc" ]] ||
+    { log "error: github.com/openshift/api@$OPENSHIFT_API_IMAGE_MODE_VERSION has no MachineOSConfig CRD"; return 1; }
   rm -rf "$OPENSHIFT_API_CRDS.partial" && mkdir -p "$OPENSHIFT_API_CRDS.partial"
   cp "$module/console/v1/0000_10_consoleplugin.crd.yaml" "$OPENSHIFT_API_CRDS.partial/consoleplugins.crd.yaml"
+  cp "$mosc" "$OPENSHIFT_API_CRDS.partial/machineosconfigs.crd.yaml"
   chmod -R u+w "$OPENSHIFT_API_CRDS.partial"
   rm -rf "$OPENSHIFT_API_CRDS" && mv "$OPENSHIFT_API_CRDS.partial" "$OPENSHIFT_API_CRDS"
 }

@@ -13,6 +13,10 @@ ALERTMANAGER_VERSION="${ALERTMANAGER_VERSION:-v0.31.1}"
 # openshift/api, for OpenShift CRDs the shared ones lack (ConsolePlugin): the version OLM's go.mod requires, which
 # the module proxy serves (it refuses openshift/api's branches and most of its pseudo-versions).
 OPENSHIFT_API_VERSION="${OPENSHIFT_API_VERSION:-v0.0.0-20221021112143-4226c2167e40}"
+# openshift/api with machineconfiguration.openshift.io/v1 MachineOSConfig (image mode), for the test of a target pool
+# in image mode: the newest pseudo-version the module proxy serves that has it (February 2025, the CRD still feature-
+# gated there; its spec.machineConfigPool is the field numo reads, unchanged at GA in 4.19).
+OPENSHIFT_API_IMAGE_MODE_VERSION="${OPENSHIFT_API_IMAGE_MODE_VERSION:-v0.0.0-20250228110707-635291d6fdf1}"
 
 NUMO_CACHE="${NUMO_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/numo}"
 K8S_BIN="$NUMO_CACHE/kubernetes-$K8S_VERSION/bin"
@@ -23,5 +27,6 @@ OLM_HOME="$NUMO_CACHE/olm-$OLM_VERSION-opm-$OPM_VERSION"
 OLM_BIN="$OLM_HOME/bin"   # olm, catalog, opm
 OLM_CRDS="$OLM_HOME/crds" # OLM's CRDs, from the operator-framework/api module OLM requires
 OLM_OPENSHIFT_CRDS="$OLM_HOME/openshift-crds" # OpenShift CRDs OLM needs besides numo's test world (Proxy, ConsoleYAMLSample)
-OPENSHIFT_API_CRDS="$NUMO_CACHE/openshift-api-$OPENSHIFT_API_VERSION/crds" # consoleplugins.crd.yaml
+# consoleplugins.crd.yaml, machineosconfigs.crd.yaml
+OPENSHIFT_API_CRDS="$NUMO_CACHE/openshift-api-$OPENSHIFT_API_VERSION-$OPENSHIFT_API_IMAGE_MODE_VERSION/crds"
 ALERTMANAGER_BIN="$NUMO_CACHE/alertmanager-$ALERTMANAGER_VERSION/bin"

@@ -1,0 +1,102 @@
+//! Image mode (on-cluster layering, OpenShift 4.19+) against the real API server with the MachineOSConfig CRD of
+//! openshift/api (`$NUMO_OPENSHIFT_API_CRDS/machineosconfigs.crd.yaml`, make test sets it): a target pool that
+//! builds its own OS image with a canary that does not is refused, naming the fix, with nothing changed in the
+//! cluster; once the canary builds one too, the run config is valid.
+
+mod support;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use numo::api::{MutexRunConfig, RunPhase};
+use numo::openshift::MachineOSConfig;
+use serde_json::json;
+use support::*;
+
+/// The MachineOSConfig CRD of openshift/api, as the test world serves it.
+fn machine_os_config_crd() -> anyhow::Result<CustomResourceDefinition> {
+    let dir = std::env::var_os("NUMO_OPENSHIFT_API_CRDS").ok_or_else(|| {
+        anyhow::anyhow!(
+            "NUMO_OPENSHIFT_API_CRDS is not set: it names the folder of OpenShift CRDs that hack/build-tools.sh \
+             openshift-api takes from the openshift/api module (make test sets it)"
+        )
+    })?;
+    let path = PathBuf::from(dir).join("machineosconfigs.crd.yaml");
+    let text = std::fs::read_to_string(&path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let mut crd: CustomResourceDefinition = serde_yaml::from_str(&text)?;
+    crd.metadata.annotations = None;
+    Ok(crd)
+}
+
+/// A MachineOSConfig building `pool`'s image, as an admin writes one.
+fn build_for(pool: &str) -> anyhow::Result<MachineOSConfig> {
+    Ok(serde_json::from_value(json!({
+        "apiVersion": "machineconfiguration.openshift.io/v1", "kind": "MachineOSConfig",
+        "metadata": {"name": pool},
+        "spec": {
+            "machineConfigPool": {"name": pool},
+            "imageBuilder": {"imageBuilderType": "Job"},
+            "renderedImagePushSecret": {"name": "push-secret"},
+            "renderedImagePushSpec": format!("image-registry.openshift-image-registry.svc:5000/openshift-machine-config-operator/os-{pool}:latest"),
+        },
+    }))?)
+}
+
+fn validated(rc: &MutexRunConfig) -> Option<(String, String)> {
+    let status = rc.status.as_ref()?;
+    let c = status.conditions.iter().find(|c| c.type_ == "ConfigValidated")?;
+    Some((c.status.clone(), c.message.clone()))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_target_pool_in_image_mode_is_refused_until_the_canary_builds_its_image_too() -> anyhow::Result<()> {
+    let cluster = numo_testkit::cluster().await?;
+    let crds = Api::<CustomResourceDefinition>::all(cluster.client());
+    crds.patch(
+        "machineosconfigs.machineconfiguration.openshift.io",
+        &PatchParams::apply("numo-tests").force(),
+        &Patch::Apply(&machine_os_config_crd()?),
+    )
+    .await?;
+    let mut setup = Setup::new("image-mode", 2).await?;
+    let builds = Api::<MachineOSConfig>::all(setup.client.clone());
+    // Served once the CRD is established.
+    let mut created = builds.create(&PostParams::default(), &build_for("worker")?).await;
+    for _ in 0..100 {
+        if created.is_ok() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        created = builds.create(&PostParams::default(), &build_for("worker")?).await;
+    }
+    created?;
+    let before = setup.pools().await?;
+    setup.rule("check", job_spec("1s", false), None).await?;
+    setup.target("workers", &["worker"]).await?;
+    setup.run_config("layered", &["check"], &["workers"], json!({})).await?;
+    setup.start_operator().await?;
+    setup.upgrade_cluster(NEW).await?;
+
+    let refused = numo_testkit::wait_until(&setup.run_configs(), "layered", Duration::from_secs(60), "refused", |rc| {
+        validated(rc).is_some_and(|(status, _)| status == "False")
+    })
+    .await?;
+    let (_, message) = validated(&refused).unwrap_or_default();
+    assert!(message.contains("MachineOSConfig worker"), "{message}");
+    assert!(message.contains("Give the canary a MachineOSConfig that builds the same image"), "{message}");
+    assert_eq!(setup.pools().await?, before, "nothing changed in the cluster");
+    let events = setup.events_about("layered").await?;
+    assert!(events.iter().any(|(kind, _, note)| kind == "Warning" && note.contains("MachineOSConfig worker")), "{events:?}");
+
+    // The admin gives the canary the same build: the rollout goes on.
+    builds.create(&PostParams::default(), &build_for("canary")?).await?;
+    let done = setup.wait_phase("layered", RunPhase::Completed, ROLLOUT).await;
+    for name in ["worker", "canary"] {
+        builds.delete(name, &DeleteParams::default()).await?;
+    }
+    let done = done?;
+    assert_eq!(validated(&done).map(|(s, _)| s).as_deref(), Some("True"));
+    Ok(())
+}
