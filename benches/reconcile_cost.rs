@@ -217,6 +217,7 @@ impl World {
             jobs: store(jobs).0,
             cluster_operators: store(std::iter::empty()).0,
             budgets: store(std::iter::empty()).0,
+            machine_os_configs: store(std::iter::empty()).0,
             sources: Default::default(),
             custom: None,
         };

@@ -11,7 +11,8 @@
 #    validatingadmissionpolicy numo-holds`.)
 # 1. Every MachineConfigPool numo claimed gets back the settings its `original` annotation recorded; numo's
 #    annotations (`claimed-by`, `original`, `written`) are removed.
-# 2. numo's rule labels are removed from every node.
+# 2. numo's rule labels and its release mark (`openshift-optional.skrzypek.io/released-to`, after the canary got its
+#    own selector back) are removed from every node.
 # 3. numo's finalizers are removed from the run configs (which then go) and from numo's Jobs.
 set -euo pipefail
 kubectl="${KUBECTL:-kubectl}"
@@ -50,6 +51,11 @@ fi
     retry "$kubectl" label nodes --all "$label-" >/dev/null
     log "label $label removed from every node"
   done
+released=openshift-optional.skrzypek.io/released-to
+if [[ -n "$("$kubectl" get nodes -l "$released" -o name)" ]]; then
+  retry "$kubectl" label nodes --all "$released-" >/dev/null
+  log "label $released removed from every node"
+fi
 
 # release KIND FINALIZER [GET-ARGS...]: removes FINALIZER from every object of KIND (all namespaces) that has it;
 # the patch tests the finalizer list it read, so a concurrent change of it is not overwritten.
