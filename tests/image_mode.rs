@@ -88,7 +88,10 @@ async fn a_target_pool_in_image_mode_is_refused_until_the_canary_builds_its_imag
     assert!(message.contains("Give the canary a MachineOSConfig that builds the same image"), "{message}");
     assert_eq!(setup.pools().await?, before, "nothing changed in the cluster");
     let events = setup.events_about("layered").await?;
-    assert!(events.iter().any(|(kind, _, note)| kind == "Warning" && note.contains("MachineOSConfig worker")), "{events:?}");
+    assert!(
+        events.iter().any(|(kind, _, note)| kind == "Warning" && note.contains("MachineOSConfig worker")),
+        "{events:?}"
+    );
 
     // The admin gives the canary the same build: the rollout goes on.
     builds.create(&PostParams::default(), &build_for("canary")?).await?;
