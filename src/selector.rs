@@ -85,7 +85,12 @@ pub fn is_steered(selector: Option<&LabelSelector>) -> bool {
 pub fn without_rule_labels(selector: &LabelSelector) -> LabelSelector {
     let mut selector = selector.clone();
     if let Some(expressions) = selector.match_expressions.as_mut() {
+        let before = expressions.len();
         expressions.retain(|r| !is_rule_label(&r.key) && r.key != crate::labels::RELEASED);
+        if expressions.is_empty() && before > 0 {
+            // All of them were numo's: the pool had none of its own.
+            selector.match_expressions = None;
+        }
     }
     selector
 }

@@ -279,3 +279,44 @@ fn completion_counts_the_nodes_even_from_a_status_that_lags_behind() {
     assert_eq!(p.status.completed_nodes, ["worker-0", "worker-1"]);
     assert_eq!(p.status.progress.as_deref(), Some("2/2"));
 }
+
+/// A rollout numo 0.2 was driving when it was upgraded: it steered the worker pool (`<rule label> Exists`) and the
+/// canary (`<rule label> DoesNotExist`), and released worker-0 by removing its labels.
+#[test]
+fn a_rollout_steered_by_an_earlier_numo_is_handed_over_to_release_by_mark() {
+    let mut f = Fixture::new(2);
+    f.advance_to_gating();
+    let label = crate::labels::rule_label("first", "ops");
+    let old_style = |base: LabelSelector, operator: &str| {
+        crate::selector::with_expressions_replaced(Some(&base), &[crate::selector::requirement(&label, operator)])
+    };
+    let worker = f.s.pools.get_mut("worker").unwrap();
+    worker.node_selector = Some(old_style(selector("node-role.kubernetes.io/worker"), "Exists"));
+    if let ClaimAnnotations::Claimed(claim) = &mut worker.claim {
+        claim.written =
+            Some(PoolOriginal { paused: true, node_selector: worker.node_selector.clone(), ..Default::default() });
+    }
+    let canary = f.s.pools.get_mut("canary").unwrap();
+    canary.node_selector = Some(old_style(canary_selector(), "DoesNotExist"));
+    if let ClaimAnnotations::Claimed(claim) = &mut canary.claim {
+        claim.written =
+            Some(PoolOriginal { paused: false, node_selector: canary.node_selector.clone(), ..Default::default() });
+    }
+    // worker-0 passed its gate and was released the old way: no rule label, no mark.
+    f.finish_jobs(JobResult::Succeeded);
+    let node = f.s.nodes.get_mut("worker-0").unwrap();
+    node.labels.remove(&label);
+    node.labels.remove(crate::labels::RELEASED);
+    let p = f.step();
+    let marked = position(&p, |i| matches!(i, Intent::ReleaseNode { node, .. } if node == "worker-0"));
+    let canary_steered = position(&p, |i| matches!(i, Intent::SteerPool { pool, .. } if pool == "canary"));
+    assert!(marked.is_some() && marked < canary_steered, "the mark before the canary selects by it: {:?}", p.intents);
+    assert_eq!(f.s.pools["worker"].node_selector, Some(selector("node-role.kubernetes.io/worker")), "its own back");
+    let steered = f.s.pools["canary"].node_selector.clone().unwrap_or_default();
+    let keys: Vec<&str> = steered.match_expressions.iter().flatten().map(|r| r.key.as_str()).collect();
+    assert_eq!(keys, [crate::labels::RELEASED]);
+    assert!(p.notices.iter().all(|n| !n.warning), "a handover is no foreign change: {:?}", p.notices);
+    // And the rollout ends as any other.
+    let p = run_to_end(&mut f);
+    assert_eq!(p.status.completed_nodes.len(), 2);
+}
