@@ -15,7 +15,7 @@ use futures::StreamExt;
 use kube::api::{Patch, PatchParams};
 use kube::runtime::{watcher, WatchStreamExt};
 use kube::{Api, ResourceExt};
-use numo::api::RunPhase;
+use numo::api::{MutexRunConfig, RunPhase};
 use numo::openshift::{ClusterOperator, MachineConfigPool};
 use numo_simulator::OpenShiftRelease;
 use serde_json::json;
@@ -23,24 +23,27 @@ use support::*;
 
 const WORKERS: usize = 6;
 
-/// Every `Degraded=True` the `machine-config` ClusterOperator reported, as `reason: message`.
-fn record_machine_config_degraded(setup: &mut Setup) -> Arc<Mutex<Vec<String>>> {
+/// Every `reason: message` of condition `type_` while it was True on object `name` of `api`, as a watch saw it.
+fn record_true<K>(
+    setup: &mut Setup,
+    api: Api<K>,
+    name: &str,
+    type_: &'static str,
+    conditions: impl Fn(K) -> Vec<(String, String, String, String)> + Send + 'static,
+) -> Arc<Mutex<Vec<String>>>
+where
+    K: kube::Resource + Clone + std::fmt::Debug + serde::de::DeserializeOwned + Send + 'static,
+{
     let seen = Arc::new(Mutex::new(Vec::new()));
-    let operators = Api::<ClusterOperator>::all(setup.client.clone());
     let record = seen.clone();
+    let config = watcher::Config::default().fields(&format!("metadata.name={name}"));
     setup.world.spawn(async move {
-        let config = watcher::Config::default().fields("metadata.name=machine-config");
-        let mut stream = watcher(operators, config).applied_objects().boxed();
-        while let Some(Ok(operator)) = stream.next().await {
-            let conditions = operator.status.map(|s| s.conditions).unwrap_or_default();
-            for c in conditions.iter().filter(|c| c.type_ == "Degraded" && c.status == "True") {
-                let text = format!(
-                    "{}: {}",
-                    c.reason.as_deref().unwrap_or_default(),
-                    c.message.as_deref().unwrap_or_default()
-                );
+        let mut stream = watcher(api, config).applied_objects().boxed();
+        while let Some(Ok(object)) = stream.next().await {
+            for (_, _, reason, message) in conditions(object).into_iter().filter(|(t, s, ..)| t == type_ && s == "True")
+            {
                 if let Ok(mut seen) = record.lock() {
-                    seen.push(text);
+                    seen.push(format!("{reason}: {message}"));
                 }
             }
         }
@@ -48,24 +51,25 @@ fn record_machine_config_degraded(setup: &mut Setup) -> Arc<Mutex<Vec<String>>> 
     seen
 }
 
+/// Every `Degraded=True` the `machine-config` ClusterOperator reported, as `reason: message`.
+fn record_machine_config_degraded(setup: &mut Setup) -> Arc<Mutex<Vec<String>>> {
+    let operators = Api::<ClusterOperator>::all(setup.client.clone());
+    record_true(setup, operators, "machine-config", "Degraded", |operator: ClusterOperator| {
+        let conditions = operator.status.map(|s| s.conditions).unwrap_or_default();
+        conditions
+            .into_iter()
+            .map(|c| (c.type_, c.status, c.reason.unwrap_or_default(), c.message.unwrap_or_default()))
+            .collect()
+    })
+}
+
 /// Every reason `Contested` was True with, as the run config's watch saw it.
 fn record_contested(setup: &mut Setup, name: &str) -> Arc<Mutex<Vec<String>>> {
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let record = seen.clone();
     let run_configs = setup.run_configs();
-    let config = watcher::Config::default().fields(&format!("metadata.name={name}"));
-    setup.world.spawn(async move {
-        let mut stream = watcher(run_configs, config).applied_objects().boxed();
-        while let Some(Ok(rc)) = stream.next().await {
-            let conditions = rc.status.map(|s| s.conditions).unwrap_or_default();
-            for c in conditions.iter().filter(|c| c.type_ == "Contested" && c.status == "True") {
-                if let Ok(mut seen) = record.lock() {
-                    seen.push(format!("{}: {}", c.reason, c.message));
-                }
-            }
-        }
-    });
-    seen
+    record_true(setup, run_configs, name, "Contested", |rc: MutexRunConfig| {
+        let conditions = rc.status.map(|s| s.conditions).unwrap_or_default();
+        conditions.into_iter().map(|c| (c.type_, c.status, c.reason, c.message)).collect()
+    })
 }
 
 async fn a_six_worker_upgrade_meets_the_platform_and_never_fights_it(release: &str) -> anyhow::Result<()> {

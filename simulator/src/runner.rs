@@ -1,6 +1,7 @@
 //! Runs the simulated operators: one watch (reflector) per kind fills a cache and wakes a single loop, which runs the
-//! machine-config operator's pool sync, a CVO pass, a ClusterOperators pass, an MCO pass and (when enabled) an NFD stand-in pass over the caches. Besides
-//! events, the loop wakes only at the end of the control-plane step and after an API error.
+//! machine-config operator's pool sync, a CVO pass, a ClusterOperators pass, an MCO pass and (when enabled) an NFD
+//! stand-in pass over the caches. Besides events, the loop wakes only at the end of the control-plane step and after
+//! an API error.
 //!
 //! The loop starts once the caches of nodes, pools, MachineConfigs and ClusterVersions are filled; the
 //! ClusterOperators pass runs only once theirs is, so a cluster without the ClusterOperator CRD still gets a CVO and

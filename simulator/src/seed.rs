@@ -77,7 +77,7 @@ async fn ensure_operator_account(client: &kube::Client) -> anyhow::Result<()> {
     let account: ServiceAccount = serde_json::from_value(
         json!({"metadata": {"name": OPERATOR_SERVICE_ACCOUNT, "namespace": OPERATOR_NAMESPACE}}),
     )?;
-    create_namespaced_if_missing(client, OPERATOR_NAMESPACE, account).await?;
+    create_or_read(Api::namespaced(client.clone(), OPERATOR_NAMESPACE), account).await?;
     let binding: ClusterRoleBinding = serde_json::from_value(json!({
         "metadata": {"name": "custom-account-openshift-machine-config-operator"},
         "subjects": [{"kind": "ServiceAccount", "name": OPERATOR_SERVICE_ACCOUNT, "namespace": OPERATOR_NAMESPACE}],
@@ -244,7 +244,14 @@ where
         + Serialize
         + DeserializeOwned,
 {
-    let api: Api<K> = Api::all(client.clone());
+    create_or_read(Api::all(client.clone()), object).await
+}
+
+/// Creates `object` through `api` unless one of its name exists there; returns the stored object.
+async fn create_or_read<K>(api: Api<K>, object: K) -> anyhow::Result<K>
+where
+    K: Resource<DynamicType = ()> + Clone + std::fmt::Debug + Serialize + DeserializeOwned,
+{
     let name = object.name_any();
     let post = PostParams { field_manager: Some(FIELD_MANAGER.into()), ..PostParams::default() };
     match api.create(&post, &object).await {
@@ -253,24 +260,6 @@ where
             api.get(&name).await.with_context(|| format!("reading {} {name}", K::kind(&())))
         }
         Err(err) => Err(err).with_context(|| format!("creating {} {name}", K::kind(&()))),
-    }
-}
-
-/// Creates the namespaced `object` in `namespace` unless it exists.
-async fn create_namespaced_if_missing<K>(client: &kube::Client, namespace: &str, object: K) -> anyhow::Result<()>
-where
-    K: Resource<DynamicType = (), Scope = k8s_openapi::NamespaceResourceScope>
-        + Clone
-        + std::fmt::Debug
-        + Serialize
-        + DeserializeOwned,
-{
-    let api: Api<K> = Api::namespaced(client.clone(), namespace);
-    let post = PostParams { field_manager: Some(FIELD_MANAGER.into()), ..PostParams::default() };
-    match api.create(&post, &object).await {
-        Ok(_) => Ok(()),
-        Err(kube::Error::Api(status)) if status.code == 409 => Ok(()),
-        Err(err) => Err(err).with_context(|| format!("creating {} {}", K::kind(&()), object.name_any())),
     }
 }
 

@@ -143,19 +143,20 @@ async fn apply_one(client: &kube::Client, rc: &MutexRunConfig, snapshot: &Snapsh
             let view = snapshot.pools.get(pool).cloned().unwrap_or_default();
             json_patch(&pools, pool, pool_ops(intent, &view)?).await?;
         }
-        Intent::LabelNode { node, labels } | Intent::UnlabelNode { node, labels } => {
-            let value = if matches!(intent, Intent::LabelNode { .. }) { json!("") } else { Value::Null };
-            let mut map: serde_json::Map<String, Value> = labels.iter().map(|k| (k.clone(), value.clone())).collect();
-            if matches!(intent, Intent::LabelNode { .. }) {
-                // Held: never marked released.
-                map.insert(labels::RELEASED.to_string(), Value::Null);
+        Intent::LabelNode { node, labels: keys }
+        | Intent::UnlabelNode { node, labels: keys }
+        | Intent::ReleaseNode { node, labels: keys, .. } => {
+            // Each key set to `value`; the release mark set (a release), removed (held: never marked released) or
+            // left to the keys (the end of a rollout names it among them).
+            let (value, mark) = match intent {
+                Intent::LabelNode { .. } => (json!(""), Some(Value::Null)),
+                Intent::ReleaseNode { mark, .. } => (Value::Null, Some(json!(mark))),
+                _ => (Value::Null, None),
+            };
+            let mut map: serde_json::Map<String, Value> = keys.iter().map(|k| (k.clone(), value.clone())).collect();
+            if let Some(mark) = mark {
+                map.insert(labels::RELEASED.to_string(), mark);
             }
-            let patch = json!({"metadata": {"labels": map}});
-            nodes.patch(node, &params, &Patch::Merge(&patch)).await?;
-        }
-        Intent::ReleaseNode { node, labels, mark } => {
-            let mut map: serde_json::Map<String, Value> = labels.iter().map(|k| (k.clone(), Value::Null)).collect();
-            map.insert(labels::RELEASED.to_string(), json!(mark));
             let patch = json!({"metadata": {"labels": map}});
             nodes.patch(node, &params, &Patch::Merge(&patch)).await?;
         }
