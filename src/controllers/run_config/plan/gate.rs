@@ -176,7 +176,7 @@ fn label<'n>(nodes: impl Iterator<Item = &'n NodeView>, labels: &[String]) -> Ve
 /// Releases `node` to the canary: numo's mark on, its rule labels off.
 fn release(resolved: &Resolved<'_>, node: &NodeView) -> Intent {
     let labels: Vec<String> = resolved.labels().into_iter().filter(|k| node.labels.contains_key(k)).collect();
-    Intent::ReleaseNode { node: node.name.clone(), labels, mark: crate::labels::released_value(&resolved.canary.name) }
+    Intent::ReleaseNode { node: node.name.clone(), labels, mark: resolved.release_mark.clone() }
 }
 
 /// The soak blocker, when soaking nodes take the slots a new node needs (not when nodes in flight do).

@@ -335,8 +335,7 @@ pub fn without_timeout(inputs: &Inputs<'_, '_>, node: &NodeView, records: &Recor
         return NodeState::Ungated { accepted: !inputs.history.held };
     }
     let labelled = inputs.resolved.rules.iter().any(|r| node.labels.contains_key(&r.label));
-    let marked =
-        node.labels.get(crate::labels::RELEASED) == Some(&crate::labels::released_value(&inputs.resolved.canary.name));
+    let marked = node.labels.get(crate::labels::RELEASED) == Some(&inputs.resolved.release_mark);
     let at_target = !inputs.target.behind(node);
     let started = inputs.history.entry(&node.name).is_some_and(|e| e.phase != NodePhase::Pending)
         || records.keys().any(|(phase, _, _)| *phase == JobPhase::Gate);

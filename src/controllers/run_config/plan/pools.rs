@@ -78,7 +78,6 @@ fn canary_max_unavailable(original: Option<&IntOrString>, concurrency: u32) -> O
 /// pool that still carries numo 0.2's steering gets its own selector back. Returns the writes still needed (none:
 /// steered). A field numo stopped fighting over (`ledger`) is left as it is.
 pub fn steer(resolved: &Resolved<'_>, concurrency: u32, ledger: &Ledger) -> Vec<Intent> {
-    let mark = labels::released_value(&resolved.canary.name);
     let mut intents = Vec::new();
     for pool in resolved.involved() {
         let original = match pool.claim.claim().map(|c| &c.original) {
@@ -87,7 +86,7 @@ pub fn steer(resolved: &Resolved<'_>, concurrency: u32, ledger: &Ledger) -> Vec<
         };
         let is_canary = pool.name == resolved.canary.name;
         let (selector, max_unavailable) = if is_canary {
-            let exprs = [selector::requirement_in(labels::RELEASED, &mark)];
+            let exprs = [selector::requirement_in(labels::RELEASED, &resolved.release_mark)];
             (
                 Some(selector::with_expressions_replaced(original.node_selector.as_ref(), &exprs)),
                 canary_max_unavailable(original.max_unavailable.as_ref(), concurrency),

@@ -34,6 +34,8 @@ pub struct Resolved<'a> {
     pub targets: Vec<&'a PoolView>,
     /// The canary pool.
     pub canary: &'a PoolView,
+    /// The value of numo's release mark ([`crate::labels::RELEASED`]) on the nodes it releases into the canary.
+    pub release_mark: String,
     /// The gated nodes in release order (target order, then name).
     pub gated: Vec<&'a NodeView>,
     /// Each gated node's target pool, as an index into `targets`.
@@ -221,6 +223,7 @@ pub fn resolve(snapshot: &Snapshot) -> Verdict<'_> {
         owner,
         targets,
         canary,
+        release_mark: crate::labels::released_value(&canary.name),
         homes: membership.gated.iter().map(|(i, n)| (n.name.as_str(), *i)).collect(),
         gated: membership.gated.into_iter().map(|(_, n)| n).collect(),
         outsiders,
