@@ -218,6 +218,7 @@ impl World {
             cluster_operators: store(std::iter::empty()).0,
             budgets: store(std::iter::empty()).0,
             machine_os_configs: store(std::iter::empty()).0,
+            machine_config_nodes: store(std::iter::empty()).0,
             sources: Default::default(),
             custom: None,
         };

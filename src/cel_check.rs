@@ -13,7 +13,7 @@ use cel::{Context, Program, Value};
 /// reads them for its own work, across namespaces; a check on them would let whoever may create a run config learn about
 /// objects (MachineConfigs with their files, Jobs, pods) they may not read themselves. The built-in checks cover
 /// nodes, pools, ClusterOperators and PodDisruptionBudgets.
-pub const RESERVED_KINDS: [(&str, &str); 18] = [
+pub const RESERVED_KINDS: [(&str, &str); 19] = [
     ("", "Node"),
     ("", "Pod"),
     ("", "ServiceAccount"),
@@ -25,6 +25,7 @@ pub const RESERVED_KINDS: [(&str, &str); 18] = [
     ("machineconfiguration.openshift.io", "MachineConfigPool"),
     ("machineconfiguration.openshift.io", "MachineConfig"),
     ("machineconfiguration.openshift.io", "MachineOSConfig"),
+    ("machineconfiguration.openshift.io", "MachineConfigNode"),
     ("config.openshift.io", "ClusterVersion"),
     ("config.openshift.io", "ClusterOperator"),
     ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"),

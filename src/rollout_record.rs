@@ -37,8 +37,8 @@ pub struct RecordedNode {
     /// How it ended.
     pub phase: NodePhase,
     /// Its step times, as its status entry had them: started, released, upgrading, upgraded, soak started,
-    /// finished (cleaned up).
-    pub times: [Option<DateTime<Utc>>; 6],
+    /// finished (cleaned up), drained (absent from records written before numo read MachineConfigNodes).
+    pub times: [Option<DateTime<Utc>>; 7],
     /// When it was done.
     pub done: DateTime<Utc>,
 }
@@ -74,6 +74,7 @@ pub fn node_entry(entry: &NodeProgress, phase: NodePhase, done: DateTime<Utc>) -
         at(&entry.upgraded_at),
         at(&entry.soak_started_at),
         at(&entry.finished_at),
+        at(&entry.drained_at),
     ];
     let mut value = format!("{phase:?} {}", done.timestamp());
     for t in times {
@@ -123,7 +124,7 @@ pub fn read(data: &BTreeMap<String, String>) -> (Option<String>, Vec<RecordedNod
                 _ => return None,
             };
             let done = parse_seconds(fields.next()?)?;
-            let mut times = [None; 6];
+            let mut times = [None; 7];
             for slot in &mut times {
                 *slot = fields.next().and_then(parse_seconds);
             }
@@ -186,6 +187,25 @@ mod tests {
         assert_eq!(nodes[0].times[2], None);
         assert_eq!(holds[0].message, "ClusterOperator storage is Degraded");
         assert_eq!(holds[0].checks, "ClusterOperators");
+    }
+
+    #[test]
+    fn the_drain_end_reads_back_and_records_written_before_it_still_read() {
+        let drained = time("2026-11-23T12:03:00Z");
+        let entry = NodeProgress {
+            name: "worker-2".into(),
+            upgrading_at: time("2026-11-23T12:02:00Z"),
+            drained_at: drained.clone(),
+            ..Default::default()
+        };
+        let done = utc(&time("2026-11-23T12:12:00Z").unwrap_or_else(|| panic!()).0);
+        let old = ("node.worker-1".to_string(), format!("Done {0} {0} {0} {0} {0} - {0}", done.timestamp()));
+        let data = BTreeMap::from([node_entry(&entry, NodePhase::Done, done), old]);
+        let (_, nodes, _) = read(&data);
+        let by_name = |name: &str| nodes.iter().find(|n| n.name == name).unwrap_or_else(|| panic!("{name}"));
+        assert_eq!(by_name("worker-2").times[6], drained.map(|t| utc(&t.0)));
+        assert_eq!(by_name("worker-1").times[6], None, "an older record has no drain");
+        assert_eq!(by_name("worker-1").times[5], Some(done));
     }
 
     #[test]

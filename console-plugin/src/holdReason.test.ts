@@ -32,6 +32,7 @@ describe('nodeHoldReason', () => {
     ['Gating', {}, 'gating', 'waiting for its gate Jobs'],
     ['Released', {}, 'released', 'released to the canary pool: waiting for the Machine Config Operator to start on it'],
     ['Upgrading', {}, 'upgrading', 'upgrading to 4.16.5'],
+    ['Upgrading', { drainedAt: '2026-11-25T09:40:00Z' }, 'upgrading', 'upgrading to 4.16.5 (drained 2026-11-25 09:40 UTC)'],
     ['CleaningUp', {}, 'cleaning-up', 'upgraded; waiting for its cleanup Jobs'],
     ['Soaking', {}, 'soaking', 'soaking: it must stay healthy before the next node starts'],
     ['Done', {}, 'done', 'done: upgraded to 4.16.5'],

@@ -69,8 +69,16 @@ const entryReason = (rc: MutexRunConfig, entry: NodeProgress): HoldReason => {
         state: 'released',
         text: 'released to the canary pool: waiting for the Machine Config Operator to start on it',
       };
-    case 'Upgrading':
-      return { ...base, state: 'upgrading', text: target ? `upgrading to ${target}` : 'upgrading' };
+    case 'Upgrading': {
+      // Where numo saw the drain end (MachineConfigNodes, OpenShift 4.20 and later), when.
+      const drained = ms(entry.drainedAt);
+      const upgrading = target ? `upgrading to ${target}` : 'upgrading';
+      return {
+        ...base,
+        state: 'upgrading',
+        text: drained !== undefined ? `${upgrading} (drained ${shownTime(drained)})` : upgrading,
+      };
+    }
     case 'CleaningUp':
       return { ...base, state: 'cleaning-up', text: 'upgraded; waiting for its cleanup Jobs' };
     case 'Soaking': {

@@ -1,6 +1,7 @@
 // numo's rollout record: the ConfigMap `numo-timeline-<run config>` next to the run config (src/rollout_record.rs).
 // One key per finished node, `node.<name>`: "<outcome> <done> <started> <released> <upgrading> <upgraded>
-// <soak started> <finished>" in Unix seconds (`-` when not seen); one per hold that ended, `hold.s<slot>` (one of
+// <soak started> <finished> <drained>" in Unix seconds (`-` when not seen; records written before numo read
+// MachineConfigNodes end at <finished>); one per hold that ended, `hold.s<slot>` (one of
 // 1,009 slots, from the minute it started): "<start> <end> <checks> <message>" (before slots: `hold.<start>`:
 // "<end> <checks> <message>"); and `rollout`: the rollout the record belongs to.
 import type { NodePhase } from './types';
@@ -12,7 +13,7 @@ export const HOLD_PREFIX = 'hold.';
 export type RecordedNode = {
   name: string;
   phase: Extract<NodePhase, 'Done' | 'Skipped' | 'Failed' | 'Ungated'>;
-  /** started, released, upgrading, upgraded, soak started, finished: milliseconds, or undefined. */
+  /** started, released, upgrading, upgraded, soak started, finished, drained: milliseconds, or undefined. */
   times: (number | undefined)[];
   /** When it was done, in milliseconds. */
   done: number;
@@ -37,7 +38,7 @@ export const readRecord = (data?: Record<string, string> | null): RolloutRecord 
       const phase = fields[0];
       const done = seconds(fields[1]);
       if (!OUTCOMES.includes(phase) || done === undefined) return;
-      const times = [0, 1, 2, 3, 4, 5].map((i) => seconds(fields[2 + i]));
+      const times = [0, 1, 2, 3, 4, 5, 6].map((i) => seconds(fields[2 + i]));
       nodes.push({ name: key.slice(NODE_PREFIX.length), phase: phase as RecordedNode['phase'], times, done });
     } else if (key.startsWith(HOLD_PREFIX)) {
       const suffix = key.slice(HOLD_PREFIX.length);

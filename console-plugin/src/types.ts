@@ -38,7 +38,16 @@ export const NODE_PHASES: NodePhase[] = [
   'Ungated',
 ];
 
-export type Step = 'Gate' | 'WaitForMco' | 'Upgrade' | 'Cleanup' | 'Soak' | 'Restore';
+/** `Drain` and `Reboot` are parts of `Upgrade` (from `upgradingAt` to `drainedAt`, and from `drainedAt` to
+ * `upgradedAt`), measured only where `drainedAt` is known; `Upgrade` is still measured whole, and is what projections
+ * use. */
+export type Step = 'Gate' | 'WaitForMco' | 'Upgrade' | 'Cleanup' | 'Soak' | 'Restore' | 'Drain' | 'Reboot';
+
+/** The parts of `Upgrade`. */
+export type UpgradePart = Extract<Step, 'Drain' | 'Reboot'>;
+
+/** The steps a rollout is projected in: every step but the parts of `Upgrade`. */
+export type WholeStep = Exclude<Step, UpgradePart>;
 
 export type JobRecord = {
   name: string;
@@ -63,6 +72,9 @@ export type NodeProgress = {
   startedAt?: string;
   releasedAt?: string;
   upgradingAt?: string;
+  /** When the Machine Config Operator had drained the node for this upgrade (its MachineConfigNode's `Drained`
+   * condition turned True); set only where MachineConfigNodes are served (OpenShift 4.20 and later). */
+  drainedAt?: string;
   upgradedAt?: string;
   finishedAt?: string;
   soakStartedAt?: string;
@@ -87,7 +99,8 @@ export type Estimate = {
   remainingNodes: number;
   restoreRounds?: number;
   basis: 'ThisRollout' | 'EarlierRollouts' | 'Defaults';
-  /** The seconds numo's estimate takes for each step (numo 0.2.0 and later). */
+  /** The seconds numo's estimate takes for each step (numo 0.2.0 and later); `Drain` and `Reboot`, where listed, are
+   * the figures of `Upgrade`'s parts, which `Upgrade`'s own already covers. */
   stepSeconds?: { step: Step; seconds: number }[];
   assumes: string;
   computedAt: string;

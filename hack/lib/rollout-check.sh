@@ -148,7 +148,7 @@ assert_never_denied() {
   for log in "${logs[@]}"; do
     lines="$(grep -h '"status":403\|forbidden' "$log" || true)"
     if [[ "$(basename "$log")" == numo-1.log ]]; then
-      lines="$(grep -v 'clusteroperators\|poddisruptionbudgets\|machineosconfigs\|"kind":"ClusterOperators"\|"kind":"PodDisruptionBudgets"\|"kind":"MachineOSConfigs"\|validatingadmissionpolic\|customresourcedefinitions\|configmaps' <<<"$lines" || true)"
+      lines="$(grep -v 'clusteroperators\|poddisruptionbudgets\|machineosconfigs\|machineconfignodes\|"kind":"ClusterOperators"\|"kind":"PodDisruptionBudgets"\|"kind":"MachineOSConfigs"\|"kind":"MachineConfigNodes"\|validatingadmissionpolic\|customresourcedefinitions\|configmaps' <<<"$lines" || true)"
     fi
     [[ -n "$lines" ]] && denied+="$lines"$'\n'
   done

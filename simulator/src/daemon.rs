@@ -1,10 +1,14 @@
 //! The simulated machine-config daemon: one task per node update, started when a node's `desiredConfig` differs
 //! from its `currentConfig` (or its state is not Done). Like the real daemon it reads the node and both rendered
-//! configs from the API, sets `state=Working`, cordons, "reboots" (a timer), then writes `currentConfig`,
-//! `state=Done` and uncordons. It labels nothing: a node's release is read from its current rendered config (or
-//! from the label of the NFD stand-in, [`crate::nfd`]). When the two rendered configs have the same content there is
-//! nothing to reboot for: no cordon, no wait (a rebootless update). Like the real daemon (a DaemonSet for
-//! `kubernetes.io/os: linux`), it never runs on Windows nodes.
+//! configs from the API, sets `state=Working`, cordons, drains (a timer: no pod is evicted), "reboots" (a timer),
+//! then writes `currentConfig`, `state=Done` and uncordons. It labels nothing: a node's release is read from its
+//! current rendered config (or from the label of the NFD stand-in, [`crate::nfd`]). When the two rendered configs
+//! have the same content there is nothing to reboot for: no cordon, no drain, no wait (a rebootless update). Like
+//! the real daemon (a DaemonSet for `kubernetes.io/os: linux`), it never runs on Windows nodes.
+//!
+//! On a release that has them ([`crate::OpenShiftRelease::writes_machine_config_nodes`]) it also writes the node's
+//! MachineConfigNode at each stage, as the daemon and the drain controller ([`crate::machine_config_nodes::steps`]);
+//! those writes never change the node's annotations or timing beyond their own requests, and never fail the update.
 //!
 //! Faults ([`crate::faults`]) are read from the node at the moment they matter, so a test that annotates a node
 //! before releasing it never races the simulator.
@@ -20,6 +24,8 @@ use serde_json::{json, Value};
 use tokio::time::Instant;
 
 use crate::faults;
+use crate::machine_config_nodes::steps::{steps, Stage, Update};
+use crate::machine_config_nodes::{MachineConfigNodes, NodeReport};
 use crate::membership::is_windows;
 use crate::node_state::{self, STATE_DEGRADED, STATE_DONE, STATE_UNRECONCILABLE, STATE_WORKING};
 use crate::FIELD_MANAGER;
@@ -64,10 +70,31 @@ pub fn is_rebootless(source: Option<&MachineConfig>, target: &MachineConfig) -> 
     source.is_some_and(|s| s.spec == target.spec)
 }
 
-/// Runs one update of node `name`; `reboot` is the default reboot time.
-pub async fn update(client: kube::Client, name: String, reboot: Duration) -> anyhow::Result<Outcome> {
-    let nodes: Api<Node> = Api::all(client.clone());
-    let configs: Api<MachineConfig> = Api::all(client);
+/// What the daemons of a simulator work with.
+#[derive(Clone)]
+pub struct Context {
+    /// The client of the daemon's node and MachineConfig reads and node writes.
+    pub client: kube::Client,
+    /// How long drains and reboots take unless a node says otherwise ([`faults::drain_time`],
+    /// [`faults::reboot_time`]).
+    pub timing: Timing,
+    /// The MachineConfigNode writers, on a release that has them.
+    pub machine_config_nodes: Option<MachineConfigNodes>,
+}
+
+/// The default drain and reboot times.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Timing {
+    /// After the cordon ([`crate::SimConfig::drain`]).
+    pub drain: Duration,
+    /// After the drain ([`crate::SimConfig::reboot`]).
+    pub reboot: Duration,
+}
+
+/// Runs one update of node `name`, whose primary pool is `pool`.
+pub async fn update(context: Context, name: String, pool: Option<String>) -> anyhow::Result<Outcome> {
+    let nodes: Api<Node> = Api::all(context.client.clone());
+    let configs: Api<MachineConfig> = Api::all(context.client.clone());
     let node = nodes.get(&name).await.with_context(|| format!("reading node {name}"))?;
     if !has_work(&node) {
         return Ok(Outcome::Nothing);
@@ -76,11 +103,15 @@ pub async fn update(client: kube::Client, name: String, reboot: Duration) -> any
     let desired = node_state::desired_config(&node).to_string();
     let was_cordoned = node.spec.as_ref().and_then(|s| s.unschedulable).unwrap_or(false);
     let recovering = matches!(node_state::state(&node), STATE_DEGRADED | STATE_UNRECONCILABLE);
+    let annotations = node.metadata.annotations.clone().unwrap_or_default();
+    let mut report = context.machine_config_nodes.as_ref().and_then(|m| m.report(&node, pool.as_deref()));
 
     let Some(target) = configs.get_opt(&desired).await.with_context(|| format!("reading MachineConfig {desired}"))?
     else {
         let reason = format!("machineconfig.machineconfiguration.openshift.io \"{desired}\" not found");
         patch(&nodes, &name, degraded(&reason)).await?;
+        let plan = Update { node: &name, current: &current, desired: &desired, ..Update::default() };
+        reach(&mut report, &plan, Stage::Failed(reason), &current).await;
         return Ok(Outcome::Failed { config: desired });
     };
     let source = match current.as_str() {
@@ -88,17 +119,45 @@ pub async fn update(client: kube::Client, name: String, reboot: Duration) -> any
         c => configs.get_opt(c).await.with_context(|| format!("reading MachineConfig {c}"))?,
     };
     let rebootless = is_rebootless(source.as_ref(), &target);
+    let failing = faults::fails_updates(&annotations);
+    let cordon = !rebootless || failing;
+    let plan = Update {
+        node: &name,
+        current: &current,
+        desired: &desired,
+        disruptive: cordon,
+        os_update: source.as_ref().is_none_or(|s| s.spec.os_image_url != target.spec.os_image_url),
+        was_cordoned,
+    };
 
     tracing::info!(node = %name, from = %current, to = %desired, rebootless, "updating node");
-    let cordon = !rebootless || faults::fails_updates(node.metadata.annotations.as_ref().unwrap_or(&BTreeMap::new()));
+    reach(&mut report, &plan, Stage::Start, &current).await;
+    if let Some(report) = report.as_mut() {
+        report.apply_spec(&desired).await;
+    }
     let mut working = json!({"metadata": {"annotations": {MCD_STATE: STATE_WORKING, MCD_REASON: ""}}});
     if cordon {
         working["spec"] = json!({"unschedulable": true});
     }
     patch(&nodes, &name, working).await?;
 
+    // A retry on a node its failed update left cordoned: "drain is already completed on this node" (drain.go).
+    let drained_before = cordon && recovering && was_cordoned;
+    if !drained_before {
+        reach(&mut report, &plan, Stage::DrainStarted, &current).await;
+        if cordon {
+            tokio::time::sleep_until(Instant::now() + faults::drain_time(&annotations, context.timing.drain)).await;
+            reach(&mut report, &plan, Stage::Drained, &current).await;
+        }
+    }
+    reach(&mut report, &plan, Stage::Applying, &current).await;
+    // The fault as read at the start fails the update before its files are written; read again after the reboot, it
+    // decides the node's state.
+    if !failing {
+        reach(&mut report, &plan, Stage::Applied, &current).await;
+    }
     if cordon {
-        let reboot = faults::reboot_time(node.metadata.annotations.as_ref().unwrap_or(&BTreeMap::new()), reboot);
+        let reboot = faults::reboot_time(&annotations, context.timing.reboot);
         tokio::time::sleep_until(Instant::now() + reboot).await;
     }
 
@@ -108,8 +167,13 @@ pub async fn update(client: kube::Client, name: String, reboot: Duration) -> any
             format!("failed to update to {desired}: simulated failure ({}=true on the node)", faults::FAIL_UPDATE);
         tracing::info!(node = %name, %reason, "node update failed");
         patch(&nodes, &name, degraded(&reason)).await?;
+        reach(&mut report, &plan, Stage::Failed(reason), &current).await;
         return Ok(Outcome::Failed { config: desired });
     }
+    if failing {
+        reach(&mut report, &plan, Stage::Applied, &current).await;
+    }
+    reach(&mut report, &plan, Stage::Resuming, &current).await;
 
     let mut done = json!({
         "metadata": {"annotations": {CURRENT_CONFIG: desired, DESIRED_CONFIG: desired, MCD_STATE: STATE_DONE, MCD_REASON: ""}},
@@ -118,8 +182,16 @@ pub async fn update(client: kube::Client, name: String, reboot: Duration) -> any
         done["spec"] = json!({"unschedulable": null});
     }
     patch(&nodes, &name, done).await?;
+    reach(&mut report, &plan, Stage::Completed, &desired).await;
     tracing::info!(node = %name, config = %desired, "node updated");
     Ok(Outcome::Updated { config: desired })
+}
+
+/// Writes the MachineConfigNode steps of `stage`, the node's `currentConfig` being `current`.
+async fn reach(report: &mut Option<NodeReport>, plan: &Update<'_>, stage: Stage, current: &str) {
+    if let Some(report) = report.as_mut() {
+        report.write(steps(plan, &stage), plan.desired, current).await;
+    }
 }
 
 fn degraded(reason: &str) -> Value {

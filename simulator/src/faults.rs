@@ -6,6 +6,7 @@
 //! | --- | --- | --- |
 //! | Node | [`FAIL_UPDATE`]` = "true"` | the node's next update ends in state `Degraded` with a reason, cordoned, on its old config |
 //! | Node | [`REBOOT_SECONDS`]` = "30"` | the node's updates "reboot" this many seconds (fractions allowed) instead of [`crate::SimConfig::reboot`] |
+//! | Node | [`DRAIN_SECONDS`]` = "30"` | the node's updates drain this many seconds (fractions allowed) after the cordon instead of [`crate::SimConfig::drain`] |
 //! | ClusterOperator | [`DEGRADED`]` = "<message>"` | the operator reports `Degraded=True`, reason [`SIMULATED_FAULT`], the value as message |
 //! | ClusterOperator | [`UNAVAILABLE`]` = "<message>"` | the operator reports `Available=False`, reason [`SIMULATED_FAULT`], the value as message |
 //!
@@ -20,6 +21,8 @@ use std::time::Duration;
 pub const FAIL_UPDATE: &str = "sim.numo.openshift-optional.skrzypek.io/fail-update";
 /// Node annotation: the node's simulated reboot time in seconds (e.g. `"30"` or `"0.5"`), a slow node.
 pub const REBOOT_SECONDS: &str = "sim.numo.openshift-optional.skrzypek.io/reboot-seconds";
+/// Node annotation: the node's simulated drain time in seconds (e.g. `"30"` or `"0.5"`), a node with slow pods.
+pub const DRAIN_SECONDS: &str = "sim.numo.openshift-optional.skrzypek.io/drain-seconds";
 
 /// ClusterOperator annotation: while present, the operator reports `Degraded=True` with this message.
 pub const DEGRADED: &str = "sim.numo.openshift-optional.skrzypek.io/degraded";
@@ -46,11 +49,21 @@ pub fn fails_updates(annotations: &BTreeMap<String, String>) -> bool {
 /// How long the node's updates "reboot": its [`REBOOT_SECONDS`] annotation when that is a non-negative number of
 /// seconds, else `default`.
 pub fn reboot_time(annotations: &BTreeMap<String, String>, default: Duration) -> Duration {
+    seconds(annotations, REBOOT_SECONDS).unwrap_or(default)
+}
+
+/// How long the node's updates drain: its [`DRAIN_SECONDS`] annotation when that is a non-negative number of
+/// seconds, else `default`.
+pub fn drain_time(annotations: &BTreeMap<String, String>, default: Duration) -> Duration {
+    seconds(annotations, DRAIN_SECONDS).unwrap_or(default)
+}
+
+/// The annotation `key` as a non-negative number of seconds.
+fn seconds(annotations: &BTreeMap<String, String>, key: &str) -> Option<Duration> {
     annotations
-        .get(REBOOT_SECONDS)
+        .get(key)
         .and_then(|v| v.trim().parse::<f64>().ok())
         .and_then(|secs| Duration::try_from_secs_f64(secs).ok())
-        .unwrap_or(default)
 }
 
 #[cfg(test)]
@@ -78,6 +91,16 @@ mod tests {
         assert_eq!(reboot_time(&annotations(&[(REBOOT_SECONDS, "-1")]), default), default);
         assert_eq!(reboot_time(&annotations(&[(REBOOT_SECONDS, "slow")]), default), default);
         assert_eq!(reboot_time(&annotations(&[]), default), default);
+    }
+
+    #[test]
+    fn drain_time_comes_from_its_own_annotation() {
+        let default = Duration::ZERO;
+        let both = annotations(&[(DRAIN_SECONDS, "1.5"), (REBOOT_SECONDS, "30")]);
+        assert_eq!(drain_time(&both, default), Duration::from_millis(1500));
+        assert_eq!(reboot_time(&both, default), Duration::from_secs(30));
+        assert_eq!(drain_time(&annotations(&[(REBOOT_SECONDS, "30")]), default), default);
+        assert_eq!(drain_time(&annotations(&[(DRAIN_SECONDS, "-2")]), default), default);
     }
 
     #[test]

@@ -21,7 +21,9 @@
 //!   config `rendered-<pool>-<hash>` ([`render`]); nodes `master-N` and `worker-N` managed by kwok, Done on their
 //!   pool's config.
 //!   Nodes carry what the MCO writes (the daemon's `currentConfig`, `desiredConfig` and `state` annotations); the
-//!   release is on the rendered MachineConfig (its `release-image-version` annotation), not on the node.
+//!   release is on the rendered MachineConfig (its `release-image-version` annotation), not on the node. Also the
+//!   namespace `openshift-machine-config-operator` with the operator's, the daemon's and the controller's
+//!   ServiceAccounts and their role bindings ([`identities`]), which the components of [`Platform`] act as.
 //! - **CVO** ([`cvo`]): a new `spec.desiredUpdate.version` gets a `Partial` history entry at once; after the
 //!   control-plane step the templates move to the new release (the MCO is updated); the entry becomes `Completed`
 //!   when the master pool has rolled, without waiting for other pools.
@@ -42,8 +44,18 @@
 //!   though moving it there needs no reboot. It decides membership ([`membership`]); in unpaused pools
 //!   targets nodes at most `maxUnavailable` at a time, tainting the others `UpdateInProgress:PreferNoSchedule` until
 //!   they are targeted ([`rollout`]); runs the daemon on targeted nodes
-//!   ([`daemon`]: Working, cordon, reboot, Done, uncordon; never on Windows nodes); keeps each pool's status true
-//!   ([`status`]).
+//!   ([`daemon`]: Working, cordon, drain ([`SimConfig::drain`], a wait: no pod is evicted), reboot, Done, uncordon;
+//!   never on Windows nodes); keeps each pool's status true ([`status`]).
+//! - **MachineConfigNodes** ([`machine_config_nodes`], OpenShift 4.20 and later:
+//!   [`OpenShiftRelease::writes_machine_config_nodes`]; none on 4.16–4.19): the operator keeps one per node (named
+//!   after it, owned by it, `spec.pool` its primary pool) and deletes those of nodes that are gone; the node
+//!   controller sets `spec.configVersion.desired` before the node's `desiredConfig`; the daemon and the drain
+//!   controller write the conditions of each phase of an update (`UpdatePrepared`, `Cordoned`, `Drained`,
+//!   `AppliedFilesAndOS`, `RebootedNode`, `Uncordoned`, `Resumed`, `NodeDegraded`, then `Updated`, which resets the
+//!   rest to False), with the real reasons and messages, each as its own ServiceAccount. `Drained` is `Unknown`
+//!   while the node drains and `True` at the drain's end, before the reboot. A failed update keeps its conditions
+//!   and adds `NodeDegraded=True` with the reason. These writes never fail an update: where the API is not served
+//!   nothing is written, and an error is logged.
 //! - **NFD stand-in** ([`nfd`], opt-in with [`SimConfig::nfd_labels`]): labels each node with the release it runs
 //!   (`machineconfiguration.openshift.io/release-image-version`), as Node Feature Discovery does on clusters set up
 //!   like the reference's; the label follows the node's config in a write of its own, so it lags it. Off, nodes
@@ -55,6 +67,8 @@
 //!   reason, cordoned, on its old config; its pool goes `Degraded`/`NodeDegraded`. Remove the annotation and the
 //!   daemon retries.
 //! - `sim.numo.openshift-optional.skrzypek.io/reboot-seconds: "30"`: the node reboots that long (a slow node).
+//! - `sim.numo.openshift-optional.skrzypek.io/drain-seconds: "30"`: the node drains that long after its cordon,
+//!   before its reboot (pods that are slow to go), on every release.
 //!
 //! ClusterOperator annotations, any ClusterOperator (see [`faults`] and [`cluster_operators`]):
 //! - `sim.numo.openshift-optional.skrzypek.io/degraded: "<message>"`: while present the operator reports
@@ -69,8 +83,13 @@
 //! ```
 //!
 //! # Not modelled
-//! Drain (pods are not evicted), Events, MachineConfigNodes, layered (OS image) pools, the content of Ignition beyond
-//! files and units, and the MCO's 5-second delay before it acts on a change. Of ClusterOperators, only their
+//! The drain's work (pods are not evicted, PodDisruptionBudgets never hold it; it only takes its time), Events,
+//! layered (OS image) pools, the content of Ignition beyond files and units, and the MCO's 5-second delay before it
+//! acts on a change. Of MachineConfigNodes: pinned image sets, image mode (`ImagePulledFromRegistry` is only listed,
+//! on 4.21), irreconcilable differences, node disruption policies other than reboot and none, the daemon's
+//! drainer annotations (named in the messages, not written on the node), the operator degrading on a failed sync,
+//! and the 4.22 node controller reading them for pool status; the daemon's and controller's other writes (nodes,
+//! pools, MachineConfigs) still go through the simulator's own client. Of ClusterOperators, only their
 //! conditions and `operator` version: no operands' versions, `relatedObjects` or `extension`, the control-plane
 //! operators update all at once (not in run levels), and the CVO neither waits for them nor turns `Failing` when one
 //! is degraded.
@@ -83,6 +102,8 @@ pub mod crds;
 pub mod cvo;
 pub mod daemon;
 pub mod faults;
+pub mod identities;
+pub mod machine_config_nodes;
 pub mod mco;
 pub mod membership;
 pub mod nfd;
@@ -122,6 +143,9 @@ impl Default for ClusterShape {
 pub struct SimConfig {
     /// How long a node "reboots" while the daemon updates it (a node's `reboot-seconds` annotation overrides it).
     pub reboot: Duration,
+    /// How long a node drains after its cordon, before its reboot (a node's `drain-seconds` annotation overrides
+    /// it); no pod is evicted. Default zero.
+    pub drain: Duration,
     /// How long the control plane takes to upgrade before the CVO updates the MCO.
     pub control_plane: Duration,
     /// How long to wait before trying again after an API error.
@@ -137,6 +161,7 @@ impl Default for SimConfig {
     fn default() -> Self {
         Self {
             reboot: Duration::from_secs(2),
+            drain: Duration::ZERO,
             control_plane: Duration::from_secs(2),
             retry: Duration::from_secs(1),
             nfd_labels: false,
@@ -170,26 +195,43 @@ impl std::fmt::Debug for SimulatorHandle {
 }
 
 /// The clients of the platform components that must act under their own identity, so that admission (numo's
-/// ValidatingAdmissionPolicy) judges their writes as on a real cluster.
+/// ValidatingAdmissionPolicy) judges their writes as on a real cluster and RBAC holds them to their roles.
 #[derive(Clone)]
 pub struct Platform {
-    /// Acts as the machine-config operator ([`operator_sync::OPERATOR_USER`]).
+    /// Acts as the machine-config operator ([`operator_sync::OPERATOR_USER`]): its pool sync and its
+    /// MachineConfigNode sync.
     pub machine_config_operator: kube::Client,
+    /// Acts as the machine-config daemon ([`identities::DAEMON_USER`]): its MachineConfigNode writes.
+    pub machine_config_daemon: kube::Client,
+    /// Acts as the machine-config controller ([`identities::CONTROLLER_USER`]): the MachineConfigNode writes of its
+    /// node and drain controllers.
+    pub machine_config_controller: kube::Client,
 }
 
 impl Platform {
     /// Every component acting as the user of `client`.
     pub fn as_one(client: kube::Client) -> Self {
-        Self { machine_config_operator: client }
+        Self {
+            machine_config_operator: client.clone(),
+            machine_config_daemon: client.clone(),
+            machine_config_controller: client,
+        }
     }
 
-    /// Each component impersonating its own user, from the (admin) client configuration `config`; seeding binds
-    /// their roles.
+    /// Each component impersonating its own user, from the (admin) client configuration `config`; seeding creates
+    /// their ServiceAccounts and binds their roles.
     pub fn impersonating(config: &kube::Config) -> Result<Self, kube::Error> {
-        let mut operator = config.clone();
-        operator.auth_info.impersonate = Some(operator_sync::OPERATOR_USER.to_string());
-        operator.auth_info.impersonate_groups = None;
-        Ok(Self { machine_config_operator: kube::Client::try_from(operator)? })
+        let acting_as = |user: &str| {
+            let mut config = config.clone();
+            config.auth_info.impersonate = Some(user.to_string());
+            config.auth_info.impersonate_groups = None;
+            kube::Client::try_from(config)
+        };
+        Ok(Self {
+            machine_config_operator: acting_as(operator_sync::OPERATOR_USER)?,
+            machine_config_daemon: acting_as(identities::DAEMON_USER)?,
+            machine_config_controller: acting_as(identities::CONTROLLER_USER)?,
+        })
     }
 }
 

@@ -5,7 +5,7 @@
 //! ```text
 //! numo-sim install-crds [--from DIR]
 //! numo-sim seed --version 4.16.4 --workers 6 --masters 3
-//! numo-sim run [--reboot 2s] [--control-plane 2s] [--nfd-labels] [--openshift-version 4.22]   # until Ctrl-C
+//! numo-sim run [--reboot 2s] [--drain-seconds 0] [--control-plane 2s] [--nfd-labels] [--openshift-version 4.22]
 //! numo-sim upgrade --version 4.16.5
 //! ```
 
@@ -55,6 +55,10 @@ enum Commands {
         /// How long a node reboots during an update (e.g. 2s, 500ms, 1m).
         #[arg(long, value_parser = parse_duration, default_value = "2s")]
         reboot: Duration,
+        /// How long a node drains after its cordon, before it reboots, in seconds (fractions allowed); no pod is
+        /// evicted. A node's sim.numo.openshift-optional.skrzypek.io/drain-seconds annotation overrides it.
+        #[arg(long = "drain-seconds", value_parser = parse_seconds, default_value = "0")]
+        drain: Duration,
         /// How long the control plane takes to upgrade before the MCO is updated.
         #[arg(long, value_parser = parse_duration, default_value = "2s")]
         control_plane: Duration,
@@ -66,7 +70,8 @@ enum Commands {
         #[arg(long)]
         nfd_labels: bool,
         /// The OpenShift release whose platform writers to play (4.16 to 4.22): up to 4.21 the machine-config
-        /// operator puts the built-in pools' selectors back on every sync, from 4.22 only their metadata.
+        /// operator puts the built-in pools' selectors back on every sync, from 4.22 only their metadata; from 4.20
+        /// the operator, controller and daemon write MachineConfigNodes.
         #[arg(long, value_parser = OpenShiftRelease::parse, default_value_t = OpenShiftRelease::NEWEST, env = "NUMO_SIM_OPENSHIFT_VERSION")]
         openshift_version: OpenShiftRelease,
     },
@@ -106,12 +111,12 @@ async fn main() -> anyhow::Result<()> {
         Commands::Seed { version, workers, masters } => {
             numo_simulator::seed(&client, &ClusterShape { version, workers, masters }).await?;
         }
-        Commands::Run { reboot, control_plane, retry, nfd_labels, openshift_version } => {
+        Commands::Run { reboot, drain, control_plane, retry, nfd_labels, openshift_version } => {
             let config = kube::Config::infer().await.context("reading the kubeconfig")?;
             let platform = Platform::impersonating(&config).context("building the platform components' clients")?;
             let openshift = openshift_version;
             tracing::info!(%openshift, "playing the platform writers of OpenShift {openshift}");
-            let config = SimConfig { reboot, control_plane, retry, nfd_labels, openshift };
+            let config = SimConfig { reboot, drain, control_plane, retry, nfd_labels, openshift };
             let simulator = Simulator::start_with(client, platform, config);
             shutdown_signal().await?;
             tracing::info!("stopping");
@@ -139,6 +144,12 @@ async fn shutdown_signal() -> anyhow::Result<()> {
         _ = term.recv() => {}
     }
     Ok(())
+}
+
+/// A non-negative number of seconds (`30`, `0.5`).
+fn parse_seconds(text: &str) -> Result<Duration, String> {
+    let seconds: f64 = text.trim().parse().map_err(|_| format!("not a number of seconds: {text:?}"))?;
+    Duration::try_from_secs_f64(seconds).map_err(|e| format!("{text:?}: {e}"))
 }
 
 /// A duration like `2s`, `500ms`, `1m`, or a number of seconds (`1.5`).
@@ -171,5 +182,23 @@ mod tests {
         assert!(parse_duration("soon").is_err());
         assert!(parse_duration("3h").is_err());
         assert!(parse_duration("-1s").is_err());
+    }
+
+    #[test]
+    fn drain_seconds_are_a_plain_number() {
+        assert_eq!(parse_seconds("30"), Ok(Duration::from_secs(30)));
+        assert_eq!(parse_seconds("0.5"), Ok(Duration::from_millis(500)));
+        assert!(parse_seconds("2s").is_err());
+        assert!(parse_seconds("-1").is_err());
+    }
+
+    #[test]
+    fn run_takes_the_drain_time() {
+        let cli = Cli::try_parse_from(["numo-sim", "run", "--drain-seconds", "1.5"]).map_err(|e| e.to_string());
+        let drain = match cli.map(|c| c.command) {
+            Ok(Commands::Run { drain, .. }) => Some(drain),
+            _ => None,
+        };
+        assert_eq!(drain, Some(Duration::from_millis(1500)));
     }
 }

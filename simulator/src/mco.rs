@@ -23,6 +23,7 @@ use tokio::sync::Notify;
 use tokio::task::{AbortHandle, Id, JoinSet};
 
 use crate::daemon::{self, Outcome};
+use crate::machine_config_nodes::MachineConfigNodes;
 use crate::membership::Membership;
 use crate::render::{self, Rendered};
 use crate::{rollout, status, FIELD_MANAGER};
@@ -40,7 +41,8 @@ pub struct View {
 /// The controller's memory between passes.
 pub struct Mco {
     client: kube::Client,
-    reboot: Duration,
+    /// What the daemons it starts work with.
+    daemon: daemon::Context,
     retry: Duration,
     notify: Arc<Notify>,
     /// Node → the `desiredConfig` last written, until the cache shows it.
@@ -57,12 +59,12 @@ pub struct Mco {
 }
 
 impl Mco {
-    /// A controller writing through `client`; daemons "reboot" for `reboot`, wait `retry` after an error, and poke
-    /// `notify` when they end.
-    pub fn new(client: kube::Client, reboot: Duration, retry: Duration, notify: Arc<Notify>) -> Self {
+    /// A controller writing through `client`; daemons drain and "reboot" for `timing`, wait `retry` after an
+    /// error, and poke `notify` when they end.
+    pub fn new(client: kube::Client, timing: daemon::Timing, retry: Duration, notify: Arc<Notify>) -> Self {
         Self {
+            daemon: daemon::Context { client: client.clone(), timing, machine_config_nodes: None },
             client,
-            reboot,
             retry,
             notify,
             desired: HashMap::new(),
@@ -72,6 +74,13 @@ impl Mco {
             created: HashSet::new(),
             daemons: Daemons::default(),
         }
+    }
+
+    /// The same controller, also writing MachineConfigNodes as the node controller (`spec.configVersion.desired`)
+    /// and, through its daemons, as the daemon and the drain controller.
+    pub fn with_machine_config_nodes(mut self, writers: MachineConfigNodes) -> Self {
+        self.daemon.machine_config_nodes = Some(writers);
+        self
     }
 
     /// One pass; errors of single objects are logged and reported together at the end (the caller retries).
@@ -97,7 +106,7 @@ impl Mco {
                 errors.push(err);
             }
         }
-        self.start_daemons(&nodes);
+        self.start_daemons(&nodes, &membership);
         match errors.into_iter().next() {
             None => Ok(()),
             Some(first) => Err(first),
@@ -226,8 +235,11 @@ impl Mco {
         Ok(())
     }
 
-    /// Sets a node's `desiredConfig`.
+    /// Sets a node's `desiredConfig` (and first its MachineConfigNode's, as the node controller does).
     async fn set_desired(&mut self, node: &str, config: &str) -> anyhow::Result<()> {
+        if let Some(writers) = &self.daemon.machine_config_nodes {
+            writers.set_desired(node, config).await;
+        }
         let api: Api<Node> = Api::all(self.client.clone());
         let body = json!({"metadata": {"annotations": {DESIRED_CONFIG: config}}});
         api.patch(node, &params(), &Patch::Merge(&body)).await.with_context(|| format!("targeting node {node}"))?;
@@ -293,14 +305,15 @@ impl Mco {
     }
 
     /// Starts the daemon on every node with work and no daemon running.
-    fn start_daemons(&mut self, nodes: &BTreeMap<String, Node>) {
+    fn start_daemons(&mut self, nodes: &BTreeMap<String, Node>, membership: &Membership) {
         for (name, node) in nodes {
             if daemon::has_work(node) && !self.daemons.runs.contains_key(name) {
-                let (client, reboot, retry) = (self.client.clone(), self.reboot, self.retry);
+                let (context, retry) = (self.daemon.clone(), self.retry);
                 let notify = self.notify.clone();
                 let node_name = name.clone();
+                let pool = membership.pool_managing(name).map(str::to_string);
                 let handle = self.daemons.set.spawn(async move {
-                    let outcome = daemon::update(client, node_name.clone(), reboot).await;
+                    let outcome = daemon::update(context, node_name.clone(), pool).await;
                     if outcome.is_err() {
                         tokio::time::sleep(retry).await;
                     }

@@ -131,6 +131,12 @@ impl Membership {
         self.members.get(pool).map(Vec::as_slice).unwrap_or_default()
     }
 
+    /// The pool that manages `node`, if any.
+    pub fn pool_managing(&self, node: &str) -> Option<&str> {
+        let manages = |names: &Vec<String>| names.binary_search_by(|n| n.as_str().cmp(node)).is_ok();
+        self.members.iter().find(|(_, names)| manages(names)).map(|(pool, _)| pool.as_str())
+    }
+
     /// The conflicts that keep nodes out of `pool`.
     pub fn conflicts_of(&self, pool: &str) -> &[MultipleCustomPools] {
         self.conflicts.get(pool).map(Vec::as_slice).unwrap_or_default()
@@ -194,6 +200,7 @@ mod tests {
         let refs: Vec<&MachineConfigPool> = pools.iter().collect();
         let m = Membership::of(&[node("w-1", &[W, INFRA, GPU]), node("w-2", &[W])], &refs);
         assert_eq!(m.members_of("worker"), ["w-2"]);
+        assert_eq!((m.pool_managing("w-2"), m.pool_managing("w-1")), (Some("worker"), None));
         assert!(m.members_of("infra").is_empty() && m.members_of("gpu").is_empty());
         assert_eq!(m.conflicts_of("infra").len(), 1);
         assert_eq!(m.conflicts_of("gpu").len(), 1);

@@ -74,6 +74,12 @@ impl OpenShiftRelease {
     pub fn enforces_pool_selectors(self) -> bool {
         self.minor <= 21
     }
+
+    /// Whether the operator, controller and daemon write MachineConfigNodes ([`crate::machine_config_nodes`]): from
+    /// 4.20, where the `MachineConfigNodes` feature gate is in the Default set.
+    pub fn writes_machine_config_nodes(self) -> bool {
+        self.minor >= 20
+    }
 }
 
 impl Default for OpenShiftRelease {
@@ -214,6 +220,13 @@ mod tests {
         assert!(OpenShiftRelease::parse("4.23").is_err());
         assert!(OpenShiftRelease::parse("5.1").is_err());
         assert_eq!(OpenShiftRelease::default().to_string(), "4.22");
+    }
+
+    #[test]
+    fn machine_config_nodes_are_written_from_4_20() {
+        let writes = |minor| OpenShiftRelease { minor }.writes_machine_config_nodes();
+        assert!(!writes(16) && !writes(19));
+        assert!(writes(20) && writes(21) && writes(22));
     }
 
     #[test]

@@ -1,11 +1,11 @@
 //! Runs the simulated operators: one watch (reflector) per kind fills a cache and wakes a single loop, which runs the
-//! machine-config operator's pool sync, a CVO pass, a ClusterOperators pass, an MCO pass and (when enabled) an NFD
-//! stand-in pass over the caches. Besides events, the loop wakes only at the end of the control-plane step and after
-//! an API error.
+//! machine-config operator's MachineConfigNode sync (on releases that have them) and pool sync, a CVO pass, a
+//! ClusterOperators pass, an MCO pass and (when enabled) an NFD stand-in pass over the caches. Besides events, the
+//! loop wakes only at the end of the control-plane step and after an API error.
 //!
 //! The loop starts once the caches of nodes, pools, MachineConfigs and ClusterVersions are filled; the
 //! ClusterOperators pass runs only once theirs is, so a cluster without the ClusterOperator CRD still gets a CVO and
-//! an MCO.
+//! an MCO; likewise nothing writes MachineConfigNodes until their cache is filled.
 
 use std::fmt::Debug;
 use std::hash::Hash;
@@ -27,6 +27,8 @@ use tokio::time::Instant;
 
 use crate::cluster_operators::{ClusterOperator, ClusterOperators};
 use crate::cvo::Cvo;
+use crate::daemon;
+use crate::machine_config_nodes::{MachineConfigNode, MachineConfigNodes};
 use crate::mco::{Mco, View};
 use crate::nfd::Nfd;
 use crate::operator_sync::OperatorSync;
@@ -39,6 +41,8 @@ struct Caches {
     configs: Store<MachineConfig>,
     versions: Store<ClusterVersion>,
     operators: Store<ClusterOperator>,
+    /// Only on releases that write MachineConfigNodes.
+    machine_config_nodes: Option<Store<MachineConfigNode>>,
 }
 
 /// Starts the watches and the loop; returns their tasks.
@@ -49,14 +53,19 @@ pub(crate) fn start(client: kube::Client, platform: Platform, config: Arc<SimCon
     let (configs, configs_writer) = reflector::store();
     let (versions, versions_writer) = reflector::store();
     let (operators, operators_writer) = reflector::store();
-    let tasks = vec![
+    let mut tasks = vec![
         watch(Api::<Node>::all(client.clone()), nodes_writer, notify.clone()),
         watch(Api::<MachineConfigPool>::all(client.clone()), pools_writer, notify.clone()),
         watch(Api::<MachineConfig>::all(client.clone()), configs_writer, notify.clone()),
         watch(Api::<ClusterVersion>::all(client.clone()), versions_writer, notify.clone()),
         watch(Api::<ClusterOperator>::all(client.clone()), operators_writer, notify.clone()),
     ];
-    let caches = Caches { nodes, pools, configs, versions, operators };
+    let machine_config_nodes = config.openshift.writes_machine_config_nodes().then(|| {
+        let (store, writer) = reflector::store();
+        tasks.push(watch(Api::<MachineConfigNode>::all(client.clone()), writer, notify.clone()));
+        store
+    });
+    let caches = Caches { nodes, pools, configs, versions, operators, machine_config_nodes };
     let run = tokio::spawn(run(client, platform, config, caches, notify));
     tasks.into_iter().chain([run.abort_handle()]).collect()
 }
@@ -96,10 +105,24 @@ async fn run(client: kube::Client, platform: Platform, config: Arc<SimConfig>, c
     let mut cvo = Cvo::new(client.clone(), config.control_plane);
     let mut operators = ClusterOperators::new(client.clone());
     let mut nfd = config.nfd_labels.then(|| Nfd::new(client.clone()));
-    let mut mco = Mco::new(client, config.reboot, config.retry, notify.clone());
-    let operator_sync = OperatorSync::new(platform.machine_config_operator, config.openshift);
+    let timing = daemon::Timing { drain: config.drain, reboot: config.reboot };
+    let mut mco = Mco::new(client, timing, config.retry, notify.clone());
+    let machine_config_nodes =
+        caches.machine_config_nodes.map(|store| MachineConfigNodes::new(&platform, config.openshift, store));
+    if let Some(writers) = &machine_config_nodes {
+        mco = mco.with_machine_config_nodes(writers.clone());
+    }
+    let operator_sync = OperatorSync::new(platform.machine_config_operator.clone(), config.openshift);
     loop {
         let view = View { nodes: caches.nodes.state(), pools: caches.pools.state(), configs: caches.configs.state() };
+        // The operator syncs its MachineConfigNodes before its pools (`syncAll`); a failure here stops nothing.
+        let mut nodes_incomplete = false;
+        if let Some(writers) = &machine_config_nodes {
+            if let Err(err) = writers.sync(&view.nodes, &view.pools).await {
+                tracing::debug!(error = %format!("{err:#}"), "MachineConfigNode sync incomplete; retrying");
+                nodes_incomplete = true;
+            }
+        }
         let sync_failure = operator_sync.reconcile(&view.pools).await.err();
         if let Some(error) = &sync_failure {
             tracing::warn!(%error, "machine-config operator: syncing the pools failed; its sync stops there");
@@ -133,7 +156,7 @@ async fn run(client: kube::Client, platform: Platform, config: Arc<SimConfig>, c
                 wake = earliest(wake, Some(Instant::now() + config.retry));
             }
         }
-        if failed {
+        if failed || nodes_incomplete {
             // The real operator requeues a failed sync with a rate limit.
             wake = earliest(wake, Some(Instant::now() + config.retry));
         }

@@ -1,6 +1,7 @@
 //! Seeding a cluster shape: the ClusterVersion, the ClusterOperators of the payload
 //! ([`crate::cluster_operators::PAYLOAD`]), the MCO's template MachineConfigs, the `master` and `worker` pools with
-//! their rendered configs, and the nodes. Every object is created only if missing, so seeding twice neither
+//! their rendered configs, the nodes, and the ServiceAccounts (with their roles) the machine-config operator, daemon
+//! and controller act as. Every object is created only if missing, so seeding twice neither
 //! duplicates nor resets anything; what exists (an upgraded pool, an updated node) is left as it is.
 
 use std::collections::BTreeMap;
@@ -46,7 +47,7 @@ pub async fn seed(client: &kube::Client, shape: &ClusterShape) -> anyhow::Result
         .await
         .context("listing MachineConfigs")?
         .items;
-    ensure_operator_account(client).await?;
+    ensure_platform_accounts(client).await?;
     let master = ensure_pool(client, manifest_pool(MASTER), &configs).await?;
     let mut worker = manifest_pool(WORKER);
     worker.spec.max_unavailable = Some(IntOrString::Int(1));
@@ -67,24 +68,66 @@ pub async fn seed(client: &kube::Client, shape: &ClusterShape) -> anyhow::Result
 
 /// The machine-config operator's namespace, ServiceAccount and its binding to `cluster-admin`, as the MCO's install
 /// manifests have them (`install/0000_80_machine-config_00_rbac.yaml`, ClusterRoleBinding
-/// `custom-account-openshift-machine-config-operator`): the simulator's pool sync acts as that ServiceAccount.
-async fn ensure_operator_account(client: &kube::Client) -> anyhow::Result<()> {
+/// `custom-account-openshift-machine-config-operator`): the simulator's pool sync acts as that ServiceAccount. Also the
+/// daemon's and the controller's ServiceAccounts, each with its ClusterRole and ClusterRoleBinding named after it as
+/// in `manifests/machineconfigdaemon/` and `manifests/machineconfigcontroller/` (the rules on the kinds the simulator
+/// has): their MachineConfigNode writes act as them.
+async fn ensure_platform_accounts(client: &kube::Client) -> anyhow::Result<()> {
+    use crate::identities::{CONTROLLER_SERVICE_ACCOUNT, DAEMON_SERVICE_ACCOUNT};
     use crate::operator_sync::{OPERATOR_NAMESPACE, OPERATOR_SERVICE_ACCOUNT};
     use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
-    use k8s_openapi::api::rbac::v1::ClusterRoleBinding;
+    use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
     let namespace: Namespace = serde_json::from_value(json!({"metadata": {"name": OPERATOR_NAMESPACE}}))?;
     create_if_missing(client, namespace).await?;
-    let account: ServiceAccount = serde_json::from_value(
-        json!({"metadata": {"name": OPERATOR_SERVICE_ACCOUNT, "namespace": OPERATOR_NAMESPACE}}),
-    )?;
-    create_or_read(Api::namespaced(client.clone(), OPERATOR_NAMESPACE), account).await?;
-    let binding: ClusterRoleBinding = serde_json::from_value(json!({
-        "metadata": {"name": "custom-account-openshift-machine-config-operator"},
-        "subjects": [{"kind": "ServiceAccount", "name": OPERATOR_SERVICE_ACCOUNT, "namespace": OPERATOR_NAMESPACE}],
-        "roleRef": {"kind": "ClusterRole", "name": "cluster-admin", "apiGroup": "rbac.authorization.k8s.io"},
-    }))?;
-    create_if_missing(client, binding).await?;
+    let accounts = [
+        (OPERATOR_SERVICE_ACCOUNT, "custom-account-openshift-machine-config-operator", "cluster-admin"),
+        (DAEMON_SERVICE_ACCOUNT, DAEMON_SERVICE_ACCOUNT, DAEMON_SERVICE_ACCOUNT),
+        (CONTROLLER_SERVICE_ACCOUNT, CONTROLLER_SERVICE_ACCOUNT, CONTROLLER_SERVICE_ACCOUNT),
+    ];
+    for (account, binding, role) in accounts {
+        let object: ServiceAccount =
+            serde_json::from_value(json!({"metadata": {"name": account, "namespace": OPERATOR_NAMESPACE}}))?;
+        create_or_read(Api::namespaced(client.clone(), OPERATOR_NAMESPACE), object).await?;
+        if let Some(rules) = platform_role_rules(role) {
+            let cluster_role: ClusterRole =
+                serde_json::from_value(json!({"metadata": {"name": role}, "rules": rules}))?;
+            create_if_missing(client, cluster_role).await?;
+        }
+        let binding: ClusterRoleBinding = serde_json::from_value(json!({
+            "metadata": {"name": binding},
+            "subjects": [{"kind": "ServiceAccount", "name": account, "namespace": OPERATOR_NAMESPACE}],
+            "roleRef": {"kind": "ClusterRole", "name": role, "apiGroup": "rbac.authorization.k8s.io"},
+        }))?;
+        create_if_missing(client, binding).await?;
+    }
     Ok(())
+}
+
+/// The rules of the daemon's or the controller's ClusterRole on the kinds the simulator has; None for a role seeding
+/// does not create (`cluster-admin`).
+fn platform_role_rules(role: &str) -> Option<serde_json::Value> {
+    const MCO_GROUP: &str = "machineconfiguration.openshift.io";
+    let read = json!(["get", "list", "watch"]);
+    match role {
+        crate::identities::DAEMON_SERVICE_ACCOUNT => Some(json!([
+            {"apiGroups": [""], "resources": ["nodes"], "verbs": read},
+            {"apiGroups": ["config.openshift.io"], "resources": ["clusterversions"], "verbs": read},
+            {"apiGroups": [MCO_GROUP], "resources": ["machineconfigs", "machineconfigpools"], "verbs": read},
+            {"apiGroups": [MCO_GROUP], "resources": ["machineconfignodes", "machineconfignodes/status"],
+             "verbs": ["create", "update", "patch", "get"]},
+        ])),
+        crate::identities::CONTROLLER_SERVICE_ACCOUNT => Some(json!([
+            {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "watch", "patch", "update"]},
+            {"apiGroups": [""], "resources": ["pods"], "verbs": read},
+            {"apiGroups": [""], "resources": ["pods/eviction"], "verbs": ["create"]},
+            {"apiGroups": [MCO_GROUP], "resources": [
+                "machineconfigs", "machineconfigs/status", "machineconfigpools", "machineconfigpools/status",
+                "machineconfignodes", "machineconfignodes/status"],
+             "verbs": ["get", "list", "watch", "create", "update", "patch", "delete"]},
+            {"apiGroups": ["config.openshift.io"], "resources": ["clusterversions"], "verbs": read},
+        ])),
+        _ => None,
+    }
 }
 
 /// Creates the ClusterVersion `version` if missing, and gives it an installed status if it has none; returns it as

@@ -18,6 +18,12 @@ pub enum Step {
     Cleanup,
     /// The node soaks (`soakTime`), its slot taken while it must stay healthy.
     Soak,
+    /// Part of `Upgrade`, where MachineConfigNodes tell it (OpenShift 4.20 and later): the Machine Config Operator
+    /// cordons and drains the node, from its start on the node until the node's `Drained` condition.
+    Drain,
+    /// Part of `Upgrade`, after `Drain`: the new configuration and OS are written and the node reboots, until it is
+    /// Ready at the target version.
+    Reboot,
     /// At the end, the Machine Config Operator moves one node back from the canary to its own pool (a step of the
     /// restore walk; the pool's `maxUnavailable` nodes move at once).
     Restore,
@@ -26,6 +32,8 @@ pub enum Step {
 impl Step {
     /// The steps of a node, in order.
     pub const NODE: [Step; 5] = [Step::Gate, Step::WaitForMco, Step::Upgrade, Step::Cleanup, Step::Soak];
+    /// The parts `Upgrade` is measured in where MachineConfigNodes tell when the drain ended.
+    pub const UPGRADE_PARTS: [Step; 2] = [Step::Drain, Step::Reboot];
 
     /// How long the step takes when numo has no figure of its own: the documented defaults (docs/status.md).
     pub fn default_seconds(self) -> u32 {
@@ -35,6 +43,8 @@ impl Step {
             Step::Upgrade => 900,
             Step::Cleanup => 60,
             Step::Soak => 0,
+            Step::Drain => 120,
+            Step::Reboot => 780,
             Step::Restore => 30,
         }
     }

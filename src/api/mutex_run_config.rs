@@ -362,6 +362,11 @@ pub struct NodeProgress {
     /// When the Machine Config Operator started on the node (its desired config changed), after its release.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub upgrading_at: Option<Time>,
+    /// When the Machine Config Operator had drained the node for this upgrade (its MachineConfigNode's `Drained`
+    /// condition turned True): the upgrade's drain ends here and its reboot begins. Set only where
+    /// MachineConfigNodes are served (OpenShift 4.20 and later) and numo saw the drain end while the node upgraded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drained_at: Option<Time>,
     /// When the node was Ready at the target, and its cleanup Jobs could start.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub upgraded_at: Option<Time>,

@@ -54,6 +54,12 @@ impl Durations {
     pub fn of(&self, step: Step) -> u32 {
         self.seconds.get(&step).copied().unwrap_or_else(|| step.default_seconds())
     }
+
+    /// How long a part of the upgrade ([`Step::UPGRADE_PARTS`]) takes, where it was measured (in this rollout or
+    /// an earlier one); None elsewhere.
+    pub fn part(&self, step: Step) -> Option<u32> {
+        Step::UPGRADE_PARTS.contains(&step).then(|| self.seconds.get(&step).copied())?
+    }
 }
 
 /// The durations to estimate with: each step's median in this rollout where a node went through it, else the
@@ -105,6 +111,12 @@ pub fn durations(
                 defaulted.push(step);
                 seconds.insert(step, step.default_seconds());
             }
+        }
+    }
+    // The upgrade's parts are told only where they were measured: they explain the upgrade, never add to it.
+    for part in Step::UPGRADE_PARTS {
+        if let Some(value) = this.get(&part).copied().or_else(|| earlier(part)) {
+            seconds.insert(part, value);
         }
     }
     let basis = if from_this > 0 {
@@ -174,6 +186,11 @@ mod tests {
         let mco = durations(&[samples(Step::WaitForMco, &[4, 6, 5])], &[], None, true);
         assert_eq!(mco.of(Step::Restore), 10, "a round of the restore walk as the MCO's start, twice over");
         assert!(!mco.defaulted.contains(&Step::Restore));
+        assert_eq!(this.part(Step::Drain), None, "no part measured, none told");
+        let parts = durations(&[samples(Step::Drain, &[100, 140, 120])], &[], None, true);
+        assert_eq!((parts.part(Step::Drain), parts.part(Step::Reboot)), (Some(120), None));
+        assert_eq!(parts.basis, EstimateBasis::Defaults, "a part alone does not make the estimate this rollout's");
+        assert_eq!(parts.part(Step::Gate), None, "not a part");
     }
 
     #[test]

@@ -37,12 +37,30 @@ pub fn measured(entry: &NodeProgress, until: DateTime<Utc>) -> Vec<(Step, DateTi
     steps
 }
 
-/// The durations of the steps of `entry`, in whole seconds, as a node that finished at `done_at` took them.
-pub fn durations(entry: &NodeProgress, done_at: DateTime<Utc>) -> Vec<(Step, u32)> {
-    measured(entry, done_at)
+/// The steps of `entry` as [`measured`] gives them, with its `Upgrade` split into its parts ([`Step::UPGRADE_PARTS`]:
+/// the drain until `drainedAt`, then the reboot) where the drain's end is known: the steps as the timeline draws
+/// them.
+pub fn split(entry: &NodeProgress, until: DateTime<Utc>) -> Vec<(Step, DateTime<Utc>, DateTime<Utc>)> {
+    let drained = entry.drained_at.as_ref().map(|t| utc(&t.0));
+    measured(entry, until)
         .into_iter()
-        .map(|(step, start, end)| (step, u32::try_from((end - start).num_seconds()).unwrap_or_default()))
+        .flat_map(|(step, start, end)| match (step, drained) {
+            (Step::Upgrade, Some(drained)) => {
+                let drained = drained.clamp(start, end);
+                vec![(Step::Drain, start, drained), (Step::Reboot, drained, end)]
+            }
+            _ => vec![(step, start, end)],
+        })
         .collect()
+}
+
+/// The durations of the steps of `entry`, in whole seconds, as a node that finished at `done_at` took them: every
+/// step [`measured`], and the parts of its upgrade where they are known.
+pub fn durations(entry: &NodeProgress, done_at: DateTime<Utc>) -> Vec<(Step, u32)> {
+    let seconds =
+        |start: DateTime<Utc>, end: DateTime<Utc>| u32::try_from((end - start).num_seconds()).unwrap_or_default();
+    let parts = split(entry, done_at).into_iter().filter(|(step, _, _)| Step::UPGRADE_PARTS.contains(step));
+    measured(entry, done_at).into_iter().chain(parts).map(|(step, start, end)| (step, seconds(start, end))).collect()
 }
 
 #[cfg(test)]
@@ -96,6 +114,40 @@ mod tests {
         };
         let steps = durations(&entry, at("2026-11-23T12:11:45Z"));
         assert_eq!(steps, vec![(Step::Gate, 60), (Step::Upgrade, 600), (Step::Cleanup, 45)]);
+    }
+
+    #[test]
+    fn an_upgrade_whose_drain_end_is_known_is_measured_whole_and_in_its_parts() {
+        let entry = NodeProgress {
+            name: "worker-1".into(),
+            phase: NodePhase::CleaningUp,
+            started_at: time("2026-11-23T12:00:00Z"),
+            released_at: time("2026-11-23T12:01:00Z"),
+            upgrading_at: time("2026-11-23T12:01:30Z"),
+            drained_at: time("2026-11-23T12:03:30Z"),
+            upgraded_at: time("2026-11-23T12:11:30Z"),
+            ..Default::default()
+        };
+        let done = at("2026-11-23T12:12:30Z");
+        assert_eq!(
+            durations(&entry, done),
+            vec![
+                (Step::Gate, 60),
+                (Step::WaitForMco, 30),
+                (Step::Upgrade, 600),
+                (Step::Cleanup, 60),
+                (Step::Drain, 120),
+                (Step::Reboot, 480)
+            ]
+        );
+        let drawn: Vec<Step> = split(&entry, done).into_iter().map(|(step, _, _)| step).collect();
+        assert_eq!(drawn, vec![Step::Gate, Step::WaitForMco, Step::Drain, Step::Reboot, Step::Cleanup]);
+        let rebooting = NodeProgress { phase: NodePhase::Upgrading, upgraded_at: None, ..entry.clone() };
+        let now = at("2026-11-23T12:05:30Z");
+        let last = split(&rebooting, now).pop().map(|(step, start, end)| (step, (end - start).num_seconds()));
+        assert_eq!(last, Some((Step::Reboot, 120)), "the reboot under way ends now");
+        let unknown = NodeProgress { drained_at: None, ..entry };
+        assert!(!split(&unknown, done).iter().any(|(step, _, _)| Step::UPGRADE_PARTS.contains(step)));
     }
 
     #[test]

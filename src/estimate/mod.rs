@@ -38,6 +38,11 @@ pub fn estimate(
             .into_iter()
             .chain([Step::Restore])
             .map(|step| crate::api::StepSeconds { step, seconds: durations.of(step) })
+            .chain(
+                Step::UPGRADE_PARTS
+                    .into_iter()
+                    .filter_map(|step| Some(crate::api::StepSeconds { step, seconds: durations.part(step)? })),
+            )
             .collect(),
         assumes: assumes(projected, durations, holding, failed),
         computed_at: Time(crate::windows::to_api(&now)),
@@ -47,7 +52,12 @@ pub fn estimate(
 /// What an estimate assumes, as a sentence.
 pub fn assumes(projected: &Projected, durations: &Durations, holding: &[Blocker], failed: usize) -> String {
     let mut parts = Vec::new();
-    let step = |s: Step| format!("{} {}s", name(s), durations.of(s));
+    let step = |s: Step| match (s, durations.part(Step::Drain), durations.part(Step::Reboot)) {
+        (Step::Upgrade, Some(drain), Some(reboot)) => {
+            format!("{} {}s (drain {drain}s, reboot {reboot}s)", name(s), durations.of(s))
+        }
+        _ => format!("{} {}s", name(s), durations.of(s)),
+    };
     let each: Vec<String> = Step::NODE.into_iter().map(step).collect();
     parts.push(format!(
         "each node takes {} ({}), the restore walk {}s per round",
@@ -97,6 +107,8 @@ pub fn name(step: Step) -> &'static str {
         Step::Upgrade => "upgrade",
         Step::Cleanup => "cleanup",
         Step::Soak => "soak",
+        Step::Drain => "drain",
+        Step::Reboot => "reboot",
         Step::Restore => "restore",
     }
 }

@@ -38,6 +38,8 @@ pub struct InFlight {
     pub step: Step,
     /// When it entered that step.
     pub since: DateTime<Utc>,
+    /// For a node in `Upgrade`: when it was drained, where its MachineConfigNode told it; its reboot is what is left.
+    pub drained: Option<DateTime<Utc>>,
 }
 
 /// The restore walk: the Machine Config Operator moves the rollout's nodes back to their own pools, `at_once` at a
@@ -114,7 +116,14 @@ pub fn project(input: &Projection<'_>) -> Projected {
     let mut free: BinaryHeap<std::cmp::Reverse<DateTime<Utc>>> = BinaryHeap::new();
     let mut nodes = Vec::new();
     for node in &input.in_flight {
-        let elapsed = (input.now - node.since).max(Duration::zero());
+        let mut elapsed = (input.now - node.since).max(Duration::zero());
+        // A drained node has its reboot left, where numo measured reboots: the upgrade as far along as that says.
+        if let (Step::Upgrade, Some(drained), Some(reboot)) =
+            (node.step, node.drained, input.durations.part(Step::Reboot))
+        {
+            let rebooting = (input.now - drained).max(Duration::zero());
+            elapsed = seconds(Step::Upgrade) - (Duration::seconds(i64::from(reboot)) - rebooting);
+        }
         let steps = steps_from(node.step, input.now, elapsed);
         free.push(std::cmp::Reverse(steps.last().map_or(input.now, |s| s.2)));
         nodes.push(Planned { node: node.node.clone(), started: true, steps });

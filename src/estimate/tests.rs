@@ -123,8 +123,12 @@ fn a_window_in_a_zone_with_daylight_saving_opens_at_local_time() {
 fn a_node_in_flight_keeps_its_slot_for_the_rest_of_its_steps_and_a_slow_one_ends_now() {
     let (open, d) = (Schedule::default(), durations(0));
     let mut input = projection("2026-11-23T12:00:00Z", &open, &d, 1, 1);
-    input.in_flight =
-        vec![InFlight { node: "worker-0".into(), step: Step::Upgrade, since: at("2026-11-23T11:55:00Z") }];
+    input.in_flight = vec![InFlight {
+        node: "worker-0".into(),
+        step: Step::Upgrade,
+        since: at("2026-11-23T11:55:00Z"),
+        drained: None,
+    }];
     let projected = project(&input);
     assert_eq!(projected.nodes[0].end(), Some(at("2026-11-23T12:06:00Z")), "5 of 10 minutes left, then cleanup");
     assert_eq!(starts(&projected)[1], "11-23T12:06");
@@ -132,6 +136,40 @@ fn a_node_in_flight_keeps_its_slot_for_the_rest_of_its_steps_and_a_slow_one_ends
     let slow = project(&input);
     assert_eq!(slow.nodes[0].steps[0], (Step::Upgrade, at("2026-11-23T12:00:00Z"), at("2026-11-23T12:00:00Z")));
     assert_eq!(slow.nodes[0].end(), Some(at("2026-11-23T12:01:00Z")));
+}
+
+#[test]
+fn a_drained_node_has_its_measured_reboot_left_and_the_estimate_tells_the_parts() {
+    let open = Schedule::default();
+    let mut d = durations(0);
+    d.seconds.extend([(Step::Drain, 120), (Step::Reboot, 480)]);
+    let mut input = projection("2026-11-23T12:00:00Z", &open, &d, 0, 1);
+    // Drained after 9 of its upgrade's 10 minutes (a slow drain): 8 minutes of reboot are left, not 1.
+    input.in_flight = vec![InFlight {
+        node: "worker-0".into(),
+        step: Step::Upgrade,
+        since: at("2026-11-23T11:51:00Z"),
+        drained: Some(at("2026-11-23T12:00:00Z")),
+    }];
+    let projected = project(&input);
+    assert_eq!(projected.nodes[0].steps[0].2, at("2026-11-23T12:08:00Z"), "the reboot's 480 s from the drain");
+    input.in_flight[0].drained = None;
+    assert_eq!(project(&input).nodes[0].steps[0].2, at("2026-11-23T12:01:00Z"), "without it, the upgrade's rest");
+    let estimate = estimate(&projected, &d, 1, &[], 0, at("2026-11-23T12:00:00Z"));
+    assert!(estimate.assumes.contains("upgrade 600s (drain 120s, reboot 480s)"), "{}", estimate.assumes);
+    let parts: Vec<(Step, u32)> = estimate
+        .step_seconds
+        .iter()
+        .filter(|s| Step::UPGRADE_PARTS.contains(&s.step))
+        .map(|s| (s.step, s.seconds))
+        .collect();
+    assert_eq!(parts, vec![(Step::Drain, 120), (Step::Reboot, 480)]);
+    let without = estimate_without_parts(&projected);
+    assert!(!without.step_seconds.iter().any(|s| Step::UPGRADE_PARTS.contains(&s.step)), "told only where measured");
+}
+
+fn estimate_without_parts(projected: &Projected) -> Estimate {
+    estimate(projected, &durations(0), 1, &[], 0, at("2026-11-23T12:00:00Z"))
 }
 
 #[test]

@@ -8,6 +8,7 @@
 pub mod cluster_operator;
 pub mod cluster_version;
 pub mod machine_config;
+pub mod machine_config_node;
 pub mod machine_config_pool;
 pub mod machine_os_config;
 
@@ -16,6 +17,7 @@ pub use cluster_version::{
     ClusterVersion, ClusterVersionCondition, ClusterVersionSpec, ClusterVersionStatus, Release, Update, UpdateHistory,
 };
 pub use machine_config::{MachineConfig, MachineConfigSpec};
+pub use machine_config_node::{MachineConfigNode, MachineConfigNodeSpec};
 pub use machine_config_pool::{
     config_content, ConfigSource, MachineConfigPool, MachineConfigPoolCondition, MachineConfigPoolSpec,
     MachineConfigPoolStatus, RenderedConfiguration,

@@ -63,7 +63,9 @@ fn summary(group: &[Row]) -> DrawnRow {
     let outcome = ATTENTION.into_iter().find(|o| group.iter().any(|r| r.outcome == *o)).unwrap_or(RowOutcome::Done);
     let mut segments: Vec<Segment> = Vec::new();
     for step in Step::NODE.into_iter().chain([Step::Restore]) {
-        let of_step: Vec<&Segment> = group.iter().flat_map(|r| &r.segments).filter(|s| s.step == step).collect();
+        // A group's upgrade spans its nodes' upgrades, drawn whole or in their parts (drain, reboot).
+        let counts = |s: &Segment| s.step == step || (step == Step::Upgrade && Step::UPGRADE_PARTS.contains(&s.step));
+        let of_step: Vec<&Segment> = group.iter().flat_map(|r| &r.segments).filter(|s| counts(s)).collect();
         let (Some(start), Some(end)) = (of_step.iter().map(|s| s.start).min(), of_step.iter().map(|s| s.end).max())
         else {
             continue;

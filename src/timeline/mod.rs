@@ -157,6 +157,8 @@ pub fn colour(step: Step) -> &'static str {
         Step::Upgrade => "#E69F00",
         Step::Cleanup => "#009E73",
         Step::Soak => "#CC79A7",
+        Step::Drain => "#F0E442",
+        Step::Reboot => "#A86400",
         Step::Restore => "#999999",
     }
 }

@@ -45,7 +45,8 @@ pub fn render(timeline: &Timeline) -> String {
         r#"<text x="8" y="20" font-size="15" font-weight="bold">{}</text>"#,
         escape(&timeline.title)
     );
-    canvas.legend();
+    let parts = rows.iter().flat_map(|r| &r.segments).any(|s| Step::UPGRADE_PARTS.contains(&s.step));
+    canvas.legend(parts);
     canvas.backgrounds(&timeline.windows, WINDOW_COLOUR, "1", "maintenance window");
     canvas.backgrounds(&timeline.blackouts, BLACKOUT_COLOUR, "0.3", "blackout");
     canvas.axis();
@@ -81,8 +82,9 @@ struct Canvas {
 }
 
 impl Canvas {
-    /// A key for every step's colour, the holds, the bands, the failed marker and projected steps.
-    fn legend(&mut self) {
+    /// A key for every step's colour (the upgrade's parts only when `parts`: drawn where MachineConfigNodes told
+    /// them), the holds, the bands, the failed marker and projected steps.
+    fn legend(&mut self, parts: bool) {
         let mut x = 8.0;
         let mut key = |svg: &mut String, style: &str, label: &str| {
             let _ = write!(
@@ -93,7 +95,8 @@ impl Canvas {
             );
             x += 28.0 + LEGEND_CHAR_PX * label.chars().count() as f64;
         };
-        for step in Step::NODE.into_iter().chain([Step::Restore]) {
+        let shown = Step::UPGRADE_PARTS.into_iter().filter(|_| parts);
+        for step in Step::NODE.into_iter().chain(shown).chain([Step::Restore]) {
             key(&mut self.svg, &format!(r#"fill="{}""#, colour(step)), crate::estimate::name(step));
         }
         key(&mut self.svg, &format!(r#"fill="{HOLD_COLOUR}""#), "held");

@@ -1,8 +1,8 @@
 //! Removes what earlier tests left in the shared cluster, so each test starts from an empty world: numo's
 //! ValidatingAdmissionPolicy and its binding, numo's objects (finalizers of a killed operator removed first), test
 //! namespaces with their pods, the OpenShift objects (the ClusterVersion, every ClusterOperator — so a test's world
-//! has only the healthy ones seeding creates —, pools, MachineConfigs) and nodes. Every step waits until the objects
-//! are really gone.
+//! has only the healthy ones seeding creates —, pools, MachineConfigs, MachineConfigNodes where that API is served)
+//! and nodes. Every step waits until the objects are really gone.
 //!
 //! Objects are read through numo's `Guarded`, so a leftover that cannot be decoded (a hostile test's rule nesting
 //! 10,000 levels deep) is removed like any other instead of failing every later test's cleanup.
@@ -24,6 +24,7 @@ use numo::api::{MutexRule, MutexRunConfig, MutexTarget};
 use numo::guard::Guarded;
 use numo::openshift::{ClusterVersion, MachineConfig, MachineConfigPool};
 use numo_simulator::cluster_operators::ClusterOperator;
+use numo_simulator::machine_config_nodes::MachineConfigNode;
 
 /// Label on every namespace the test kit creates; its value is the test's name (label-safe).
 pub const TEST_NAMESPACE_LABEL: &str = "testkit.numo.openshift-optional.skrzypek.io/test";
@@ -39,11 +40,17 @@ struct Kind {
     selector: Option<String>,
     /// Only objects in this namespace (`None`: all namespaces).
     namespace: Option<String>,
+    /// The API may not be served (a CRD the cluster may lack): nothing to remove then.
+    optional: bool,
 }
 
 impl Kind {
     fn of<K: kube::Resource<DynamicType = ()>>(namespaced: bool) -> Self {
-        Self { resource: ApiResource::erase::<K>(&()), namespaced, selector: None, namespace: None }
+        Self { resource: ApiResource::erase::<K>(&()), namespaced, selector: None, namespace: None, optional: false }
+    }
+
+    fn if_served(self) -> Self {
+        Self { optional: true, ..self }
     }
 
     fn labelled(self, selector: &str) -> Self {
@@ -117,6 +124,7 @@ pub async fn remove_leftovers(client: &Client) -> anyhow::Result<()> {
         Kind::of::<ClusterOperator>(false),
         Kind::of::<MachineConfigPool>(false),
         Kind::of::<MachineConfig>(false),
+        Kind::of::<MachineConfigNode>(false).if_served(),
         Kind::of::<Node>(false),
     ] {
         delete_all(client, &kind).await?;
@@ -134,11 +142,10 @@ async fn delete_all(client: &Client, kind: &Kind) -> anyhow::Result<()> {
 
 /// Removes the finalizers of every object of `kind` and deletes it; returns the names of the objects.
 async fn request_deletion(client: &Client, kind: &Kind, params: &DeleteParams) -> anyhow::Result<Vec<String>> {
-    let objects = kind
-        .api_all(client)
-        .list(&kind.list_params())
-        .await
-        .with_context(|| format!("listing {}", kind.resource.plural))?;
+    let objects = match kind.api_all(client).list(&kind.list_params()).await {
+        Err(kube::Error::Api(status)) if kind.optional && status.is_not_found() => return Ok(Vec::new()),
+        listed => listed.with_context(|| format!("listing {}", kind.resource.plural))?,
+    };
     if !objects.items.is_empty() {
         tracing::debug!(kind = %kind.resource.kind, count = objects.items.len(), "removing leftovers");
     }

@@ -13,3 +13,16 @@ export const nodes = (): Node[] => JSON.parse(JSON.stringify(nodesJson)) as Node
 
 /** The time the fixtures are seen at. */
 export const NOW = Date.parse('2026-11-25T10:00:00Z');
+
+/** When worker-2's drain ended in `drainedRunConfig` (a MachineConfigNode's `Drained` condition, OpenShift 4.20+). */
+export const DRAINED_AT = '2026-11-25T09:40:00Z';
+/** The mid-rollout run config where numo saw worker-2's drain end: it is rebooting. */
+export const drainedRunConfig = (): MutexRunConfig => {
+  const rc = runConfig();
+  const worker2 = rc.status?.nodes?.find((n) => n.name === 'worker-2');
+  if (worker2) {
+    worker2.drainedAt = DRAINED_AT;
+    worker2.message = 'Rebooting: the Machine Config Operator drained the node and reboots it into 4.16.5.';
+  }
+  return rc;
+};

@@ -3,7 +3,7 @@ import userEvent from '@testing-library/user-event';
 import NodeGateStatus from './NodeGateStatus';
 import NodeGateTab from './NodeGateTab';
 import NodeGatesPage from './NodeGatesPage';
-import { nodes, runConfig } from '../__fixtures__';
+import { drainedRunConfig, nodes, runConfig } from '../__fixtures__';
 import { mocked, setWorld } from '../__fixtures__/sdk';
 import type { Node } from '../types';
 
@@ -38,6 +38,16 @@ describe("a Node's upgrade gate", () => {
       'href',
       '/k8s/ns/upgrade-ops/openshift-optional.skrzypek.io~v1alpha1~MutexRunConfig/gated-workers/rollout',
     );
+  });
+
+  it('says when an upgrading node was drained, where numo saw it', () => {
+    const { unmount } = render(<NodeGateStatus obj={node('worker-2')} />);
+    expect(testId('node-status')).toHaveAttribute('data-state', 'upgrading');
+    expect(testId('node-hold-text')).toHaveTextContent(/^upgrading to 4\.16\.5$/);
+    unmount();
+    setWorld({ runConfigs: [drainedRunConfig()], nodes: nodes() });
+    render(<NodeGateStatus obj={node('worker-2')} />);
+    expect(testId('node-hold-text')).toHaveTextContent(/^upgrading to 4\.16\.5 \(drained 2026-11-25 09:40 UTC\)$/);
   });
 
   it('says a failed node failed, and why', () => {

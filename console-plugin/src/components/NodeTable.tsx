@@ -37,8 +37,17 @@ export type NodeTableProps = {
 
 const stepCell = (row: NodeRow, step: Step) => {
   const time = row.steps[step];
-  if (!time) return '—';
-  return `${lasting(time.millis)}${time.running ? ' (so far)' : ''}`;
+  const shown = time ? `${lasting(time.millis)}${time.running ? ' (so far)' : ''}` : '—';
+  // Where numo saw the drain (MachineConfigNodes, OpenShift 4.20 and later), the upgrade says when it ended.
+  if (step !== 'Upgrade' || row.drained === undefined) return shown;
+  return (
+    <>
+      {shown}
+      <div className="pf-v6-u-font-size-sm pf-v6-u-color-200" data-test="node-drained">
+        Drained {shownTime(row.drained)}
+      </div>
+    </>
+  );
 };
 
 const Jobs: React.FC<{ row: NodeRow }> = ({ row }) => {

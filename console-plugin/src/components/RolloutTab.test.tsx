@@ -1,7 +1,7 @@
 import { render, screen, within, waitFor } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import RolloutTab from './RolloutTab';
-import { record, runConfig } from '../__fixtures__';
+import { drainedRunConfig, record, runConfig } from '../__fixtures__';
 import { mocked, setWorld, World } from '../__fixtures__/sdk';
 import { MutexRunConfigModel } from '../models';
 import type { MutexRunConfig } from '../types';
@@ -72,6 +72,57 @@ describe('the Rollout tab', () => {
     expect(testId('timeline-blackout')).toBeInTheDocument();
     expect(testId('timeline-now')).toBeInTheDocument();
     expect(testId('timeline-estimated-end')).toHaveTextContent('estimated end 2026-11-25 12:30 UTC');
+  });
+
+  it("draws the drain and the reboot of a node whose drain numo saw end, and keys them in the legend", () => {
+    const legend = () => [...testId('timeline-legend').querySelectorAll('text')].map((t) => t.textContent);
+    const fills = () =>
+      [...testId('timeline-row-worker-2').querySelectorAll('[data-test="timeline-step"]')].map((s) => [
+        s.getAttribute('data-step'),
+        s.getAttribute('fill'),
+        s.getAttribute('data-projected'),
+      ]);
+    // Before OpenShift 4.20 (no MachineConfigNodes): one upgrade, no drain or reboot in the legend.
+    const { unmount } = show();
+    expect(fills()[2]).toEqual(['Upgrade', '#E69F00', 'false']);
+    expect(legend()).toEqual(
+      expect.arrayContaining(['gate', 'waiting for the MCO', 'upgrade', 'cleanup', 'soak', 'restore']),
+    );
+    expect(legend()).not.toContain('drain');
+    expect(legend()).not.toContain('reboot');
+    expect(testId('node-drained')).toBeNull();
+    unmount();
+
+    show({}, drainedRunConfig());
+    expect(fills()).toEqual([
+      ['Gate', '#0072B2', 'false'],
+      ['WaitForMco', '#56B4E9', 'false'],
+      ['Drain', '#F0E442', 'false'],
+      ['Reboot', '#A86400', 'false'],
+      ['Cleanup', '#009E73', 'true'],
+    ]);
+    const drain = testId('timeline-row-worker-2').querySelector('[data-step="Drain"] title');
+    expect(drain).toHaveTextContent('worker-2: drain, 2026-11-25 09:31 UTC – 2026-11-25 09:40 UTC (8m 30s)');
+    expect(legend().slice(0, 8)).toEqual([
+      'gate',
+      'waiting for the MCO',
+      'upgrade',
+      'cleanup',
+      'soak',
+      'drain',
+      'reboot',
+      'restore',
+    ]);
+    const key = (label: string) =>
+      [...testId('timeline-legend').querySelectorAll('g')].find((g) => g.textContent === label)?.querySelector('rect');
+    expect(key('drain')).toHaveAttribute('fill', '#F0E442');
+    expect(key('reboot')).toHaveAttribute('fill', '#A86400');
+    // The node table: the upgrade whole, and when the drain ended.
+    const row = testId('node-row-worker-2');
+    expect(row.querySelector('[data-test="step-Upgrade"]')).toHaveTextContent('28m 30s (so far)');
+    expect(row.querySelector('[data-test="node-drained"]')).toHaveTextContent('Drained 2026-11-25 09:40 UTC');
+    expect(row.querySelector('[data-test="node-message"]')).toHaveTextContent(/^Rebooting: /);
+    expect(testId('node-row-worker-3').querySelector('[data-test="node-drained"]')).toBeNull();
   });
 
   it('lists the nodes with phase, steps, Jobs and links to their pods', () => {

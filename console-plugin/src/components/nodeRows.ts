@@ -13,6 +13,8 @@ export type NodeRow = {
   phase: NodePhase;
   started?: number;
   steps: Partial<Record<Step, StepTime>>;
+  /** When the Machine Config Operator had drained the node (`drainedAt`), where numo saw it. */
+  drained?: number;
   jobs: JobRecord[];
   message?: string;
   entry?: NodeProgress;
@@ -54,6 +56,7 @@ export const nodeRows = (
       phase: entry.phase,
       started: ms(entry.startedAt),
       steps,
+      drained: ms(entry.drainedAt),
       jobs: entry.jobs ?? [],
       message: entry.message ?? phaseSays(entry.phase, status.targetVersion),
       entry,
@@ -70,7 +73,7 @@ export const nodeRows = (
         recordedSteps(n).forEach((s) => {
           steps[s.step] = { millis: (steps[s.step]?.millis ?? 0) + (s.end - s.start), running: false };
         });
-        rows.push({ name: n.name, phase: n.phase, started: n.times[0], steps, jobs: [] });
+        rows.push({ name: n.name, phase: n.phase, started: n.times[0], steps, drained: n.times[6], jobs: [] });
         seen.add(n.name);
       });
   }

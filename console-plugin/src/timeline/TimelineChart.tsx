@@ -12,6 +12,7 @@ import {
   PROJECTED_OPACITY,
   STEP_COLOURS,
   STEP_NAMES,
+  UPGRADE_PARTS,
   WINDOW_COLOUR,
 } from './colours';
 import { OUTCOME_WORDS, TimelineBand, TimelineLayout, TimelineRow } from './layout';
@@ -21,8 +22,13 @@ const LEGEND_CHAR_PX = 5.6;
 
 type Key = { label: string; fill: string; opacity?: number; dashed?: boolean };
 
-const legendKeys = (): Key[] => [
-  ...[...NODE_STEPS, 'Restore' as Step].map((step) => ({ label: STEP_NAMES[step], fill: STEP_COLOURS[step] })),
+/** A key for every step's colour, the upgrade's parts (drain, reboot) only where `parts` (a node's are drawn: numo
+ * saw its drain end), as src/timeline/svg.rs keys them. */
+const legendKeys = (parts: boolean): Key[] => [
+  ...[...NODE_STEPS, ...(parts ? UPGRADE_PARTS : []), 'Restore' as Step].map((step) => ({
+    label: STEP_NAMES[step],
+    fill: STEP_COLOURS[step],
+  })),
   { label: 'held', fill: HOLD_COLOUR },
   { label: 'maintenance window', fill: WINDOW_COLOUR },
   { label: 'blackout', fill: BLACKOUT_COLOUR, opacity: 0.3 },
@@ -30,11 +36,12 @@ const legendKeys = (): Key[] => [
   { label: 'projected', fill: '#888888', opacity: PROJECTED_OPACITY, dashed: true },
 ];
 
-const Legend: React.FC = () => {
+const Legend: React.FC<{ layout: TimelineLayout }> = ({ layout }) => {
+  const parts = layout.rows.some((r) => r.segments.some((s) => (UPGRADE_PARTS as Step[]).includes(s.step)));
   let x = 8;
   return (
     <g data-test="timeline-legend">
-      {legendKeys().map((key) => {
+      {legendKeys(parts).map((key) => {
         const at = x;
         x += 28 + LEGEND_CHAR_PX * key.label.length;
         return (
@@ -145,7 +152,7 @@ export const TimelineChart: React.FC<{ layout: TimelineLayout }> = ({ layout }) 
       <text x={8} y={20} fontSize={15} fontWeight="bold">
         {layout.title}
       </text>
-      <Legend />
+      <Legend layout={layout} />
       {layout.windows.map((b) => (
         <Background key={`w-${b.start}`} band={b} layout={layout} />
       ))}

@@ -1,6 +1,6 @@
 // The timeline's colours: exactly those of `numo timeline` (src/timeline/mod.rs), the Okabe–Ito palette, readable
 // with every common colour-vision deficiency.
-import type { Step } from '../types';
+import type { Step, UpgradePart, WholeStep } from '../types';
 
 export const STEP_COLOURS: Record<Step, string> = {
   Gate: '#0072B2',
@@ -9,6 +9,10 @@ export const STEP_COLOURS: Record<Step, string> = {
   Cleanup: '#009E73',
   Soak: '#CC79A7',
   Restore: '#999999',
+  // The parts of a measured upgrade, where numo saw the node's drain end: Okabe–Ito yellow (the one colour of the
+  // palette nothing else had) and a dark shade of the upgrade's orange.
+  Drain: '#F0E442',
+  Reboot: '#A86400',
 };
 
 /** The name of each step, as numo's Events, `numo plan` and the legend say it (src/estimate/mod.rs, name). */
@@ -19,13 +23,20 @@ export const STEP_NAMES: Record<Step, string> = {
   Cleanup: 'cleanup',
   Soak: 'soak',
   Restore: 'restore',
+  Drain: 'drain',
+  Reboot: 'reboot',
 };
 
-/** A node's steps, in order. */
-export const NODE_STEPS: Step[] = ['Gate', 'WaitForMco', 'Upgrade', 'Cleanup', 'Soak'];
+/** The parts of `Upgrade`, in order: drawn for a node whose drain numo saw end (`drainedAt`); projections know the
+ * upgrade whole. */
+export const UPGRADE_PARTS: UpgradePart[] = ['Drain', 'Reboot'];
 
-/** How long a step takes when numo has no figure of its own (src/api/estimate.rs, default_seconds). */
-export const DEFAULT_SECONDS: Record<Step, number> = {
+/** A node's steps, in order. */
+export const NODE_STEPS: WholeStep[] = ['Gate', 'WaitForMco', 'Upgrade', 'Cleanup', 'Soak'];
+
+/** How long a step takes when numo has no figure of its own (src/api/estimate.rs, default_seconds); whole steps
+ * only, as the projection knows the upgrade whole. */
+export const DEFAULT_SECONDS: Record<WholeStep, number> = {
   Gate: 60,
   WaitForMco: 30,
   Upgrade: 900,

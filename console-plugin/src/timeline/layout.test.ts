@@ -10,7 +10,7 @@ import {
   STEP_COLOURS,
   WINDOW_COLOUR,
 } from './colours';
-import { NOW, record, runConfig } from '../__fixtures__';
+import { drainedRunConfig, NOW, record, runConfig } from '../__fixtures__';
 import type { ConfigMap, MutexRunConfig } from '../types';
 
 const at = (t: string) => Date.parse(t);
@@ -35,6 +35,8 @@ describe('layoutTimeline', () => {
       Cleanup: '#009E73',
       Soak: '#CC79A7',
       Restore: '#999999',
+      Drain: '#F0E442',
+      Reboot: '#A86400',
     });
   });
 
@@ -106,6 +108,162 @@ describe('layoutTimeline', () => {
       ['Upgrade', '2026-11-25T10:00:00.000Z', '2026-11-25T10:10:00.000Z', true],
       ['Cleanup', '2026-11-25T10:10:00.000Z', '2026-11-25T10:11:00.000Z', true],
     ]);
+  });
+
+  it("splits a node's measured upgrade into its drain and its reboot where numo saw the drain end", () => {
+    const layout = layoutTimeline(drainedRunConfig(), record(), NOW);
+    const worker2 = layout.rows[2];
+    expect(steps(worker2)).toEqual([
+      ['Gate', '2026-11-25T09:30:00.000Z', '2026-11-25T09:31:00.000Z', false],
+      ['WaitForMco', '2026-11-25T09:31:00.000Z', '2026-11-25T09:31:30.000Z', false],
+      ['Drain', '2026-11-25T09:31:30.000Z', '2026-11-25T09:40:00.000Z', false],
+      ['Reboot', '2026-11-25T09:40:00.000Z', '2026-11-25T10:00:00.000Z', false],
+      ['Cleanup', '2026-11-25T10:00:00.000Z', '2026-11-25T10:01:00.000Z', true],
+    ]);
+    expect(worker2.segments.slice(2, 4).map((s) => [s.colour, s.opacity])).toEqual([
+      ['#F0E442', 1],
+      ['#A86400', 1],
+    ]);
+    expect(worker2.segments[2].title).toBe(
+      'worker-2: drain, 2026-11-25 09:31 UTC – 2026-11-25 09:40 UTC (8m 30s)',
+    );
+    // The rest of an upgrade that should not be over yet (the upgrade's figure, from where the drain started)
+    // continues the part under way, as `numo timeline` draws it; the node's next steps are projected as ever.
+    const rc = drainedRunConfig();
+    const entry = rc.status?.nodes?.[0];
+    if (entry) {
+      entry.upgradingAt = '2026-11-25T09:55:00Z';
+      entry.drainedAt = '2026-11-25T09:57:00Z';
+    }
+    expect(steps(layoutTimeline(rc, record(), NOW).rows[2]).slice(2)).toEqual([
+      ['Drain', '2026-11-25T09:55:00.000Z', '2026-11-25T09:57:00.000Z', false],
+      ['Reboot', '2026-11-25T09:57:00.000Z', '2026-11-25T10:00:00.000Z', false],
+      ['Reboot', '2026-11-25T10:00:00.000Z', '2026-11-25T10:10:00.000Z', true],
+      ['Cleanup', '2026-11-25T10:10:00.000Z', '2026-11-25T10:11:00.000Z', true],
+    ]);
+  });
+
+  it('ends the reboot where the upgrade ended, for a done node and for one that failed', () => {
+    const rc = drainedRunConfig();
+    rc.status?.nodes?.push(
+      {
+        name: 'worker-5',
+        phase: 'Done',
+        startedAt: '2026-11-25T08:40:00Z',
+        releasedAt: '2026-11-25T08:41:00Z',
+        upgradingAt: '2026-11-25T08:42:00Z',
+        drainedAt: '2026-11-25T08:45:00Z',
+        upgradedAt: '2026-11-25T08:55:00Z',
+        finishedAt: '2026-11-25T08:56:00Z',
+      },
+      {
+        name: 'worker-6',
+        phase: 'Failed',
+        startedAt: '2026-11-25T08:40:00Z',
+        releasedAt: '2026-11-25T08:41:00Z',
+        upgradingAt: '2026-11-25T08:42:00Z',
+        drainedAt: '2026-11-25T08:45:00Z',
+        finishedAt: '2026-11-25T09:12:00Z',
+      },
+    );
+    const rows = layoutTimeline(rc, record(), NOW).rows;
+    const row = (name: string) => rows.find((r) => r.node === name) as (typeof rows)[number];
+    expect(steps(row('worker-5')).slice(2)).toEqual([
+      ['Drain', '2026-11-25T08:42:00.000Z', '2026-11-25T08:45:00.000Z', false],
+      ['Reboot', '2026-11-25T08:45:00.000Z', '2026-11-25T08:55:00.000Z', false],
+      ['Cleanup', '2026-11-25T08:55:00.000Z', '2026-11-25T08:56:00.000Z', false],
+    ]);
+    expect(steps(row('worker-6')).slice(2)).toEqual([
+      ['Drain', '2026-11-25T08:42:00.000Z', '2026-11-25T08:45:00.000Z', false],
+      ['Reboot', '2026-11-25T08:45:00.000Z', '2026-11-25T09:12:00.000Z', false],
+    ]);
+  });
+
+  it('keeps one upgrade for a node whose drain numo did not see (before OpenShift 4.20)', () => {
+    const layout = layoutTimeline(runConfig(), record(), NOW);
+    const drawn = layout.rows.flatMap((r) => r.segments.map((s) => s.step));
+    expect(drawn).toContain('Upgrade');
+    expect(drawn).not.toContain('Drain');
+    expect(drawn).not.toContain('Reboot');
+    expect(steps(layout.rows[2])[2]).toEqual(['Upgrade', '2026-11-25T09:31:30.000Z', '2026-11-25T10:00:00.000Z', false]);
+    // A record written before numo read MachineConfigNodes, or a node drained without it: one upgrade.
+    expect(layout.rows[0].segments.map((s) => s.step)).toEqual(['Gate', 'WaitForMco', 'Upgrade', 'Cleanup']);
+  });
+
+  it("projects with the whole upgrade: the drain's and the reboot's figures are not added to it", () => {
+    const figures = (withParts: boolean) => {
+      const rc = drainedRunConfig();
+      if (rc.status?.estimate) {
+        rc.status.estimate.stepSeconds = [
+          { step: 'Gate', seconds: 60 },
+          { step: 'WaitForMco', seconds: 30 },
+          { step: 'Upgrade', seconds: 900 },
+          ...(withParts
+            ? [
+                { step: 'Drain' as const, seconds: 300 },
+                { step: 'Reboot' as const, seconds: 600 },
+              ]
+            : []),
+          { step: 'Cleanup', seconds: 60 },
+          { step: 'Soak', seconds: 0 },
+          { step: 'Restore', seconds: 30 },
+        ];
+      }
+      return rc;
+    };
+    expect(stepMillis(figures(true))).toEqual(stepMillis(figures(false)));
+    expect(stepMillis(figures(true))).toEqual({
+      Gate: 60000,
+      WaitForMco: 30000,
+      Upgrade: 900000,
+      Cleanup: 60000,
+      Soak: 0,
+      Restore: 30000,
+    });
+    // Nor are the parts' samples of this rollout, or of the last one, when numo's estimate has no figures.
+    const samples = runConfig();
+    delete samples.status?.estimate?.stepSeconds;
+    samples.status?.stepDurations?.push({ step: 'Drain', count: 2, seconds: [300, 320] });
+    samples.status?.history?.[0].steps?.push({ step: 'Reboot', count: 6, medianSeconds: 600, p90Seconds: 700 });
+    expect(stepMillis(samples)).toEqual(stepMillis(runConfig()));
+    // The nodes to go, without numo's end to scale to: the same steps, the same times, the same end.
+    const pending = (withParts: boolean) => {
+      const rc = figures(withParts);
+      delete rc.status?.estimate?.nodesDone;
+      return layoutTimeline(rc, record(), NOW).rows[4];
+    };
+    expect(pending(true).label).toBe('2 nodes to go');
+    expect(steps(pending(true))).toEqual(steps(pending(false)));
+    expect(pending(true).segments.map((s) => s.step)).toEqual(['Gate', 'WaitForMco', 'Upgrade', 'Cleanup']);
+    const end = Math.max(...pending(true).segments.map((s) => s.end));
+    // Two slots, one free now and worker-2's at 10:01: each node takes 1m + 30s + 15m + 1m.
+    expect(new Date(end).toISOString()).toBe('2026-11-25T10:18:30.000Z');
+  });
+
+  it("draws a finished node's drain and reboot from the rollout record, which keeps when the drain ended", () => {
+    const data = { ...record().data };
+    // worker-0, as numo records it now: started, released, upgrading, upgraded, soak, finished, drained.
+    data['node.worker-0'] = `Done ${at('2026-11-25T08:17:30Z') / 1000} ${[
+      '08:00:00',
+      '08:01:00',
+      '08:01:30',
+      '08:16:30',
+      '-',
+      '08:17:30',
+      '08:05:00',
+    ]
+      .map((t) => (t === '-' ? t : at(`2026-11-25T${t}Z`) / 1000))
+      .join(' ')}`;
+    const layout = layoutTimeline(runConfig(), { ...record(), data }, NOW);
+    expect(steps(layout.rows[0])).toEqual([
+      ['Gate', '2026-11-25T08:00:00.000Z', '2026-11-25T08:01:00.000Z', false],
+      ['WaitForMco', '2026-11-25T08:01:00.000Z', '2026-11-25T08:01:30.000Z', false],
+      ['Drain', '2026-11-25T08:01:30.000Z', '2026-11-25T08:05:00.000Z', false],
+      ['Reboot', '2026-11-25T08:05:00.000Z', '2026-11-25T08:16:30.000Z', false],
+      ['Cleanup', '2026-11-25T08:16:30.000Z', '2026-11-25T08:17:30.000Z', false],
+    ]);
+    // worker-1's record has no drain time: one upgrade.
+    expect(layout.rows[1].segments.map((s) => s.step)).toEqual(['Gate', 'WaitForMco', 'Upgrade', 'Cleanup']);
   });
 
   it('ends a failed node where it failed, and marks it', () => {
@@ -204,6 +362,16 @@ describe('layoutTimeline', () => {
     expect(layout.rows[0].segments.map((s) => s.step)).toEqual(['Gate', 'WaitForMco', 'Upgrade', 'Cleanup']);
     expect(layout.rows[0].segments[0].start).toBe(base * 1000);
     expect(layout.rows[0].segments[0].end).toBe((base + 120 + 10) * 1000);
+    // Nodes whose drain and reboot the record has: a group's upgrade spans them, drawn as the upgrade.
+    Object.keys(data)
+      .filter((k) => k.startsWith('node.'))
+      .forEach((k) => {
+        data[k] = `${data[k]} ${Number(data[k].split(' ')[4]) + 5}`;
+      });
+    const parts = layoutTimeline(rc, { ...record(), data }, NOW);
+    expect(parts.rows[0].segments.map((s) => s.step)).toEqual(['Gate', 'WaitForMco', 'Upgrade', 'Cleanup']);
+    expect(parts.rows[0].segments[2].start).toBe((base + 20) * 1000);
+    expect(parts.rows[0].segments[2].end).toBe((base + 120 + 40) * 1000);
   });
 
   it('draws a run config numo has not reported on as an empty chart', () => {

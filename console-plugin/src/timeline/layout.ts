@@ -3,7 +3,7 @@
 // per node in the order they went (the finished nodes from the rollout record, then the nodes in the status), each
 // step in its colour, the projected remainder lighter, holds, the next maintenance window and blackouts as bands,
 // the restore walk, now and the estimated end.
-import type { ConfigMap, MutexRunConfig, NodeProgress, Step } from '../types';
+import type { ConfigMap, MutexRunConfig, NodeProgress, Step, WholeStep } from '../types';
 import { readRecord, RolloutRecord } from '../record';
 import { lasting, ms, parseDuration, shownTime } from '../time';
 import {
@@ -12,8 +12,9 @@ import {
   PROJECTED_OPACITY,
   STEP_COLOURS,
   STEP_NAMES,
+  UPGRADE_PARTS,
 } from './colours';
-import { Measured, measured, recordedSteps } from './measured';
+import { drawnRecordedSteps, drawnSteps, Measured } from './measured';
 
 /** Where things are drawn (the same layout as src/timeline/layout.rs). */
 export const LAYOUT = {
@@ -111,20 +112,21 @@ const median = (values: number[]): number | undefined => {
 
 /** How long each step should take, in milliseconds: the seconds numo's estimate takes (`estimate.stepSeconds`,
  * which know what this page cannot, such as rules without cleanup Jobs); without them this rollout's figures, else
- * the last rollout's, else numo's defaults, and the soak the spec's soakTime. */
-export const stepMillis = (rc: MutexRunConfig): Record<Step, number> => {
+ * the last rollout's, else numo's defaults, and the soak the spec's soakTime. Whole steps only: the figures of
+ * `Upgrade`'s parts (`Drain`, `Reboot`) are in `Upgrade`'s already, and are not added to it. */
+export const stepMillis = (rc: MutexRunConfig): Record<WholeStep, number> => {
   const status = rc.status ?? {};
   const numo = status.estimate?.stepSeconds ?? [];
   if (numo.length) {
-    const out = {} as Record<Step, number>;
-    (Object.keys(DEFAULT_SECONDS) as Step[]).forEach((step) => {
+    const out = {} as Record<WholeStep, number>;
+    (Object.keys(DEFAULT_SECONDS) as WholeStep[]).forEach((step) => {
       out[step] = (numo.find((s) => s.step === step)?.seconds ?? DEFAULT_SECONDS[step]) * 1000;
     });
     return out;
   }
   const last = status.history?.[status.history.length - 1];
-  const out = {} as Record<Step, number>;
-  (Object.keys(DEFAULT_SECONDS) as Step[]).forEach((step) => {
+  const out = {} as Record<WholeStep, number>;
+  (Object.keys(DEFAULT_SECONDS) as WholeStep[]).forEach((step) => {
     const samples = status.stepDurations?.find((s) => s.step === step);
     const seconds =
       median(samples?.seconds ?? []) ??
@@ -136,7 +138,9 @@ export const stepMillis = (rc: MutexRunConfig): Record<Step, number> => {
   return out;
 };
 
-const CURRENT_STEP: Partial<Record<NodeProgress['phase'], Step>> = {
+const isUpgradePart = (step: Step) => (UPGRADE_PARTS as Step[]).includes(step);
+
+const CURRENT_STEP: Partial<Record<NodeProgress['phase'], WholeStep>> = {
   Gating: 'Gate',
   Released: 'WaitForMco',
   Upgrading: 'Upgrade',
@@ -147,7 +151,7 @@ const CURRENT_STEP: Partial<Record<NodeProgress['phase'], Step>> = {
 type Plain = { step: Step; start: number; end: number; projected: boolean };
 
 /** A node's steps from `from` on, each its expected length (a step of no length left out). */
-const projectSteps = (steps: Step[], from: number, lengths: Record<Step, number>): Plain[] => {
+const projectSteps = (steps: WholeStep[], from: number, lengths: Record<WholeStep, number>): Plain[] => {
   const out: Plain[] = [];
   let at = from;
   steps.forEach((step) => {
@@ -159,18 +163,22 @@ const projectSteps = (steps: Step[], from: number, lengths: Record<Step, number>
 };
 
 /** An in-flight node's steps: those seen, the current one to now, and the rest of the node projected. */
-const inFlight = (entry: NodeProgress, now: number, lengths: Record<Step, number>): Plain[] => {
-  const seen: Plain[] = measured(entry, now).map((m: Measured) => ({ ...m, projected: false }));
+const inFlight = (entry: NodeProgress, now: number, lengths: Record<WholeStep, number>): Plain[] => {
+  const seen: Plain[] = drawnSteps(entry, now).map((m: Measured) => ({ ...m, projected: false }));
   const current = CURRENT_STEP[entry.phase];
   if (!current) return seen;
   const index = NODE_STEPS.indexOf(current);
   const last = seen[seen.length - 1];
+  // The projection knows the upgrade whole (from its drain's start): its rest continues the part under way, the
+  // reboot (src/controllers/run_config/preview/timeline.rs).
+  const isCurrent = (s: Plain) => s.step === current || (current === 'Upgrade' && isUpgradePart(s.step));
+  const currentStart = last && isCurrent(last) ? seen.find(isCurrent)?.start : undefined;
   let from = now;
-  if (last && last.step === current) {
+  if (last && currentStart !== undefined) {
     // The current step's expected rest, if it should not be over yet.
-    const expectedEnd = last.start + lengths[current];
+    const expectedEnd = currentStart + lengths[current];
     if (expectedEnd > now) {
-      seen.push({ step: current, start: now, end: expectedEnd, projected: true });
+      seen.push({ step: last.step, start: now, end: expectedEnd, projected: true });
       from = expectedEnd;
     }
   }
@@ -188,7 +196,7 @@ const pendingSteps = (
   concurrency: number,
   slotsFree: number[],
   from: number,
-  lengths: Record<Step, number>,
+  lengths: Record<WholeStep, number>,
   nodesDone?: number,
 ): Plain[] => {
   const slots = [...slotsFree];
@@ -226,7 +234,8 @@ const pendingSteps = (
 type PlainRow = { key: string; label: string; node?: string; outcome: RowOutcome; steps: Plain[]; title?: string };
 
 /** Rows beyond MAX_ROWS grouped: `ceil(n / MAX_ROWS)` consecutive nodes to a row, each step spanning from the
- * group's earliest start to its latest end (src/timeline/group.rs). */
+ * group's earliest start to its latest end, a group's upgrade over its nodes' upgrades drawn whole or in their
+ * parts (src/timeline/group.rs). */
 const grouped = (rows: PlainRow[]): PlainRow[] => {
   if (rows.length <= MAX_ROWS) return rows;
   const size = Math.ceil(rows.length / MAX_ROWS);
@@ -237,9 +246,13 @@ const grouped = (rows: PlainRow[]): PlainRow[] => {
     const spans = new Map<string, Plain>();
     group.forEach((r) =>
       r.steps.forEach((s) => {
-        const key = `${s.step}${s.projected ? '~' : ''}`;
+        const step: Step = isUpgradePart(s.step) ? 'Upgrade' : s.step;
+        const key = `${step}${s.projected ? '~' : ''}`;
         const span = spans.get(key);
-        spans.set(key, span ? { ...span, start: Math.min(span.start, s.start), end: Math.max(span.end, s.end) } : { ...s });
+        spans.set(
+          key,
+          span ? { ...span, start: Math.min(span.start, s.start), end: Math.max(span.end, s.end) } : { ...s, step },
+        );
       }),
     );
     const counts = new Map<RowOutcome, number>();
@@ -323,7 +336,7 @@ export const layoutTimeline = (
           label: n.name,
           node: n.name,
           outcome: n.phase === 'Done' ? 'Done' : n.phase,
-          steps: recordedSteps(n).map((s) => ({ ...s, projected: false })),
+          steps: drawnRecordedSteps(n).map((s) => ({ ...s, projected: false })),
         }),
       );
   }
@@ -333,13 +346,15 @@ export const layoutTimeline = (
     let steps: Plain[];
     if (entry.phase === 'Failed' || entry.phase === 'Ungated') {
       outcome = entry.phase;
-      steps = measured(entry, nowMs).map((m) => ({ ...m, projected: false }));
+      steps = drawnSteps(entry, nowMs).map((m) => ({ ...m, projected: false }));
     } else if (entry.phase === 'Done' || entry.phase === 'Skipped') {
       outcome = entry.phase;
-      steps = measured(entry, ms(entry.finishedAt) ?? nowMs).map((m) => ({ ...m, projected: false }));
+      steps = drawnSteps(entry, ms(entry.finishedAt) ?? nowMs).map((m) => ({ ...m, projected: false }));
     } else {
       outcome = 'InFlight';
-      steps = completed ? measured(entry, nowMs).map((m) => ({ ...m, projected: false })) : inFlight(entry, nowMs, lengths);
+      steps = completed
+        ? drawnSteps(entry, nowMs).map((m) => ({ ...m, projected: false }))
+        : inFlight(entry, nowMs, lengths);
       slotsFree.push(endOf(steps, nowMs));
     }
     rows.push({ key: `node-${entry.name}`, label: entry.name, node: entry.name, outcome, steps });

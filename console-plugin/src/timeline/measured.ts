@@ -6,7 +6,8 @@ import type { RecordedNode } from '../record';
 
 export type Measured = { step: Step; start: number; end: number };
 
-/** The steps of `entry` that numo saw start, each with its start and end; a step under way ends at `until`. */
+/** The steps of `entry` that numo saw start, each with its start and end; a step under way ends at `until`. The
+ * upgrade is one step here, also where numo saw its drain end (`split` draws its parts). */
 export const measured = (entry: NodeProgress, until: number): Measured[] => {
   const soaking = entry.phase === 'Soaking';
   const finished = ms(entry.finishedAt);
@@ -33,7 +34,26 @@ export const measured = (entry: NodeProgress, until: number): Measured[] => {
   return steps;
 };
 
-/** The steps of a node the rollout record keeps. */
+/** `steps` with the upgrade split into its parts where `drained` (when the drain ended) is known: the drain up to
+ * it, the reboot after it (src/estimate/measured.rs, split). */
+export const split = (steps: Measured[], drained: number | undefined): Measured[] =>
+  drained === undefined
+    ? steps
+    : steps.flatMap((s): Measured[] => {
+        if (s.step !== 'Upgrade') return [s];
+        const at = Math.min(Math.max(drained, s.start), s.end);
+        return [
+          { step: 'Drain', start: s.start, end: at },
+          { step: 'Reboot', start: at, end: s.end },
+        ];
+      });
+
+/** The steps of `entry` as the timeline draws them: `measured`, its upgrade in its parts where numo saw the drain
+ * end (`drainedAt`, from MachineConfigNodes on OpenShift 4.20 and later). */
+export const drawnSteps = (entry: NodeProgress, until: number): Measured[] =>
+  split(measured(entry, until), ms(entry.drainedAt));
+
+/** The steps of a node the rollout record keeps (the upgrade whole: `split` with `drained` draws its parts). */
 export const recordedSteps = (node: RecordedNode): Measured[] => {
   const [started, released, upgrading, upgraded, soak, finished] = node.times;
   const wait: Step = upgrading === undefined && upgraded !== undefined ? 'Upgrade' : 'WaitForMco';
@@ -53,3 +73,8 @@ export const recordedSteps = (node: RecordedNode): Measured[] => {
   if (soak !== undefined) steps.push(...between([['Soak', soak]], node.done));
   return steps;
 };
+
+/** The steps of a recorded node as the timeline draws them: its upgrade in its parts where the record kept when the
+ * drain ended (records written before numo read MachineConfigNodes have no such time). */
+export const drawnRecordedSteps = (node: RecordedNode): Measured[] =>
+  node.times[2] === undefined ? recordedSteps(node) : split(recordedSteps(node), node.times[6]);

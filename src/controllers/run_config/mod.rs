@@ -31,7 +31,9 @@ use crate::api::{MutexRule, MutexRunConfig, MutexTarget};
 use crate::cached_job::CachedJob;
 use crate::guard;
 use crate::labels;
-use crate::openshift::{self, ClusterOperator, ClusterVersion, MachineConfig, MachineConfigPool, MachineOSConfig};
+use crate::openshift::{
+    self, ClusterOperator, ClusterVersion, MachineConfig, MachineConfigNode, MachineConfigPool, MachineOSConfig,
+};
 use crate::watches::Watches;
 use crate::{Context, Error, Result};
 
@@ -80,6 +82,8 @@ pub async fn run(ctx: Context) {
         watches.watch_optional::<guard::Guarded<PodDisruptionBudget>>(observe::BUDGETS, any.clone());
     let (machine_os_configs, mosc_events) =
         watches.watch_optional::<guard::Guarded<MachineOSConfig>>(observe::MACHINE_OS_CONFIGS, any.clone());
+    let (machine_config_nodes, mcn_events) =
+        watches.watch_optional::<guard::Guarded<MachineConfigNode>>(observe::MACHINE_CONFIG_NODES, any.clone());
 
     let all = {
         let store = run_configs.clone();
@@ -94,6 +98,10 @@ pub async fn run(ctx: Context) {
     let checking = {
         let store = run_configs.clone();
         move || checking_health(&store)
+    };
+    let upgrading = {
+        let store = run_configs.clone();
+        move |progress: guard::Guarded<MachineConfigNode>| upgrading_node(&store, &progress)
     };
     let checking_for_budgets = checking.clone();
     let (custom, custom_changes) = custom_sources::CustomSources::new(ctx.client.clone());
@@ -129,6 +137,10 @@ pub async fn run(ctx: Context) {
     )
     .watches_stream(cv_events.touched_objects(), move |_| all_for_cv())
     .watches_stream(mosc_events.touched_objects(), move |_| all_for_moscs())
+    .watches_stream(
+        mcn_events.touched_objects().predicate_filter(predicates::drain_predicate, Default::default()),
+        upgrading,
+    )
     .watches_stream(job_events.touched_objects(), job_owner)
     .watches_stream(
         co_events.touched_objects().predicate_filter(predicates::operator_predicate, Default::default()),
@@ -155,6 +167,7 @@ pub async fn run(ctx: Context) {
         cluster_operators,
         budgets,
         machine_os_configs,
+        machine_config_nodes,
         sources: watches.sources(),
         custom: Some(custom),
     };
@@ -179,6 +192,24 @@ fn checking_health(store: &Store<Guarded>) -> Vec<ObjectRef<Guarded>> {
         .state()
         .iter()
         .filter(|rc| rc.0.as_ref().is_ok_and(|rc| rc.spec.health_checks.is_some()))
+        .map(|rc| ObjectRef::from_obj(rc.as_ref()))
+        .collect()
+}
+
+/// The run configs upgrading the node a MachineConfigNode speaks of (the only ones that read it); one numo cannot
+/// decode wakes every run config.
+fn upgrading_node(store: &Store<Guarded>, progress: &guard::Guarded<MachineConfigNode>) -> Vec<ObjectRef<Guarded>> {
+    let node = progress.meta().name.as_deref().unwrap_or_default();
+    store
+        .state()
+        .iter()
+        .filter(|rc| match &rc.0 {
+            Ok(rc) => rc
+                .status
+                .as_ref()
+                .is_some_and(|s| s.nodes.iter().any(|n| n.name == node && n.phase == crate::api::NodePhase::Upgrading)),
+            Err(_) => true,
+        })
         .map(|rc| ObjectRef::from_obj(rc.as_ref()))
         .collect()
 }

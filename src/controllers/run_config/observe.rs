@@ -9,6 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::core::v1::{Node, Pod};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 use kube::core::PartialObjectMeta;
 use kube::runtime::reflector::{ObjectRef, Store};
@@ -26,7 +27,9 @@ use crate::guard::Guarded;
 use crate::jobs;
 use crate::labels;
 use crate::membership;
-use crate::openshift::{self, ClusterOperator, ClusterVersion, MachineConfig, MachineConfigPool, MachineOSConfig};
+use crate::openshift::{
+    self, ClusterOperator, ClusterVersion, MachineConfig, MachineConfigNode, MachineConfigPool, MachineOSConfig,
+};
 use crate::watches::Sources;
 
 /// The caches the run-config controller reads; every one is fed by a watch.
@@ -54,6 +57,8 @@ pub struct Stores {
     pub budgets: Store<Guarded<PodDisruptionBudget>>,
     /// Every MachineOSConfig (an optional watch: the API exists from OpenShift 4.19).
     pub machine_os_configs: Store<Guarded<MachineOSConfig>>,
+    /// Every MachineConfigNode (an optional watch: the API is served from OpenShift 4.20).
+    pub machine_config_nodes: Store<Guarded<MachineConfigNode>>,
     /// The health of the watches behind the caches, to tell whether an optional one can be read.
     pub sources: Sources,
     /// The objects custom health checks read (watched on demand); None where there is no runtime for watches.
@@ -66,6 +71,8 @@ pub const CLUSTER_OPERATORS: &str = "ClusterOperators";
 pub const BUDGETS: &str = "PodDisruptionBudgets";
 /// See [`CLUSTER_OPERATORS`].
 pub const MACHINE_OS_CONFIGS: &str = "MachineOSConfigs";
+/// See [`CLUSTER_OPERATORS`].
+pub const MACHINE_CONFIG_NODES: &str = "MachineConfigNodes";
 
 /// Builds the snapshot for one run config.
 pub fn snapshot(stores: &Stores, rc: &MutexRunConfig, now: Timestamp) -> Snapshot {
@@ -107,12 +114,17 @@ pub fn snapshot(stores: &Stores, rc: &MutexRunConfig, now: Timestamp) -> Snapsho
         .iter()
         .filter_map(|mc| Some((mc.name_any(), mc.annotations().get(openshift::RELEASE_VERSION)?.clone())))
         .collect();
+    let progress = stores.sources.readable(MACHINE_CONFIG_NODES).is_ok().then_some(&stores.machine_config_nodes);
     let nodes = stores
         .nodes
         .state()
         .iter()
         .filter_map(|n| n.decoded())
-        .map(|n| (n.name_any(), node_view(n, rc.spec.version_source, &rendered_versions)))
+        .map(|n| {
+            let mut view = node_view(n, rc.spec.version_source, &rendered_versions);
+            view.drained_at = progress.and_then(|store| drained_at(store, &view));
+            (n.name_any(), view)
+        })
         .collect();
     let cluster_version = stores.cluster_versions.get(&ObjectRef::new(openshift::CLUSTER_VERSION_NAME));
     let cluster = cluster_version.as_deref().and_then(Guarded::decoded).map(|cv| {
@@ -415,7 +427,14 @@ fn node_view(node: &Node, source: VersionSource, rendered: &BTreeMap<String, Str
         current_config: node.annotations().get(openshift::CURRENT_CONFIG).cloned(),
         desired_config: node.annotations().get(openshift::DESIRED_CONFIG).cloned(),
         desired_version: node.annotations().get(openshift::DESIRED_CONFIG).and_then(|c| rendered.get(c)).cloned(),
+        drained_at: None,
     }
+}
+
+/// When the node was drained for the update it is under (its desired config), as its MachineConfigNode says.
+fn drained_at(store: &Store<Guarded<MachineConfigNode>>, node: &NodeView) -> Option<Time> {
+    let progress = store.get(&ObjectRef::new(&node.name))?;
+    progress.decoded()?.drained_for(node.desired_config.as_deref()?)
 }
 
 /// A numo Job as the planner reads it; one that cannot be decoded counts as failed, saying why (its labels and

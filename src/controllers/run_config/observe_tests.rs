@@ -73,6 +73,7 @@ fn stores(pools: &[Value], nodes: &[Value], jobs: &[Value]) -> Stores {
         cluster_operators: store::<ClusterOperator>(&[]),
         budgets: store::<PodDisruptionBudget>(&[]),
         machine_os_configs: store::<crate::openshift::MachineOSConfig>(&[]),
+        machine_config_nodes: store::<crate::openshift::MachineConfigNode>(&[]),
         sources: Default::default(),
         custom: None,
     }

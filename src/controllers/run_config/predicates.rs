@@ -11,7 +11,7 @@ use kube::{Resource, ResourceExt};
 
 use crate::api::MutexRunConfig;
 use crate::guard::Guarded;
-use crate::openshift::{self, ClusterOperator, MachineConfig, MachineConfigPool};
+use crate::openshift::{self, ClusterOperator, MachineConfig, MachineConfigNode, MachineConfigPool};
 
 /// Run configs react to spec, annotation (retry/skip), finalizer and deletion changes, not to their own status writes.
 pub fn run_config_predicate(rc: &Guarded<MutexRunConfig>) -> Option<u64> {
@@ -93,6 +93,19 @@ pub fn operator_predicate(co: &Guarded<ClusterOperator>) -> Option<u64> {
     let mut hasher = DefaultHasher::new();
     co.meta().uid.hash(&mut hasher);
     co.decoded().map(ClusterOperator::problem).hash(&mut hasher);
+    Some(hasher.finish())
+}
+
+/// A MachineConfigNode matters when the update it speaks of, or its drain, changes (not on each of the other
+/// phases the machine-config operator reports).
+pub fn drain_predicate(progress: &Guarded<MachineConfigNode>) -> Option<u64> {
+    let mut hasher = DefaultHasher::new();
+    progress.meta().uid.hash(&mut hasher);
+    if let Some(progress) = progress.decoded() {
+        progress.spec.config_version.desired.hash(&mut hasher);
+        let drained = progress.condition(crate::openshift::machine_config_node::DRAINED);
+        drained.map(|c| (&c.status, c.last_transition_time.as_ref().map(|t| t.0))).hash(&mut hasher);
+    }
     Some(hasher.finish())
 }
 

@@ -267,6 +267,10 @@ pub struct NodeView {
     pub desired_config: Option<String>,
     /// The release version of that rendered config, if known.
     pub desired_version: Option<String>,
+    /// When the machine-config operator had drained it for the update to its desired config (its
+    /// MachineConfigNode's `Drained` condition); None while it drains, outside an update, or where MachineConfigNodes
+    /// are not served (before OpenShift 4.20).
+    pub drained_at: Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>,
 }
 
 /// The ClusterVersion.

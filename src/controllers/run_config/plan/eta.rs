@@ -96,7 +96,8 @@ fn in_flight(entry: &NodeProgress, now: DateTime<Utc>) -> Option<InFlight> {
         NodePhase::Soaking => (Step::Soak, at(&entry.soak_started_at)),
         _ => return None,
     };
-    Some(InFlight { node: entry.name.clone(), step, since: since.unwrap_or(now) })
+    let drained = at(&entry.drained_at).filter(|_| step == Step::Upgrade);
+    Some(InFlight { node: entry.name.clone(), step, since: since.unwrap_or(now), drained })
 }
 
 /// How many nodes the Machine Config Operator moves back at once in the restore walk: the first target pool's

@@ -125,6 +125,25 @@ pub fn record(
                 .then(|| now.clone())
         });
         let upgraded_at = previous.and_then(|e| e.upgraded_at.clone()).or_else(|| upgraded.then(|| now.clone()));
+        // The drain's end, as the node's MachineConfigNode tells it while the node upgrades (it is reset once the
+        // node is Updated); kept once seen.
+        let was_upgrading = previous.is_some_and(|e| e.upgraded_at.is_none());
+        let drained_at = previous.and_then(|e| e.drained_at.clone()).or_else(|| {
+            (upgrading_at.is_some() && (was_upgrading || previous.is_none())).then(|| node.drained_at.clone())?
+        });
+        if let (None, Some(drained)) = (previous.and_then(|e| e.drained_at.as_ref()), &drained_at) {
+            let took = upgrading_at.as_ref().map(|since| drained.0.duration_since(since.0));
+            let took = took.and_then(|d| Duration::try_from(d).ok()).map(|d| format!(" in {}s", d.as_secs()));
+            notices.push(Notice::normal(
+                "NodeDrained",
+                "Gate",
+                format!(
+                    "Node {name} was drained for its upgrade{}; it reboots into {}.",
+                    took.unwrap_or_default(),
+                    node.desired_config.as_deref().unwrap_or("its new configuration")
+                ),
+            ));
+        }
         let finished_at = match state {
             NodeState::Failed { .. } | NodeState::Ungated { .. } if !timer_reset => {
                 previous.and_then(|e| e.finished_at.clone()).or_else(|| Some(now.clone()))
@@ -209,6 +228,7 @@ pub fn record(
             started_at: Some(started_at),
             released_at,
             upgrading_at,
+            drained_at,
             upgraded_at,
             finished_at,
             soak_started_at,

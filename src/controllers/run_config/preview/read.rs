@@ -78,6 +78,8 @@ pub async fn read(client: &kube::Client, namespace: &str, name: &str) -> Result<
         cluster_operators,
         budgets,
         machine_os_configs,
+        // A preview shows what numo would do next, never how far a node's drain went.
+        machine_config_nodes: reflector::store().0,
         sources,
         custom: None,
     };

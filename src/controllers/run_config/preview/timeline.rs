@@ -30,11 +30,19 @@ fn segments(marks: &[(Step, Option<DateTime<Utc>>)], end: DateTime<Utc>) -> Vec<
 
 /// A finished node's row, from the record.
 fn recorded_row(node: &RecordedNode) -> Row {
-    let [started, released, upgrading, upgraded, soak, finished] = node.times;
+    let [started, released, upgrading, upgraded, soak, finished, drained] = node.times;
     let wait = if upgrading.is_none() && upgraded.is_some() { Step::Upgrade } else { Step::WaitForMco };
     let cleanup_end = soak.or(finished);
-    let mut marks =
-        vec![(Step::Gate, started), (wait, released), (Step::Upgrade, upgrading), (Step::Cleanup, upgraded)];
+    // Where the drain's end is known (MachineConfigNodes), the upgrade is drawn as its drain and its reboot.
+    let upgrade = match (upgrading, drained) {
+        (Some(_), Some(_)) => vec![(Step::Drain, upgrading), (Step::Reboot, drained)],
+        _ => vec![(Step::Upgrade, upgrading)],
+    };
+    let mut marks: Vec<(Step, Option<DateTime<Utc>>)> = [(Step::Gate, started), (wait, released)]
+        .into_iter()
+        .chain(upgrade)
+        .chain([(Step::Cleanup, upgraded)])
+        .collect();
     let mut segments = segments(&marks, cleanup_end.unwrap_or(node.done));
     if let Some(soak) = soak {
         marks = vec![(Step::Soak, Some(soak))];
@@ -81,7 +89,7 @@ pub fn timeline(
             .unwrap_or_default()
     };
     for entry in &status.nodes {
-        let mut segments: Vec<Segment> = crate::estimate::measured::measured(entry, now)
+        let mut segments: Vec<Segment> = crate::estimate::measured::split(entry, now)
             .into_iter()
             .map(|(step, start, end)| Segment { step, start, end, projected: false })
             .collect();
@@ -91,9 +99,17 @@ pub fn timeline(
             _ => {
                 // The step under way is drawn to now; the rest of the node as projected.
                 let drawn_to = segments.last().map(|s| s.end);
+                // The projection knows the upgrade whole: its rest continues the part under way (the reboot).
+                let same = |projected: Step, drawn: Step| {
+                    projected == drawn || (projected == Step::Upgrade && Step::UPGRADE_PARTS.contains(&drawn))
+                };
                 let rest: Vec<Segment> = projected_segments(&entry.name, drawn_to)
                     .into_iter()
-                    .filter(|s| segments.last().is_none_or(|last| s.step != last.step || s.end > last.end))
+                    .filter(|s| segments.last().is_none_or(|last| !same(s.step, last.step) || s.end > last.end))
+                    .map(|s| match segments.last() {
+                        Some(last) if same(s.step, last.step) => Segment { step: last.step, ..s },
+                        _ => s,
+                    })
                     .collect();
                 if let (Some(last), Some(first)) = (segments.last_mut(), rest.first()) {
                     if first.step == last.step {

@@ -1,0 +1,38 @@
+//! The users the machine-config daemon and controller act as: their ServiceAccounts in
+//! `openshift-machine-config-operator`, as the MCO's manifests create them (`manifests/machineconfigdaemon/`,
+//! `manifests/machineconfigcontroller/`). The operator's own is [`crate::operator_sync::OPERATOR_USER`].
+//!
+//! Only their MachineConfigNode writes ([`crate::machine_config_nodes`]) go through these identities; the daemon's
+//! and controller's node, pool and MachineConfig writes still use the simulator's own client.
+
+use crate::operator_sync::OPERATOR_NAMESPACE;
+
+/// The machine-config daemon's ServiceAccount (in [`OPERATOR_NAMESPACE`]).
+pub const DAEMON_SERVICE_ACCOUNT: &str = "machine-config-daemon";
+/// The user the machine-config daemon runs as.
+pub const DAEMON_USER: &str = "system:serviceaccount:openshift-machine-config-operator:machine-config-daemon";
+/// The machine-config controller's ServiceAccount (in [`OPERATOR_NAMESPACE`]); its node and drain controllers run as
+/// it.
+pub const CONTROLLER_SERVICE_ACCOUNT: &str = "machine-config-controller";
+/// The user the machine-config controller runs as.
+pub const CONTROLLER_USER: &str = "system:serviceaccount:openshift-machine-config-operator:machine-config-controller";
+
+/// The user of ServiceAccount `account` in the MCO's namespace.
+pub fn service_account_user(account: &str) -> String {
+    format!("system:serviceaccount:{OPERATOR_NAMESPACE}:{account}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn users_name_their_service_accounts() {
+        assert_eq!(DAEMON_USER, service_account_user(DAEMON_SERVICE_ACCOUNT));
+        assert_eq!(CONTROLLER_USER, service_account_user(CONTROLLER_SERVICE_ACCOUNT));
+        assert_eq!(
+            crate::operator_sync::OPERATOR_USER,
+            service_account_user(crate::operator_sync::OPERATOR_SERVICE_ACCOUNT)
+        );
+    }
+}

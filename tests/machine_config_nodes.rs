@@ -1,0 +1,136 @@
+//! A node's drain apart from its reboot, where MachineConfigNodes are served (OpenShift 4.20+), numo as installed:
+//! the simulated machine-config daemon and drain controller report each update in the node's MachineConfigNode
+//! (`Drained`, `RebootedNode`, ... as on 4.21); numo records when each worker's drain ended (`drainedAt`), says so in
+//! an Event, measures the upgrade in its parts (`Drain`, `Reboot`) and keeps the drain's end in the rollout record for
+//! the timeline. On 4.19 (no MachineConfigNodes) the upgrade is shown whole, as before.
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::{ConfigMap, Node};
+use kube::api::{Patch, PatchParams};
+use kube::runtime::{watcher, WatchStreamExt};
+use kube::Api;
+use numo::api::{MutexRunConfig, NodePhase, RunPhase, Step};
+use numo_simulator::OpenShiftRelease;
+use serde_json::json;
+use support::*;
+
+const WORKERS: usize = 2;
+
+/// Each worker's slow drain and reboot, so that both are seen apart.
+async fn slow_drains(setup: &Setup) -> anyhow::Result<()> {
+    let nodes = Api::<Node>::all(setup.client.clone());
+    let slow = json!({"metadata": {"annotations": {
+        numo_simulator::faults::DRAIN_SECONDS: "2",
+        numo_simulator::faults::REBOOT_SECONDS: "3",
+    }}});
+    for i in 0..WORKERS {
+        nodes.patch(&format!("worker-{i}"), &PatchParams::default(), &Patch::Merge(&slow)).await?;
+    }
+    Ok(())
+}
+
+/// Every node entry an Upgrading node had in the run config's status, as a watch saw them.
+fn record_upgrading(setup: &mut Setup, name: &str) -> Arc<Mutex<Vec<numo::api::NodeProgress>>> {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let record = seen.clone();
+    let config = watcher::Config::default().fields(&format!("metadata.name={name}"));
+    let run_configs = setup.run_configs();
+    setup.world.spawn(async move {
+        let mut stream = watcher(run_configs, config).applied_objects().boxed();
+        while let Some(Ok(rc)) = stream.next().await {
+            let rc: MutexRunConfig = rc;
+            let entries = rc.status.map(|s| s.nodes).unwrap_or_default();
+            if let Ok(mut seen) = record.lock() {
+                seen.extend(entries.into_iter().filter(|e| e.phase == NodePhase::Upgrading));
+            }
+        }
+    });
+    seen
+}
+
+/// Runs a two-worker upgrade on `release` with slow drains; returns the completed run config, the Upgrading entries
+/// seen, the Events about it and its rollout record.
+async fn upgrade_on(
+    release: &str,
+) -> anyhow::Result<(MutexRunConfig, Vec<numo::api::NodeProgress>, Vec<(String, String, String)>, ConfigMap)> {
+    let openshift = OpenShiftRelease::parse(release).map_err(anyhow::Error::msg)?;
+    let test = format!("drain-{}", release.replace('.', "-"));
+    let mut setup = Setup::on(&test, WORKERS, Nfd::Off, openshift).await?;
+    slow_drains(&setup).await?;
+    setup.rule("check", job_spec("1s", false), None).await?;
+    setup.target("workers", &["worker"]).await?;
+    setup.run_config("gated", &["check"], &["workers"], json!({})).await?;
+    let upgrading = record_upgrading(&mut setup, "gated");
+    setup.start_operator().await?;
+    setup.wait_phase("gated", RunPhase::Idle, Duration::from_secs(60)).await?;
+    setup.upgrade_cluster(NEW).await?;
+    let done = setup.wait_phase("gated", RunPhase::Completed, ROLLOUT).await?;
+    let events = setup.events_about("gated").await?;
+    let record = Api::<ConfigMap>::namespaced(setup.client.clone(), &setup.ns).get("numo-timeline-gated").await?;
+    let upgrading = upgrading.lock().map(|u| u.clone()).unwrap_or_default();
+    Ok((done, upgrading, events, record))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_4_21_each_drain_is_shown_apart_from_its_reboot() -> anyhow::Result<()> {
+    let (done, upgrading, events, record) = upgrade_on("4.21").await?;
+    let status = done.status.clone().unwrap_or_default();
+    assert_eq!(status.progress.as_deref(), Some("2/2"), "{status:?}");
+
+    // Each worker was seen drained while it upgraded, after the MCO started on it.
+    let mut drained: BTreeMap<String, numo::api::NodeProgress> = BTreeMap::new();
+    for entry in upgrading.into_iter().filter(|e| e.drained_at.is_some()) {
+        drained.entry(entry.name.clone()).or_insert(entry);
+    }
+    assert_eq!(drained.keys().cloned().collect::<Vec<_>>(), ["worker-0", "worker-1"], "{drained:?}");
+    for entry in drained.values() {
+        let after_start = entry.upgrading_at.as_ref().zip(entry.drained_at.as_ref()).is_some_and(|(u, d)| u.0 <= d.0);
+        assert!(after_start, "drained after the MCO started on it: {entry:?}");
+    }
+    let said: Vec<&String> = events.iter().filter(|(_, reason, _)| reason == "NodeDrained").map(|e| &e.2).collect();
+    assert_eq!(said.len(), WORKERS, "{events:?}");
+    assert!(
+        said.iter().all(|note| note.contains("was drained for its upgrade") && note.contains("reboots")),
+        "{said:?}"
+    );
+
+    // The upgrade is measured whole and in its parts: the reboot (3 s) is told apart from the drain.
+    let samples = |step: Step| status.step_durations.iter().find(|s| s.step == step).map(|s| s.seconds.clone());
+    let reboots = samples(Step::Reboot).unwrap_or_default();
+    assert_eq!(reboots.len(), WORKERS, "{:?}", status.step_durations);
+    assert!(reboots.iter().all(|s| *s >= 2), "a 3 s reboot: {reboots:?}");
+    assert_eq!(samples(Step::Drain).map(|d| d.len()), Some(WORKERS), "{:?}", status.step_durations);
+    let upgrades = samples(Step::Upgrade).unwrap_or_default();
+    assert!(upgrades.iter().zip(&reboots).all(|(u, r)| u >= r), "{upgrades:?} {reboots:?}");
+    let figures = status.history.last().map(|h| h.steps.clone()).unwrap_or_default();
+    assert!(figures.iter().any(|f| f.step == Step::Drain), "{figures:?}");
+    assert!(figures.iter().any(|f| f.step == Step::Reboot), "{figures:?}");
+
+    // The rollout record keeps each drain's end, for the timeline of finished nodes.
+    let data = record.data.unwrap_or_default();
+    let (_, nodes, _) = numo::rollout_record::read(&data);
+    assert_eq!(nodes.len(), WORKERS, "{data:?}");
+    assert!(nodes.iter().all(|n| n.times[6].is_some()), "{data:?}");
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_4_19_without_machine_config_nodes_the_upgrade_is_shown_whole() -> anyhow::Result<()> {
+    let (done, upgrading, events, record) = upgrade_on("4.19").await?;
+    let status = done.status.clone().unwrap_or_default();
+    assert_eq!(status.progress.as_deref(), Some("2/2"), "{status:?}");
+    assert!(!upgrading.is_empty(), "the workers were seen upgrading");
+    assert!(upgrading.iter().all(|e| e.drained_at.is_none()), "{upgrading:?}");
+    assert!(!events.iter().any(|(_, reason, _)| reason == "NodeDrained"), "{events:?}");
+    let steps: Vec<Step> = status.step_durations.iter().map(|s| s.step).collect();
+    assert!(steps.contains(&Step::Upgrade) && !steps.contains(&Step::Drain) && !steps.contains(&Step::Reboot));
+    let (_, nodes, _) = numo::rollout_record::read(&record.data.unwrap_or_default());
+    assert!(nodes.iter().all(|n| n.times[6].is_none()));
+    Ok(())
+}
