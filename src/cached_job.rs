@@ -33,6 +33,9 @@ pub struct CachedJob {
     pub result: JobResult,
     /// Why it failed, from its `Failed` condition.
     pub failure: Option<String>,
+    /// Who created it, as far as the API server's record of its writers tells (the field manager of its first
+    /// `managedFields` entry), to name the maker of a Job that is not numo's.
+    pub creator: Option<String>,
 }
 
 /// What a numo Job's labels and annotations say it is for.
@@ -103,6 +106,10 @@ impl From<WholeJob> for CachedJob {
             _ => None,
         };
         let m = job.metadata;
+        let creator = m.managed_fields.iter().flatten().min_by_key(|f| f.time.as_ref().map(|t| t.0)).and_then(|f| {
+            let manager = f.manager.clone()?;
+            Some(manager)
+        });
         let metadata = ObjectMeta {
             name: m.name,
             namespace: m.namespace,
@@ -112,7 +119,7 @@ impl From<WholeJob> for CachedJob {
             finalizers: m.finalizers,
             ..ObjectMeta::default()
         };
-        Self { metadata, run_config, facts, result, failure }
+        Self { metadata, run_config, facts, result, failure, creator }
     }
 }
 

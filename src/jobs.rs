@@ -71,11 +71,13 @@ const MAX_JOB_NAME: usize = 63;
 const NAME_HASH: usize = 10;
 
 impl JobKey<'_> {
-    /// The Job's deterministic name: `<jobName>-<hash>`, the prefix shortened so the name fits 63 characters. The
-    /// same step of the same rollout always gets the same name, so a restarted operator never runs a step twice.
-    pub fn job_name(&self, prefix: &str) -> String {
+    /// The Job's name: `<jobName>-<hash>`, the prefix shortened so the name fits 63 characters, the hash over the
+    /// step and `nonce`. numo draws the nonce when it first asks for the step's Job and records the name in the run
+    /// config's status before it creates the Job, so nobody can create a Job of that name first (and numo's create
+    /// never meets a forgery), and a restarted operator creates the recorded Job, never a second one.
+    pub fn job_name(&self, prefix: &str, nonce: u64) -> String {
         let identity = format!(
-            "{}/{}/{}/{}/{}/{}/{}/{}",
+            "{}/{}/{}/{}/{}/{}/{}/{}/{nonce:016x}",
             self.run_config_namespace,
             self.run_config,
             self.node,
@@ -135,6 +137,8 @@ pub struct JobTemplate<'a> {
     pub owner: Option<OwnerReference>,
     /// Whether to keep the pods off the node being upgraded.
     pub avoid_node: bool,
+    /// The Job's name ([`JobKey::job_name`], or the one the status recorded).
+    pub name: &'a str,
 }
 
 /// Renders the Job for `key` from `template`. Fails only if the spec is not a JobSpec (the MutexRule controller
@@ -155,7 +159,7 @@ pub fn render(key: &JobKey<'_>, template: &JobTemplate<'_>) -> Result<Job, serde
     }
     Ok(Job {
         metadata: ObjectMeta {
-            name: Some(key.job_name(template.prefix)),
+            name: Some(template.name.to_string()),
             namespace: Some(template.namespace.to_string()),
             labels: Some(labels),
             annotations: Some(BTreeMap::from([
@@ -298,16 +302,17 @@ mod tests {
     }
 
     fn template(spec: &serde_json::Value) -> JobTemplate<'_> {
-        JobTemplate { prefix: "example", namespace: "ops", spec, owner: None, avoid_node: true }
+        JobTemplate { prefix: "example", namespace: "ops", spec, owner: None, avoid_node: true, name: "example-1" }
     }
 
     #[test]
-    fn names_are_deterministic_short_and_distinct_per_attempt() {
-        assert_eq!(key(1).job_name("example"), key(1).job_name("example"));
-        assert_ne!(key(1).job_name("example"), key(2).job_name("example"));
-        let long = key(1).job_name(&"x".repeat(80));
+    fn names_are_short_distinct_per_attempt_and_unknowable_without_the_nonce() {
+        assert_eq!(key(1).job_name("example", 7), key(1).job_name("example", 7));
+        assert_ne!(key(1).job_name("example", 7), key(2).job_name("example", 7));
+        assert_ne!(key(1).job_name("example", 7), key(1).job_name("example", 8), "another nonce, another name");
+        let long = key(1).job_name(&"x".repeat(80), 7);
         assert!(long.len() <= 63, "{long}");
-        assert!(key(1).job_name("example").starts_with("example-"));
+        assert!(key(1).job_name("example", 7).starts_with("example-"));
     }
 
     #[test]
@@ -339,10 +344,10 @@ mod tests {
         assert_eq!(get("TARGET_CONFIG"), ["rendered-worker-0f0f"]);
         assert_eq!(get("TARGET_VERSION"), ["4.16.5"]);
         // Two config rollouts at one version never share a Job name.
-        assert_ne!(config.job_name("example"), key(1).job_name("example"));
+        assert_ne!(config.job_name("example", 7), key(1).job_name("example", 7));
         assert_ne!(
-            config.job_name("example"),
-            JobKey { rollout: "4.16.5-ffffffffff", ..config.clone() }.job_name("example")
+            config.job_name("example", 7),
+            JobKey { rollout: "4.16.5-ffffffffff", ..config.clone() }.job_name("example", 7)
         );
     }
 

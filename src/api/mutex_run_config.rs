@@ -269,10 +269,10 @@ pub struct MutexRunConfigStatus {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ForeignChange {
-    /// The object, as `MachineConfigPool/<name>` or `Node/<name>`.
+    /// The object, as `MachineConfigPool/<name>`, `Node/<name>` or `Job/<namespace>/<name>`.
     pub object: String,
-    /// The field: `spec.paused`, `spec.nodeSelector`, `spec.maxUnavailable`, `metadata.annotations` (numo's claim)
-    /// or `metadata.labels` (the rule labels).
+    /// The field: `spec.paused`, `spec.nodeSelector`, `spec.maxUnavailable`, `metadata.annotations` (numo's claim),
+    /// `metadata.labels` (the rule labels), or `metadata.uid` (a Job with numo's labels that numo did not create).
     pub field: String,
     /// Who changed it: the field manager that owns the field now (the API server's audit log names the user), or
     /// why that is not known.
@@ -446,19 +446,45 @@ pub struct JobRecord {
     pub phase: String,
     /// Running, Succeeded or Failed.
     pub result: JobResult,
-    /// The attempt (1, 2, ...): a retry of a failed step runs the next one.
-    #[serde(default = "first_attempt")]
+    /// The attempt (1, 2, ...): a retry of a failed step runs the next one. Absent: the first.
+    #[serde(default = "first_attempt", skip_serializing_if = "is_first_attempt")]
     pub attempt: u32,
     /// Why the Job failed (its Failed condition), or that it was deleted before it finished.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+    /// The start of the uid of the Job numo created (its first 8 characters, random: the API server draws them),
+    /// once numo saw it: only that Job counts for this step. A Job with numo's labels and another uid (replaced, or
+    /// made by someone else) is never counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uid: Option<String>,
+    /// numo asked for this Job (recorded before it is created, under a name nobody can know before) and has not seen
+    /// it yet.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub requested: bool,
 }
 
 fn first_attempt() -> u32 {
     1
 }
 
+fn is_first_attempt(attempt: &u32) -> bool {
+    *attempt == 1
+}
+
+/// How many characters of a Job's uid its record keeps.
+pub const UID_KEPT: usize = 8;
+
 impl JobRecord {
+    /// Whether the Job with uid `uid` is the one this record's step created, as far as the record knows it.
+    pub fn same_uid(&self, uid: &str) -> bool {
+        self.uid.as_deref().is_none_or(|kept| uid.get(..kept.len()) == Some(kept))
+    }
+
+    /// What a record keeps of uid `uid`.
+    pub fn kept_uid(uid: &str) -> String {
+        uid.chars().take(UID_KEPT).collect()
+    }
+
     /// The Job's namespace, `namespace` or else its rule's.
     pub fn job_namespace(&self) -> &str {
         match self.namespace.as_str() {

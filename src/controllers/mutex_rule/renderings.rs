@@ -75,6 +75,7 @@ pub fn dry_runs(
         attempt: 1,
     };
     let spec = schema::without_nulls(spec);
+    let name = dry_run_name(&rule.spec.job_name);
     SETTINGS
         .iter()
         .map(|&avoid_target_node| {
@@ -84,9 +85,9 @@ pub fn dry_runs(
                 spec: &spec,
                 owner: None,
                 avoid_node: avoid_target_node,
+                name: &name,
             };
-            let mut job = jobs::render(&key, &template)?;
-            job.metadata.name = Some(dry_run_name(&rule.spec.job_name));
+            let job = jobs::render(&key, &template)?;
             Ok(DryRun { field, avoid_target_node, job })
         })
         .collect()

@@ -2,8 +2,9 @@
 //! names its own object) go out together, up to [`PARALLEL_WRITES`] at once; pool and run-config writes go out one
 //! at a time, in the plan's order, between them. Each is idempotent: a pool's first claim is conditional on the
 //! resourceVersion the plan saw, later pool writes on the claim still being this run config's (a JSON Patch `test`,
-//! so the MCO's status updates do not make them fail); label patches name only numo's keys; Jobs have deterministic
-//! names (an existing Job means the step was created before). The first failure stops the rest and is returned with
+//! so the MCO's status updates do not make them fail); label patches name only numo's keys; a Job is
+//! created under the name the status recorded before (an existing Job of that name is numo's, from an earlier try:
+//! nobody could know the name before the status named it), and only after that status is written. The first failure stops the rest and is returned with
 //! the intent that failed, for the status to say; the next reconcile plans again.
 
 use futures::StreamExt;

@@ -303,7 +303,10 @@ async fn reconcile(obj: Arc<Guarded>, shared: Arc<RunConfigContext>) -> Result<A
     }
     tracing::debug!(intents = plan.intents.len(), phase = ?plan.status.phase, "planned");
     shared.interest.planned(&snapshot.run_config.key(), plan.node_reads);
-    let applied = apply::apply(&shared.ctx.client, rc, &snapshot, &plan.intents).await;
+    // The Jobs numo asks for are created once the status that records their names is written (see `apply`).
+    let (creates, writes): (Vec<plan::Intent>, Vec<plan::Intent>) =
+        plan.intents.iter().cloned().partition(|i| matches!(i, plan::Intent::CreateJob(_)));
+    let applied = apply::apply(&shared.ctx.client, rc, &snapshot, &writes).await;
     if let Err(failed) = &applied {
         if !matches!(failed.error, Error::Conflict(_)) {
             // A refused write (a webhook, a quota, RBAC) is said in the status and an Event, not only in the log.
@@ -323,6 +326,19 @@ async fn reconcile(obj: Arc<Guarded>, shared: Arc<RunConfigContext>) -> Result<A
         return Ok(Action::await_change());
     }
     status::write(&shared.ctx.client, &shared.ctx.metrics, &shared.written, rc, &plan.status).await?;
+    let applied = match (applied, creates.is_empty()) {
+        (Ok(()), false) => apply::apply(&shared.ctx.client, rc, &snapshot, &creates).await,
+        (applied, _) => applied,
+    };
+    if let Some(failed) = applied.as_ref().err().filter(|_| !creates.is_empty()) {
+        if !matches!(failed.error, Error::Conflict(_)) {
+            // As any refused write: said in the status and an Event (the status is written again, on this path only).
+            let note = format!("Could not {}: {}; numo retries.", failed.what, failed.error);
+            plan.status.message = Some(format!("{} {note}", plan.status.message.as_deref().unwrap_or_default()));
+            status::publish(&shared.ctx.recorder, rc, &[plan::Notice::warning("WriteFailed", "Apply", note)]);
+            status::write(&shared.ctx.client, &shared.ctx.metrics, &shared.written, rc, &plan.status).await?;
+        }
+    }
     if applied.is_ok() {
         if let Err(failed) = apply::apply(&shared.ctx.client, rc, &snapshot, &plan.after_status).await {
             tracing::warn!(error = %failed.error, "could not {}", failed.what);

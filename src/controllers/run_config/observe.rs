@@ -173,7 +173,20 @@ pub fn snapshot(stores: &Stores, rc: &MutexRunConfig, now: Timestamp) -> Snapsho
         health,
         policy: None,
         image_builds,
+        nonce: nonce(),
     }
+}
+
+/// A number nobody outside this process can predict: SipHash under the process's random keys (the standard library
+/// seeds them from the operating system) of the time and a counter.
+fn nonce() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    static DRAWN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u64(DRAWN.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    hasher.write_u128(now.as_nanos());
+    hasher.finish()
 }
 
 /// The unhealthy ClusterOperators and the PodDisruptionBudgets at zero, or why they cannot be read.
@@ -463,6 +476,8 @@ fn job_view(job: &Guarded<CachedJob>, own: &(String, String)) -> Option<JobView>
         message,
         deleting: job.meta().deletion_timestamp.is_some(),
         holds_result: job.meta().finalizers.iter().flatten().any(|f| f == jobs::RESULT_FINALIZER),
+        uid: job.meta().uid.clone().unwrap_or_default(),
+        creator: job.0.as_ref().ok().and_then(|j| j.creator.clone()).unwrap_or_default(),
     })
 }
 

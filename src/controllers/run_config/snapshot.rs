@@ -41,6 +41,9 @@ pub struct Snapshot {
     /// Pool name → the MachineOSConfig that builds its OS image on the cluster (image mode); empty where the API is
     /// not served (before OpenShift 4.19) or cannot be read.
     pub image_builds: BTreeMap<String, String>,
+    /// A number drawn at random for this reconcile: the Job names numo asks for in it are hashed with it, so that
+    /// nobody can know them before numo records them (see `JobKey::job_name`).
+    pub nonce: u64,
 }
 
 /// What a source of the health checks said, or why it cannot be read (a check that cannot read holds the rollout).
@@ -307,4 +310,8 @@ pub struct JobView {
     pub deleting: bool,
     /// Whether it still carries numo's result finalizer.
     pub holds_result: bool,
+    /// Its uid.
+    pub uid: String,
+    /// Who created it, as its `managedFields` tell (a field manager's name), or empty when they do not.
+    pub creator: String,
 }

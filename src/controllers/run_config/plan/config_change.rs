@@ -131,7 +131,7 @@ fn unfinished(snapshot: &Snapshot, resolved: &Resolved<'_>, target: &Target, key
     let jobs = jobs_of(snapshot, key);
     let inputs = Inputs::of(snapshot, resolved, target, &history, &jobs);
     resolved.gated.iter().any(|node| {
-        let records = node_state::job_records(&inputs, &node.name);
+        let (records, _) = node_state::job_records(&inputs, &node.name);
         let released = node_state::released(&inputs, node, &records);
         !node_state::derive(&inputs, node, &records, released).finished()
     })

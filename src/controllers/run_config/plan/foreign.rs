@@ -47,6 +47,8 @@ pub const MAX_UNAVAILABLE: &str = "spec.maxUnavailable";
 pub const CLAIM: &str = "metadata.annotations";
 /// A held node's rule labels.
 pub const RULE_LABELS: &str = "metadata.labels";
+/// A Job with numo's labels that is not the one numo created: its uid is none numo recorded.
+pub const NOT_NUMOS: &str = "metadata.uid";
 
 /// How numo answers a change.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -141,6 +143,41 @@ impl Ledger {
         answer
     }
 
+    /// Notes a Job with numo's labels for one of its nodes that numo did not create (`replaced`: that took the place
+    /// of the one it created, under its name), made by `creator`. Told once, in a Warning and `status.foreignChanges`,
+    /// for as long as it exists; it is never counted, so it holds nothing up.
+    pub fn saw_not_numos(&mut self, object: &str, creator: &str, replaced: bool) {
+        let key = (object.to_string(), NOT_NUMOS.to_string());
+        let known = self.records.get(&key).filter(|(r, _)| r.unresolved).map(|(r, _)| r.clone());
+        let record = known.clone().unwrap_or_else(|| ForeignChange {
+            object: object.to_string(),
+            field: NOT_NUMOS.to_string(),
+            changed_by: creator.to_string(),
+            changes: 1,
+            first_seen: Time(self.now),
+            last_seen: Time(self.now),
+            unresolved: true,
+            action: "ignored it: numo counts only the Jobs it created (their uid); this one releases no node".into(),
+        });
+        if known.is_none() {
+            let what = if replaced {
+                format!(
+                    "{object} replaced the Job numo created under that name (deleted and created again, by                      {creator}); numo does not count it: the step keeps what numo saw of its own Job (one deleted                      before it finished has failed: retry the node to run the step again)."
+                )
+            } else {
+                format!(
+                    "{object} carries numo's labels but numo did not create it (made by {creator}); numo does not                      count it and it releases no node. Delete it; numo runs its own Jobs."
+                )
+            };
+            if self.notices.len() < MAX_EVENTS {
+                self.notices.push(Notice::warning("ForeignJob", "Gate", what));
+            } else {
+                self.unannounced += 1;
+            }
+        }
+        self.records.insert(key, (record, true));
+    }
+
     /// Whether numo was putting back rule labels someone removed when it last wrote the status.
     pub fn relabelling(&self) -> bool {
         self.records.values().any(|(r, _)| r.field == RULE_LABELS && r.unresolved)
@@ -157,6 +194,8 @@ impl Ledger {
         let lines: Vec<String> = self
             .records
             .values()
+            // A Job that is not numo's holds nothing up: it is never counted.
+            .filter(|(record, _)| record.field != NOT_NUMOS)
             .filter_map(|(record, seen)| {
                 let fight = fighting(record, now);
                 ((record.unresolved && *seen) || fight).then(|| {

@@ -49,12 +49,16 @@ pub fn plan<'a>(
         .gated
         .iter()
         .map(|node| {
-            let records = node_state::job_records(inputs, &node.name);
+            let (records, not_numos) = node_state::job_records(inputs, &node.name);
             let released = node_state::released(inputs, node, &records);
             let state = node_state::derive(inputs, node, &records, released);
-            GatedNode { node, state, records, released, timer_reset: false }
+            GatedNode { node, state, records, not_numos, released, timer_reset: false }
         })
         .collect();
+    // Jobs with numo's labels that numo did not create (or that replaced the one it did) are told, never counted.
+    for not_numos in nodes.iter().flat_map(|g| &g.not_numos) {
+        ledger.saw_not_numos(&format!("Job/{}", not_numos.job), &not_numos.creator, not_numos.replaced);
+    }
 
     // Step 4: hold every node not released with the rule labels. A skipped node is held too (or held again, if it
     // failed after its release): it stays in its paused pool, out of the canary, where a broken node would use up
@@ -150,7 +154,7 @@ pub fn plan<'a>(
         }
     }
     if steered {
-        for gated in &nodes {
+        for gated in nodes.iter_mut() {
             intents.extend(act(snapshot, resolved, gated, inputs.target, &mut notices));
         }
     }
@@ -240,11 +244,12 @@ fn retry(inputs: &Inputs<'_, '_>, nodes: &mut [GatedNode<'_>], name: &str, notic
     true
 }
 
-/// The intents that move one node on.
+/// The intents that move one node on. A Job numo asks for is recorded in the node's records first (`requested`,
+/// under a name drawn with the snapshot's nonce), so the status names it before it is created.
 fn act(
     snapshot: &Snapshot,
     resolved: &Resolved<'_>,
-    gated: &GatedNode<'_>,
+    gated: &mut GatedNode<'_>,
     target: &Target,
     notices: &mut Vec<Notice>,
 ) -> Vec<Intent> {
@@ -254,8 +259,27 @@ fn act(
         _ => return Vec::new(),
     };
     let Some(rule) = resolved.rules.get(next.rule) else { return Vec::new() };
-    match render(snapshot, rule, &gated.node.name, phase, next.attempt, target) {
-        Some(Ok(job)) => vec![Intent::CreateJob(Box::new(job))],
+    let asked = node_state::requested(&gated.records, phase, next.rule, next.attempt).map(|r| r.name.clone());
+    match render(snapshot, rule, &gated.node.name, phase, next.attempt, target, asked.as_deref()) {
+        Some(Ok(job)) => {
+            let name = job.metadata.name.clone().unwrap_or_default();
+            let namespace = job.metadata.namespace.clone().unwrap_or_default();
+            gated.records.insert(
+                (phase, next.rule, next.attempt),
+                crate::api::JobRecord {
+                    namespace: if namespace == rule.view.namespace { String::new() } else { namespace },
+                    name,
+                    rule: rule.key.clone(),
+                    phase: phase.as_str().to_string(),
+                    result: crate::api::JobResult::Running,
+                    attempt: next.attempt,
+                    message: None,
+                    uid: None,
+                    requested: true,
+                },
+            );
+            vec![Intent::CreateJob(Box::new(job))]
+        }
         Some(Err(e)) => {
             notices.push(Notice::warning(
                 "JobRenderFailed",
@@ -268,7 +292,8 @@ fn act(
     }
 }
 
-/// The Job of one step, exactly as it is created; None when the rule has no cleanup Job.
+/// The Job of one step, exactly as it is created, named `name` (the one numo recorded when it first asked for it),
+/// else a new name drawn with the snapshot's nonce; None when the rule has no cleanup Job.
 fn render(
     snapshot: &Snapshot,
     rule: &Rule<'_>,
@@ -276,6 +301,7 @@ fn render(
     phase: JobPhase,
     attempt: u32,
     target: &Target,
+    name: Option<&str>,
 ) -> Option<Result<Job, serde_json::Error>> {
     let spec = match phase {
         JobPhase::Gate => &rule.found.job_spec,
@@ -302,12 +328,21 @@ fn render(
         controller: Some(true),
         block_owner_deletion: None,
     });
+    let drawn;
+    let name = match name {
+        Some(name) => name,
+        None => {
+            drawn = key.job_name(&rule.found.job_name, snapshot.nonce);
+            &drawn
+        }
+    };
     let template = JobTemplate {
         prefix: &rule.found.job_name,
         namespace: &rule.found.job_namespace,
         spec,
         owner,
         avoid_node: rc.spec.avoid_target_node,
+        name,
     };
     Some(jobs::render(&key, &template))
 }

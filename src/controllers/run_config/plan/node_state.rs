@@ -39,6 +39,8 @@ pub struct GatedNode<'a> {
     pub state: NodeState,
     /// Its Jobs (cluster and status record merged).
     pub records: Records,
+    /// Jobs with numo's labels for it that numo did not create: never counted.
+    pub not_numos: Vec<NotNumos>,
     /// Whether every gate Job succeeded or the status recorded the node as released (see `node_state::released`).
     pub released: bool,
     /// Whether the retry annotation restarted its clock.
@@ -253,14 +255,31 @@ impl<'a, 'r> Inputs<'a, 'r> {
     }
 }
 
-/// A node's Jobs, from the cluster and from the status record, keyed by (phase, rule, attempt).
-pub fn job_records(inputs: &Inputs<'_, '_>, node: &str) -> Records {
+/// A Job that carries numo's labels for a node but is not the one numo created for that step: never counted, and
+/// reported.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NotNumos {
+    /// The Job, `namespace/name`.
+    pub job: String,
+    /// Its maker, as its `managedFields` tell.
+    pub creator: String,
+    /// Whether it took the place of the Job numo created under that name (deleted and created again).
+    pub replaced: bool,
+}
+
+/// A node's Jobs, from the cluster and from the status record, keyed by (phase, rule, attempt). Only a Job the
+/// status recorded counts: numo records each Job's name before it creates it (`requested`) and its uid once it saw
+/// it, so a Job with numo's labels that numo did not ask for, or that replaced the one it created, is returned apart
+/// and never counted. A Job numo asked for and has not seen yet stays `requested` (numo creates it again: an
+/// existing one of that name is numo's own); one it saw and that is gone counts as deleted before it finished.
+pub fn job_records(inputs: &Inputs<'_, '_>, node: &str) -> (Records, Vec<NotNumos>) {
     let rule_index = |key: &str| inputs.resolved.rules.iter().position(|r| r.key == key);
+    let recorded: &[JobRecord] = inputs.history.entry(node).map(|e| e.jobs.as_slice()).unwrap_or_default();
     let mut records = BTreeMap::new();
-    for record in inputs.history.entry(node).map(|e| e.jobs.as_slice()).unwrap_or_default() {
+    for record in recorded {
         let (Some(phase), Some(rule)) = (JobPhase::parse(&record.phase), rule_index(&record.rule)) else { continue };
         let mut record = record.clone();
-        if record.result == JobResult::Running {
+        if record.result == JobResult::Running && !record.requested {
             // Seen running, now gone: deleted before numo saw it finish (a Job seen again below replaces this).
             record.result = JobResult::Failed;
             record.message = Some(format!(
@@ -270,8 +289,25 @@ pub fn job_records(inputs: &Inputs<'_, '_>, node: &str) -> Records {
         }
         records.insert((phase, rule, record.attempt), record);
     }
+    let mut not_numos = Vec::new();
+    // A node done (or released, for its gate Jobs) has no records of those Jobs left to compare with: it passed
+    // those steps, which no Job can undo or open, so the Jobs that remain until their TTL are read as before.
+    let done = inputs.history.phase(node) == NodePhase::Done;
+    let released = inputs.history.entry(node).is_some_and(|e| e.released_at.is_some());
     for job in inputs.jobs.get(node).map(Vec::as_slice).unwrap_or_default() {
         let Some(rule) = rule_index(&job.rule) else { continue };
+        let passed = done || (released && job.phase == JobPhase::Gate);
+        let namespace = match job.rule.split_once('/') {
+            Some((namespace, _)) if namespace == job.namespace => String::new(),
+            _ => job.namespace.clone(),
+        };
+        let ours = recorded.iter().find(|r| r.name == job.name && r.namespace == namespace);
+        let replaced = ours.is_some_and(|r| !r.same_uid(&job.uid));
+        if !passed && (ours.is_none() || replaced) {
+            let creator = if job.creator.is_empty() { "an unknown writer".to_string() } else { job.creator.clone() };
+            not_numos.push(NotNumos { job: format!("{}/{}", job.namespace, job.name), creator, replaced });
+            continue;
+        }
         let (result, message) = match (job.result, job.deleting) {
             (JobResult::Running, true) => {
                 (JobResult::Failed, Some("the Job was deleted before it finished; retry to run the step again".into()))
@@ -280,19 +316,23 @@ pub fn job_records(inputs: &Inputs<'_, '_>, node: &str) -> Records {
         };
         let record = JobRecord {
             name: job.name.clone(),
-            namespace: match job.rule.split_once('/') {
-                Some((namespace, _)) if namespace == job.namespace => String::new(),
-                _ => job.namespace.clone(),
-            },
+            namespace,
             rule: job.rule.clone(),
             phase: job.phase.as_str().to_string(),
             result,
             attempt: job.attempt,
             message,
+            uid: Some(JobRecord::kept_uid(&job.uid)),
+            requested: false,
         };
         records.insert((job.phase, rule, job.attempt), record);
     }
-    records
+    (records, not_numos)
+}
+
+/// The Job numo asked for and has not seen yet, for the step `rule`/`attempt` of `phase`, if any: it is created (again).
+pub fn requested(records: &Records, phase: JobPhase, rule: usize, attempt: u32) -> Option<&JobRecord> {
+    records.get(&(phase, rule, attempt)).filter(|r| r.requested && r.result == JobResult::Running)
 }
 
 /// Derives a node's state, before retries and new starts; `released` is [`released`] of the node.
@@ -408,6 +448,10 @@ fn walk(inputs: &Inputs<'_, '_>, records: &Records, phase: JobPhase) -> NodeStat
             None => return running(Some(NextJob { rule, attempt: 1 })),
             Some(job) => match job.result {
                 JobResult::Succeeded => continue,
+                // Asked for and not seen yet: created (again; one that exists already is numo's own).
+                JobResult::Running if job.requested => {
+                    return running(Some(NextJob { rule, attempt: job.attempt }));
+                }
                 JobResult::Running => return running(None),
                 JobResult::Failed => {
                     return NodeState::Failed {

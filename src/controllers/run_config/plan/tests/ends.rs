@@ -226,16 +226,36 @@ fn an_invalid_config_mid_rollout_holds_without_restoring() {
 }
 
 #[test]
-fn a_restart_replans_the_same_steps_from_the_cluster_alone() {
+fn a_restart_replans_from_the_status_numo_wrote_and_never_asks_for_a_second_job() {
+    let names = |p: &Plan| -> Vec<String> {
+        p.intents
+            .iter()
+            .filter_map(|i| match i {
+                Intent::CreateJob(job) => job.metadata.name.clone(),
+                _ => None,
+            })
+            .collect()
+    };
     let mut f = Fixture::new(2);
-    f.advance_to_gating();
-    let p = f.plan();
-    // The status was lost (or never written): the Jobs and labels still tell where the rollout is.
-    f.s.run_config.status = Default::default();
+    for _ in 0..3 {
+        f.step();
+    }
+    let asked = f.plan();
+    assert_eq!(jobs_created(&asked), [("worker-0".to_string(), "gate".to_string(), 1)]);
+    let recorded = asked.status.nodes.iter().flat_map(|e| &e.jobs).find(|r| r.requested).cloned();
+    assert_eq!(recorded.as_ref().map(|r| r.name.clone()), names(&asked).first().cloned(), "named before it exists");
+    // numo stopped after the status was written, before the create: it creates the Job the status names.
+    f.s.run_config.status = asked.status.clone();
     let again = f.plan();
-    assert_eq!(jobs_created(&again), jobs_created(&p));
-    assert_eq!(node_phase(&again, "worker-0"), Some(NodePhase::Gating));
-    assert!(!again.intents.iter().any(|i| matches!(i, Intent::LabelNode { .. })));
+    assert_eq!(names(&again), names(&asked), "the same name again: a Job of that name is numo's own");
+    f.absorb(&again);
+    // Once it exists, a restart asks for nothing: the Job the status names is there.
+    let after = f.plan();
+    assert!(names(&after).is_empty(), "{:?}", names(&after));
+    assert_eq!(node_phase(&after, "worker-0"), Some(NodePhase::Gating));
+    let uid = after.status.nodes.iter().flat_map(|e| &e.jobs).find_map(|r| r.uid.clone());
+    assert!(uid.is_some_and(|u| u.len() == crate::api::mutex_run_config::UID_KEPT), "its uid recorded once seen");
+    assert!(!after.intents.iter().any(|i| matches!(i, Intent::LabelNode { .. })));
 }
 
 #[test]
@@ -282,12 +302,16 @@ fn at_two_thousand_nodes_the_status_stays_small_and_writes_are_for_the_nodes_in_
                 message: None,
                 deleting: false,
                 holds_result: true,
+                uid: format!("uid-first-{i}-{}", phase.as_str()),
+                creator: "numo".into(),
             });
         }
         // Real node names are longer (worker-N.<cluster>.<domain>); the status lists the done ones by name.
         done.push(format!("{name}.cluster-with-a-long-name.apps.example.com"));
     }
     f.s.run_config.status.completed_nodes = (0..NODES - CONCURRENCY).map(|i| format!("worker-{i}")).collect();
+    // Done, they have no entries left (nor records of the Jobs numo asked for them).
+    f.s.run_config.status.nodes.clear();
 
     let p = f.step();
     assert_eq!(jobs_created(&p).len(), CONCURRENCY, "the last {CONCURRENCY} nodes start together");
@@ -308,7 +332,7 @@ fn at_two_thousand_nodes_the_status_stays_small_and_writes_are_for_the_nodes_in_
 }
 
 #[test]
-fn the_status_of_2000_nodes_100_in_flight_stays_under_64_kib_at_every_step() {
+fn the_status_of_2000_nodes_100_in_flight_stays_under_80_kib_at_every_step() {
     // Two rules with cleanup Jobs, 2,000 workers, 100 at a time, every Job done at once: at the worst moments
     // a hundred nodes are in the same step with two Job records each.
     let mut f = Fixture::new(2000).rules(vec![rule("storage-healthy", true), rule("etcd-backup", true)]);
@@ -327,7 +351,7 @@ fn the_status_of_2000_nodes_100_in_flight_stays_under_64_kib_at_every_step() {
         f.answer();
     }
     assert_eq!(in_flight_then, 100, "measured with every slot taken");
-    assert!(largest < 64 * 1024, "the run config reached {largest} bytes");
+    assert!(largest < 80 * 1024, "the run config reached {largest} bytes");
 }
 
 #[test]

@@ -153,6 +153,7 @@ impl Fixture {
             health: Default::default(),
             policy: None,
             image_builds: BTreeMap::new(),
+            nonce: 7,
         };
         Self { s }
     }
@@ -263,6 +264,8 @@ impl Fixture {
                             message: None,
                             deleting: false,
                             holds_result: true,
+                            uid: format!("uid-{}", job.metadata.name.clone().unwrap()),
+                            creator: "numo".into(),
                         });
                     }
                 }
@@ -273,6 +276,8 @@ impl Fixture {
             }
         }
         self.s.run_config.status = p.status.clone();
+        // A new nonce for each reconcile, as numo draws one.
+        self.s.nonce += 1;
         for intent in &p.after_status {
             if let Intent::ReleaseJob { name, .. } = intent {
                 self.s.jobs.retain(|j| !(j.name == *name && j.deleting));

@@ -327,3 +327,70 @@ fn labels_stripped_from_many_nodes_keep_the_status_and_the_events_bounded() {
     let held = p.status.blocked_by.iter().find(|b| b.check == "ForeignChange").unwrap();
     assert!(held.message.contains("and 54 more"), "{}", held.message);
 }
+
+/// A Job someone made with numo's labels and annotations for `node`'s first gate step, already Succeeded.
+fn forged(f: &mut Fixture, node: &str, name: &str, uid: &str) {
+    f.s.jobs.push(JobView {
+        name: name.into(),
+        namespace: "ops".into(),
+        node: node.into(),
+        rule: "ops/first".into(),
+        phase: JobPhase::Gate,
+        attempt: 1,
+        target_version: NEW.into(),
+        result: JobResult::Succeeded,
+        message: None,
+        deleting: false,
+        holds_result: true,
+        uid: uid.into(),
+        creator: "kubectl-create".into(),
+    });
+}
+
+#[test]
+fn jobs_numo_did_not_create_never_count_never_release_and_are_reported_once() {
+    let mut f = Fixture::new(3);
+    f.advance_to_gating();
+    assert_eq!(node_phase(&f.plan(), "worker-0"), Some(NodePhase::Gating));
+    // Someone with the `edit` role forges a succeeded gate Job for every worker, numo's labels and all.
+    for i in 0..3 {
+        forged(&mut f, &format!("worker-{i}"), &format!("first-forged-{i}"), &format!("forged-{i}"));
+    }
+    let p = f.step();
+    assert_eq!(node_phase(&p, "worker-0"), Some(NodePhase::Gating), "its own Job still runs");
+    assert!(!p.intents.iter().any(|i| matches!(i, Intent::ReleaseNode { .. })), "{:?}", p.intents);
+    assert_eq!(started(&p), 0, "the forgeries take no slot and start no node");
+    assert_eq!(node_phase(&p, "worker-1"), None, "still pending");
+    let told = warnings(&p, "ForeignJob");
+    assert_eq!(told.len(), 3, "{:?}", p.notices);
+    assert!(told.iter().all(|n| n.note.contains("kubectl-create") && n.note.contains("did not create")), "{told:?}");
+    let records: Vec<&str> =
+        p.status.foreign_changes.iter().filter(|c| c.field == "metadata.uid").map(|c| c.object.as_str()).collect();
+    assert_eq!(records, ["Job/ops/first-forged-0", "Job/ops/first-forged-1", "Job/ops/first-forged-2"]);
+    assert!(!p.status.blocked_by.iter().any(|b| b.check == crate::api::check::FOREIGN_CHANGE), "nothing held up");
+    // Told once: the next reconcile says nothing new.
+    let again = f.step();
+    assert!(warnings(&again, "ForeignJob").is_empty(), "{:?}", again.notices);
+    // numo's own Job succeeds: only then is worker-0 released.
+    f.finish_jobs(JobResult::Succeeded);
+    let released = f.step();
+    assert!(released.intents.iter().any(|i| matches!(i, Intent::ReleaseNode { node, .. } if node == "worker-0")));
+}
+
+#[test]
+fn a_job_deleted_and_created_again_under_numos_name_is_not_numos() {
+    let mut f = Fixture::new(2);
+    f.advance_to_gating();
+    f.step(); // numo sees its Job and records its uid
+    let own = f.s.jobs.iter().position(|j| j.node == "worker-0").unwrap();
+    let name = f.s.jobs[own].name.clone();
+    // Deleted while it ran, then created again under the same name, succeeded at once.
+    f.s.jobs.remove(own);
+    forged(&mut f, "worker-0", &name, "another-uid");
+    let p = f.step();
+    let told = warnings(&p, "ForeignJob");
+    assert_eq!(told.len(), 1, "{:?}", p.notices);
+    assert!(told[0].note.contains("replaced the Job numo created"), "{}", told[0].note);
+    assert_eq!(node_phase(&p, "worker-0"), Some(NodePhase::Failed), "its own Job is gone before it finished");
+    assert!(!p.intents.iter().any(|i| matches!(i, Intent::ReleaseNode { .. })));
+}
