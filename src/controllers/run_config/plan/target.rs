@@ -157,3 +157,36 @@ pub fn changed_machine_configs(resolved: &Resolved<'_>) -> Vec<String> {
     }
     machine_configs
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(current: &str, desired: &str, desired_version: &str) -> NodeView {
+        NodeView {
+            name: "worker-1".into(),
+            current_config: Some(current.into()),
+            desired_config: Some(desired.into()),
+            desired_version: Some(desired_version.into()),
+            version: Some("4.16.4".into()),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_held_node_sent_to_the_target_content_under_any_pools_name_started_ungated() {
+        let target = Target {
+            key: "4.16.4-abc".into(),
+            version: "4.16.4".into(),
+            configs: Some(BTreeMap::from([("worker-1".to_string(), "rendered-worker-0badc0de".to_string())])),
+        };
+        // The MCO gives a node the canary's rendered config: the target's content under the canary's name.
+        assert!(target.started_ungated(&node("rendered-worker-0ff1ce", "rendered-canary-0badc0de", "4.16.4")));
+        assert!(target.started_ungated(&node("rendered-worker-0ff1ce", "rendered-worker-0badc0de", "4.16.4")));
+        assert!(!target.started_ungated(&node("rendered-worker-0ff1ce", "rendered-canary-0ff1ce", "4.16.4")), "a move");
+        assert!(!target.started_ungated(&node("rendered-worker-0ff1ce", "rendered-canary-deadbeef", "4.16.4")));
+        let upgrade = Target::upgrade("4.16.5");
+        assert!(upgrade.started_ungated(&node("rendered-worker-0ff1ce", "rendered-canary-5ca1ab1e", "4.16.5")));
+        assert!(!upgrade.started_ungated(&node("rendered-worker-0ff1ce", "rendered-canary-0ff1ce", "4.16.4")));
+    }
+}
