@@ -13,8 +13,9 @@ use serde::{Deserialize, Serialize};
 pub use estimate::{Estimate, EstimateBasis, RolloutFigures, Step, StepFigure, StepSamples, StepSeconds};
 pub use mutex_rule::{JobRendering, MutexRule, MutexRuleSpec, MutexRuleStatus, RuleType, RuleUnusable};
 pub use mutex_run_config::{
-    parse_duration, CanaryPool, FailurePolicy, ForeignChange, JobRecord, JobResult, MutexRunConfig, MutexRunConfigSpec,
-    MutexRunConfigStatus, NodePhase, NodeProgress, PoolConfig, RunPhase, TargetConfig, Trigger, VersionSource,
+    parse_duration, CanaryPool, FailurePolicy, ForeignChange, HeldPool, JobRecord, JobResult, MutexRunConfig,
+    MutexRunConfigSpec, MutexRunConfigStatus, NodePhase, NodeProgress, PoolConfig, RunPhase, TargetConfig, Trigger,
+    VersionSource,
 };
 pub use mutex_target::{MutexTarget, MutexTargetSpec, MutexTargetStatus};
 pub use safe_to_proceed::check;

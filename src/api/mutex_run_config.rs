@@ -257,6 +257,12 @@ pub struct MutexRunConfigStatus {
     /// `Contested` condition.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub foreign_changes: Vec<ForeignChange>,
+    /// The pools numo holds, as it claimed them: kept here, where only numo writes, besides the pools' own
+    /// annotations, so that a pool replaced (its annotations dropped) or deleted and created again is still held,
+    /// claimed again with how it was before the rollout, never with what the other writer left.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["name"]))]
+    pub held_pools: Vec<HeldPool>,
     /// The reference's condition types (ConfigValidated, UpgradeChecked, UpgradeAvailable, UpgradeReady,
     /// TargetPoolsPaused, MutexRulesApplied, MCPUpdated, JobRun, NodeUpgrade) plus Conflict, ReadyForNextNode,
     /// ConfigChangeOverdue, Contested and ForeignWritesRefused.
@@ -288,6 +294,20 @@ pub struct ForeignChange {
     pub unresolved: bool,
     /// What numo did: put it back, or stopped writing it until the changes stop.
     pub action: String,
+}
+
+/// A pool numo holds, as it claimed it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct HeldPool {
+    /// The pool's name.
+    pub name: String,
+    /// The uid of the pool numo claimed: another uid is the pool deleted and created again.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub uid: String,
+    /// How the pool was before numo changed it, as the JSON of its `original` annotation (`paused`, `nodeSelector`,
+    /// `maxUnavailable`): what the restore puts back.
+    pub original: String,
 }
 
 /// What a config-change rollout moves the target nodes to.

@@ -303,9 +303,18 @@ async fn reconcile(obj: Arc<Guarded>, shared: Arc<RunConfigContext>) -> Result<A
     }
     tracing::debug!(intents = plan.intents.len(), phase = ?plan.status.phase, "planned");
     shared.interest.planned(&snapshot.run_config.key(), plan.node_reads);
-    // The Jobs numo asks for are created once the status that records their names is written (see `apply`).
-    let (creates, writes): (Vec<plan::Intent>, Vec<plan::Intent>) =
-        plan.intents.iter().cloned().partition(|i| matches!(i, plan::Intent::CreateJob(_)));
+    // What only numo's status may vouch for goes out once that status is written: the Jobs numo asks for (the status
+    // names them first) and the restore of the pools (the status stops holding them first, so a pool without its
+    // claim never looks replaced while the status still holds it), with every write after the first restore.
+    let letting_go_now = plan.intents.contains(&plan::Intent::RemoveFinalizer);
+    let restores = (!letting_go_now)
+        .then(|| plan.intents.iter().position(|i| matches!(i, plan::Intent::RestorePool { .. })))
+        .flatten()
+        .unwrap_or(plan.intents.len());
+    let (before, after) = plan.intents.split_at(restores);
+    let (mut vouched, writes): (Vec<plan::Intent>, Vec<plan::Intent>) =
+        before.iter().cloned().partition(|i| matches!(i, plan::Intent::CreateJob(_)));
+    vouched.extend(after.iter().cloned());
     let applied = apply::apply(&shared.ctx.client, rc, &snapshot, &writes).await;
     if let Err(failed) = &applied {
         if !matches!(failed.error, Error::Conflict(_)) {
@@ -326,19 +335,22 @@ async fn reconcile(obj: Arc<Guarded>, shared: Arc<RunConfigContext>) -> Result<A
         return Ok(Action::await_change());
     }
     status::write(&shared.ctx.client, &shared.ctx.metrics, &shared.written, rc, &plan.status).await?;
-    let applied = match (applied, creates.is_empty()) {
-        (Ok(()), false) => apply::apply(&shared.ctx.client, rc, &snapshot, &creates).await,
-        (applied, _) => applied,
+    let vouched = match (&applied, vouched.is_empty()) {
+        (Ok(()), false) => apply::apply(&shared.ctx.client, rc, &snapshot, &vouched).await,
+        _ => Ok(()),
     };
-    if let Some(failed) = applied.as_ref().err().filter(|_| !creates.is_empty()) {
+    if let Err(failed) = &vouched {
         if !matches!(failed.error, Error::Conflict(_)) {
             // As any refused write: said in the status and an Event (the status is written again, on this path only).
+            // A Job not created stays requested and a restore that failed keeps the pool's claim: the next plan
+            // creates or restores again.
             let note = format!("Could not {}: {}; numo retries.", failed.what, failed.error);
             plan.status.message = Some(format!("{} {note}", plan.status.message.as_deref().unwrap_or_default()));
             status::publish(&shared.ctx.recorder, rc, &[plan::Notice::warning("WriteFailed", "Apply", note)]);
             status::write(&shared.ctx.client, &shared.ctx.metrics, &shared.written, rc, &plan.status).await?;
         }
     }
+    let applied = applied.and(vouched);
     if applied.is_ok() {
         if let Err(failed) = apply::apply(&shared.ctx.client, rc, &snapshot, &plan.after_status).await {
             tracing::warn!(error = %failed.error, "could not {}", failed.what);

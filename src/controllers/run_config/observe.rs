@@ -363,6 +363,7 @@ fn pool_view(pool: &MachineConfigPool, sources: &[(String, &BTreeMap<String, Str
     let current = status.is_some_and(|st| Some(st.observed_generation) >= pool.metadata.generation);
     PoolView {
         name: pool.name_any(),
+        uid: pool.uid().unwrap_or_default(),
         resource_version: pool.resource_version().unwrap_or_default(),
         paused: pool.spec.paused,
         node_selector: pool.spec.node_selector.clone(),

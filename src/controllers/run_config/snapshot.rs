@@ -193,6 +193,8 @@ pub struct TargetView {
 pub struct PoolView {
     /// The pool's name.
     pub name: String,
+    /// Its uid.
+    pub uid: String,
     /// `metadata.resourceVersion`; numo's first claim of a pool is conditional on it.
     pub resource_version: String,
     /// `spec.paused`.

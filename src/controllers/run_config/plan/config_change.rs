@@ -42,7 +42,7 @@ pub fn rollout(snapshot: &Snapshot, resolved: &Resolved<'_>, version: &str, hold
         return conflicted(snapshot, upgrade, conflict, holding, draft);
     }
     if holding {
-        claim_removed(resolved, &mut draft.ledger);
+        claim_removed(resolved, &snapshot.run_config.status.held_pools, &mut draft.ledger);
     }
     // Pools claimed for an earlier shape of the spec go back first; then the targets are held, whatever happens.
     draft.intents.extend(pools::restore_all(
@@ -50,7 +50,7 @@ pub fn rollout(snapshot: &Snapshot, resolved: &Resolved<'_>, version: &str, hold
         &resolved.owner,
         &resolved.canary.name,
     ));
-    let claims = pools::claim_targets(resolved);
+    let claims = pools::claim_targets(resolved, &snapshot.run_config.status.held_pools);
     if !claims.is_empty() {
         draft.intents.extend(claims);
         return Stage::Pausing(upgrade);
@@ -65,7 +65,7 @@ pub fn rollout(snapshot: &Snapshot, resolved: &Resolved<'_>, version: &str, hold
     config.behind_since = config.behind_since.or(Some(Time(snapshot.now)));
     draft.status.target_config = Some(config);
     overdue(snapshot, &upgrade, draft);
-    let claims = pools::claim(resolved);
+    let claims = pools::claim(resolved, &snapshot.run_config.status.held_pools);
     let pausing = pools::pause_targets(resolved);
     if !claims.is_empty() || !pausing.is_empty() {
         draft.intents.extend(claims);

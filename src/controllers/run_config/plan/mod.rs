@@ -21,6 +21,7 @@ mod eta;
 mod finalize;
 mod foreign;
 mod gate;
+mod held;
 mod intent;
 mod learn;
 mod node_reads;
@@ -92,7 +93,9 @@ pub fn plan(snapshot: &Snapshot) -> Plan {
         draft.intents.push(Intent::AddFinalizer);
     }
     let owner = snapshot.run_config.key();
-    let holding = snapshot.pools.values().any(|p| p.owner() == Some(owner.as_str()));
+    // numo holds pools it claimed, and pools its record says it holds though their claim is gone (replaced, or
+    // deleted and created again).
+    let holding = snapshot.pools.values().any(|p| p.owner() == Some(owner.as_str())) || !previous.held_pools.is_empty();
     // Whatever else happens, what others changed of the pools numo holds goes back first.
     draft.put_back = foreign::pools(snapshot, &owner, &mut draft.ledger);
     let resolved = match resolve::resolve(snapshot) {
@@ -153,6 +156,7 @@ fn finish(snapshot: &Snapshot, mut draft: Draft, stage: Stage, validated: &str) 
     status.phase = Some(phase);
     status.message = Some(message);
     status.foreign_changes = others.records;
+    status.held_pools = held::track(&previous.held_pools, snapshot, &snapshot.run_config.key(), &intents);
     learn::rollout_end(snapshot, &mut status, phase);
     let mut record = draft.record;
     record.extend(learn::holds(snapshot, &mut status));

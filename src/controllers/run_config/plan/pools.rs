@@ -7,35 +7,40 @@
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
 use super::foreign::{self, Ledger};
+use super::held;
 use super::intent::{Intent, PoolPrecondition, PoolSpec};
 use super::resolve::Resolved;
+use crate::api::HeldPool;
 use crate::controllers::run_config::snapshot::PoolView;
 use crate::pool_claim::{ClaimAnnotations, PoolOriginal};
 use crate::{labels, membership, selector};
 
-/// Claims every involved pool not yet claimed by this run config, pausing the targets.
-pub fn claim(resolved: &Resolved<'_>) -> Vec<Intent> {
-    claim_pools(resolved, resolved.involved())
+/// Claims every involved pool not yet claimed by this run config, pausing the targets. `held`: numo's own record of
+/// the pools it holds (`status.heldPools`), whose originals come first.
+pub fn claim(resolved: &Resolved<'_>, held: &[HeldPool]) -> Vec<Intent> {
+    claim_pools(resolved, resolved.involved(), held)
 }
 
 /// Claims the target pools not yet claimed by this run config, pausing them (`trigger: AnyConfigChange` holds them
 /// for as long as the run config exists; the canary is claimed only while a rollout runs).
-pub fn claim_targets(resolved: &Resolved<'_>) -> Vec<Intent> {
+pub fn claim_targets(resolved: &Resolved<'_>, held: &[HeldPool]) -> Vec<Intent> {
     let mut targets = resolved.targets.clone();
     targets.sort_by(|a, b| a.name.cmp(&b.name));
-    claim_pools(resolved, targets)
+    claim_pools(resolved, targets, held)
 }
 
-fn claim_pools(resolved: &Resolved<'_>, pools: Vec<&PoolView>) -> Vec<Intent> {
+fn claim_pools(resolved: &Resolved<'_>, pools: Vec<&PoolView>, held: &[HeldPool]) -> Vec<Intent> {
     let mut intents = Vec::new();
     for pool in pools {
         if pool.owner() == Some(resolved.owner.as_str()) {
             continue;
         }
-        // A stale claim (its run config is gone) keeps the original it recorded, and so does a claim someone
-        // removed while leaving numo's other annotations.
-        let original = match (&pool.claim, pool.claim.claim().map(|c| &c.original)) {
-            (_, Some(Ok(original))) | (ClaimAnnotations::Leftover { original: Some(original), .. }, _) => {
+        // numo's own record of a pool it holds comes first (a pool replaced or created again has lost its
+        // annotations); a stale claim (its run config is gone) keeps the original it recorded, and so does a claim
+        // someone removed while leaving numo's other annotations.
+        let original = match (held::original(held, &pool.name), &pool.claim, pool.claim.claim().map(|c| &c.original)) {
+            (Some(recorded), _, _) => recorded,
+            (None, _, Some(Ok(original))) | (None, ClaimAnnotations::Leftover { original: Some(original), .. }, _) => {
                 original.clone()
             }
             _ => PoolOriginal {

@@ -88,7 +88,7 @@ pub fn rollout(
         return conflicted(snapshot, upgrade, conflict, holding, draft);
     }
     if !holding {
-        draft.intents.extend(pools::claim(resolved));
+        draft.intents.extend(pools::claim(resolved, &snapshot.run_config.status.held_pools));
         let targets: Vec<&str> = resolved.targets.iter().map(|t| t.name.as_str()).collect();
         draft.notices.push(Notice::normal(
             "PausingPools",
@@ -102,14 +102,14 @@ pub fn rollout(
         (status.completed_nodes, status.skipped_nodes, status.nodes) = Default::default();
         return Stage::Pausing(upgrade);
     }
-    claim_removed(resolved, &mut draft.ledger);
+    claim_removed(resolved, &snapshot.run_config.status.held_pools, &mut draft.ledger);
     // Pools claimed for an earlier shape of the spec (another canary, a removed target) go back first.
     draft.intents.extend(pools::restore_all(
         resolved.stale_pools.iter().copied(),
         &resolved.owner,
         &resolved.canary.name,
     ));
-    let claims = pools::claim(resolved);
+    let claims = pools::claim(resolved, &snapshot.run_config.status.held_pools);
     if !claims.is_empty() || !resolved.targets.iter().all(|t| t.paused) {
         draft.intents.extend(claims);
         draft.intents.extend(pools::pause_targets(resolved));
@@ -127,8 +127,10 @@ pub fn rollout(
 }
 
 /// Notes, while numo holds a rollout's pools, each involved pool whose claim someone removed (numo's other
-/// annotations left): it is claimed again with the original those annotations recorded.
-pub fn claim_removed(resolved: &Resolved<'_>, ledger: &mut Ledger) {
+/// annotations left, or all of them with the pool replaced, or the pool created again): it is claimed again with the
+/// original numo recorded (`held`, else those annotations).
+pub fn claim_removed(resolved: &Resolved<'_>, held: &[crate::api::HeldPool], ledger: &mut Ledger) {
+    super::held::lost(resolved, held, ledger);
     for pool in resolved.involved() {
         if matches!(pool.claim, crate::pool_claim::ClaimAnnotations::Leftover { .. }) {
             let who = "an unknown writer (Kubernetes keeps no record of who removes an annotation)";

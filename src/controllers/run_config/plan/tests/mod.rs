@@ -51,6 +51,7 @@ fn canary_selector() -> LabelSelector {
 fn pool(name: &str, node_selector: LabelSelector) -> PoolView {
     PoolView {
         name: name.into(),
+        uid: format!("uid-{name}"),
         resource_version: "1".into(),
         node_selector: Some(node_selector),
         has_annotations: true,

@@ -394,3 +394,91 @@ fn a_job_deleted_and_created_again_under_numos_name_is_not_numos() {
     assert_eq!(node_phase(&p, "worker-0"), Some(NodePhase::Failed), "its own Job is gone before it finished");
     assert!(!p.intents.iter().any(|i| matches!(i, Intent::ReleaseNode { .. })));
 }
+
+/// `pool` as a replace (PUT of its manifest from before the rollout) leaves it: numo's annotations gone, unpaused,
+/// its spec the manifest's; `uid` as given (another one: deleted and created again).
+fn replace(f: &mut Fixture, pool: &str, uid: &str) {
+    let view = f.s.pools.get_mut(pool).unwrap();
+    view.claim = ClaimAnnotations::None;
+    view.paused = false;
+    view.max_unavailable = None;
+    view.uid = uid.into();
+    view.writers.paused = by("kubectl-replace");
+}
+
+#[test]
+fn pools_replaced_mid_rollout_are_held_again_with_the_originals_numo_recorded() {
+    let mut f = Fixture::new(2);
+    f.advance_to_gating();
+    let recorded: Vec<(String, String)> =
+        f.s.run_config.status.held_pools.iter().map(|h| (h.name.clone(), h.original.clone())).collect();
+    assert_eq!(recorded.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(), ["canary", "worker"]);
+    let originals: BTreeMap<String, crate::pool_claim::PoolOriginal> = ["canary", "worker"]
+        .iter()
+        .map(|p| (p.to_string(), f.s.pools[*p].claim.claim().unwrap().original.clone().unwrap()))
+        .collect();
+    // A GitOps tool replaces both pools with what it had: the canary now with a selector of its own.
+    replace(&mut f, "worker", "uid-worker");
+    replace(&mut f, "canary", "uid-canary");
+    let intruder =
+        LabelSelector { match_labels: Some(BTreeMap::from([("gitops".into(), "yes".into())])), ..Default::default() };
+    f.s.pools.get_mut("canary").unwrap().node_selector = Some(intruder);
+    let p = f.step();
+    let claimed: BTreeMap<String, crate::pool_claim::PoolOriginal> = p
+        .intents
+        .iter()
+        .filter_map(|i| match i {
+            Intent::ClaimPool { pool, original, spec, .. } => {
+                assert_eq!(spec.paused, pool == "worker", "the target paused again at once: {pool}");
+                Some((pool.clone(), original.clone()))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(claimed, originals, "claimed again with the originals recorded before the rollout");
+    let told = warnings(&p, "ForeignChange");
+    assert_eq!(told.len(), 2, "{:?}", p.notices);
+    assert!(told.iter().all(|n| n.note.contains("kubectl-replace") && n.note.contains("replaced")), "{told:?}");
+    assert!(p.status.blocked_by.iter().any(|b| b.check == crate::api::check::FOREIGN_CHANGE), "the next node waits");
+    assert_eq!(p.status.held_pools.len(), 2, "still held by numo's record");
+    // The next plans steer them again, and the rollout goes on to the end with the pools restored as recorded.
+    let mut last = p;
+    for _ in 0..60 {
+        if last.status.phase == Some(RunPhase::Completed) {
+            break;
+        }
+        f.answer();
+        // The MCO walks the restored pools' nodes back.
+        f.s.pools.values_mut().for_each(|pool| pool.updated = true);
+        last = f.step();
+    }
+    assert_eq!(last.status.phase, Some(RunPhase::Completed), "{:?}", last.status.message);
+    assert!(last.status.held_pools.is_empty(), "{:?}", last.status.held_pools);
+    assert_eq!(f.s.pools["worker"].paused, originals["worker"].paused);
+    assert_eq!(f.s.pools["canary"].node_selector, originals["canary"].node_selector, "the canary as it was before");
+}
+
+#[test]
+fn a_pool_deleted_and_created_again_is_held_again_and_reported() {
+    let mut f = Fixture::new(2);
+    f.advance_to_gating();
+    let original = f.s.pools["worker"].claim.claim().unwrap().original.clone().unwrap();
+    // The machine-config operator creates a missing `worker` pool again, unpaused, under a new uid.
+    replace(&mut f, "worker", "uid-worker-2");
+    f.s.pools.get_mut("worker").unwrap().writers.paused = by("machine-config-operator");
+    let p = f.step();
+    let claimed = p.intents.iter().find_map(|i| match i {
+        Intent::ClaimPool { pool, original, spec, .. } if pool == "worker" && spec.paused => Some(original.clone()),
+        _ => None,
+    });
+    assert_eq!(claimed, Some(original));
+    let told = warnings(&p, "ForeignChange");
+    assert!(
+        told.iter().any(|n| n.note.contains("MachineConfigPool/worker metadata.uid")
+            && n.note.contains("deleted and created again")),
+        "{told:?}"
+    );
+    f.absorb(&p);
+    let held = f.plan().status.held_pools;
+    assert_eq!(held.iter().find(|h| h.name == "worker").map(|h| h.uid.as_str()), Some("uid-worker-2"));
+}
