@@ -1,0 +1,144 @@
+//! A held pool replaced or deleted mid-rollout, where numo's admission policy is not in force (OpenShift before
+//! 4.17): a GitOps tool puts back (PUT) the `worker` and canary pools' manifests from before the rollout, dropping
+//! numo's claim; or someone deletes `worker` and the machine-config operator creates it again, unpaused. numo holds
+//! them again at once from its own record (`status.heldPools`) with the originals it recorded, reports the writer,
+//! never counts a node the MCO took meanwhile as gated (it is `Ungated`, and the retry annotation lets the rollout go
+//! on), completes the rollout with exactly one Job of its own per step, and restores the pools exactly.
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use kube::ResourceExt;
+use numo::api::{MutexRunConfig, NodePhase, RunPhase};
+use numo::openshift::MachineConfigPool;
+use serde_json::json;
+use support::*;
+
+const WORKERS: usize = 3;
+
+/// The pool as a manifest kept from before the rollout: its spec and its own labels, nothing numo added.
+fn manifest(pool: &MachineConfigPool) -> MachineConfigPool {
+    let mut kept = MachineConfigPool::new(&pool.name_any(), pool.spec.clone());
+    kept.metadata.labels = pool.metadata.labels.clone();
+    kept
+}
+
+/// Lets the rollout go on past every Ungated node, one retry at a time, until it completes.
+async fn complete(setup: &Setup) -> anyhow::Result<MutexRunConfig> {
+    let run_configs = setup.run_configs();
+    for _ in 0..=WORKERS {
+        let rc =
+            numo_testkit::wait_until(&run_configs, "gated", ROLLOUT, "Completed or held", |rc: &MutexRunConfig| {
+                let status = rc.status.clone().unwrap_or_default();
+                status.phase == Some(RunPhase::Completed)
+                    || status.nodes.iter().any(|e| e.phase == NodePhase::Ungated && e.accepted_at.is_none())
+            })
+            .await?;
+        let status = rc.status.clone().unwrap_or_default();
+        let Some(ungated) = status.nodes.iter().find(|e| e.phase == NodePhase::Ungated && e.accepted_at.is_none())
+        else {
+            return Ok(rc);
+        };
+        let retry = json!({"metadata": {"annotations": {numo::labels::RETRY_ANNOTATION: ungated.name}}});
+        run_configs.patch("gated", &PatchParams::default(), &Patch::Merge(&retry)).await?;
+        let name = ungated.name.clone();
+        numo_testkit::wait_until(&run_configs, "gated", ROLLOUT, "the Ungated node accepted", move |rc| {
+            rc.status.as_ref().is_some_and(|s| s.nodes.iter().any(|e| e.name == name && e.accepted_at.is_some()))
+        })
+        .await?;
+    }
+    anyhow::bail!("the rollout did not complete")
+}
+
+/// Starts a three-worker rollout without the policy and returns the pools' manifests from before it.
+async fn rollout_under_way(setup: &mut Setup) -> anyhow::Result<(DesiredSeen, BTreeMap<String, MachineConfigPool>)> {
+    setup.policy = false;
+    setup.rule("check", job_spec("3s", false), None).await?;
+    setup.target("workers", &["worker"]).await?;
+    setup.run_config("gated", &["check"], &["workers"], json!({})).await?;
+    let desired = record_desired(setup);
+    let pools = Api::<MachineConfigPool>::all(setup.client.clone());
+    let mut before = BTreeMap::new();
+    for name in ["worker", "canary"] {
+        before.insert(name.to_string(), pools.get(name).await?);
+    }
+    setup.start_operator().await?;
+    setup.wait_phase("gated", RunPhase::Idle, Duration::from_secs(60)).await?;
+    setup.upgrade_cluster(NEW).await?;
+    setup.wait_node_phase("gated", "worker-1", NodePhase::Gating).await?;
+    Ok((desired, before))
+}
+
+/// What the user sees at the end: completed, every node gated or Ungated (never counted), one numo Job per worker,
+/// the pools exactly as before, and the writer named.
+async fn ends_well(
+    setup: &Setup,
+    desired: &DesiredSeen,
+    before: &BTreeMap<String, MachineConfigPool>,
+    writer: &str,
+) -> anyhow::Result<()> {
+    let done = complete(setup).await?;
+    let status = done.status.clone().unwrap_or_default();
+    let ungated = honest(setup, &done, desired).await?;
+    assert!(ungated.iter().all(|n| !status.completed_nodes.contains(n)), "{status:?}");
+    assert!(status.held_pools.is_empty(), "{:?}", status.held_pools);
+    let mut per_node: BTreeMap<String, usize> = BTreeMap::new();
+    for job in setup.jobs().await?.iter().filter(|j| made_by_numo(j)) {
+        let node = job.annotations().get(numo::jobs::NODE_ANNOTATION).cloned().unwrap_or_default();
+        *per_node.entry(node).or_default() += 1;
+    }
+    assert!(per_node.values().all(|n| *n == 1), "one numo Job per step: {per_node:?}");
+    let pools = Api::<MachineConfigPool>::all(setup.client.clone());
+    for (name, was) in before {
+        let now = pools.get(name).await?;
+        assert_eq!(now.spec.paused, was.spec.paused, "{name}");
+        assert_eq!(now.spec.node_selector, was.spec.node_selector, "{name}");
+        assert_eq!(now.spec.max_unavailable, was.spec.max_unavailable, "{name}");
+        assert!(!now.annotations().keys().any(|k| k.starts_with("openshift-optional.skrzypek.io/")), "{name}");
+    }
+    let events = setup.events_about("gated").await?;
+    let told = events.iter().any(|(kind, reason, note)| {
+        kind == "Warning"
+            && reason == "ForeignChange"
+            && note.contains("MachineConfigPool/worker")
+            && note.contains(writer)
+    });
+    assert!(told, "{events:?}");
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pools_replaced_mid_rollout_are_held_again_with_their_originals() -> anyhow::Result<()> {
+    let mut setup = Setup::new("pools-replaced", WORKERS).await?;
+    let (desired, before) = rollout_under_way(&mut setup).await?;
+    let pools = Api::<MachineConfigPool>::all(setup.client.clone());
+    let replace = PostParams { field_manager: Some("kubectl-replace".into()), ..Default::default() };
+    for name in ["worker", "canary"] {
+        let mut put = manifest(&before[name]);
+        put.metadata.resource_version = pools.get(name).await?.resource_version();
+        pools.replace(name, &replace, &put).await?;
+    }
+    ends_well(&setup, &desired, &before, "kubectl-replace").await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_pool_deleted_mid_rollout_and_created_again_is_held_again() -> anyhow::Result<()> {
+    let mut setup = Setup::new("pool-recreated", WORKERS).await?;
+    let (desired, before) = rollout_under_way(&mut setup).await?;
+    let pools = Api::<MachineConfigPool>::all(setup.client.clone());
+    let uid = pools.get("worker").await?.uid();
+    pools.delete("worker", &DeleteParams::default()).await?;
+    // The machine-config operator creates it again from its manifest.
+    numo_testkit::wait_until(
+        &pools,
+        "worker",
+        Duration::from_secs(30),
+        "created again",
+        move |p: &MachineConfigPool| p.uid() != uid,
+    )
+    .await?;
+    ends_well(&setup, &desired, &before, "deleted and created again").await
+}
