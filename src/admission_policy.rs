@@ -18,7 +18,10 @@
 //! numo puts the policy and its binding in place itself when it starts leading ([`ensure`]), by server-side apply,
 //! owned by its `mutexrunconfigs` CRD, so that removing numo's CRDs removes the policy too. Where the API is not
 //! served (Kubernetes before 1.30, OpenShift before 4.17) or numo may not write it, [`ensure`] says so in a
-//! sentence ([`PolicyStatus::Unavailable`]) and numo still notices such writes and puts back what it holds.
+//! sentence ([`PolicyStatus::Unavailable`]) and numo still notices such writes and puts back what it holds. While
+//! it leads, numo watches both and puts back at once what someone deletes or changes ([`watch`]).
+//!
+//! Every refusal names the way out, including the one that works while numo is down: deleting the binding.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -28,9 +31,11 @@ use k8s_openapi::api::admissionregistration::v1::{
     ValidatingAdmissionPolicyBinding, ValidatingAdmissionPolicyBindingSpec, ValidatingAdmissionPolicySpec, Validation,
     Variable,
 };
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
-use kube::api::{Api, Patch, PatchParams};
-use kube::{CustomResourceExt, Resource};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference};
+use kube::api::{Api, Patch, PatchParams, PostParams};
+use kube::{CustomResourceExt, Resource, ResourceExt};
+use serde::Serialize;
 
 use crate::api::MutexRunConfig;
 use crate::labels::{POOL_CLAIMED_BY, RELEASED, RULE_LABEL_PREFIX};
@@ -54,10 +59,30 @@ const POOLS: &str = "machineconfigpools";
 /// The resource name of nodes.
 const NODES: &str = "nodes";
 
-/// How an admin ends numo's hold, after the run config is named.
+/// How an admin ends numo's hold, after the run config is named. Deleting the run config waits for numo's
+/// finalizer, so the way out that works while numo is down comes too: deleting the binding.
 const HOW_TO_END: &str = " (numo then restores the pools and labels), or set its spec.paused: true to stop new \
-     nodes; without numo running, run the documented manual restore (docs/install.md, \
-     hack/restore-without-numo.sh), which releases the claim first.";
+     nodes. If numo is down: `oc delete validatingadmissionpolicybinding numo-holds` lets everyone write again \
+     (numo puts it back when it runs); to end the hold without numo, run the manual restore (docs/install.md, \
+     hack/restore-without-numo.sh).";
+
+/// The longest refusal message the API server returns: a longer result of a `messageExpression` is dropped for
+/// the static message (`MaxEvaluatedMessageExpressionSizeBytes` of the API server, 5 KiB).
+pub const MAX_MESSAGE: usize = 5 * 1024;
+
+/// The spec fields of the policy that decide what it refuses, as `spec.<field>`: numo compares them with what it
+/// applies.
+pub const POLICY_FIELDS: &[&str] = &[
+    "failurePolicy",
+    "matchConstraints",
+    "matchConditions",
+    "variables",
+    "validations",
+    "paramKind",
+    "auditAnnotations",
+];
+/// The spec fields of the binding that decide where the policy is in force and what a refusal does.
+pub const BINDING_FIELDS: &[&str] = &["policyName", "validationActions", "paramRef", "matchResources"];
 
 /// Whether the policy is in force, as [`ensure`] found it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -120,43 +145,143 @@ pub fn unknown_service_account() -> PolicyStatus {
 /// Applies the policy and its binding (server-side apply, field manager [`FIELD_MANAGER`], forced), exempting the
 /// user `username` (numo's own, `system:serviceaccount:<namespace>:<name>`), and says whether they are in force.
 /// Both are owned by numo's `mutexrunconfigs` CRD when numo can read it (else applied without an owner, and a log
-/// line says so). Passing API-server failures are retried a few times, with a short backoff.
+/// line says so); while that CRD is being deleted numo is being removed and applies nothing. Passing API-server
+/// failures are retried a few times, with a short backoff.
 pub async fn ensure(client: &kube::Client, username: &str) -> PolicyStatus {
-    let owner = match crate::crd_owner::run_config_crd(client).await {
-        Ok(owner) => Some(owner),
-        Err(error) => {
-            tracing::warn!(
-                crd = MutexRunConfig::crd_name(),
-                %error,
-                "cannot read numo's CRD: the ValidatingAdmissionPolicy {NAME} is applied without an owner, so \
-                 removing numo's CRDs will not remove it (delete it by hand then)"
-            );
-            None
-        }
-    };
+    match put_in_place(client, username).await {
+        Ok(_) => PolicyStatus::InForce,
+        Err(failure) => PolicyStatus::Unavailable(failure.why),
+    }
+}
+
+/// What numo's writes of the policy and the binding made: the resourceVersions each write returned, of each.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Written {
+    /// Of the policy, in the order written.
+    pub policy: Vec<String>,
+    /// Of the binding, in the order written.
+    pub binding: Vec<String>,
+}
+
+/// Why [`put_in_place`] did not put the policy in place.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NotInPlace {
+    /// The sentence an admin can act on.
+    pub why: String,
+    /// Whether the API server serves the ValidatingAdmissionPolicy API at all.
+    pub served: bool,
+}
+
+/// [`ensure`], telling what numo's writes made (so that numo knows its own writes when its watch shows them).
+pub async fn put_in_place(client: &kube::Client, username: &str) -> Result<Written, NotInPlace> {
+    let owner = owner(client).await.map_err(|why| NotInPlace { why, served: true })?;
     let mut delay = FIRST_RETRY;
     let mut attempt = 1;
     loop {
         match apply(client, username, owner.as_ref()).await {
-            Ok(()) => return PolicyStatus::InForce,
+            Ok(written) => return Ok(written),
             Err(error) if attempt < ATTEMPTS && passing(&error) => {
                 tracing::debug!(%error, attempt, "applying the ValidatingAdmissionPolicy {NAME} failed; trying again");
                 tokio::time::sleep(delay).await;
                 delay *= 2;
                 attempt += 1;
             }
-            Err(error) => return unavailable(&error),
+            Err(error) => {
+                let served = !matches!(&error, kube::Error::Api(status) if status.code == 404);
+                return Err(NotInPlace { why: unavailable_sentence(&error), served });
+            }
         }
     }
 }
 
-async fn apply(client: &kube::Client, username: &str, owner: Option<&OwnerReference>) -> kube::Result<()> {
-    let params = PatchParams::apply(FIELD_MANAGER).force();
-    let policies = Api::<ValidatingAdmissionPolicy>::all(client.clone());
-    policies.patch(NAME, &params, &Patch::Apply(&policy(username, owner))).await?;
-    let bindings = Api::<ValidatingAdmissionPolicyBinding>::all(client.clone());
-    bindings.patch(NAME, &params, &Patch::Apply(&binding(owner))).await?;
-    Ok(())
+/// The owner of the policy and the binding: numo's run-config CRD; `None` when numo cannot read it (a log line
+/// says so). `Err` when the CRD is gone or being deleted: numo is being removed, and a policy applied now would
+/// outlive it.
+async fn owner(client: &kube::Client) -> Result<Option<OwnerReference>, String> {
+    let crd = MutexRunConfig::crd_name();
+    match Api::<CustomResourceDefinition>::all(client.clone()).get(crd).await {
+        Ok(found) if found.metadata.deletion_timestamp.is_some() => Err(format!(
+            "numo's CRD {crd} is being deleted, so numo is being removed and puts its ValidatingAdmissionPolicy \
+             {NAME} in place no more (it would outlive numo)"
+        )),
+        Ok(found) => Ok(Some(crate::crd_owner::owner_reference(&found))),
+        Err(kube::Error::Api(status)) if status.code == 404 => Err(format!(
+            "numo's CRD {crd} is gone, so numo is being removed and puts its ValidatingAdmissionPolicy {NAME} in \
+             place no more (it would outlive numo)"
+        )),
+        Err(error) => {
+            tracing::warn!(
+                crd,
+                %error,
+                "cannot read numo's CRD: the ValidatingAdmissionPolicy {NAME} is applied without an owner, so \
+                 removing numo's CRDs will not remove it (delete it by hand then)"
+            );
+            Ok(None)
+        }
+    }
+}
+
+/// Applies both; where server-side apply leaves what another writer owns (a field it added, a value it added to a
+/// list), replaces the spec with numo's whole (optimistically, on the version just applied).
+async fn apply(client: &kube::Client, username: &str, owner: Option<&OwnerReference>) -> kube::Result<Written> {
+    let policy = apply_one(client, &policy(username, owner)).await?;
+    let binding = apply_one(client, &binding(owner)).await?;
+    Ok(Written { policy, binding })
+}
+
+/// Applies `wanted` and, if the result still differs, replaces its spec; the versions written. Deleted in between
+/// by someone else, it is left to the watch, which puts it back ([`watch`]).
+async fn apply_one<K: PolicyObject>(client: &kube::Client, wanted: &K) -> kube::Result<Vec<String>> {
+    let api = Api::<K>::all(client.clone());
+    let applied = api.patch(NAME, &PatchParams::apply(FIELD_MANAGER).force(), &Patch::Apply(wanted)).await?;
+    let mut written: Vec<String> = applied.resource_version().into_iter().collect();
+    if !differences(&applied, wanted).is_empty() {
+        let mut whole = applied;
+        whole.set_spec_from(wanted);
+        let params = PostParams { field_manager: Some(FIELD_MANAGER.to_string()), ..Default::default() };
+        match api.replace(NAME, &params, &whole).await {
+            Ok(replaced) => written.extend(replaced.resource_version()),
+            Err(kube::Error::Api(status)) if status.code == 404 => {}
+            Err(error) => return Err(error),
+        }
+    }
+    Ok(written)
+}
+
+/// The policy and the binding: what numo compares of each, and how it puts back the whole spec.
+pub trait PolicyObject:
+    Resource<DynamicType = ()> + Clone + std::fmt::Debug + Serialize + serde::de::DeserializeOwned
+{
+    /// The kind, as an admin reads it.
+    const KIND: &'static str;
+    /// The spec fields that decide what the policy refuses and where (`spec.<field>`), compared with numo's.
+    const FIELDS: &'static [&'static str];
+    /// Sets this object's spec to `other`'s.
+    fn set_spec_from(&mut self, other: &Self);
+}
+
+impl PolicyObject for ValidatingAdmissionPolicy {
+    const KIND: &'static str = "ValidatingAdmissionPolicy";
+    const FIELDS: &'static [&'static str] = POLICY_FIELDS;
+    fn set_spec_from(&mut self, other: &Self) {
+        self.spec = other.spec.clone();
+    }
+}
+
+impl PolicyObject for ValidatingAdmissionPolicyBinding {
+    const KIND: &'static str = "ValidatingAdmissionPolicyBinding";
+    const FIELDS: &'static [&'static str] = BINDING_FIELDS;
+    fn set_spec_from(&mut self, other: &Self) {
+        self.spec = other.spec.clone();
+    }
+}
+
+/// The spec fields of `live` ([`PolicyObject::FIELDS`]) that differ from `wanted`, as the API server stores them (numo
+/// writes out every field the API server would default).
+pub fn differences<K: PolicyObject>(live: &K, wanted: &K) -> Vec<&'static str> {
+    let spec = |object: &K| serde_json::to_value(object).ok().and_then(|v| v.get("spec").cloned()).unwrap_or_default();
+    let (live, wanted) = (spec(live), spec(wanted));
+    K::FIELDS.iter().copied().filter(|field| live.get(field) != wanted.get(field)).collect()
 }
 
 /// Whether `error` may pass by itself (the API server busy, restarting or unreachable), so trying again helps.
@@ -169,7 +294,12 @@ fn passing(error: &kube::Error) -> bool {
 
 /// What a failure to apply the policy or its binding means, in a sentence an admin can act on.
 pub fn unavailable(error: &kube::Error) -> PolicyStatus {
-    let sentence = match error {
+    PolicyStatus::Unavailable(unavailable_sentence(error))
+}
+
+/// See [`unavailable`].
+pub fn unavailable_sentence(error: &kube::Error) -> String {
+    match error {
         kube::Error::Api(status) if status.code == 404 => format!(
             "the API {API} ValidatingAdmissionPolicy is not served by this cluster (it needs Kubernetes 1.30 or \
              OpenShift 4.17 or later), so numo cannot refuse other hands' writes to the pools and nodes it holds; \
@@ -179,15 +309,15 @@ pub fn unavailable(error: &kube::Error) -> PolicyStatus {
         kube::Error::Api(status) if status.code == 403 => format!(
             "numo is not allowed to create or update the ValidatingAdmissionPolicy {NAME} and its binding: grant \
              its ServiceAccount the admissionregistration.k8s.io rules of config/rbac/role.yaml (create, and get, \
-             patch and update of {NAME}); until then other hands' changes are only noticed and put back ({})",
+             list, watch, patch and update of {NAME}); until then other hands' changes are only noticed and put \
+             back ({})",
             status.message
         ),
         other => format!(
-            "numo could not put the ValidatingAdmissionPolicy {NAME} in place ({other}); it tries again when it \
-             next starts leading, and until then other hands' changes are only noticed and put back"
+            "numo could not put the ValidatingAdmissionPolicy {NAME} in place ({other}); it tries again, and until \
+             then other hands' changes are only noticed and put back"
         ),
-    };
-    PolicyStatus::Unavailable(sentence)
+    }
 }
 
 fn metadata(owner: Option<&OwnerReference>) -> ObjectMeta {
@@ -217,8 +347,12 @@ pub fn policy(username: &str, owner: Option<&OwnerReference>) -> ValidatingAdmis
         metadata: metadata(owner),
         spec: Some(ValidatingAdmissionPolicySpec {
             failure_policy: Some("Fail".to_string()),
+            // What the API server would default is written out, so that what numo applies is what it stores.
             match_constraints: Some(MatchResources {
                 resource_rules: Some(vec![rule(&MachineConfigPool::group(&()), POOLS), rule("", NODES)]),
+                match_policy: Some("Equivalent".to_string()),
+                namespace_selector: Some(LabelSelector::default()),
+                object_selector: Some(LabelSelector::default()),
                 ..Default::default()
             }),
             match_conditions: Some(
@@ -419,6 +553,9 @@ fn static_message() -> String {
          such a label. To end the hold, delete the MutexRunConfig that holds it{HOW_TO_END}"
     )
 }
+
+#[path = "admission_policy_watch.rs"]
+pub mod watch;
 
 #[cfg(test)]
 #[path = "admission_policy_tests.rs"]

@@ -125,6 +125,10 @@ fn the_policy_is_what_the_api_server_receives() {
              "scope": "Cluster"},
         ])
     );
+    // What the API server would default is written out: what numo applies is what it stores and compares.
+    assert_eq!(spec["matchConstraints"]["matchPolicy"], "Equivalent");
+    assert_eq!(spec["matchConstraints"]["namespaceSelector"], json!({}));
+    assert_eq!(spec["matchConstraints"]["objectSelector"], json!({}));
     assert_eq!(POOLS, MachineConfigPool::plural(&()));
     let conditions: Vec<&str> =
         spec["matchConditions"].as_array().into_iter().flatten().filter_map(|c| c["name"].as_str()).collect();
@@ -307,6 +311,28 @@ fn only_numo_marks_a_held_node_released() {
     let mut relabelled = forged.clone();
     relabelled["metadata"]["labels"]["team"] = json!("a");
     allowed(&update(ADMIN, "nodes", forged, relabelled));
+}
+
+#[test]
+fn every_refusal_names_the_way_out_that_works_while_numo_is_down() {
+    let way_out = "If numo is down: `oc delete validatingadmissionpolicybinding numo-holds` lets everyone write \
+                   again (numo puts it back when it runs)";
+    let held_pool = pool(claimed(), json!({"paused": true, "nodeSelector": selector("x")}));
+    let held_node = node(json!({LABEL: "", "node-role.kubernetes.io/worker": ""}));
+    let refusals = [
+        refused(&update(ADMIN, "machineconfigpools", held_pool.clone(), pool(claimed(), json!({"paused": false})))),
+        refused(&update(ADMIN, "machineconfigpools", held_pool, pool(claimed(), json!({"paused": true})))),
+        refused(&update(ADMIN, "nodes", held_node.clone(), node(json!({LABEL: "", RELEASED: "canary"})))),
+        refused(&update(ADMIN, "nodes", held_node, node(json!({})))),
+        static_message(),
+    ];
+    for message in refusals {
+        assert!(message.contains(way_out), "{message}");
+        assert!(message.contains("docs/install.md, hack/restore-without-numo.sh"), "{message}");
+        // Longer, and the API server would drop the message expression's result for the static message.
+        assert!(message.len() < MAX_MESSAGE, "{} bytes: {message}", message.len());
+        assert!(!message.contains('\n'), "{message}");
+    }
 }
 
 #[test]

@@ -103,6 +103,13 @@ async fn refuses_other_hands(admin: &Client, run_config: &str) -> anyhow::Result
     let crd = Api::<CustomResourceDefinition>::all(admin.clone()).get(MutexRunConfig::crd_name()).await?;
     let policy = Api::<ValidatingAdmissionPolicy>::all(admin.clone()).get(NAME).await?;
     let binding = Api::<ValidatingAdmissionPolicyBinding>::all(admin.clone()).get(NAME).await?;
+    // As the API server stores them, they compare equal to what numo applies: numo's watch puts back only what
+    // someone else changed.
+    assert_eq!(
+        admission_policy::differences(&policy, &admission_policy::policy(OPERATOR_USER, None)),
+        Vec::<&str>::new()
+    );
+    assert_eq!(admission_policy::differences(&binding, &admission_policy::binding(None)), Vec::<&str>::new());
     for owners in [policy.owner_references(), binding.owner_references()] {
         let owner: Vec<_> = owners.iter().map(|o| (o.kind.as_str(), o.name.as_str(), o.uid.as_str())).collect();
         assert_eq!(
@@ -155,6 +162,12 @@ async fn refuses_other_hands(admin: &Client, run_config: &str) -> anyhow::Result
         );
         assert!(
             message.contains("set its spec.paused: true") && message.contains("hack/restore-without-numo.sh"),
+            "{message}"
+        );
+        assert!(
+            message.contains(
+                "If numo is down: `oc delete validatingadmissionpolicybinding numo-holds` lets everyone write again"
+            ),
             "{message}"
         );
     }

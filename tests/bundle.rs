@@ -194,7 +194,7 @@ fn the_csv_grants_exactly_config_rbac_and_nothing_dangerous() {
                     assert_eq!(listed("verbs"), ["create"], "{rule}");
                 } else {
                     assert_eq!(listed("resourceNames"), ["numo-holds"], "{rule}");
-                    assert_eq!(listed("verbs"), ["get", "patch", "update"], "{rule}");
+                    assert_eq!(listed("verbs"), ["get", "list", "watch", "patch", "update"], "{rule}");
                 }
             }
             if groups.iter().any(|g| g == "apiextensions.k8s.io") {

@@ -58,9 +58,16 @@ async fn forged_jobs_open_no_gate(test: &str, policy: bool) -> anyhow::Result<()
 
     setup.upgrade_cluster(NEW).await?;
     setup.wait_node_phase("gated", "worker-0", NodePhase::Gating).await?;
+    // numo names the Job in its status first, then creates it.
     let jobs = Api::<Job>::namespaced(setup.client.clone(), &setup.ns);
-    let numo_job = jobs.list(&Default::default()).await?.items.into_iter().find(made_by_numo);
-    let numo_job = numo_job.ok_or_else(|| anyhow::anyhow!("numo's first gate Job"))?;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    let numo_job = loop {
+        if let Some(job) = jobs.list(&Default::default()).await?.items.into_iter().find(made_by_numo) {
+            break job;
+        }
+        anyhow::ensure!(tokio::time::Instant::now() < deadline, "numo's first gate Job was never created");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
     for i in 0..WORKERS {
         forger.create(&PostParams::default(), &forgery(&numo_job, &format!("worker-{i}"))?).await?;
     }
