@@ -58,6 +58,8 @@ const FIRST_RETRY: Duration = Duration::from_secs(1);
 const POOLS: &str = "machineconfigpools";
 /// The resource name of nodes.
 const NODES: &str = "nodes";
+/// The nodes' status subresource: labels can be written through it too.
+const NODES_STATUS: &str = "nodes/status";
 
 /// How an admin ends numo's hold, after the run config is named. Deleting the run config waits for numo's
 /// finalizer, so the way out that works while numo is down comes too: deleting the binding.
@@ -335,21 +337,25 @@ fn metadata(owner: Option<&OwnerReference>) -> ObjectMeta {
 
 /// The policy, exempting the user `username`.
 pub fn policy(username: &str, owner: Option<&OwnerReference>) -> ValidatingAdmissionPolicy {
-    let rule = |group: &str, resource: &str| NamedRuleWithOperations {
+    let rule = |group: &str, resources: &[&str], operations: &[&str]| NamedRuleWithOperations {
         api_groups: Some(vec![group.to_string()]),
         api_versions: Some(vec!["v1".to_string()]),
-        operations: Some(vec!["UPDATE".to_string()]),
-        resources: Some(vec![resource.to_string()]),
+        operations: Some(operations.iter().map(|o| o.to_string()).collect()),
+        resources: Some(resources.iter().map(|r| r.to_string()).collect()),
         scope: Some("Cluster".to_string()),
         ..Default::default()
     };
+    // A held pool may be neither changed nor deleted (the machine-config operator would create `worker` again,
+    // unpaused); a held node's labels may be removed through neither the node nor its status.
+    let pools = rule(&MachineConfigPool::group(&()), &[POOLS], &["UPDATE", "DELETE"]);
+    let nodes = rule("", &[NODES, NODES_STATUS], &["UPDATE"]);
     ValidatingAdmissionPolicy {
         metadata: metadata(owner),
         spec: Some(ValidatingAdmissionPolicySpec {
             failure_policy: Some("Fail".to_string()),
             // What the API server would default is written out, so that what numo applies is what it stores.
             match_constraints: Some(MatchResources {
-                resource_rules: Some(vec![rule(&MachineConfigPool::group(&()), POOLS), rule("", NODES)]),
+                resource_rules: Some(vec![pools, nodes]),
                 match_policy: Some("Equivalent".to_string()),
                 namespace_selector: Some(LabelSelector::default()),
                 object_selector: Some(LabelSelector::default()),
@@ -426,8 +432,8 @@ pub const PLATFORM_USERS: &[&str] = &[
 ];
 
 /// When the policy looks at a request at all (`(name, expression)`, all must hold): not numo's own, not the
-/// platform's ([`PLATFORM_USERS`]), on a pool that carries numo's claim before and after the write, or on a node
-/// that carried a rule label.
+/// platform's ([`PLATFORM_USERS`]), on a pool that carried numo's claim (a write that drops the claim is refused, see
+/// [`validations`]), or on a node that carried a rule label.
 fn match_conditions(username: &str) -> Vec<(&'static str, String)> {
     let (claim, prefix) = (claim(), rule_prefix());
     let platform: Vec<String> =
@@ -441,13 +447,6 @@ fn match_conditions(username: &str) -> Vec<(&'static str, String)> {
                 "request.resource.resource == '{POOLS}' \
                  ? has(oldObject.metadata.annotations) && {claim} in oldObject.metadata.annotations \
                  : has(oldObject.metadata.labels) && oldObject.metadata.labels.exists(k, k.startsWith({prefix}))"
-            ),
-        ),
-        (
-            "claim-kept",
-            format!(
-                "request.resource.resource != '{POOLS}' \
-                 || has(object.metadata.annotations) && {claim} in object.metadata.annotations"
             ),
         ),
     ]
@@ -466,9 +465,20 @@ fn variables() -> Vec<(&'static str, String)> {
                  ? oldObject.metadata.annotations[{claim}] : ''"
             ),
         ),
+        ("deleting", "request.operation == 'DELETE'".to_string()),
         ("oldSpec", "variables.pool && has(oldObject.spec) ? dyn(oldObject.spec) : dyn({})".to_string()),
-        ("newSpec", "variables.pool && has(object.spec) ? dyn(object.spec) : dyn({})".to_string()),
-        ("builtInPool", format!("variables.pool && object.metadata.name in ['{MASTER}', '{WORKER}', '{ARBITER}']")),
+        (
+            "newSpec",
+            "variables.pool && !variables.deleting && has(object.spec) ? dyn(object.spec) : dyn({})".to_string(),
+        ),
+        ("builtInPool", format!("variables.pool && oldObject.metadata.name in ['{MASTER}', '{WORKER}', '{ARBITER}']")),
+        (
+            "claimKept",
+            format!(
+                "!variables.pool || variables.deleting || has(object.metadata.annotations) \
+                 && {claim} in object.metadata.annotations && object.metadata.annotations[{claim}] == variables.runConfig"
+            ),
+        ),
         (
             "markedByOther",
             format!(
@@ -503,23 +513,42 @@ fn validations() -> Vec<Validation> {
     };
     vec![
         check(
-            "!variables.pool || !(has(variables.oldSpec.paused) && variables.oldSpec.paused == true) \
+            "!variables.pool || !variables.deleting".to_string(),
+            format!(
+                "'MachineConfigPool ' + oldObject.metadata.name + ' is held by numo for the MutexRunConfig ' \
+                 + variables.runConfig + '; deleted, it would come back without the hold (the machine-config \
+                 operator creates worker again, unpaused) and its nodes would upgrade without their gate Jobs. ' \
+                 + {}",
+                how_to_end("variables.runConfig")
+            ),
+        ),
+        check(
+            "variables.claimKept".to_string(),
+            format!(
+                "'MachineConfigPool ' + oldObject.metadata.name + ' is held by numo for the MutexRunConfig ' \
+                 + variables.runConfig + ': its annotation {POOL_CLAIMED_BY} says so, and only numo removes it \
+                 (replacing the pool with a manifest from before the rollout drops it). ' + {}",
+                how_to_end("variables.runConfig")
+            ),
+        ),
+        check(
+            "!variables.pool || variables.deleting || !(has(variables.oldSpec.paused) && variables.oldSpec.paused == true) \
              || has(variables.newSpec.paused) && variables.newSpec.paused == true"
                 .to_string(),
             format!(
-                "'MachineConfigPool ' + object.metadata.name + ' is held paused by numo for the MutexRunConfig ' \
+                "'MachineConfigPool ' + oldObject.metadata.name + ' is held paused by numo for the MutexRunConfig ' \
                  + variables.runConfig + ', so that no node upgrades without its gate Jobs; only numo unpauses it. ' \
                  + {}",
                 how_to_end("variables.runConfig")
             ),
         ),
         check(
-            "!variables.pool || variables.builtInPool || (has(variables.oldSpec.nodeSelector) \
+            "!variables.pool || variables.deleting || variables.builtInPool || (has(variables.oldSpec.nodeSelector) \
              ? has(variables.newSpec.nodeSelector) && variables.newSpec.nodeSelector == variables.oldSpec.nodeSelector \
              : !has(variables.newSpec.nodeSelector))"
                 .to_string(),
             format!(
-                "'The nodeSelector of MachineConfigPool ' + object.metadata.name + ' is steered by numo for the \
+                "'The nodeSelector of MachineConfigPool ' + oldObject.metadata.name + ' is steered by numo for the \
                  MutexRunConfig ' + variables.runConfig + ', so that each node upgrades only after its gate Jobs; \
                  only numo changes it. ' + {}",
                 how_to_end("variables.runConfig")

@@ -37,7 +37,11 @@ fn admit(policy: &ValidatingAdmissionPolicy, request: &Value) -> Result<Option<S
     let spec = policy.spec.clone().unwrap_or_default();
     let value = |v: &Value| cel::to_value(v).map_err(|e| e.to_string());
     let mut bindings = vec![
-        ("request", value(&json!({"userInfo": request["userInfo"], "resource": request["resource"]}))?),
+        (
+            "request",
+            value(&json!({"userInfo": request["userInfo"], "resource": request["resource"],
+                          "operation": request["operation"]}))?,
+        ),
         ("object", value(&request["object"])?),
         ("oldObject", value(&request["oldObject"])?),
     ];
@@ -82,7 +86,14 @@ fn selector(key: &str) -> Value {
 fn update(user: &str, resource: &str, old: Value, new: Value) -> Value {
     let group = if resource == "nodes" { "" } else { "machineconfiguration.openshift.io" };
     json!({"userInfo": {"username": user}, "resource": {"group": group, "version": "v1", "resource": resource},
-           "object": new, "oldObject": old})
+           "operation": "UPDATE", "object": new, "oldObject": old})
+}
+
+/// A DELETE of the pool `old` by `user` (the API server gives no `object`).
+fn delete(user: &str, old: Value) -> Value {
+    json!({"userInfo": {"username": user},
+           "resource": {"group": "machineconfiguration.openshift.io", "version": "v1", "resource": "machineconfigpools"},
+           "operation": "DELETE", "object": null, "oldObject": old})
 }
 
 fn node(labels: Value) -> Value {
@@ -119,9 +130,9 @@ fn the_policy_is_what_the_api_server_receives() {
     assert_eq!(
         spec["matchConstraints"]["resourceRules"],
         json!([
-            {"apiGroups": ["machineconfiguration.openshift.io"], "apiVersions": ["v1"], "operations": ["UPDATE"],
-             "resources": ["machineconfigpools"], "scope": "Cluster"},
-            {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["UPDATE"], "resources": ["nodes"],
+            {"apiGroups": ["machineconfiguration.openshift.io"], "apiVersions": ["v1"],
+             "operations": ["UPDATE", "DELETE"], "resources": ["machineconfigpools"], "scope": "Cluster"},
+            {"apiGroups": [""], "apiVersions": ["v1"], "operations": ["UPDATE"], "resources": ["nodes", "nodes/status"],
              "scope": "Cluster"},
         ])
     );
@@ -132,7 +143,7 @@ fn the_policy_is_what_the_api_server_receives() {
     assert_eq!(POOLS, MachineConfigPool::plural(&()));
     let conditions: Vec<&str> =
         spec["matchConditions"].as_array().into_iter().flatten().filter_map(|c| c["name"].as_str()).collect();
-    assert_eq!(conditions, ["not-numo", "not-the-platform", "held-by-numo", "claim-kept"]);
+    assert_eq!(conditions, ["not-numo", "not-the-platform", "held-by-numo"]);
     assert_eq!(spec["matchConditions"][0]["expression"], format!("request.userInfo.username != \"{NUMO}\""));
     for validation in spec["validations"].as_array().into_iter().flatten() {
         assert_eq!(validation["reason"], "Forbidden");
@@ -234,10 +245,41 @@ fn numo_itself_an_unclaimed_pool_and_a_released_claim_are_let_through() {
     allowed(&update(ADMIN, "machineconfigpools", plain(true), plain(false)));
     let bare = json!({"metadata": {"name": "infra"}, "spec": {"paused": true}});
     allowed(&update(ADMIN, "machineconfigpools", bare.clone(), json!({"metadata": {"name": "infra"}})));
-    // The manual restore: the claim goes in the same write that unpauses and restores the selector.
+    // numo's own restore: the claim goes in the same write that unpauses and restores the selector.
     let released = pool(json!({"openshift-optional.skrzypek.io/original": "{}"}), json!({"paused": false}));
-    allowed(&update(ADMIN, "machineconfigpools", old.clone(), released));
-    allowed(&update(ADMIN, "machineconfigpools", old, json!({"metadata": {"name": "infra"}, "spec": {}})));
+    allowed(&update(NUMO, "machineconfigpools", old.clone(), released));
+    allowed(&delete(ADMIN, pool(json!({}), json!({"paused": true}))));
+}
+
+#[test]
+fn a_held_pool_replaced_without_its_claim_or_deleted_is_refused() {
+    let old = pool(claimed(), json!({"paused": true, "nodeSelector": selector("x")}));
+    // `kubectl replace` or a GitOps replace sync with the manifest from before the rollout.
+    for manifest in [
+        pool(json!({}), json!({"paused": true, "nodeSelector": selector("x")})),
+        json!({"metadata": {"name": "infra"}, "spec": {"paused": false}}),
+        pool(json!({"openshift-optional.skrzypek.io/claimed-by": "other/run-config"}), json!({"paused": true})),
+    ] {
+        let message = refused(&update(ADMIN, "machineconfigpools", old.clone(), manifest));
+        assert!(message.starts_with("MachineConfigPool infra is held by numo for the MutexRunConfig"), "{message}");
+        assert!(message.contains("only numo removes it"), "{message}");
+    }
+    let message = refused(&delete(ADMIN, old.clone()));
+    assert!(
+        message.starts_with(&format!("MachineConfigPool infra is held by numo for the MutexRunConfig {RUN_CONFIG}"))
+    );
+    assert!(message.contains("deleted, it would come back without the hold"), "{message}");
+    allowed(&delete(NUMO, old.clone()));
+    allowed(&delete("system:serviceaccount:openshift-machine-config-operator:machine-config-operator", old));
+}
+
+#[test]
+fn a_rule_label_removed_through_the_node_status_is_refused() {
+    let held = node(json!({LABEL: "", "node-role.kubernetes.io/worker": ""}));
+    let mut request = update(ADMIN, "nodes", held, node(json!({"node-role.kubernetes.io/worker": ""})));
+    request["resource"]["subresource"] = json!("status");
+    let message = refused(&request);
+    assert!(message.starts_with(&format!("Node worker-1 is held by numo: its label {LABEL}")), "{message}");
 }
 
 #[test]
@@ -313,6 +355,10 @@ fn only_numo_marks_a_held_node_released() {
     allowed(&update(ADMIN, "nodes", forged, relabelled));
 }
 
+fn held_pool_again() -> Value {
+    pool(claimed(), json!({"paused": true, "nodeSelector": selector("x")}))
+}
+
 #[test]
 fn every_refusal_names_the_way_out_that_works_while_numo_is_down() {
     let way_out = "If numo is down: `oc delete validatingadmissionpolicybinding numo-holds` lets everyone write \
@@ -324,6 +370,8 @@ fn every_refusal_names_the_way_out_that_works_while_numo_is_down() {
         refused(&update(ADMIN, "machineconfigpools", held_pool, pool(claimed(), json!({"paused": true})))),
         refused(&update(ADMIN, "nodes", held_node.clone(), node(json!({LABEL: "", RELEASED: "canary"})))),
         refused(&update(ADMIN, "nodes", held_node, node(json!({})))),
+        refused(&update(ADMIN, "machineconfigpools", held_pool_again(), pool(json!({}), json!({"paused": true})))),
+        refused(&delete(ADMIN, held_pool_again())),
         static_message(),
     ];
     for message in refusals {

@@ -3,7 +3,9 @@
 //! numo's claim; or someone deletes `worker` and the machine-config operator creates it again, unpaused. numo holds
 //! them again at once from its own record (`status.heldPools`) with the originals it recorded, reports the writer,
 //! never counts a node the MCO took meanwhile as gated (it is `Ungated`, and the retry annotation lets the rollout go
-//! on), completes the rollout with exactly one Job of its own per step, and restores the pools exactly.
+//! on), completes the rollout with exactly one Job of its own per step, and restores the pools exactly. With the policy
+//! in force (numo as installed), the API server refuses the replace, the delete, and a rule label removed through a
+//! node's status, and every node is gated.
 
 mod support;
 
@@ -53,9 +55,12 @@ async fn complete(setup: &Setup) -> anyhow::Result<MutexRunConfig> {
     anyhow::bail!("the rollout did not complete")
 }
 
-/// Starts a three-worker rollout without the policy and returns the pools' manifests from before it.
-async fn rollout_under_way(setup: &mut Setup) -> anyhow::Result<(DesiredSeen, BTreeMap<String, MachineConfigPool>)> {
-    setup.policy = false;
+/// Starts a three-worker rollout (with numo's policy in force or not) and returns the pools' manifests from before it.
+async fn rollout_under_way(
+    setup: &mut Setup,
+    policy: bool,
+) -> anyhow::Result<(DesiredSeen, BTreeMap<String, MachineConfigPool>)> {
+    setup.policy = policy;
     setup.rule("check", job_spec("3s", false), None).await?;
     setup.target("workers", &["worker"]).await?;
     setup.run_config("gated", &["check"], &["workers"], json!({})).await?;
@@ -113,7 +118,7 @@ async fn ends_well(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pools_replaced_mid_rollout_are_held_again_with_their_originals() -> anyhow::Result<()> {
     let mut setup = Setup::new("pools-replaced", WORKERS).await?;
-    let (desired, before) = rollout_under_way(&mut setup).await?;
+    let (desired, before) = rollout_under_way(&mut setup, false).await?;
     let pools = Api::<MachineConfigPool>::all(setup.client.clone());
     let replace = PostParams { field_manager: Some("kubectl-replace".into()), ..Default::default() };
     for name in ["worker", "canary"] {
@@ -127,7 +132,7 @@ async fn pools_replaced_mid_rollout_are_held_again_with_their_originals() -> any
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_worker_pool_deleted_mid_rollout_and_created_again_is_held_again() -> anyhow::Result<()> {
     let mut setup = Setup::new("pool-recreated", WORKERS).await?;
-    let (desired, before) = rollout_under_way(&mut setup).await?;
+    let (desired, before) = rollout_under_way(&mut setup, false).await?;
     let pools = Api::<MachineConfigPool>::all(setup.client.clone());
     let uid = pools.get("worker").await?.uid();
     pools.delete("worker", &DeleteParams::default()).await?;
@@ -141,4 +146,36 @@ async fn a_worker_pool_deleted_mid_rollout_and_created_again_is_held_again() -> 
     )
     .await?;
     ends_well(&setup, &desired, &before, "deleted and created again").await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_the_policy_a_held_pool_is_neither_replaced_nor_deleted_and_no_label_goes_through_the_status(
+) -> anyhow::Result<()> {
+    let mut setup = Setup::new("pools-refused", WORKERS).await?;
+    let (desired, before) = rollout_under_way(&mut setup, true).await?;
+    let refused = |result: Result<(), kube::Error>, what: &str| match result {
+        Err(kube::Error::Api(status)) if status.code == 403 => {
+            assert!(status.message.contains("is held by numo"), "{what}: {}", status.message);
+            assert!(status.message.contains("oc delete validatingadmissionpolicybinding numo-holds"), "{what}");
+        }
+        other => panic!("{what} was not refused: {other:?}"),
+    };
+    let pools = Api::<MachineConfigPool>::all(setup.client.clone());
+    let replace = PostParams { field_manager: Some("kubectl-replace".into()), ..Default::default() };
+    for name in ["worker", "canary"] {
+        let mut put = manifest(&before[name]);
+        put.metadata.resource_version = pools.get(name).await?.resource_version();
+        refused(pools.replace(name, &replace, &put).await.map(|_| ()), &format!("the replace of {name}"));
+    }
+    refused(pools.delete("worker", &DeleteParams::default()).await.map(|_| ()), "the delete of worker");
+    // worker-2 waits, held by its rule label: removing it through the node's status is refused too.
+    let nodes = Api::<k8s_openapi::api::core::v1::Node>::all(setup.client.clone());
+    let held = nodes.get("worker-2").await?;
+    let label = held.labels().keys().find(|k| k.starts_with(numo::labels::RULE_LABEL_PREFIX)).cloned();
+    let label = label.ok_or_else(|| anyhow::anyhow!("worker-2 carries no rule label"))?;
+    let strip = json!({"metadata": {"labels": {label: null}}});
+    refused(nodes.patch_status("worker-2", &PatchParams::default(), &Patch::Merge(&strip)).await.map(|_| ()), "status");
+    let done = setup.wait_phase("gated", RunPhase::Completed, ROLLOUT).await?;
+    assert_eq!(honest(&setup, &done, &desired).await?, Vec::<String>::new(), "every worker gated");
+    Ok(())
 }
