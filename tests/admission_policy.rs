@@ -235,34 +235,37 @@ async fn refuses_other_hands(admin: &Client, run_config: &str) -> anyhow::Result
     nodes(admin).patch("worker-1", &params, &merge(json!({"metadata": {"labels": {"team": "b"}}}))).await?;
     nodes(admin).patch("worker-1", &params, &merge(json!({"metadata": {"labels": {"team": null}}}))).await?;
 
-    // The manual restore: one JSON patch puts the pool back and releases the claim; then the node's label may go.
+    // A held pool is neither deleted nor stripped of numo's claim (a replace with an older manifest drops it), and
+    // a rule label goes through neither the node nor its status.
+    let message = refusal(pools(admin).delete("infra", &DeleteParams::default()).await);
+    assert!(message.contains("deleted, it would come back without the hold"), "{message}");
     let restore = json!([
         {"op": "add", "path": "/spec/paused", "value": false},
         {"op": "remove", "path": "/metadata/annotations/openshift-optional.skrzypek.io~1claimed-by"},
         {"op": "remove", "path": "/metadata/annotations/openshift-optional.skrzypek.io~1original"},
     ]);
-    let restored =
-        pools(admin).patch("worker", &params, &Patch::<Value>::Json(serde_json::from_value(restore)?)).await?;
-    assert!(!restored.spec.paused);
-    assert!(!restored.annotations().contains_key(POOL_CLAIMED_BY));
-    // Released: other hands may change it now.
-    pools(admin).patch("worker", &params, &merge(json!({"spec": {"paused": true}}))).await?;
-    pools(admin).patch("worker", &params, &merge(unpause)).await?;
-    // The node keeps its label until the binding is gone, as hack/restore-without-numo.sh removes it first.
-    refusal(nodes(admin).patch("worker-0", &params, &merge(unlabel.clone())).await);
+    let restore: json_patch::Patch = serde_json::from_value(restore)?;
+    let message = refusal(pools(admin).patch("worker", &params, &Patch::<Value>::Json(restore.clone())).await);
+    assert!(message.contains("only numo removes it"), "{message}");
+    let message = refusal(nodes(admin).patch_status("worker-0", &params, &merge(unlabel.clone())).await);
+    assert!(message.contains(&format!("Node worker-0 is held by numo: its label {LABEL}")), "{message}");
+
+    // The manual restore, as hack/restore-without-numo.sh does it: the binding goes first, then one JSON patch puts
+    // the pool back and releases the claim, and the node's label may go.
     Api::<ValidatingAdmissionPolicyBinding>::all(admin.clone()).delete(NAME, &DeleteParams::default()).await?;
     let deadline = tokio::time::Instant::now() + IN_FORCE;
-    loop {
-        match nodes(admin).patch("worker-0", &params, &merge(unlabel.clone())).await {
-            Ok(node) => {
-                assert!(!node.labels().contains_key(LABEL));
-                break;
-            }
+    let restored = loop {
+        match pools(admin).patch("worker", &params, &Patch::<Value>::Json(restore.clone())).await {
+            Ok(pool) => break pool,
             Err(kube::Error::Api(status)) if status.code == 403 && tokio::time::Instant::now() < deadline => {
                 tokio::time::sleep(Duration::from_millis(200)).await
             }
-            Err(error) => anyhow::bail!("the label stays refused after the binding was deleted: {error}"),
+            Err(error) => anyhow::bail!("the restore stays refused after the binding was deleted: {error}"),
         }
-    }
+    };
+    assert!(!restored.spec.paused);
+    assert!(!restored.annotations().contains_key(POOL_CLAIMED_BY));
+    let node = nodes(admin).patch("worker-0", &params, &merge(unlabel.clone())).await?;
+    assert!(!node.labels().contains_key(LABEL));
     Ok(())
 }
