@@ -466,8 +466,8 @@ pub struct JobRecord {
     pub phase: String,
     /// Running, Succeeded or Failed.
     pub result: JobResult,
-    /// The attempt (1, 2, ...): a retry of a failed step runs the next one. Absent: the first.
-    #[serde(default = "first_attempt", skip_serializing_if = "is_first_attempt")]
+    /// The attempt (1, 2, ...): a retry of a failed step runs the next one.
+    #[serde(default = "first_attempt")]
     pub attempt: u32,
     /// Why the Job failed (its Failed condition), or that it was deleted before it finished.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -485,10 +485,6 @@ pub struct JobRecord {
 
 fn first_attempt() -> u32 {
     1
-}
-
-fn is_first_attempt(attempt: &u32) -> bool {
-    *attempt == 1
 }
 
 /// How many characters of a Job's uid its record keeps.
