@@ -5,7 +5,9 @@
 #  1. the previous release's install manifests (tests/releases/<replaces>/install.yaml, what
 #     `kubectl kustomize config/default` gave at that release) are applied;
 #  2. numo, run as a local process under the identity of the ServiceAccount they create (kwok only simulates the
-#     Deployment's pod), with leader election on, drives the rollout of config/samples through a simulated upgrade;
+#     Deployment's pod), with leader election on, drives the rollout of config/samples through a simulated upgrade
+#     (this tree's numo stands in for the previous release's, so this tree's CRDs are applied first: it names what it
+#     asks for in its status before it acts);
 #  3. after the first worker is done, `kubectl apply --server-side -k config/default` of this tree upgrades the
 #     install (new CRDs, RBAC and Deployment spec) and the new numo takes over from the old;
 #  4. every worker reaches the new version, no Job is created twice, the pools are restored, no request of numo's
@@ -76,6 +78,10 @@ check_log "seeding a simulated OpenShift: $workers workers at $from"
 # (which steered the worker pool's selector) can run its part of the rollout without fighting it.
 "$sim" run --reboot 6s --openshift-version 4.22 >"$work/simulator.log" 2>&1 &
 background_pids+=($!)
+# This tree's numo stands in for the previous release's pod. It names what it asks for in its status before it
+# acts (the Jobs it creates, the pools it holds), so it needs this tree's CRDs: a real upgrade brings them before the
+# new numo starts, and the previous numo ran with its own. The previous release's RBAC stays until the upgrade.
+kubectl apply --server-side --force-conflicts -k config/crd >/dev/null
 operator_kubeconfig "$operator_ns/numo-operator"
 start_numo "$operator_ns"
 kubectl create namespace "$samples_ns" >/dev/null

@@ -12,7 +12,8 @@
 #     file (which must also pass a server-side dry-run against OLM's CSV CRD), and the RBAC OLM grants numo's
 #     ServiceAccount must be config/rbac's plus exactly what docs/security.md says OLM adds.
 #  2. Upgrade mid-rollout. numo (a local process standing in for the Deployment's pod, acting as the ServiceAccount
-#     OLM created, with leader election) drives the rollout of config/samples. After the first worker is done, the
+#     OLM created, with leader election; this tree's, with this tree's CRDs applied over the previous release's)
+#     drives the rollout of config/samples. After the first worker is done, the
 #     upgrade's InstallPlan is approved; once the new CSV has succeeded the new numo takes over from the old.
 #  3. Removal mid-rollout. After the next worker, the Subscription and the CSV are deleted (numo stops with its
 #     Deployment): the run config, its status and the pools' records of how they were must stay; then numo is
@@ -198,6 +199,10 @@ subscribe "$previous" Manual
 approve "$previous"
 installed "$previous"
 
+# This tree's numo stands in for the previous release's pod. It names what it asks for in its status before it
+# acts (the Jobs it creates, the pools it holds), so it needs this tree's CRDs: a real upgrade brings them before the
+# new numo starts, and the previous numo ran with its own. The previous release's RBAC stays until the upgrade.
+kubectl apply --server-side --force-conflicts -k config/crd >/dev/null
 operator_kubeconfig "$operator_ns/numo-operator"
 start_numo "$operator_ns"
 kubectl create namespace "$samples_ns" >/dev/null

@@ -6,9 +6,8 @@
 #   hack/restore-without-numo.sh
 #
 # 0. The binding of numo's ValidatingAdmissionPolicy numo-holds is deleted: the policy refuses everyone but numo to
-#    remove numo's node labels. (It lets the pool writes below through anyway, since each removes the pool's claim
-#    annotation in the same request; the policy itself goes with numo's CRDs, or `kubectl delete
-#    validatingadmissionpolicy numo-holds`.)
+#    remove numo's claim from a pool or its labels from a node. (The policy itself goes with numo's CRDs, or
+#    `kubectl delete validatingadmissionpolicy numo-holds`.)
 # 1. Every MachineConfigPool numo claimed gets back the settings its `original` annotation recorded; numo's
 #    annotations (`claimed-by`, `original`, `written`) are removed.
 # 2. numo's rule labels and its release mark (`openshift-optional.skrzypek.io/released-to`, after the canary got its
@@ -29,7 +28,7 @@ retry() {
 binding=validatingadmissionpolicybindings.v1.admissionregistration.k8s.io
 if "$kubectl" get "$binding" numo-holds >/dev/null 2>&1; then
   "$kubectl" delete "$binding" numo-holds --ignore-not-found >/dev/null
-  log "binding numo-holds of numo's ValidatingAdmissionPolicy deleted: numo's node labels may be removed"
+  log "binding numo-holds of numo's ValidatingAdmissionPolicy deleted: numo's claims and node labels may be removed"
 fi
 
 "$kubectl" get machineconfigpools -o json |
@@ -40,7 +39,8 @@ fi
       + ([$o, $w] | map(. as $a | select($annotations[$a] != null) | {op: "remove", path: "/metadata/annotations/\($a | sub("/"; "~1"))"})))}' |
   while read -r pool; do
     name="$(jq -r .name <<<"$pool")"
-    "$kubectl" patch machineconfigpool "$name" --type json -p "$(jq -c .patch <<<"$pool")" >/dev/null
+    # The API server stops applying a deleted binding a moment later (its informer); until then this is refused.
+    retry "$kubectl" patch machineconfigpool "$name" --type json -p "$(jq -c .patch <<<"$pool")" >/dev/null
     log "pool $name restored: $(jq -c '[.patch[] | select(.op == "add") | {(.path | ltrimstr("/spec/")): .value}] | add' <<<"$pool")"
   done
 
