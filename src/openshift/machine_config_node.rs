@@ -1,13 +1,14 @@
 //! `machineconfiguration.openshift.io/v1` MachineConfigNode (GA in OpenShift 4.20): one per node, named after it,
 //! where the machine-config operator reports the node's progress through an update as conditions (`UpdatePrepared`,
 //! `UpdateExecuted`, `Cordoned`, `Drained`, `RebootedNode`, `Updated`, ...). numo reads only which update the object
-//! speaks of (`spec.configVersion.desired`) and when the drain ended, to show the drain apart from the reboot.
+//! speaks of (`spec.configVersion.desired`) and when the drain ended, to show the drain apart from the reboot; its
+//! simulator writes the rest of what is modelled here.
 //!
 //! The daemon and the drain controller write the conditions (openshift/machine-config-operator, release-4.20:
 //! `pkg/upgrademonitor/upgrade_monitor.go`, `pkg/controller/drain/drain_controller.go`); once the node is `Updated`,
 //! every other condition goes back to False with a new time, so the drain's end is read while the update runs.
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -28,15 +29,15 @@ pub const REBOOTED: &str = "RebootedNode";
 )]
 #[serde(rename_all = "camelCase")]
 pub struct MachineConfigNodeSpec {
+    /// The node (its name is the object's).
+    #[serde(default)]
+    pub node: ObjectName,
+    /// The node's primary pool.
+    #[serde(default)]
+    pub pool: ObjectName,
     /// The update the object speaks of.
     #[serde(default)]
     pub config_version: DesiredConfigVersion,
-    /// The node.
-    #[serde(default)]
-    pub node: ObjectName,
-    /// The node's pool.
-    #[serde(default)]
-    pub pool: ObjectName,
 }
 
 /// The rendered config an update moves a node to.
@@ -47,7 +48,7 @@ pub struct DesiredConfigVersion {
     pub desired: String,
 }
 
-/// A reference to an object by name.
+/// A reference to an object by name (`MCOObjectReference`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ObjectName {
     /// The object's name.
@@ -57,35 +58,33 @@ pub struct ObjectName {
 
 /// What the machine-config operator reports of the node's update.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct MachineConfigNodeStatus {
-    /// The update's phases.
+    /// The update's phases, one condition per type.
     #[serde(default)]
-    pub conditions: Vec<MachineConfigNodeCondition>,
+    pub conditions: Vec<Condition>,
+    /// The object's generation plus one, as the machine-config operator writes it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed_generation: Option<i64>,
+    /// The node's configs as its annotations show them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_version: Option<StatusConfigVersion>,
 }
 
-/// One phase of the node's update.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct MachineConfigNodeCondition {
-    /// The phase (`Drained`, `RebootedNode`, ...).
-    #[serde(rename = "type")]
-    pub type_: String,
-    /// `True`, `False` or `Unknown` (under way).
-    pub status: String,
-    /// When the status last changed.
+/// `status.configVersion`: the node's configs as its annotations show them.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct StatusConfigVersion {
+    /// The desired config, once the update is found compatible (`not-yet-set` before).
+    #[serde(default)]
+    pub desired: String,
+    /// The current config.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_transition_time: Option<Time>,
-    /// Why, in CamelCase.
-    #[serde(default)]
-    pub reason: String,
-    /// Details.
-    #[serde(default)]
-    pub message: String,
+    pub current: Option<String>,
 }
 
 impl MachineConfigNode {
     /// The condition of type `type_`, if reported.
-    pub fn condition(&self, type_: &str) -> Option<&MachineConfigNodeCondition> {
+    pub fn condition(&self, type_: &str) -> Option<&Condition> {
         self.status.as_ref()?.conditions.iter().find(|c| c.type_ == type_)
     }
 
@@ -97,7 +96,7 @@ impl MachineConfigNode {
             return None;
         }
         let drained = self.condition(DRAINED).filter(|c| c.status == "True")?;
-        drained.last_transition_time.clone()
+        Some(drained.last_transition_time.clone())
     }
 }
 

@@ -21,11 +21,13 @@
 //! CRDs), nothing is written; an error is logged and the update goes on, as the real components log and go on
 //! ([`mod@write`]).
 //!
-//! The type here is the simulator's own, independent of numo's reading of the kind.
+//! The kind is numo's type ([`numo::openshift::machine_config_node`]), which models what the simulator writes too.
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
-use kube::CustomResource;
-use serde::{Deserialize, Serialize};
+pub use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+pub use numo::openshift::machine_config_node::{
+    DesiredConfigVersion, MachineConfigNode, MachineConfigNodeSpec, MachineConfigNodeStatus, ObjectName,
+    StatusConfigVersion,
+};
 
 pub mod conditions;
 pub mod operator;
@@ -51,7 +53,7 @@ pub const UPDATE_COMPLETE: &str = "UpdateComplete";
 /// Condition: the daemon resumed normal operations on the new config.
 pub const RESUMED: &str = "Resumed";
 /// Condition: the node's drain (`Unknown` while it drains).
-pub const DRAINED: &str = "Drained";
+pub const DRAINED: &str = numo::openshift::machine_config_node::DRAINED;
 /// Condition: files and OS written (`MachineConfigNodeUpdateFilesAndOS`).
 pub const APPLIED_FILES_AND_OS: &str = "AppliedFilesAndOS";
 /// Condition: the OS image pulled (image mode; in the first write's list on 4.21 only).
@@ -59,7 +61,7 @@ pub const IMAGE_PULLED_FROM_REGISTRY: &str = "ImagePulledFromRegistry";
 /// Condition: the node cordoned.
 pub const CORDONED: &str = "Cordoned";
 /// Condition: the node's reboot (`Unknown` until it is back).
-pub const REBOOTED_NODE: &str = "RebootedNode";
+pub const REBOOTED_NODE: &str = numo::openshift::machine_config_node::REBOOTED;
 /// Condition: the node runs its desired config; writing it resets every other condition.
 pub const UPDATED: &str = "Updated";
 /// Condition: the node uncordoned.
@@ -70,77 +72,6 @@ pub const NODE_DEGRADED: &str = "NodeDegraded";
 pub const PINNED_IMAGE_SETS_DEGRADED: &str = "PinnedImageSetsDegraded";
 /// Condition: pinned image sets being pulled.
 pub const PINNED_IMAGE_SETS_PROGRESSING: &str = "PinnedImageSetsProgressing";
-
-/// A reference to an object by name (`MCOObjectReference`).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ObjectName {
-    /// The object's name.
-    #[serde(default)]
-    pub name: String,
-}
-
-/// The rendered config the node is to run (`spec.configVersion`).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SpecConfigVersion {
-    /// Its name, or [`NOT_YET_SET`].
-    #[serde(default)]
-    pub desired: String,
-}
-
-/// A node's MachineConfigNode: which node and pool, and the config it is to run.
-#[derive(CustomResource, Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[kube(
-    group = "machineconfiguration.openshift.io",
-    version = "v1",
-    kind = "MachineConfigNode",
-    status = "MachineConfigNodeStatus",
-    schema = "disabled"
-)]
-#[serde(rename_all = "camelCase")]
-pub struct MachineConfigNodeSpec {
-    /// The node (its name is the object's).
-    #[serde(default)]
-    pub node: ObjectName,
-    /// The node's primary pool, or [`NOT_YET_SET`].
-    #[serde(default)]
-    pub pool: ObjectName,
-    /// The config the node is to run.
-    #[serde(default)]
-    pub config_version: SpecConfigVersion,
-}
-
-/// What the node reports of its update.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct MachineConfigNodeStatus {
-    /// The update's phases, one condition per type.
-    #[serde(default)]
-    pub conditions: Vec<Condition>,
-    /// The object's generation plus one, as the MCO writes it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub observed_generation: Option<i64>,
-    /// The configs of the node's annotations.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub config_version: Option<StatusConfigVersion>,
-}
-
-/// `status.configVersion`: the node's configs as its annotations show them.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct StatusConfigVersion {
-    /// The desired config, once the update is found compatible ([`NOT_YET_SET`] before).
-    #[serde(default)]
-    pub desired: String,
-    /// The current config.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub current: Option<String>,
-}
-
-impl MachineConfigNode {
-    /// The condition of type `type_`, if reported.
-    pub fn condition(&self, type_: &str) -> Option<&Condition> {
-        self.status.as_ref()?.conditions.iter().find(|c| c.type_ == type_)
-    }
-}
 
 #[cfg(test)]
 mod tests {

@@ -196,7 +196,7 @@ pub(crate) fn spec(node: &str, pool: &str, desired: &str) -> MachineConfigNodeSp
     MachineConfigNodeSpec {
         node: ObjectName { name: node.to_string() },
         pool: ObjectName { name: pool.to_string() },
-        config_version: SpecConfigVersion {
+        config_version: DesiredConfigVersion {
             desired: if desired.is_empty() { NOT_YET_SET } else { desired }.to_string(),
         },
     }

@@ -104,7 +104,7 @@ pub fn drain_predicate(progress: &Guarded<MachineConfigNode>) -> Option<u64> {
     if let Some(progress) = progress.decoded() {
         progress.spec.config_version.desired.hash(&mut hasher);
         let drained = progress.condition(crate::openshift::machine_config_node::DRAINED);
-        drained.map(|c| (&c.status, c.last_transition_time.as_ref().map(|t| t.0))).hash(&mut hasher);
+        drained.map(|c| (&c.status, c.last_transition_time.0)).hash(&mut hasher);
     }
     Some(hasher.finish())
 }
