@@ -496,6 +496,15 @@ impl JobRecord {
         self.uid.as_deref().is_none_or(|kept| uid.get(..kept.len()) == Some(kept))
     }
 
+    /// What a record keeps as the namespace of a Job of rule `rule` (`namespace/name`) in `namespace`: nothing when
+    /// it is the rule's own.
+    pub fn kept_namespace(rule: &str, namespace: &str) -> String {
+        match rule.split_once('/') {
+            Some((own, _)) if own == namespace => String::new(),
+            _ => namespace.to_string(),
+        }
+    }
+
     /// What a record keeps of uid `uid`.
     pub fn kept_uid(uid: &str) -> String {
         uid.chars().take(UID_KEPT).collect()

@@ -130,11 +130,7 @@ impl Ledger {
             );
             let advice = if fight { format!(" {}", stop_advice(field)) } else { String::new() };
             let reason = if answer == Answer::Conceded { "ForeignChangeConceded" } else { "ForeignChange" };
-            if self.notices.len() < MAX_EVENTS {
-                self.notices.push(Notice::warning(reason, "Hold", format!("{what}{advice}")));
-            } else {
-                self.unannounced += 1;
-            }
+            self.announce(Notice::warning(reason, "Hold", format!("{what}{advice}")));
         }
         if answer == Answer::Conceded {
             self.conceded.push((object.to_string(), field));
@@ -169,13 +165,18 @@ impl Ledger {
                     "{object} carries numo's labels but numo did not create it (made by {creator}); numo does not                      count it and it releases no node. Delete it; numo runs its own Jobs."
                 )
             };
-            if self.notices.len() < MAX_EVENTS {
-                self.notices.push(Notice::warning("ForeignJob", "Gate", what));
-            } else {
-                self.unannounced += 1;
-            }
+            self.announce(Notice::warning("ForeignJob", "Gate", what));
         }
         self.records.insert(key, (record, true));
+    }
+
+    /// Tells `notice` in an Event of its own, or (beyond [`MAX_EVENTS`] in this reconcile) in the summary.
+    fn announce(&mut self, notice: Notice) {
+        if self.notices.len() < MAX_EVENTS {
+            self.notices.push(notice);
+        } else {
+            self.unannounced += 1;
+        }
     }
 
     /// Whether numo was putting back rule labels someone removed when it last wrote the status.

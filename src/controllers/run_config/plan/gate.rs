@@ -263,11 +263,11 @@ fn act(
     match render(snapshot, rule, &gated.node.name, phase, next.attempt, target, asked.as_deref()) {
         Some(Ok(job)) => {
             let name = job.metadata.name.clone().unwrap_or_default();
-            let namespace = job.metadata.namespace.clone().unwrap_or_default();
+            let namespace = job.metadata.namespace.as_deref().unwrap_or_default();
             gated.records.insert(
                 (phase, next.rule, next.attempt),
                 crate::api::JobRecord {
-                    namespace: if namespace == rule.view.namespace { String::new() } else { namespace },
+                    namespace: crate::api::JobRecord::kept_namespace(&rule.key, namespace),
                     name,
                     rule: rule.key.clone(),
                     phase: phase.as_str().to_string(),

@@ -297,10 +297,7 @@ pub fn job_records(inputs: &Inputs<'_, '_>, node: &str) -> (Records, Vec<NotNumo
     for job in inputs.jobs.get(node).map(Vec::as_slice).unwrap_or_default() {
         let Some(rule) = rule_index(&job.rule) else { continue };
         let passed = done || (released && job.phase == JobPhase::Gate);
-        let namespace = match job.rule.split_once('/') {
-            Some((namespace, _)) if namespace == job.namespace => String::new(),
-            _ => job.namespace.clone(),
-        };
+        let namespace = JobRecord::kept_namespace(&job.rule, &job.namespace);
         let ours = recorded.iter().find(|r| r.name == job.name && r.namespace == namespace);
         let replaced = ours.is_some_and(|r| !r.same_uid(&job.uid));
         if !passed && (ours.is_none() || replaced) {
