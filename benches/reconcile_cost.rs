@@ -219,6 +219,7 @@ impl World {
             budgets: store(std::iter::empty()).0,
             machine_os_configs: store(std::iter::empty()).0,
             machine_config_nodes: store(std::iter::empty()).0,
+            storage_clusters: store(std::iter::empty()).0,
             sources: Default::default(),
             custom: None,
         };

@@ -13,7 +13,7 @@ use cel::{Context, Program, Value};
 /// reads them for its own work, across namespaces; a check on them would let whoever may create a run config learn about
 /// objects (MachineConfigs with their files, Jobs, pods) they may not read themselves. The built-in checks cover
 /// nodes, pools, ClusterOperators and PodDisruptionBudgets.
-pub const RESERVED_KINDS: [(&str, &str); 19] = [
+pub const RESERVED_KINDS: [(&str, &str); 20] = [
     ("", "Node"),
     ("", "Pod"),
     ("", "ServiceAccount"),
@@ -32,6 +32,7 @@ pub const RESERVED_KINDS: [(&str, &str); 19] = [
     ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"),
     ("apiextensions.k8s.io", "CustomResourceDefinition"),
     ("console.openshift.io", "ConsolePlugin"),
+    ("ocs.openshift.io", "StorageCluster"),
     (crate::api::GROUP, "*"),
 ];
 

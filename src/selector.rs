@@ -154,3 +154,53 @@ mod tests {
         assert_eq!(replaced.match_expressions, Some(vec![requirement("x", "DoesNotExist")]));
     }
 }
+
+/// Whether `key` is a valid label key (Kubernetes' qualified name: an optional DNS-subdomain prefix and `/`, then
+/// a name of at most 63 alphanumerics, `-`, `_` and `.`, starting and ending with an alphanumeric); Err says why not.
+pub fn valid_label_key(key: &str) -> Result<(), String> {
+    let (prefix, name) = match key.split_once('/') {
+        Some((prefix, name)) => (Some(prefix), name),
+        None => (None, key),
+    };
+    if let Some(prefix) = prefix {
+        let label = |l: &str| {
+            !l.is_empty()
+                && l.len() <= 63
+                && l.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+                && !l.starts_with('-')
+                && !l.ends_with('-')
+        };
+        if prefix.is_empty() || prefix.len() > 253 || !prefix.split('.').all(label) {
+            return Err(format!("its prefix {prefix:?} is not a DNS subdomain"));
+        }
+    }
+    let alphanumeric = |c: Option<char>| c.is_some_and(|c| c.is_ascii_alphanumeric());
+    let ok = !name.is_empty()
+        && name.len() <= 63
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        && alphanumeric(name.chars().next())
+        && alphanumeric(name.chars().last());
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "its name {name:?} must be 1 to 63 letters, digits, '-', '_' or '.', starting and ending with a letter or \
+             digit"
+        ))
+    }
+}
+
+#[cfg(test)]
+mod label_key_tests {
+    use super::valid_label_key;
+
+    #[test]
+    fn label_keys_are_checked_as_kubernetes_does() {
+        for good in ["topology.kubernetes.io/zone", "topology.rook.io/rack", "rack", "kubernetes.io/hostname"] {
+            assert_eq!(valid_label_key(good), Ok(()), "{good}");
+        }
+        for bad in ["", "/zone", "Topology.io/zone", "zone/", "a/b/c", "-rack", "rack-", "example.com/has space"] {
+            assert!(valid_label_key(bad).is_err(), "{bad}");
+        }
+    }
+}

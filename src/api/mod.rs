@@ -5,6 +5,7 @@ pub mod mutex_rule;
 pub mod mutex_run_config;
 pub mod mutex_target;
 pub mod safe_to_proceed;
+pub mod topology;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 use schemars::JsonSchema;
@@ -23,6 +24,7 @@ pub use safe_to_proceed::{
     AlertsCheck, BlackoutWindow, Blocker, Check, ClusterOperatorsCheck, CustomCheck, HealthChecks, MaintenanceWindow,
     WindowTimes,
 };
+pub use topology::{KeySource, Topology, TopologyMode, TopologyStatus, Wave};
 
 /// The API group, identical to the Ansible operator numo replaces.
 pub const GROUP: &str = "openshift-optional.skrzypek.io";

@@ -118,6 +118,12 @@ pub struct MutexRunConfigSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(regex(pattern = r"^([0-9]+(\.[0-9]+)?(s|m|h))+$"))]
     pub overdue_after: Option<String>,
+
+    /// Failure-domain waves: which node label names a node's failure domain (a zone, a rack) and whether nodes go
+    /// one domain at a time (`DomainAtATime`) or never two of one domain at once (`Spread`). Unset: nodes go in
+    /// target order, then by name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topology: Option<super::topology::Topology>,
 }
 
 /// What a run config gates.
@@ -263,6 +269,9 @@ pub struct MutexRunConfigStatus {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(extend("x-kubernetes-list-type" = "map", "x-kubernetes-list-map-keys" = ["name"]))]
     pub held_pools: Vec<HeldPool>,
+    /// Under `spec.topology`: the failure domains in the order numo takes them, the one in progress and those done.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topology: Option<super::topology::TopologyStatus>,
     /// The reference's condition types (ConfigValidated, UpgradeChecked, UpgradeAvailable, UpgradeReady,
     /// TargetPoolsPaused, MutexRulesApplied, MCPUpdated, JobRun, NodeUpgrade) plus Conflict, ReadyForNextNode,
     /// ConfigChangeOverdue, Contested and ForeignWritesRefused.

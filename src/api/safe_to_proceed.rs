@@ -217,9 +217,11 @@ pub mod check {
     pub const CANARY_CONFIG: &str = "CanaryConfig";
     /// Someone else changed what numo holds and it is not put back yet, or keeps changing it back.
     pub const FOREIGN_CHANGE: &str = "ForeignChange";
+    /// Under `spec.topology.domainSoakTime`: the last domain's soak holds the first node of the next domain.
+    pub const DOMAIN_SOAK: &str = "DomainSoak";
 
     /// Every check.
-    pub const ALL: [&str; 11] = [
+    pub const ALL: [&str; 12] = [
         MAINTENANCE_WINDOW,
         BLACKOUT_WINDOW,
         CLUSTER_OPERATORS,
@@ -231,5 +233,6 @@ pub mod check {
         SOAK,
         CANARY_CONFIG,
         FOREIGN_CHANGE,
+        DOMAIN_SOAK,
     ];
 }

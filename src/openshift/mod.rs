@@ -11,6 +11,7 @@ pub mod machine_config;
 pub mod machine_config_node;
 pub mod machine_config_pool;
 pub mod machine_os_config;
+pub mod storage_cluster;
 
 pub use cluster_operator::{ClusterOperator, ClusterOperatorSpec, ClusterOperatorStatus, OperandVersion};
 pub use cluster_version::{
@@ -23,6 +24,7 @@ pub use machine_config_pool::{
     MachineConfigPoolStatus, RenderedConfiguration,
 };
 pub use machine_os_config::{MachineOSConfig, MachineOSConfigSpec};
+pub use storage_cluster::{StorageCluster, StorageClusterStatus};
 
 /// Node label (and rendered MachineConfig annotation) carrying the OpenShift release version, e.g. `4.16.4`.
 pub const RELEASE_VERSION: &str = "machineconfiguration.openshift.io/release-image-version";

@@ -54,6 +54,7 @@ fn placeholder(metadata: ObjectMeta) -> MutexRunConfig {
         soak_time: None,
         trigger: Default::default(),
         overdue_after: None,
+        topology: None,
     };
     MutexRunConfig { metadata, spec, status: None }
 }

@@ -33,6 +33,7 @@ use crate::guard;
 use crate::labels;
 use crate::openshift::{
     self, ClusterOperator, ClusterVersion, MachineConfig, MachineConfigNode, MachineConfigPool, MachineOSConfig,
+    StorageCluster,
 };
 use crate::watches::Watches;
 use crate::{Context, Error, Result};
@@ -84,12 +85,15 @@ pub async fn run(ctx: Context) {
         watches.watch_optional::<guard::Guarded<MachineOSConfig>>(observe::MACHINE_OS_CONFIGS, any.clone());
     let (machine_config_nodes, mcn_events) =
         watches.watch_optional::<guard::Guarded<MachineConfigNode>>(observe::MACHINE_CONFIG_NODES, any.clone());
+    let (storage_clusters, storage_events) =
+        watches.watch_optional::<guard::Guarded<StorageCluster>>(observe::STORAGE_CLUSTERS, any.clone());
 
     let all = {
         let store = run_configs.clone();
         move || all_run_configs(&store)
     };
-    let (all_for_pools, all_for_mcs, all_for_cv, all_for_moscs) = (all.clone(), all.clone(), all.clone(), all);
+    let (all_for_pools, all_for_mcs, all_for_cv, all_for_moscs) = (all.clone(), all.clone(), all.clone(), all.clone());
+    let all_for_storage = all;
     let interest = node_interest::NodeInterest::default();
     let waking = {
         let (store, configs, interest) = (run_configs.clone(), machine_configs.clone(), interest.clone());
@@ -138,6 +142,10 @@ pub async fn run(ctx: Context) {
     .watches_stream(cv_events.touched_objects(), move |_| all_for_cv())
     .watches_stream(mosc_events.touched_objects(), move |_| all_for_moscs())
     .watches_stream(
+        storage_events.touched_objects().predicate_filter(predicates::storage_predicate, Default::default()),
+        move |_| all_for_storage(),
+    )
+    .watches_stream(
         mcn_events.touched_objects().predicate_filter(predicates::drain_predicate, Default::default()),
         upgrading,
     )
@@ -168,6 +176,7 @@ pub async fn run(ctx: Context) {
         budgets,
         machine_os_configs,
         machine_config_nodes,
+        storage_clusters,
         sources: watches.sources(),
         custom: Some(custom),
     };

@@ -29,6 +29,7 @@ use crate::labels;
 use crate::membership;
 use crate::openshift::{
     self, ClusterOperator, ClusterVersion, MachineConfig, MachineConfigNode, MachineConfigPool, MachineOSConfig,
+    StorageCluster,
 };
 use crate::watches::Sources;
 
@@ -59,6 +60,8 @@ pub struct Stores {
     pub machine_os_configs: Store<Guarded<MachineOSConfig>>,
     /// Every MachineConfigNode (an optional watch: the API is served from OpenShift 4.20).
     pub machine_config_nodes: Store<Guarded<MachineConfigNode>>,
+    /// Every OpenShift Data Foundation StorageCluster (an optional watch: served where ODF is installed).
+    pub storage_clusters: Store<Guarded<StorageCluster>>,
     /// The health of the watches behind the caches, to tell whether an optional one can be read.
     pub sources: Sources,
     /// The objects custom health checks read (watched on demand); None where there is no runtime for watches.
@@ -73,6 +76,8 @@ pub const BUDGETS: &str = "PodDisruptionBudgets";
 pub const MACHINE_OS_CONFIGS: &str = "MachineOSConfigs";
 /// See [`CLUSTER_OPERATORS`].
 pub const MACHINE_CONFIG_NODES: &str = "MachineConfigNodes";
+/// See [`CLUSTER_OPERATORS`].
+pub const STORAGE_CLUSTERS: &str = "StorageClusters";
 
 /// Builds the snapshot for one run config.
 pub fn snapshot(stores: &Stores, rc: &MutexRunConfig, now: Timestamp) -> Snapshot {
@@ -161,6 +166,7 @@ pub fn snapshot(stores: &Stores, rc: &MutexRunConfig, now: Timestamp) -> Snapsho
         Err(_) => BTreeMap::new(),
     };
     Snapshot {
+        storage_domain_key: storage_domain_key(stores),
         now,
         run_config,
         rules,
@@ -175,6 +181,24 @@ pub fn snapshot(stores: &Stores, rc: &MutexRunConfig, now: Timestamp) -> Snapsho
         image_builds,
         nonce: nonce(),
     }
+}
+
+/// The failure-domain key the first StorageCluster (by namespace and name) that says one gives; None where none
+/// does or the API cannot be read.
+pub fn storage_domain_key(stores: &Stores) -> Option<String> {
+    stores.sources.readable(STORAGE_CLUSTERS).ok()?;
+    let mut said: Vec<(String, String)> = stores
+        .storage_clusters
+        .state()
+        .iter()
+        .filter_map(|c| c.decoded())
+        .filter_map(|c| {
+            let key = c.status.as_ref()?.failure_domain_key.clone().filter(|k| !k.is_empty())?;
+            Some((format!("{}/{}", c.namespace().unwrap_or_default(), c.name_any()), key))
+        })
+        .collect();
+    said.sort();
+    said.into_iter().next().map(|(_, key)| key)
 }
 
 /// A number nobody outside this process can predict: SipHash under the process's random keys (the standard library

@@ -74,6 +74,7 @@ fn stores(pools: &[Value], nodes: &[Value], jobs: &[Value]) -> Stores {
         budgets: store::<PodDisruptionBudget>(&[]),
         machine_os_configs: store::<crate::openshift::MachineOSConfig>(&[]),
         machine_config_nodes: store::<crate::openshift::MachineConfigNode>(&[]),
+        storage_clusters: store::<crate::openshift::StorageCluster>(&[]),
         sources: Default::default(),
         custom: None,
     }

@@ -109,6 +109,14 @@ pub fn drain_predicate(progress: &Guarded<MachineConfigNode>) -> Option<u64> {
     Some(hasher.finish())
 }
 
+/// A StorageCluster matters when the failure-domain key it says changes (not on each of its status updates).
+pub fn storage_predicate(cluster: &Guarded<crate::openshift::StorageCluster>) -> Option<u64> {
+    let mut hasher = DefaultHasher::new();
+    cluster.meta().uid.hash(&mut hasher);
+    cluster.decoded().and_then(|c| c.status.as_ref()).map(|s| &s.failure_domain_key).hash(&mut hasher);
+    Some(hasher.finish())
+}
+
 /// A PodDisruptionBudget matters when whether it allows a disruption, or what it selects, changes; also on every
 /// change of its status counts (its pods moved), which is when the pods it covers may have.
 pub fn budget_predicate(pdb: &Guarded<PodDisruptionBudget>) -> Option<u64> {

@@ -41,6 +41,9 @@ pub struct Snapshot {
     /// Pool name → the MachineOSConfig that builds its OS image on the cluster (image mode); empty where the API is
     /// not served (before OpenShift 4.19) or cannot be read.
     pub image_builds: BTreeMap<String, String>,
+    /// The node label that names a node's failure domain, as an OpenShift Data Foundation StorageCluster says it
+    /// (`status.failureDomainKey`); None where no StorageCluster says one, or the API is not served.
+    pub storage_domain_key: Option<String>,
     /// A number drawn at random for this reconcile: the Job names numo asks for in it are hashed with it, so that
     /// nobody can know them before numo records them (see `JobKey::job_name`).
     pub nonce: u64,

@@ -78,6 +78,7 @@ pub fn carried(snapshot: &Snapshot) -> MutexRunConfigStatus {
         step_durations: previous.step_durations.clone(),
         history: previous.history.clone(),
         held_since: previous.held_since.clone(),
+        topology: previous.topology.clone(),
         ..Default::default()
     }
 }

@@ -13,6 +13,7 @@ use super::pools;
 use super::readiness::{self, Readiness};
 use super::resolve::{Resolved, Rule};
 use super::target::Target;
+use super::topology;
 use crate::api::check;
 use crate::api::{Blocker, FailurePolicy};
 use crate::controllers::run_config::snapshot::{NodeView, Snapshot};
@@ -32,6 +33,10 @@ pub struct Gate<'a> {
     pub steered: bool,
     /// What holds the next node (windows, health checks, soak); None when no node waits to start.
     pub readiness: Option<Readiness>,
+    /// Under `spec.topology`: the failure domains as the status shows them.
+    pub topology: Option<crate::api::TopologyStatus>,
+    /// When to look again by itself (a domain soak's end).
+    pub requeue_after: Option<std::time::Duration>,
 }
 
 /// Plans the gating of every node. `ledger` holds the foreign changes of this reconcile: held nodes whose rule
@@ -126,11 +131,15 @@ pub fn plan<'a>(
     let pending = nodes.iter().filter(|g| g.state == NodeState::Pending).count();
     let taken = nodes.iter().filter(|g| g.state.takes_slot()).count();
     let free = (spec.concurrency as usize).saturating_sub(taken);
+    // Under spec.topology, only the nodes the failure domains let go may start.
+    let domains = resolved.domains.as_ref();
+    let previous = snapshot.run_config.status.topology.as_ref();
+    let waves = domains.map(|d| topology::waves(d, &nodes, previous, snapshot.now)).unwrap_or_default();
+    let startable = topology::startable(domains, &nodes, &waves, free, snapshot.now);
     // The windows and health checks, whenever a node waits to start (with no free slot, the checks of the next
-    // node itself are left until one frees).
+    // node itself are left until one frees); under DomainAtATime they are made again before each domain starts.
     let readiness = (pending > 0).then(|| {
-        let next: Vec<&NodeView> =
-            nodes.iter().filter(|g| g.state == NodeState::Pending).take(free).map(|g| g.node).collect();
+        let next: Vec<&NodeView> = startable.nodes.iter().map(|i| nodes[*i].node).collect();
         let verdict = readiness::windows_now(snapshot, &resolved.schedule);
         let mut readiness = readiness::assess(snapshot, &verdict, &nodes, &next);
         let names: Vec<&str> = next.iter().map(|n| n.name.as_str()).collect();
@@ -139,6 +148,7 @@ pub fn plan<'a>(
         if free == 0 {
             readiness.blockers.extend(soaking(&nodes, spec.concurrency as usize, inputs));
         }
+        readiness.blockers.extend(startable.blocker.clone());
         if !readiness.blockers.is_empty() {
             // Held anyway: no need to list pods or ask Alertmanager (a window may hold for days).
             readiness.needs_budget_pods.clear();
@@ -149,8 +159,8 @@ pub fn plan<'a>(
     let clear =
         readiness.as_ref().is_none_or(|r| r.blockers.is_empty() && r.needs_budget_pods.is_empty() && !r.needs_alerts);
     if steered && !spec.paused && !(hold && any_failed) && clear {
-        for gated in nodes.iter_mut().filter(|g| g.state == NodeState::Pending).take(free) {
-            gated.state = NodeState::Gating { next: Some(NextJob { rule: 0, attempt: 1 }) };
+        for i in &startable.nodes {
+            nodes[*i].state = NodeState::Gating { next: Some(NextJob { rule: 0, attempt: 1 }) };
         }
     }
     if steered {
@@ -162,7 +172,11 @@ pub fn plan<'a>(
         // Only after the retry's Job: a failed create keeps the annotation, so the retry is not lost.
         intents.push(Intent::ClearRetry);
     }
-    Gate { intents, notices, nodes, labels_applied, steered, readiness }
+    // The waves as this plan leaves them (a node that starts now starts its domain).
+    let topology = domains.map(|d| topology::status(d, topology::waves(d, &nodes, previous, snapshot.now), &nodes));
+    notices.extend(topology.as_ref().map(|now| topology::news(previous, now)).unwrap_or_default());
+    let requeue_after = startable.requeue_after;
+    Gate { intents, notices, nodes, labels_applied, steered, readiness, topology, requeue_after }
 }
 
 /// Holds each of `nodes`: the rule labels it lacks, and no release mark (a node that carries one, numo's from

@@ -34,6 +34,7 @@ mod resolve;
 mod rollout;
 mod stage;
 mod target;
+mod topology;
 
 use std::time::Duration;
 

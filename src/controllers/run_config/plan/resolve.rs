@@ -53,6 +53,8 @@ pub struct Resolved<'a> {
     pub findings: Vec<String>,
     /// The maintenance and blackout windows.
     pub schedule: Schedule,
+    /// Under `spec.topology`: the failure domains, in the order the rollout takes them.
+    pub domains: Option<super::topology::Domains>,
 }
 
 impl<'a> Resolved<'a> {
@@ -181,6 +183,7 @@ pub fn resolve(snapshot: &Snapshot) -> Verdict<'_> {
     if spec.soak_time.is_some() && spec.soak_time().is_none() {
         problems.push(format!("soakTime {:?} is not a duration", spec.soak_time.as_deref().unwrap_or_default()));
     }
+    problems.extend(spec.topology.as_ref().map(topology_problems).unwrap_or_default());
     if problems.is_empty() && !unjudged.is_empty() {
         return Verdict::Awaiting(format!(
             "{}: not validated yet; nothing is changed until they are.",
@@ -188,7 +191,7 @@ pub fn resolve(snapshot: &Snapshot) -> Verdict<'_> {
         ));
     }
     let Some(canary) = canary.filter(|_| problems.is_empty()) else { return Verdict::Invalid(problems) };
-    let membership = Membership::of(snapshot, &targets, canary);
+    let mut membership = Membership::of(snapshot, &targets, canary);
     if !membership.in_canary.is_empty() {
         return Verdict::Invalid(vec![format!(
             "canary MachineConfigPool {} holds {} of the nodes the target pools select ({}); the canary would \
@@ -199,6 +202,12 @@ pub fn resolve(snapshot: &Snapshot) -> Verdict<'_> {
             sample(&membership.in_canary)
         )]);
     }
+    let domains = spec.topology.as_ref().map(|topology| {
+        let gated: Vec<&NodeView> = membership.gated.iter().map(|(_, n)| *n).collect();
+        let domains = super::topology::Domains::of(topology, snapshot, &gated);
+        domains.release_order(&mut membership.gated);
+        domains
+    });
     let owner = snapshot.run_config.key();
     let rule_labels: BTreeSet<String> = rules.iter().map(|r| r.label.clone()).collect();
     let involved: BTreeSet<&str> = targets.iter().map(|t| t.name.as_str()).chain([canary.name.as_str()]).collect();
@@ -229,7 +238,43 @@ pub fn resolve(snapshot: &Snapshot) -> Verdict<'_> {
         outsiders,
         findings: membership.findings,
         schedule,
+        domains,
     }))
+}
+
+/// What is wrong with `spec.topology`, as sentences.
+fn topology_problems(topology: &crate::api::Topology) -> Vec<String> {
+    let mut problems = Vec::new();
+    if let Some(key) = &topology.key {
+        if let Err(why) = selector::valid_label_key(key) {
+            problems.push(format!("topology.key {key:?} is not a label key: {why}"));
+        }
+    }
+    if let Some(text) = topology.domain_soak_time.as_deref().filter(|_| topology.domain_soak().is_none()) {
+        problems.push(format!("topology.domainSoakTime {text:?} is not a duration"));
+    }
+    let mut seen = BTreeSet::new();
+    for domain in &topology.domains {
+        if !seen.insert(domain) {
+            problems.push(format!("topology.domains lists {domain:?} twice"));
+        }
+    }
+    let mode = topology.mode.map(crate::api::TopologyMode::as_str);
+    if mode != Some("DomainAtATime") {
+        if topology.max_nodes_per_domain.is_some() {
+            problems.push(format!(
+                "topology.maxNodesPerDomain applies only to mode DomainAtATime (the mode is {})",
+                mode.unwrap_or("unset")
+            ));
+        }
+        if topology.domain_soak_time.is_some() {
+            problems.push(format!(
+                "topology.domainSoakTime applies only to mode DomainAtATime (the mode is {})",
+                mode.unwrap_or("unset")
+            ));
+        }
+    }
+    problems
 }
 
 /// Target pools in image mode (a MachineOSConfig builds their OS image on the cluster) while the canary is not: a
@@ -300,7 +345,7 @@ impl<'a> Membership<'a> {
             .into_iter()
             .map(|(owner, nodes)| {
                 format!(
-                    "{} node(snapshot) the target pools select belong to {owner} and are not gated: {}",
+                    "{} node(s) the target pools select belong to {owner} and are not gated: {}",
                     nodes.len(),
                     sample(&nodes)
                 )

@@ -192,7 +192,7 @@ pub fn gate_nodes(
     draft.intents.extend(gate.intents);
     draft.notices.extend(gate.notices);
     draft.notices.extend(recorded.notices);
-    draft.requeue_after = recorded.requeue_after;
+    draft.requeue_after = [recorded.requeue_after, gate.requeue_after].into_iter().flatten().min();
     draft.finished_jobs = recorded.finished_jobs;
     draft.release_jobs = true;
     let blockers = gate.readiness.as_ref().map(|r| r.blockers.clone());
@@ -200,6 +200,7 @@ pub fn gate_nodes(
     draft.needs_alerts = gate.readiness.as_ref().is_some_and(|r| r.needs_alerts);
     draft.notices.extend(held_or_resumed(&snapshot.run_config.status, blockers.as_deref()));
     draft.status.blocked_by = blockers.clone().unwrap_or_default();
+    draft.status.topology = gate.topology;
     let nodes = recorded.nodes;
     let progress = nodes.progress();
     let status = &mut draft.status;

@@ -62,6 +62,7 @@ pub async fn read(client: &kube::Client, namespace: &str, name: &str) -> Result<
     let budgets = optional(&sources, observe::BUDGETS, list(Api::all(client.clone()), &all).await);
     let machine_os_configs =
         optional(&sources, observe::MACHINE_OS_CONFIGS, list(Api::all(client.clone()), &all).await);
+    let storage_clusters = optional(&sources, observe::STORAGE_CLUSTERS, list(Api::all(client.clone()), &all).await);
     let stores = Stores {
         run_configs: list::<MutexRunConfig>(Api::all(client.clone()), &all).await.map_err(what("MutexRunConfigs"))?,
         rules: list::<MutexRule>(Api::all(client.clone()), &all).await.map_err(what("MutexRules"))?,
@@ -80,6 +81,7 @@ pub async fn read(client: &kube::Client, namespace: &str, name: &str) -> Result<
         machine_os_configs,
         // A preview shows what numo would do next, never how far a node's drain went.
         machine_config_nodes: reflector::store().0,
+        storage_clusters,
         sources,
         custom: None,
     };

@@ -9,6 +9,7 @@ mod flow;
 mod node_reads;
 mod other_hands;
 mod safe_to_proceed;
+mod topology;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -124,6 +125,7 @@ impl Fixture {
             soak_time: None,
             trigger: Default::default(),
             overdue_after: None,
+            topology: None,
         };
         let run_config = RunConfigView {
             namespace: "ops".into(),
@@ -154,6 +156,7 @@ impl Fixture {
             health: Default::default(),
             policy: None,
             image_builds: BTreeMap::new(),
+            storage_domain_key: None,
             nonce: 7,
         };
         Self { s }
