@@ -11,7 +11,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use crate::api::{Blocker, Estimate, EstimateBasis, Step};
 pub use figures::Durations;
-pub use project::{project, InFlight, Planned, Projected, Projection, RestoreWalk};
+pub use project::{project, InFlight, Planned, Projected, Projection, RestoreWalk, Waves};
 
 /// How far past its estimated end a rollout runs before its message says `Slow`: a quarter of the estimated
 /// length, and at least [`SLOW_AFTER_AT_LEAST`].

@@ -2,8 +2,6 @@
 //! slot (`concurrency` of them) at which the maintenance windows and blackouts let a node start, through its steps
 //! at the learned durations; then the restore walk.
 
-use std::collections::BinaryHeap;
-
 use chrono::{DateTime, Duration, Utc};
 
 use super::figures::Durations;
@@ -27,6 +25,8 @@ pub struct Projection<'a> {
     pub pending: Vec<String>,
     /// The restore walk at the end.
     pub restore: RestoreWalk,
+    /// Under `spec.topology` with a mode: the failure domains.
+    pub waves: Option<&'a Waves>,
 }
 
 /// A node in flight.
@@ -97,7 +97,8 @@ pub struct Projected {
     pub never_start: Vec<String>,
 }
 
-/// Projects the rest of the rollout.
+/// Projects the rest of the rollout: each pending node, in release order, starts at the first instant a slot is
+/// free, a window is open and its failure domain lets it (see [`Waves`]).
 pub fn project(input: &Projection<'_>) -> Projected {
     let seconds = |step: Step| Duration::seconds(i64::from(input.durations.of(step)));
     let steps_from = |first: Step, start: DateTime<Utc>, elapsed: Duration| {
@@ -112,8 +113,7 @@ pub fn project(input: &Projection<'_>) -> Projected {
         }
         steps
     };
-    // Slots as the (negated, for a min-heap) instant each is free.
-    let mut free: BinaryHeap<std::cmp::Reverse<DateTime<Utc>>> = BinaryHeap::new();
+    let mut flights = Flights::new(input);
     let mut nodes = Vec::new();
     for node in &input.in_flight {
         let mut elapsed = (input.now - node.since).max(Duration::zero());
@@ -124,31 +124,156 @@ pub fn project(input: &Projection<'_>) -> Projected {
             let rebooting = (input.now - drained).max(Duration::zero());
             elapsed = seconds(Step::Upgrade) - (Duration::seconds(i64::from(reboot)) - rebooting);
         }
-        let steps = steps_from(node.step, input.now, elapsed);
-        free.push(std::cmp::Reverse(steps.last().map_or(input.now, |s| s.2)));
-        nodes.push(Planned { node: node.node.clone(), started: true, steps });
+        let planned =
+            Planned { node: node.node.clone(), started: true, steps: steps_from(node.step, input.now, elapsed) };
+        flights.take_off(&planned, input.now);
+        nodes.push(planned);
     }
-    for _ in input.in_flight.len()..input.concurrency.max(1) as usize {
-        free.push(std::cmp::Reverse(input.now));
-    }
+    let mut pending: Vec<&String> = input.pending.iter().collect();
     let mut never_start = Vec::new();
-    for node in &input.pending {
-        let Some(std::cmp::Reverse(slot)) = free.pop() else { break };
-        match first_open(input.schedule, slot) {
-            Some(start) => {
-                let steps = steps_from(Step::Gate, start, Duration::zero());
-                free.push(std::cmp::Reverse(steps.last().map_or(start, |s| s.2)));
-                nodes.push(Planned { node: node.clone(), started: false, steps });
+    let mut t = input.now;
+    while !pending.is_empty() {
+        flights.land(t);
+        let Some(open) = first_open(input.schedule, t) else {
+            never_start.extend(pending.drain(..).cloned());
+            break;
+        };
+        if open > t {
+            t = open;
+            continue;
+        }
+        match flights.next(&pending, t) {
+            Ok(i) => {
+                let node = pending.remove(i);
+                let planned =
+                    Planned { node: node.clone(), started: false, steps: steps_from(Step::Gate, t, Duration::zero()) };
+                flights.take_off(&planned, t);
+                nodes.push(planned);
             }
-            None => {
-                never_start.push(node.clone());
-                free.push(std::cmp::Reverse(slot));
+            Err(Some(later)) => t = later,
+            // Nothing in flight and nothing to wait for, yet no node may start: cannot happen; never loop.
+            Err(None) => {
+                never_start.extend(pending.drain(..).cloned());
+                break;
             }
         }
     }
     let nodes_done = nodes.iter().filter_map(Planned::end).max().unwrap_or(input.now).max(input.now);
     let end = nodes_done + seconds(Step::Restore) * input.restore.rounds() as i32;
     Projected { nodes, nodes_done, end, restore_rounds: input.restore.rounds(), never_start }
+}
+
+/// The failure domains as the projection needs them (`spec.topology` with a mode).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Waves {
+    /// How the rollout moves through the domains.
+    pub mode: crate::api::TopologyMode,
+    /// Under `DomainAtATime`: at most this many nodes of a domain in flight at once.
+    pub per_domain: usize,
+    /// How long the next domain waits after the last one finished.
+    pub soak: Duration,
+    /// Each node's domain (`""` without the label).
+    pub domain_of: std::collections::BTreeMap<String, String>,
+    /// The domain that finished last, and when, before now (its soak may still be running).
+    pub last_finished: Option<(String, DateTime<Utc>)>,
+}
+
+impl Waves {
+    fn domain<'w>(&'w self, node: &str) -> &'w str {
+        self.domain_of.get(node).map_or("", String::as_str)
+    }
+}
+
+/// A node in flight in the projection.
+struct Flight {
+    node: String,
+    /// When its slot frees (its last step ends).
+    end: DateTime<Utc>,
+    /// When it is up again (its cleanup ends; its soak does not keep it down).
+    up: DateTime<Utc>,
+}
+
+/// The nodes in flight at each instant of the projection, and what they let start.
+struct Flights<'a> {
+    concurrency: usize,
+    waves: Option<&'a Waves>,
+    flying: Vec<Flight>,
+    /// Each domain's latest end so far.
+    finished: std::collections::BTreeMap<String, DateTime<Utc>>,
+}
+
+impl<'a> Flights<'a> {
+    fn new(input: &'a Projection<'_>) -> Self {
+        let mut finished = std::collections::BTreeMap::new();
+        if let Some((domain, at)) = input.waves.and_then(|w| w.last_finished.clone()) {
+            finished.insert(domain, at);
+        }
+        Flights { concurrency: input.concurrency.max(1) as usize, waves: input.waves, flying: Vec::new(), finished }
+    }
+
+    fn domain(&self, node: &str) -> &str {
+        self.waves.map_or("", |w| w.domain(node))
+    }
+
+    fn take_off(&mut self, planned: &Planned, at: DateTime<Utc>) {
+        let end = planned.end().unwrap_or(at);
+        let up = planned.steps.iter().rev().find(|s| s.0 != Step::Soak).map_or(end, |s| s.2);
+        self.flying.push(Flight { node: planned.node.clone(), end, up });
+    }
+
+    /// Lands every node whose slot frees by `t`.
+    fn land(&mut self, t: DateTime<Utc>) {
+        let (landed, flying): (Vec<Flight>, Vec<Flight>) = self.flying.drain(..).partition(|f| f.end <= t);
+        self.flying = flying;
+        for flight in landed {
+            let domain = self.domain(&flight.node).to_string();
+            let at = self.finished.entry(domain).or_insert(flight.end);
+            *at = (*at).max(flight.end);
+        }
+    }
+
+    /// The index in `pending` of the node that starts at `t`; else the next instant something changes, if any.
+    fn next(&self, pending: &[&String], t: DateTime<Utc>) -> Result<usize, Option<DateTime<Utc>>> {
+        let later = self.flying.iter().flat_map(|f| [f.end, f.up]).filter(|at| *at > t).min();
+        if self.flying.len() >= self.concurrency {
+            return Err(later);
+        }
+        let Some(waves) = self.waves else { return Ok(0) };
+        match waves.mode {
+            crate::api::TopologyMode::Spread => {
+                let down: Vec<&str> = self.flying.iter().filter(|f| f.up > t).map(|f| self.domain(&f.node)).collect();
+                pending.iter().position(|n| !down.contains(&waves.domain(n))).ok_or(later)
+            }
+            crate::api::TopologyMode::DomainAtATime => {
+                let mut active: Vec<&str> = self.flying.iter().map(|f| self.domain(&f.node)).collect();
+                active.sort_unstable();
+                active.dedup();
+                match active.as_slice() {
+                    [] => {
+                        let first = waves.domain(pending[0]);
+                        if self.finished.contains_key(first) {
+                            // The domain started already: only its first node waits for the last domain's soak.
+                            return Ok(0);
+                        }
+                        let last = self.finished.iter().filter(|(d, _)| d.as_str() != first).map(|(_, at)| *at).max();
+                        match last.map(|at| at + waves.soak).filter(|until| *until > t) {
+                            Some(until) => Err(Some(until)),
+                            None => Ok(0),
+                        }
+                    }
+                    [current] if active_count(&self.flying, self, current) < waves.per_domain => {
+                        pending.iter().position(|n| waves.domain(n) == *current).ok_or(later)
+                    }
+                    _ => Err(later),
+                }
+            }
+        }
+    }
+}
+
+/// How many nodes of `domain` are in flight.
+fn active_count(flying: &[Flight], flights: &Flights<'_>, domain: &str) -> usize {
+    flying.iter().filter(|f| flights.domain(&f.node) == domain).count()
 }
 
 /// The first instant from `t` at which the schedule lets a node start; None if none comes.

@@ -55,6 +55,7 @@ fn projection<'a>(now: &str, schedule: &'a Schedule, durations: &'a Durations, n
         in_flight: Vec::new(),
         pending: pending(n),
         restore: RestoreWalk { nodes: n as u32, at_once: 1 },
+        waves: None,
     }
 }
 
@@ -210,4 +211,57 @@ fn a_rollout_is_slow_a_quarter_past_its_estimate_and_at_least_ten_minutes() {
     let start = at("2026-11-23T12:00:00Z");
     assert_eq!(slow_after(start, start + Duration::hours(4)), start + Duration::hours(5));
     assert_eq!(slow_after(start, start + Duration::minutes(8)), start + Duration::minutes(18));
+}
+
+/// Workers 1–6 in racks a, a, a, b, b, c.
+fn racks(mode: crate::api::TopologyMode, per_domain: usize, soak_minutes: i64) -> super::Waves {
+    let domain_of = ["a", "a", "a", "b", "b", "c"]
+        .iter()
+        .enumerate()
+        .map(|(i, d)| (format!("worker-{}", i + 1), d.to_string()))
+        .collect();
+    super::Waves { mode, per_domain, soak: chrono::Duration::minutes(soak_minutes), domain_of, last_finished: None }
+}
+
+#[test]
+fn one_domain_at_a_time_waits_for_the_whole_domain_and_its_soak() {
+    let (open, d) = (Schedule::default(), durations(0));
+    let waves = racks(crate::api::TopologyMode::DomainAtATime, 3, 5);
+    // Release order: rack c, b, a (as the planner orders them); each node takes 12 minutes.
+    let mut input = projection("2026-11-23T12:00:00Z", &open, &d, 6, 3);
+    input.pending = ["worker-6", "worker-4", "worker-5", "worker-1", "worker-2", "worker-3"].map(String::from).to_vec();
+    input.waves = Some(&waves);
+    let projected = project(&input);
+    // c at 12:00 (ends 12:12) + 5m soak; b at 12:17 (both, end 12:29) + 5m; a at 12:34 (all three).
+    assert_eq!(
+        starts(&projected),
+        ["11-23T12:00", "11-23T12:17", "11-23T12:17", "11-23T12:34", "11-23T12:34", "11-23T12:34"]
+    );
+    assert_eq!(projected.nodes_done, at("2026-11-23T12:46:00Z"));
+}
+
+#[test]
+fn spread_never_starts_a_node_of_a_domain_that_is_down() {
+    let (open, d) = (Schedule::default(), durations(0));
+    let waves = racks(crate::api::TopologyMode::Spread, 1, 0);
+    let mut input = projection("2026-11-23T12:00:00Z", &open, &d, 6, 3);
+    // Round robin: a, b, c, a, b, a.
+    input.pending = ["worker-1", "worker-4", "worker-6", "worker-2", "worker-5", "worker-3"].map(String::from).to_vec();
+    input.waves = Some(&waves);
+    let projected = project(&input);
+    assert_eq!(
+        starts(&projected),
+        ["11-23T12:00", "11-23T12:00", "11-23T12:00", "11-23T12:12", "11-23T12:12", "11-23T12:24"]
+    );
+}
+
+#[test]
+fn a_domain_soak_under_way_delays_the_next_domain() {
+    let (open, d) = (Schedule::default(), durations(0));
+    let mut waves = racks(crate::api::TopologyMode::DomainAtATime, 3, 10);
+    waves.last_finished = Some(("c".into(), at("2026-11-23T11:55:00Z")));
+    let mut input = projection("2026-11-23T12:00:00Z", &open, &d, 2, 3);
+    input.pending = ["worker-4", "worker-5"].map(String::from).to_vec();
+    input.waves = Some(&waves);
+    assert_eq!(starts(&project(&input)), ["11-23T12:05", "11-23T12:05"]);
 }

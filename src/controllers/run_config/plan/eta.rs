@@ -8,8 +8,13 @@ use super::node_state::{GatedNode, NodeState};
 use super::resolve::Resolved;
 use crate::api::{MutexRunConfigStatus, NodePhase, NodeProgress, RunPhase, Step};
 use crate::controllers::run_config::snapshot::Snapshot;
-use crate::estimate::{self, InFlight, Projected, Projection, RestoreWalk};
+use crate::estimate::{self, InFlight, Projected, Projection, RestoreWalk, Waves};
 use crate::windows::utc;
+
+/// While a hold with no known end holds the next node (a failing health check), the estimate is worked out again
+/// from now at least this often, so that the end it gives never falls behind now; the ends of windows, blackouts
+/// and soaks are in the projection already.
+pub const DURING_A_HOLD: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// How the estimate of a paused run config begins: it is counted as if the run config were resumed when it was
 /// worked out, so that a pending rollout can be reviewed before it starts.
@@ -30,6 +35,7 @@ pub fn projected(
     let in_flight = status.nodes.iter().filter_map(|entry| in_flight(entry, now)).collect();
     let pending = gated.iter().filter(|g| g.state == NodeState::Pending).map(|g| g.node.name.clone()).collect();
     let restore = RestoreWalk { nodes: status.total_nodes, at_once: at_once(resolved, status.total_nodes) };
+    let waves = resolved.domains.as_ref().and_then(|d| waves(d, gated, status));
     let input = Projection {
         now,
         schedule: &resolved.schedule,
@@ -38,8 +44,23 @@ pub fn projected(
         in_flight,
         pending,
         restore,
+        waves: waves.as_ref(),
     };
     (estimate::project(&input), durations)
+}
+
+/// The failure domains as the projection needs them: each node's domain, and the domain that finished last (its
+/// soak may still hold the next one) unless the next domain has started already.
+fn waves(domains: &super::topology::Domains, gated: &[GatedNode<'_>], status: &MutexRunConfigStatus) -> Option<Waves> {
+    let mode = domains.mode?;
+    let domain_of = gated.iter().map(|g| (g.node.name.clone(), domains.domain(g.node).to_string())).collect();
+    let shown = status.topology.as_ref().map(|t| t.waves.as_slice()).unwrap_or_default();
+    let last_finished = shown
+        .iter()
+        .filter_map(|w| Some((w.domain.clone(), utc(&w.finished_at.as_ref()?.0))))
+        .max_by_key(|(_, at)| *at);
+    let soak = domains.soak.and_then(|s| chrono::Duration::from_std(s).ok()).unwrap_or_default();
+    Some(Waves { mode, per_domain: domains.per_domain, soak, domain_of, last_finished })
 }
 
 /// Works the estimate out again when something it rests on changed since the previous status, and gives the
@@ -61,7 +82,13 @@ pub fn refresh(
     let holds = |s: &MutexRunConfigStatus| s.blocked_by.iter().map(|b| b.check.clone()).collect::<Vec<_>>();
     let paused = snapshot.run_config.spec.paused;
     let counted_paused = |s: &MutexRunConfigStatus| s.estimate.as_ref().is_some_and(|e| e.assumes.starts_with(PAUSED));
+    let now = utc(&snapshot.now);
+    let held_and_old = open_ended(&status.blocked_by)
+        && previous.estimate.as_ref().is_some_and(|e| {
+            now - utc(&e.computed_at.0) >= chrono::Duration::from_std(DURING_A_HOLD).unwrap_or_default()
+        });
     let unchanged = previous.estimate.is_some()
+        && !held_and_old
         && counted_paused(previous) == paused
         && status.estimate.is_some()
         && status.rollout_key() == previous.rollout_key()
@@ -112,6 +139,22 @@ fn at_once(resolved: &Resolved<'_>, nodes: u32) -> u32 {
             .map_or(1, |p| (nodes * p).div_ceil(100).max(1)),
         None => 1,
     }
+}
+
+/// Whether a hold with no known end holds the next node (a health check, a foreign change): the projection counts
+/// the ends of windows, blackouts and soaks, not theirs, so the estimate moves with the clock while one lasts.
+fn open_ended(blockers: &[crate::api::Blocker]) -> bool {
+    use crate::api::check;
+    let known = [check::MAINTENANCE_WINDOW, check::BLACKOUT_WINDOW, check::SOAK, check::DOMAIN_SOAK];
+    blockers.iter().any(|b| !known.contains(&b.check.as_str()))
+}
+
+/// While a hold lasts, when to work the estimate out again ([`DURING_A_HOLD`] after it last was).
+pub fn hold_refresh(snapshot: &Snapshot, status: &MutexRunConfigStatus) -> Option<std::time::Duration> {
+    let estimate = status.estimate.as_ref().filter(|_| open_ended(&status.blocked_by))?;
+    let age = utc(&snapshot.now) - utc(&estimate.computed_at.0);
+    let left = chrono::Duration::from_std(DURING_A_HOLD).ok()? - age;
+    Some(left.to_std().unwrap_or_default() + std::time::Duration::from_millis(50))
 }
 
 /// Says `Slow` in the message of a rollout that runs past its estimated end by the margin; else, while it may

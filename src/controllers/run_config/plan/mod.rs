@@ -17,7 +17,7 @@
 
 mod config_change;
 mod draft;
-mod eta;
+pub(crate) mod eta;
 mod finalize;
 mod foreign;
 mod gate;
@@ -162,7 +162,8 @@ fn finish(snapshot: &Snapshot, mut draft: Draft, stage: Stage, validated: &str) 
     let mut record = draft.record;
     record.extend(learn::holds(snapshot, &mut status));
     let slow_at = eta::slow(snapshot, &mut status);
-    let requeue_after = [draft.requeue_after, others.requeue_after, slow_at].into_iter().flatten().min();
+    let hold_at = eta::hold_refresh(snapshot, &status);
+    let requeue_after = [draft.requeue_after, others.requeue_after, slow_at, hold_at].into_iter().flatten().min();
     let besides =
         stage::Besides { overdue: draft.overdue, contested: others.contested, policy: snapshot.policy.clone() };
     let mut desired = stage.conditions(validated, &besides);

@@ -41,6 +41,12 @@ pub struct Preview {
     pub held_by: Vec<Blocker>,
     /// The nodes not done, in the order they would go, with their projected steps.
     pub nodes: Vec<PreviewNode>,
+    /// Under `spec.topology`: the node label that names a node's failure domain.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub topology_key: Option<String>,
+    /// Under `spec.topology`: the failure domains in the order they would go, with their projected start and end.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub waves: Vec<PreviewWave>,
     /// When the rollout would end, and on what that rests.
     pub estimate: Option<Estimate>,
     /// What the preview assumed beyond the cluster as it is (e.g. a version given with `--to`).
@@ -53,6 +59,9 @@ pub struct Preview {
 pub struct PreviewNode {
     /// Its place in the order, from 1.
     pub order: usize,
+    /// Under `spec.topology`: its failure domain.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub domain: Option<String>,
     /// The node.
     pub node: String,
     /// Whether it is under way already.
@@ -63,6 +72,22 @@ pub struct PreviewNode {
     pub end: Option<DateTime<Utc>>,
     /// Its steps still to come.
     pub steps: Vec<PreviewStep>,
+}
+
+/// One failure domain of the preview.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PreviewWave {
+    /// The domain (`""` for the nodes without the key label).
+    pub domain: String,
+    /// How many of the rollout's nodes it has.
+    pub nodes: u32,
+    /// How many of them are done.
+    pub done: u32,
+    /// When its first node still to go would start (or is under way since).
+    pub start: Option<DateTime<Utc>>,
+    /// When its last node would be done.
+    pub end: Option<DateTime<Utc>>,
 }
 
 /// One projected step.
@@ -104,7 +129,12 @@ pub fn preview(mut snapshot: Snapshot, to: Option<&str>) -> Preview {
         p = round(&mut snapshot);
     }
     let starts_now = starts(&p);
-    let nodes = p
+    let topology = p.status.topology.clone();
+    let domain_of = |node: &str| {
+        let key = &topology.as_ref()?.key;
+        Some(snapshot.nodes.get(node).and_then(|n| n.labels.get(key)).cloned().unwrap_or_default())
+    };
+    let nodes: Vec<PreviewNode> = p
         .projection
         .as_ref()
         .map(|projected| {
@@ -114,6 +144,7 @@ pub fn preview(mut snapshot: Snapshot, to: Option<&str>) -> Preview {
                 .enumerate()
                 .map(|(i, planned)| PreviewNode {
                     order: i + 1,
+                    domain: domain_of(&planned.node),
                     node: planned.node.clone(),
                     // The node the plan starts is shown as it would be before the plan: not under way yet.
                     started: planned.started && starts_now.as_ref() != Some(&planned.node),
@@ -128,6 +159,7 @@ pub fn preview(mut snapshot: Snapshot, to: Option<&str>) -> Preview {
                 .collect()
         })
         .unwrap_or_default();
+    let waves = topology.as_ref().map(|t| waves(t, &nodes)).unwrap_or_default();
     Preview {
         run_config,
         phase: p.status.phase,
@@ -138,9 +170,30 @@ pub fn preview(mut snapshot: Snapshot, to: Option<&str>) -> Preview {
         starts_now,
         held_by: p.status.blocked_by.clone(),
         nodes,
+        topology_key: topology.map(|t| t.key),
+        waves,
         estimate: p.status.estimate.clone(),
         notes,
     }
+}
+
+/// The waves of the preview: the status's domains in their order, each with the projected start and end of its
+/// nodes still to go.
+fn waves(topology: &crate::api::TopologyStatus, nodes: &[PreviewNode]) -> Vec<PreviewWave> {
+    topology
+        .waves
+        .iter()
+        .map(|wave| {
+            let members = || nodes.iter().filter(|n| n.domain.as_deref() == Some(wave.domain.as_str()));
+            PreviewWave {
+                domain: wave.domain.clone(),
+                nodes: wave.nodes,
+                done: wave.done,
+                start: members().filter_map(|n| n.start).min(),
+                end: members().filter_map(|n| n.end).max(),
+            }
+        })
+        .collect()
 }
 
 /// One run of the planner, with the estimate worked out afresh so that the projection comes with the plan.

@@ -38,6 +38,23 @@ pub fn table(preview: &Preview) -> String {
             }
         }
     }
+    if let Some(key) = &preview.topology_key {
+        let domain = |d: &str| if d.is_empty() { format!("(no {key})") } else { d.to_string() };
+        let width = preview.waves.iter().map(|w| domain(&w.domain).len()).max().unwrap_or(6).max(6);
+        let _ = writeln!(out, "\nWaves by {key}:");
+        let _ = writeln!(out, "{:>4}  {:<width$}  {:>5}  {:<20}  {:<20}", "WAVE", "DOMAIN", "NODES", "START", "END");
+        for (i, wave) in preview.waves.iter().enumerate() {
+            let _ = writeln!(
+                out,
+                "{:>4}  {:<width$}  {:>5}  {:<20}  {:<20}",
+                i + 1,
+                domain(&wave.domain),
+                format!("{}/{}", wave.done, wave.nodes),
+                at(wave.start),
+                at(wave.end)
+            );
+        }
+    }
     if !preview.nodes.is_empty() {
         let width = preview.nodes.iter().map(|n| n.node.len()).max().unwrap_or(4).max(4);
         let _ = writeln!(out, "\n{:>5}  {:<width$}  {:<20}  {:<20}  STEPS", "ORDER", "NODE", "START", "END");

@@ -149,3 +149,31 @@ fn a_paused_run_config_with_an_upgrade_pending_shows_the_estimate_as_if_resumed_
     assert!(!again.assumes.contains("paused"), "{}", again.assumes);
     assert_ne!(again.computed_at, estimate.computed_at, "worked out again once resumed");
 }
+
+#[test]
+fn during_a_hold_the_estimate_is_counted_from_now_and_never_falls_behind_it() {
+    let mut f = Fixture::new(2);
+    f.s.run_config.spec.health_checks = Some(Default::default());
+    f.s.health.cluster_operators = Ok(vec![("storage".into(), "is Degraded (ODF is rebalancing)".into())]);
+    f.advance_to_gating();
+    let p = f.step();
+    assert_eq!(p.status.blocked_by.first().map(|b| b.check.as_str()), Some(check::CLUSTER_OPERATORS));
+    let since = p.status.held_since.clone().expect("heldSince while held");
+    let first = p.status.estimate.clone().expect("an estimate while held");
+    let wake = p.requeue_after.expect("numo wakes to refresh the estimate while held");
+    assert!(wake <= crate::controllers::run_config::plan::eta::DURING_A_HOLD + Duration::from_secs(1), "{wake:?}");
+    // Hours of hold, numo waking as it asked: the end is never before now, and moves with it.
+    let mut last_end = first.end.0;
+    let began = f.s.now;
+    for _ in 0..(3 * 60) {
+        tick(&mut f, 60);
+        let p = f.step();
+        let estimate = p.status.estimate.clone().expect("an estimate");
+        assert!(estimate.end.0 > f.s.now, "the ETA {} is behind now {}", estimate.end.0, f.s.now);
+        assert!(estimate.end.0 >= last_end);
+        last_end = estimate.end.0;
+        assert_eq!(p.status.held_since, Some(since.clone()), "heldSince stays when the hold began");
+    }
+    let (moved, held_for) = (last_end.duration_since(first.end.0).as_secs(), f.s.now.duration_since(began).as_secs());
+    assert!((held_for - 61..=held_for + 5).contains(&moved), "the end moved {moved}s in a hold of {held_for}s");
+}
