@@ -186,5 +186,18 @@ async fn spread_never_has_two_nodes_of_a_rack_in_flight() -> anyhow::Result<()> 
         most = most.max(flying.len());
     }
     assert_eq!(most, 3, "one node of each rack at once");
+
+    // The storage-aware sample is a valid run config for the real API server (strict: no unknown field).
+    let sample = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/config/samples/storage-aware/openshift-optional.skrzypek.io_v1alpha1_mutexrunconfig.yaml"
+    ))?;
+    let raw: serde_json::Value = serde_yaml::from_str(&sample)?;
+    let sample: MutexRunConfig = serde_json::from_value(raw.clone())?;
+    // Every field of the sample's topology is one numo knows (nothing dropped on the way in).
+    assert_eq!(serde_json::to_value(&sample.spec)?["topology"], raw["spec"]["topology"]);
+    assert_eq!(sample.spec.topology.as_ref().and_then(|t| t.mode), Some(TopologyMode::DomainAtATime));
+    let strict = kube::api::PostParams { dry_run: true, ..Default::default() };
+    setup.run_configs().create(&strict, &sample).await?;
     Ok(())
 }
