@@ -273,7 +273,9 @@ async fn timeline(args: TimelineArgs) -> anyhow::Result<()> {
     });
     // The nodes still to go, as numo plan projects them.
     let projected = in_progress.then(|| preview::preview(observe::snapshot(&stores, &run_config, now), None));
-    let picture = preview::timeline::timeline(&run_config, &record, projected.as_ref(), numo::windows::utc(&now));
+    let domains = preview::timeline::node_domains(&run_config, &stores);
+    let picture =
+        preview::timeline::timeline(&run_config, &record, projected.as_ref(), &domains, numo::windows::utc(&now));
     let svg = numo::timeline::render(&picture);
     if args.output.as_os_str() == "-" {
         print!("{svg}");

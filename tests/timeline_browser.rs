@@ -36,7 +36,7 @@ fn row(name: &str, from: f64, projected_from: usize, outcome: RowOutcome) -> Row
             projected: i >= projected_from,
         })
         .collect();
-    Row { node: name.into(), outcome, segments }
+    Row { node: name.into(), outcome, segments, group: None }
 }
 
 fn timeline(rows: Vec<Row>) -> Timeline {

@@ -20,6 +20,8 @@ pub(super) struct DrawnRow {
     pub outcome: RowOutcome,
     /// The steps; for a group, each step from its earliest start to its latest end in the group.
     pub segments: Vec<Segment>,
+    /// The failure domain of its nodes, if the rows are grouped by domain.
+    pub domain: Option<String>,
 }
 
 /// The outcomes in the order a group's row takes them: the first one any node of the group has.
@@ -38,16 +40,31 @@ pub(super) fn drawn_rows(rows: &[Row]) -> Vec<DrawnRow> {
         return rows.iter().map(single).collect();
     }
     let size = rows.len().div_ceil(MAX_ROWS);
-    rows.chunks(size).map(summary).collect()
+    // A summary row never spans two failure domains.
+    let mut drawn = Vec::new();
+    let mut from = 0;
+    for to in 1..=rows.len() {
+        if to == rows.len() || rows[to].group != rows[from].group {
+            drawn.extend(rows[from..to].chunks(size).map(summary));
+            from = to;
+        }
+    }
+    drawn
+}
+
+/// `domain · name`, or the name alone outside a domain.
+fn in_domain(domain: Option<&str>, name: &str) -> String {
+    domain.map_or_else(|| name.to_string(), |d| format!("{d} · {name}"))
 }
 
 fn single(row: &Row) -> DrawnRow {
     DrawnRow {
-        label: shorten(&row.node, LABEL_CHARS),
+        label: shorten(&in_domain(row.group.as_deref(), &row.node), LABEL_CHARS),
         name: row.node.clone(),
-        title: format!("{}: {}", row.node, row.outcome.word()),
+        title: format!("{}: {}", in_domain(row.group.as_deref(), &row.node), row.outcome.word()),
         outcome: row.outcome,
         segments: row.segments.clone(),
+        domain: row.group.clone(),
     }
 }
 
@@ -72,12 +89,17 @@ fn summary(group: &[Row]) -> DrawnRow {
         };
         segments.push(Segment { step, start, end, projected: of_step.iter().all(|s| s.projected) });
     }
+    let domain = group[0].group.clone();
     DrawnRow {
-        label: summary_label(first, last, group.len()),
-        title: format!("{name}: {}", counted.join(", ")),
+        label: match &domain {
+            Some(d) => shorten(&format!("{d} · {}", summary_label(first, last, group.len())), LABEL_CHARS),
+            None => summary_label(first, last, group.len()),
+        },
+        title: format!("{}: {}", in_domain(domain.as_deref(), &name), counted.join(", ")),
         name,
         outcome,
         segments,
+        domain,
     }
 }
 

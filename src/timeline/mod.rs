@@ -20,6 +20,10 @@
 //! [`FAILED_COLOUR`] marker and its outcome after its steps. Now is a dashed black line, the estimated end a solid
 //! one with its time. Every row, step, hold and band has a tooltip (`<title>`) with its times.
 //!
+//! **Failure domains.** Rows with a [`Row::group`] (a node's failure domain under `spec.topology`) are drawn in
+//! their order with the domain before the node's name, a grey rule between two domains, and summary rows never
+//! spanning two domains.
+//!
 //! **Bounded.** Up to [`MAX_ROWS`] nodes, one row each. Beyond, consecutive nodes share a summary row,
 //! `ceil(nodes / MAX_ROWS)` to a row, labelled `first … last (N nodes)`: each step spans from the group's earliest
 //! start to its latest end of that step, and its tooltip counts the group's outcomes. Holds, windows and blackouts
@@ -80,6 +84,9 @@ pub struct Row {
     pub outcome: RowOutcome,
     /// Its steps.
     pub segments: Vec<Segment>,
+    /// Under `spec.topology`: the failure domain it is in, as shown; consecutive rows of one domain are drawn as a
+    /// group (a rule above the group, the domain before each node's name).
+    pub group: Option<String>,
 }
 
 /// How a node's row ends.

@@ -52,7 +52,11 @@ pub fn render(timeline: &Timeline) -> String {
     canvas.axis();
     canvas.holds(&timeline.holds);
     for (i, row) in rows.iter().enumerate() {
-        canvas.row(LAYOUT.top + i as u32 * LAYOUT.row_pitch, row);
+        let y = LAYOUT.top + i as u32 * LAYOUT.row_pitch;
+        if i > 0 && row.domain.is_some() && row.domain != rows[i - 1].domain {
+            canvas.domain_rule(y, row.domain.as_deref().unwrap_or_default());
+        }
+        canvas.row(y, row);
     }
     if let Some(band) = &timeline.restore {
         canvas.restore(LAYOUT.top + rows.len() as u32 * LAYOUT.row_pitch, band, timeline.now);
@@ -107,6 +111,19 @@ impl Canvas {
             &mut self.svg,
             r##"fill="#888888" fill-opacity="0.35" stroke="#888888" stroke-dasharray="3,2""##,
             "projected",
+        );
+    }
+
+    /// A grey rule in the gap above the row at `y`, where the rows of failure domain `domain` begin.
+    fn domain_rule(&mut self, y: u32, domain: &str) {
+        let gap = f64::from(LAYOUT.row_pitch - LAYOUT.row_height) / 2.0;
+        let _ = write!(
+            self.svg,
+            r##"<line x1="12" x2="{}" y1="{:.1}" y2="{:.1}" stroke="#AAAAAA" stroke-width="1"><title>failure domain {}</title></line>"##,
+            LAYOUT.chart_right,
+            f64::from(y) - gap,
+            f64::from(y) - gap,
+            escape(domain)
         );
     }
 

@@ -18,7 +18,7 @@ fn node(name: &str, start: DateTime<Utc>, projected: bool, outcome: RowOutcome) 
             s
         })
         .collect();
-    Row { node: name.to_string(), outcome, segments }
+    Row { node: name.to_string(), outcome, segments, group: None }
 }
 
 fn timeline(rows: Vec<Row>) -> Timeline {
@@ -371,5 +371,31 @@ fn thousands_of_holds_windows_and_blackouts_stay_bounded_by_the_chart_width() {
         let bands = svg.matches("maintenance window").count() + svg.matches("blackout").count();
         assert!(bands <= 4 * most, "bands every {every}s: {bands}");
         assert!(svg.len() < 256 * 1024, "every {every}s: {} bytes", svg.len());
+    }
+}
+
+#[test]
+fn rows_of_failure_domains_are_drawn_as_groups_and_summaries_never_span_two() {
+    let start = at("2026-11-23T12:00:00Z");
+    let in_rack =
+        |name: &str, rack: &str| Row { group: Some(rack.into()), ..node(name, start, false, RowOutcome::Done) };
+    let rows = vec![in_rack("worker-3", "rack-b"), in_rack("worker-4", "rack-b"), in_rack("worker-0", "rack-a")];
+    let svg = render(&timeline(rows));
+    assert!(svg.contains(">rack-b · worker-3<") && svg.contains(">rack-a · worker-0<"), "labels name the domain");
+    assert_eq!(svg.matches("<title>failure domain rack-a</title>").count(), 1, "one rule where rack-a begins");
+    assert_eq!(svg.matches("<title>failure domain").count(), 1, "no rule above the first domain");
+
+    // 301 nodes in two domains: the summary rows of one domain never take a node of the other.
+    let many: Vec<Row> =
+        (0..301).map(|i| in_rack(&format!("worker-{i:03}"), if i < 150 { "rack-a" } else { "rack-b" })).collect();
+    let drawn = drawn_rows(&many);
+    assert!(drawn.len() <= MAX_ROWS + 1, "{}", drawn.len());
+    for row in &drawn {
+        let (first, last) = row.name.split_once(" … ").map_or((row.name.as_str(), ""), |(f, l)| (f, l));
+        let index = |n: &str| n.trim_start_matches("worker-").get(..3).and_then(|d| d.parse::<usize>().ok());
+        if let (Some(a), Some(b)) = (index(first), index(last)) {
+            assert_eq!(a < 150, b < 150, "a summary row spans two domains: {}", row.name);
+        }
+        assert!(row.label.starts_with("rack-"), "{}", row.label);
     }
 }

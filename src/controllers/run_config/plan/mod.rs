@@ -55,6 +55,7 @@ use resolve::Verdict;
 pub use stage::condition;
 use stage::Stage;
 use target::Target;
+pub use topology::shown_domain;
 /// The outcome of planning.
 #[derive(Clone, Debug)]
 pub struct Plan {

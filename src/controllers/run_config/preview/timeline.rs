@@ -54,14 +54,48 @@ fn recorded_row(node: &RecordedNode) -> Row {
         NodePhase::Ungated => RowOutcome::Ungated,
         _ => RowOutcome::Done,
     };
-    Row { node: node.name.clone(), outcome, segments }
+    Row { node: node.name.clone(), outcome, segments, group: None }
 }
 
-/// The timeline of `rc`'s current (or last) rollout at `now`.
+/// Each node's failure domain under `rc`'s `status.topology` (the value of its key label, `""` without it), from
+/// the nodes in `stores`; empty without a topology.
+pub fn node_domains(
+    rc: &MutexRunConfig,
+    stores: &crate::controllers::run_config::observe::Stores,
+) -> BTreeMap<String, String> {
+    let Some(key) = rc.status.as_ref().and_then(|s| s.topology.as_ref()).map(|t| t.key.clone()) else {
+        return BTreeMap::new();
+    };
+    stores
+        .nodes
+        .state()
+        .iter()
+        .filter_map(|n| {
+            let meta = kube::Resource::meta(n.as_ref());
+            let domain = meta.labels.as_ref().and_then(|l| l.get(&key)).cloned().unwrap_or_default();
+            Some((meta.name.clone()?, domain))
+        })
+        .collect()
+}
+
+/// Under `status.topology`: each row's failure domain, and the rows grouped by domain in the order of the waves
+/// (within a domain, as they were).
+fn group_by_domain(rows: &mut [Row], topology: &crate::api::TopologyStatus, domains: &BTreeMap<String, String>) {
+    let wave = |domain: &str| topology.waves.iter().position(|w| w.domain == domain).unwrap_or(topology.waves.len());
+    for row in rows.iter_mut() {
+        let domain = domains.get(&row.node).map_or("", String::as_str);
+        row.group = Some(crate::controllers::run_config::plan::shown_domain(domain, &topology.key));
+    }
+    rows.sort_by_key(|row| wave(domains.get(&row.node).map_or("", String::as_str)));
+}
+
+/// The timeline of `rc`'s current (or last) rollout at `now`; `domains`: each node's failure domain (see
+/// [`node_domains`]), by which the rows are grouped under `status.topology`.
 pub fn timeline(
     rc: &MutexRunConfig,
     record: &BTreeMap<String, String>,
     preview: Option<&Preview>,
+    domains: &BTreeMap<String, String>,
     now: DateTime<Utc>,
 ) -> Timeline {
     let status = rc.status.clone().unwrap_or_default();
@@ -121,7 +155,7 @@ pub fn timeline(
                 RowOutcome::InFlight
             }
         };
-        rows.push(Row { node: entry.name.clone(), outcome, segments });
+        rows.push(Row { node: entry.name.clone(), outcome, segments, group: None });
     }
     if let Some(preview) = preview {
         let drawn: std::collections::HashSet<String> = rows.iter().map(|r| r.node.clone()).collect();
@@ -130,8 +164,12 @@ pub fn timeline(
                 node: node.node.clone(),
                 outcome: RowOutcome::Projected,
                 segments: projected_segments(&node.node, None),
+                group: None,
             });
         }
+    }
+    if let Some(topology) = &status.topology {
+        group_by_domain(&mut rows, topology, domains);
     }
     let estimated_end = status.estimate.as_ref().map(|e| utc(&e.end.0));
     let start = at(&status.started_at)
