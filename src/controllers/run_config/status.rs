@@ -19,7 +19,7 @@ use kube::{Api, ResourceExt};
 use serde_json::{json, Value};
 
 use super::plan::{Notice, Plan};
-use crate::api::{JobResult, MutexRunConfig, MutexRunConfigStatus, NodePhase};
+use crate::api::{JobResult, MutexRunConfig, MutexRunConfigStatus, NodePhase, Trigger};
 use crate::events::Recorder;
 use crate::metrics::Metrics;
 use crate::{Error, Result};
@@ -205,7 +205,8 @@ pub fn publish(recorder: &Recorder, rc: &MutexRunConfig, notices: &[Notice]) {
     }
 }
 
-/// Updates the metrics from the status just planned: nodes by phase, and — each counted once per rollout, however
+/// Updates the metrics from the status just planned: nodes by phase, what holds the rollout and the pools and since
+/// when, what waits for an admin, whether others contest numo's hold, and — each counted once per rollout, however
 /// often a lagging cache shows the same transition — Jobs that finished, nodes that finished and how long they took.
 pub fn record_metrics(
     metrics: &Metrics,
@@ -232,6 +233,17 @@ pub fn record_metrics(
     let overdue = crate::conditions::is_true(&status.conditions, super::plan::condition::CONFIG_CHANGE_OVERDUE);
     metrics.set_config_change_overdue(&key, rc.spec.trigger, overdue);
     metrics.set_estimated_end(&key, status.estimate.as_ref().map(|e| e.end.0.as_second()));
+    metrics.set_held_since(&key, status.held_since.as_ref().map(|t| t.0.as_second()));
+    metrics.set_pools_paused_since(&key, pools_paused_since(rc.spec.trigger, status));
+    metrics.set_held_pools(&key, status.held_pools.len());
+    let awaiting = |phase: NodePhase| {
+        status.nodes.iter().filter(|e| e.phase == phase && e.accepted_at.is_none()).count() as u32
+    };
+    metrics.set_nodes_awaiting_admin(&key, awaiting(NodePhase::Failed), awaiting(NodePhase::Ungated));
+    let contested = crate::conditions::find(&status.conditions, super::plan::condition::CONTESTED)
+        .filter(|c| c.status == "True")
+        .map(|c| c.reason.as_str());
+    metrics.set_contested(&key, contested);
     let rollout = status.rollout_key();
     for job in finished_jobs {
         let what = format!("job {} {:?}", job.name, job.result);
@@ -269,6 +281,22 @@ pub fn record_metrics(
         let failure = format!("node {} failed {:?}", entry.name, entry.finished_at);
         if metrics.first_count(&key, rollout, &failure) {
             metrics.node_finished("failed", seconds(&entry.name));
+        }
+    }
+}
+
+/// Since when the paused target pools hold back an update (Unix seconds): while `TargetPoolsPaused` is True, under
+/// `Upgrade` since it turned True (numo pauses them for a rollout only), under `AnyConfigChange` (where they stay
+/// paused while the run config exists) since a target node fell behind its pool's rendered config, if one is.
+fn pools_paused_since(trigger: Trigger, status: &MutexRunConfigStatus) -> Option<i64> {
+    let paused = crate::conditions::find(&status.conditions, super::plan::condition::TARGET_POOLS_PAUSED)
+        .filter(|c| c.status == "True")?;
+    let paused_at = paused.last_transition_time.0.as_second();
+    match trigger {
+        Trigger::Upgrade => Some(paused_at),
+        Trigger::AnyConfigChange => {
+            let behind = status.target_config.as_ref()?.behind_since.as_ref()?;
+            Some(behind.0.as_second().max(paused_at))
         }
     }
 }
