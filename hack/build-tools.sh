@@ -2,7 +2,8 @@
 # Builds the test-world binaries from the Go module proxy and caches them outside the repository,
 # keyed by version (see hack/versions.sh). With a warm cache this takes well under a second.
 #
-#   hack/build-tools.sh [kubernetes] [etcd] [kwok] [olm] [alertmanager] [operator-sdk]   (default: the first three)
+#   hack/build-tools.sh [kubernetes] [etcd] [kwok] [olm] [alertmanager] [prometheus] [operator-sdk]
+#   (default: the first three)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=hack/versions.sh
@@ -143,6 +144,18 @@ smoke_alertmanager() {
   log "Alertmanager answers its v2 API (an alert posted and read back)"
 }
 
+build_prometheus() {
+  # promtool only (`promtool check rules`, `promtool test rules`); the Prometheus server is not needed.
+  [[ -x "$PROMETHEUS_BIN/promtool" ]] && return
+  log "building promtool (Prometheus $PROMETHEUS_VERSION); a cold build takes several minutes"
+  mkdir -p "$PROMETHEUS_BIN.partial"
+  with_progress promtool env GOBIN="$PROMETHEUS_BIN.partial" go install -trimpath \
+    -ldflags "-s -w -X github.com/prometheus/common/version.Version=$PROMETHEUS_VERSION" \
+    "github.com/prometheus/prometheus/cmd/promtool@$PROMETHEUS_VERSION"
+  "$PROMETHEUS_BIN.partial/promtool" --version >/dev/null
+  rm -rf "$PROMETHEUS_BIN" && mv "$PROMETHEUS_BIN.partial" "$PROMETHEUS_BIN"
+}
+
 build_olm() {
   # olm (olm-operator), catalog (catalog-operator) and opm, from one scratch module that requires both of their
   # modules: they share most dependencies, so one build graph compiles each package once. The module proxy refuses
@@ -224,6 +237,7 @@ for t in "${targets[@]}"; do
     olm) build_olm ;;
     openshift-api) build_openshift_api ;;
     alertmanager) build_alertmanager ;;
+    prometheus) build_prometheus ;;
     operator-sdk) build_operator_sdk ;;
     *) echo "unknown tool: $t" >&2; exit 2 ;;
   esac

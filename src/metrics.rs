@@ -320,7 +320,8 @@ impl Metrics {
     /// Sets whether `run_config` is contested, with the `Contested` condition's reason (`ForeignChange` or
     /// `ChangedBackRepeatedly`; any other reads as `ForeignChange`).
     pub fn set_contested(&self, run_config: &str, reason: Option<&str>) {
-        let reason = reason.map(|r| if r == CHANGED_BACK_REPEATEDLY { CHANGED_BACK_REPEATEDLY } else { FOREIGN_CHANGE });
+        let reason =
+            reason.map(|r| if r == CHANGED_BACK_REPEATEDLY { CHANGED_BACK_REPEATEDLY } else { FOREIGN_CHANGE });
         for other in [FOREIGN_CHANGE, CHANGED_BACK_REPEATEDLY] {
             if Some(other) != reason {
                 self.contested.remove(&ContestedLabels { run_config: run_config.to_string(), reason: other });

@@ -236,9 +236,8 @@ pub fn record_metrics(
     metrics.set_held_since(&key, status.held_since.as_ref().map(|t| t.0.as_second()));
     metrics.set_pools_paused_since(&key, pools_paused_since(rc.spec.trigger, status));
     metrics.set_held_pools(&key, status.held_pools.len());
-    let awaiting = |phase: NodePhase| {
-        status.nodes.iter().filter(|e| e.phase == phase && e.accepted_at.is_none()).count() as u32
-    };
+    let awaiting =
+        |phase: NodePhase| status.nodes.iter().filter(|e| e.phase == phase && e.accepted_at.is_none()).count() as u32;
     metrics.set_nodes_awaiting_admin(&key, awaiting(NodePhase::Failed), awaiting(NodePhase::Ungated));
     let contested = crate::conditions::find(&status.conditions, super::plan::condition::CONTESTED)
         .filter(|c| c.status == "True")
