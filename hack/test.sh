@@ -51,7 +51,8 @@ report() {
 }
 trap report EXIT
 
-step "build tools" "$hack_dir/build-tools.sh" kubernetes etcd kwok olm alertmanager prometheus openshift-api
+step "build tools" "$hack_dir/build-tools.sh" kubernetes etcd kwok olm alertmanager prometheus prometheus-operator \
+  openshift-api
 # The ConsolePlugin CRD of openshift/api, for the test of the ConsolePlugin numo applies.
 export NUMO_OPENSHIFT_API_CRDS="$OPENSHIFT_API_CRDS"
 # The alert health check's tests start a real Alertmanager (numo_testkit::alertmanager).
