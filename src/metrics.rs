@@ -2,7 +2,8 @@
 //!
 //! Every label has a bounded set of values: controller names, error kinds, phases and results are fixed enums; the
 //! `run_config` label names a run config (`namespace/name`), of which a cluster has a handful, and its series are
-//! removed when the run config goes away ([`Metrics::forget_run_config`]).
+//! removed when the run config goes away ([`Metrics::forget_run_config`]), but for `numo_held_pools`, which drops to
+//! 0 and stays until numo restarts.
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -333,10 +334,12 @@ impl Metrics {
     }
 
     /// Removes every series of `run_config` (call when the run config is deleted), but for its held pools, which
-    /// drop to 0 and stay: the pools were let go, and a numo that stops soon after must not look as if it still held
+    /// drop to 0 and stay (until numo restarts): the pools were let go, and a numo that stops soon after must not look as if it still held
     /// them (see the NumoDownWhileHoldingPools alert).
     pub fn forget_run_config(&self, run_config: &str) {
-        self.set_held_pools(run_config, 0);
+        if self.held_pools.remove(&RunConfigLabels { run_config: run_config.to_string() }) {
+            self.set_held_pools(run_config, 0);
+        }
         self.set_held_since(run_config, None);
         self.set_pools_paused_since(run_config, None);
         self.set_contested(run_config, None);
@@ -493,6 +496,36 @@ mod tests {
         let text = metrics.encode().unwrap_or_default();
         assert!(!text.contains("ns/rc"), "{text}");
         assert!(text.contains("ns/other"), "{text}");
+    }
+
+    #[test]
+    fn a_forgotten_run_config_shows_its_pools_let_go() {
+        let metrics = Metrics::default();
+        metrics.set_held_pools("ns/rc", 2);
+        metrics.set_held_since("ns/rc", Some(100));
+        metrics.set_pools_paused_since("ns/rc", Some(90));
+        metrics.set_nodes_awaiting_admin("ns/rc", 1, 0);
+        metrics.set_contested("ns/rc", Some("ForeignChange"));
+        metrics.forget_run_config("ns/rc");
+        let text = metrics.encode().unwrap_or_default();
+        let left: Vec<&str> = text.lines().filter(|l| l.contains("ns/rc")).collect();
+        assert_eq!(left, [r#"numo_held_pools{run_config="ns/rc"} 0"#], "{text}");
+    }
+
+    #[test]
+    fn a_contested_hold_has_one_series_with_its_reason() {
+        let metrics = Metrics::default();
+        metrics.set_contested("ns/rc", Some("ForeignChange"));
+        metrics.set_contested("ns/rc", Some("ChangedBackRepeatedly"));
+        let text = metrics.encode().unwrap_or_default();
+        let line = r#"numo_foreign_change_contested{run_config="ns/rc",reason="ChangedBackRepeatedly"} 1"#;
+        assert!(text.contains(line), "{text}");
+        assert!(!text.contains(r#"reason="ForeignChange""#), "{text}");
+        metrics.set_contested("ns/rc", Some("SomethingNew"));
+        let text = metrics.encode().unwrap_or_default();
+        assert!(text.contains(r#"reason="ForeignChange"} 1"#), "an unknown reason reads as ForeignChange: {text}");
+        metrics.set_contested("ns/rc", None);
+        assert!(!metrics.encode().unwrap_or_default().contains("numo_foreign_change_contested{"));
     }
 
     #[test]

@@ -449,6 +449,61 @@ mod tests {
         assert!(text.contains(&quiet), "{text}");
     }
 
+    fn condition(type_: &str, status: &str, at: i64) -> k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition {
+        k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition {
+            type_: type_.into(),
+            status: status.into(),
+            reason: "Paused".into(),
+            message: String::new(),
+            observed_generation: None,
+            last_transition_time: k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+                Timestamp::from_second(at).unwrap_or_default(),
+            ),
+        }
+    }
+
+    #[test]
+    fn the_pools_hold_back_an_update_since_they_were_paused_or_since_a_node_fell_behind() {
+        use crate::controllers::run_config::plan::condition::TARGET_POOLS_PAUSED;
+        let mut status = MutexRunConfigStatus {
+            conditions: vec![condition(TARGET_POOLS_PAUSED, "True", 1_000)],
+            ..Default::default()
+        };
+        assert_eq!(pools_paused_since(Trigger::Upgrade, &status), Some(1_000));
+        // Under AnyConfigChange the pools stay paused: only a node behind its rendered config makes it a hold.
+        assert_eq!(pools_paused_since(Trigger::AnyConfigChange, &status), None);
+        let behind =
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(Timestamp::from_second(5_000).unwrap_or_default());
+        status.target_config = Some(crate::api::TargetConfig { behind_since: Some(behind), ..Default::default() });
+        assert_eq!(pools_paused_since(Trigger::AnyConfigChange, &status), Some(5_000));
+        status.conditions = vec![condition(TARGET_POOLS_PAUSED, "False", 6_000)];
+        assert_eq!(pools_paused_since(Trigger::Upgrade, &status), None);
+        assert_eq!(pools_paused_since(Trigger::AnyConfigChange, &status), None);
+    }
+
+    #[test]
+    fn nodes_wait_for_an_admin_until_retried_skipped_or_accepted() {
+        let metrics = Metrics::default();
+        let mut rc = object("1", 0);
+        rc.metadata.namespace = Some("ops".into());
+        let mut status = MutexRunConfigStatus {
+            nodes: [in_flight(&["a"], NodePhase::Failed), in_flight(&["b", "c"], NodePhase::Ungated)].concat(),
+            held_pools: vec![crate::api::HeldPool { name: "worker".into(), ..Default::default() }],
+            ..Default::default()
+        };
+        status.nodes[2].accepted_at = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(Timestamp::UNIX_EPOCH));
+        record_metrics(&metrics, &rc, &status, &[], Timestamp::UNIX_EPOCH);
+        let text = metrics.encode().unwrap_or_default();
+        for line in [
+            r#"numo_nodes_awaiting_admin{run_config="ops/rc",phase="Failed"} 1"#,
+            r#"numo_nodes_awaiting_admin{run_config="ops/rc",phase="Ungated"} 1"#,
+            r#"numo_nodes{run_config="ops/rc",phase="Ungated"} 2"#,
+            r#"numo_held_pools{run_config="ops/rc"} 1"#,
+        ] {
+            assert!(text.contains(line), "{line} is missing:\n{text}");
+        }
+    }
+
     #[test]
     fn the_whole_status_replaces_whatever_was_there() {
         let before = status(3, RunPhase::Completed);
