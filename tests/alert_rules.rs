@@ -1,7 +1,8 @@
 //! numo's alerts (`config/prometheus/rule.yaml`): OpenShift's alerting conventions and a runbook page for every
 //! alert; every rule tested with `promtool test rules` (`config/prometheus/tests`), the tests feeding the rules series
 //! named and labelled as numo serves them; and a rollout held in the test world firing `NumoRolloutHeld` with its
-//! reason, through promtool on the series numo served at `/metrics`.
+//! reason, through promtool on the series numo served at `/metrics` (and the API server counting a refused write
+//! under the name and labels `NumoForeignWritesRefused` reads).
 
 mod support;
 
@@ -13,7 +14,7 @@ use std::time::Duration;
 
 use kube::api::{Patch, PatchParams};
 use kube::Api;
-use numo::openshift::ClusterOperator;
+use numo::openshift::{ClusterOperator, MachineConfigPool};
 use numo_simulator::faults;
 use numo_testkit::promtool;
 use serde_json::{json, Value};
@@ -394,6 +395,27 @@ async fn a_held_rollout_fires_numo_rollout_held_with_its_reason() -> anyhow::Res
     assert_eq!(value("numo_leader", &[]), Some(1.0), "{text}");
     assert_tests_use_what_numo_serves(&served, &families, &test_files(), false);
 
+    // The API server's side of NumoForeignWritesRefused: numo's admission policy refuses an admin's unpause of the
+    // held pool (a dry run, so nothing changes even before the policy is in force), and the API server counts it
+    // under the name and labels the rule reads.
+    let before = refusals_counted(&setup.client).await?;
+    let pools = Api::<MachineConfigPool>::all(setup.client.clone());
+    let dry_run = PatchParams { dry_run: true, ..Default::default() };
+    let unpause = Patch::Merge(json!({"spec": {"paused": false}}));
+    let mut refused = false;
+    for _ in 0..150 {
+        match pools.patch("worker", &dry_run, &unpause).await {
+            Err(kube::Error::Api(status)) if status.code == 403 && status.message.contains("numo-holds") => {
+                refused = true;
+                break;
+            }
+            _ => tokio::time::sleep(Duration::from_millis(200)).await,
+        }
+    }
+    assert!(refused, "numo's admission policy never refused unpausing the held pool");
+    let after = refusals_counted(&setup.client).await?;
+    assert!(after > before, "the API server counted {before} then {after} refusals of numo-holds");
+
     // The recording replayed for an hour and a half as Prometheus scrapes it (the target's labels added), its
     // timestamps as seconds since the earliest of them (promtool's clock starts at 0). The hold began `held`
     // seconds in; an hour and twenty minutes later the alert fires, not at one hour.
@@ -452,6 +474,21 @@ async fn a_held_rollout_fires_numo_rollout_held_with_its_reason() -> anyhow::Res
     assert!(tested.success, "promtool on the series numo served:\n{}\n{}", tested.output, recorded["recorded.yaml"]);
     tracing::info!("NumoRolloutHeld fires with: {description}");
     Ok(())
+}
+
+/// The writes numo's admission policy `numo-holds` refused, as the API server counts them on its `/metrics`
+/// (`apiserver_validating_admission_policy_check_total{policy="numo-holds",enforcement_action="deny"}`, summed; 0
+/// while it has no such series).
+async fn refusals_counted(client: &kube::Client) -> anyhow::Result<f64> {
+    let text = client.request_text(http::Request::get("/metrics").body(Vec::new())?).await?;
+    let (series, _) = parse_exposition(&text);
+    let name = "apiserver_validating_admission_policy_check_total";
+    let label = |s: &Series, key: &str| s.labels.get(key).cloned().unwrap_or_default();
+    Ok(series
+        .iter()
+        .filter(|s| s.name == name && label(s, "policy") == "numo-holds" && label(s, "enforcement_action") == "deny")
+        .map(|s| s.value)
+        .sum())
 }
 
 /// `GET path` from numo's endpoint at `address`, the whole HTTP response.
