@@ -150,6 +150,26 @@ fn every_alert_follows_openshifts_conventions_and_has_a_runbook() {
 }
 
 #[test]
+fn every_check_numo_has_is_left_out_of_numo_rollout_held_or_explained_in_its_description() {
+    let rule = rule();
+    let held = alerts(&rule).into_iter().find(|a| name(a) == "NumoRolloutHeld").unwrap_or_default();
+    let expr = held["expr"].as_str().unwrap_or_default();
+    let description = held["annotations"]["description"].as_str().unwrap_or_default();
+    let excluded: BTreeSet<&str> = expr
+        .split_once(r#"check!~""#)
+        .and_then(|(_, rest)| rest.split_once('"'))
+        .map(|(list, _)| list.split('|').collect())
+        .unwrap_or_default();
+    for check in numo::api::check::ALL {
+        let explained = description.contains(&format!(r#"eq $labels.check "{check}""#));
+        assert!(
+            excluded.contains(check) ^ explained,
+            "the check {check} must be either left out of NumoRolloutHeld's expression or explained in its description"
+        );
+    }
+}
+
+#[test]
 fn every_rule_passes_promtool_and_every_alert_fires_in_its_tests() -> anyhow::Result<()> {
     let (rule, texts) = (rule(), test_texts());
     let scratch = Scratch::new("all", &rule, &texts)?;
