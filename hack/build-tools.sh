@@ -2,7 +2,9 @@
 # Builds the test-world binaries from the Go module proxy and caches them outside the repository,
 # keyed by version (see hack/versions.sh). With a warm cache this takes well under a second.
 #
-#   hack/build-tools.sh [kubernetes] [etcd] [kwok] [olm] [alertmanager] [operator-sdk]   (default: the first three)
+#   hack/build-tools.sh [kubernetes] [etcd] [kwok] [olm] [alertmanager] [prometheus] [prometheus-operator]
+#                       [openshift-api] [operator-sdk]
+#   (default: the first three)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 # shellcheck source=hack/versions.sh
@@ -143,6 +145,39 @@ smoke_alertmanager() {
   log "Alertmanager answers its v2 API (an alert posted and read back)"
 }
 
+build_prometheus() {
+  # promtool only (`promtool check rules`, `promtool test rules`); the Prometheus server is not needed.
+  [[ -x "$PROMETHEUS_BIN/promtool" ]] && return
+  log "building promtool (Prometheus $PROMETHEUS_VERSION); a cold build takes several minutes"
+  mkdir -p "$PROMETHEUS_BIN.partial"
+  with_progress promtool env GOBIN="$PROMETHEUS_BIN.partial" go install -trimpath \
+    -ldflags "-s -w -X github.com/prometheus/common/version.Version=$PROMETHEUS_VERSION" \
+    "github.com/prometheus/prometheus/cmd/promtool@$PROMETHEUS_VERSION"
+  "$PROMETHEUS_BIN.partial/promtool" --version >/dev/null
+  rm -rf "$PROMETHEUS_BIN" && mv "$PROMETHEUS_BIN.partial" "$PROMETHEUS_BIN"
+}
+
+build_prometheus_operator() {
+  # Nothing to compile: the ServiceMonitor and PrometheusRule CRDs as the Prometheus Operator's module ships them.
+  [[ -f "$PROMETHEUS_OPERATOR_CRDS/servicemonitors.crd.yaml" && -f "$PROMETHEUS_OPERATOR_CRDS/prometheusrules.crd.yaml" ]] &&
+    return
+  log "prometheus-operator $PROMETHEUS_OPERATOR_VERSION: the ServiceMonitor and PrometheusRule CRDs"
+  local dir module crds
+  dir="$(scratch)"
+  trap 'rm -rf "$dir"' RETURN
+  module="$(cd "$dir" && GOFLAGS=-mod=mod go mod download -json \
+    "github.com/prometheus-operator/prometheus-operator@$PROMETHEUS_OPERATOR_VERSION" |
+    sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+  crds="$module/example/prometheus-operator-crd"
+  [[ -n "$module" && -f "$crds/monitoring.coreos.com_servicemonitors.yaml" ]] ||
+    { log "error: prometheus-operator@$PROMETHEUS_OPERATOR_VERSION has no CRDs in example/prometheus-operator-crd"; return 1; }
+  rm -rf "$PROMETHEUS_OPERATOR_CRDS.partial" && mkdir -p "$PROMETHEUS_OPERATOR_CRDS.partial"
+  cp "$crds/monitoring.coreos.com_servicemonitors.yaml" "$PROMETHEUS_OPERATOR_CRDS.partial/servicemonitors.crd.yaml"
+  cp "$crds/monitoring.coreos.com_prometheusrules.yaml" "$PROMETHEUS_OPERATOR_CRDS.partial/prometheusrules.crd.yaml"
+  chmod -R u+w "$PROMETHEUS_OPERATOR_CRDS.partial"
+  rm -rf "$PROMETHEUS_OPERATOR_CRDS" && mv "$PROMETHEUS_OPERATOR_CRDS.partial" "$PROMETHEUS_OPERATOR_CRDS"
+}
+
 build_olm() {
   # olm (olm-operator), catalog (catalog-operator) and opm, from one scratch module that requires both of their
   # modules: they share most dependencies, so one build graph compiles each package once. The module proxy refuses
@@ -224,6 +259,8 @@ for t in "${targets[@]}"; do
     olm) build_olm ;;
     openshift-api) build_openshift_api ;;
     alertmanager) build_alertmanager ;;
+    prometheus) build_prometheus ;;
+    prometheus-operator) build_prometheus_operator ;;
     operator-sdk) build_operator_sdk ;;
     *) echo "unknown tool: $t" >&2; exit 2 ;;
   esac

@@ -59,7 +59,7 @@ trap finish EXIT
 
 [[ -n "$previous" && -d "tests/releases/$previous/bundle" ]] ||
   fail "config/manifests/bundle.yaml replaces '$previous', but tests/releases/$previous/bundle does not exist"
-hack/build-tools.sh kubernetes etcd kwok olm
+hack/build-tools.sh kubernetes etcd kwok olm prometheus-operator
 check_log "building numo and the simulator"
 cargo build --quiet --bin numo -p numo --bin numo-sim -p numo-simulator
 numo="${NUMO_BINARY:-${CARGO_TARGET_DIR:-$repo/target}/debug/numo}" sim="${CARGO_TARGET_DIR:-$repo/target}/debug/numo-sim"
@@ -92,7 +92,8 @@ hack/cluster-down.sh "$cluster" >/dev/null 2>&1 || true
 kubeconfig="$(NUMO_SKIP_CRDS=1 hack/cluster-up.sh "$cluster" | tail -n 1)"
 export KUBECONFIG="$kubeconfig"
 "$sim" install-crds >/dev/null
-kubectl apply --server-side -f "$OLM_CRDS" -f "$OLM_OPENSHIFT_CRDS" >/dev/null
+# Every OpenShift serves the Prometheus Operator's ServiceMonitor and PrometheusRule; numo's bundle ships one of each.
+kubectl apply --server-side -f "$OLM_CRDS" -f "$OLM_OPENSHIFT_CRDS" -f "$PROMETHEUS_OPERATOR_CRDS" >/dev/null
 kubectl wait --for=condition=Established crd --all --timeout=60s >/dev/null
 
 check_log "the raw CSV passes a server-side dry-run against OLM's CSV CRD"
@@ -220,6 +221,16 @@ wait_until 120 csv_gone "$previous" || fail "the replaced CSV $package.v$previou
 image="$(deployment_image)"
 [[ "$image" == *":$current" || "$image" == *@sha256:* ]] || fail "the Deployment runs $image after the upgrade"
 hand_over_numo "$workers"
+
+check_log "OLM created numo's alerts (PrometheusRule), its ServiceMonitor and the Role for OpenShift's Prometheus"
+kubectl get prometheusrule numo-operator -n "$operator_ns" -o json | jq -S .spec >"$work/rule-installed.json" ||
+  fail "OLM did not create the PrometheusRule numo-operator in $operator_ns"
+diff <(kubectl create --dry-run=client -f config/prometheus/rule.yaml -o json | jq -S .spec) "$work/rule-installed.json" >&2 ||
+  fail "the installed PrometheusRule differs from config/prometheus/rule.yaml (above)"
+kubectl get servicemonitor numo-operator -n "$operator_ns" >/dev/null || fail "OLM did not create the ServiceMonitor"
+kubectl get role,rolebinding numo-prometheus -n "$operator_ns" >/dev/null || fail "OLM did not create numo-prometheus"
+can_list="$(kubectl auth can-i list endpoints -n "$operator_ns" --as system:serviceaccount:openshift-monitoring:prometheus-k8s)"
+[[ "$can_list" == yes ]] || fail "OpenShift's Prometheus may not list numo's endpoints"
 
 check_log "the CSV as stored equals the bundle's, and OLM's RBAC is what docs/security.md says"
 kubectl get csv -n "$operator_ns" "$package.v$current" -o json >"$work/csv-stored.json"

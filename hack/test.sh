@@ -51,11 +51,14 @@ report() {
 }
 trap report EXIT
 
-step "build tools" "$hack_dir/build-tools.sh" kubernetes etcd kwok olm alertmanager openshift-api
+step "build tools" "$hack_dir/build-tools.sh" kubernetes etcd kwok olm alertmanager prometheus prometheus-operator \
+  openshift-api
 # The ConsolePlugin CRD of openshift/api, for the test of the ConsolePlugin numo applies.
 export NUMO_OPENSHIFT_API_CRDS="$OPENSHIFT_API_CRDS"
 # The alert health check's tests start a real Alertmanager (numo_testkit::alertmanager).
 export NUMO_ALERTMANAGER_BIN="$ALERTMANAGER_BIN/alertmanager"
+# numo's alert rules are tested with promtool (tests/alert_rules.rs).
+export NUMO_PROMTOOL_BIN="$PROMETHEUS_BIN/promtool"
 
 stop_cluster=0
 cluster_ready "$cluster" || stop_cluster=1

@@ -10,6 +10,12 @@ OPM_VERSION="${OPM_VERSION:-v1.61.0}"
 # Prometheus Alertmanager, for the alert health check's tests. v0.32 and later embed a web UI that is built with npm
 # and not part of the Go module, so `go install` from the proxy fails for them; v0.31.1 is the newest it builds.
 ALERTMANAGER_VERSION="${ALERTMANAGER_VERSION:-v0.31.1}"
+# Prometheus's promtool, for `promtool test rules` of numo's alerts (config/prometheus): the Go module tags Prometheus
+# 3.x as v0.3xx.y (v0.316.0 is Prometheus 3.16.0), the newest the module proxy builds.
+PROMETHEUS_VERSION="${PROMETHEUS_VERSION:-v0.316.0}"
+# The Prometheus Operator's CRDs (ServiceMonitor, PrometheusRule), which every OpenShift serves, for the OLM check
+# (numo's bundle ships both): as the module proxy serves the prometheus-operator module, its newest version.
+PROMETHEUS_OPERATOR_VERSION="${PROMETHEUS_OPERATOR_VERSION:-v0.85.0}"
 # openshift/api, for OpenShift CRDs the shared ones lack (ConsolePlugin): the version OLM's go.mod requires, which
 # the module proxy serves (it refuses openshift/api's branches and most of its pseudo-versions).
 OPENSHIFT_API_VERSION="${OPENSHIFT_API_VERSION:-v0.0.0-20221021112143-4226c2167e40}"
@@ -30,3 +36,6 @@ OLM_OPENSHIFT_CRDS="$OLM_HOME/openshift-crds" # OpenShift CRDs OLM needs besides
 # consoleplugins.crd.yaml, machineosconfigs.crd.yaml
 OPENSHIFT_API_CRDS="$NUMO_CACHE/openshift-api-$OPENSHIFT_API_VERSION-$OPENSHIFT_API_IMAGE_MODE_VERSION/crds"
 ALERTMANAGER_BIN="$NUMO_CACHE/alertmanager-$ALERTMANAGER_VERSION/bin"
+PROMETHEUS_BIN="$NUMO_CACHE/prometheus-$PROMETHEUS_VERSION/bin" # promtool
+# servicemonitors.crd.yaml, prometheusrules.crd.yaml
+PROMETHEUS_OPERATOR_CRDS="$NUMO_CACHE/prometheus-operator-$PROMETHEUS_OPERATOR_VERSION/crds"

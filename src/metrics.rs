@@ -2,7 +2,8 @@
 //!
 //! Every label has a bounded set of values: controller names, error kinds, phases and results are fixed enums; the
 //! `run_config` label names a run config (`namespace/name`), of which a cluster has a handful, and its series are
-//! removed when the run config goes away ([`Metrics::forget_run_config`]).
+//! removed when the run config goes away ([`Metrics::forget_run_config`]), but for `numo_held_pools`, which drops to
+//! 0 and stays until numo restarts.
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -53,6 +54,13 @@ struct TriggerLabels {
     trigger: &'static str,
 }
 
+/// Labels of the contested gauge: the run config and the `Contested` condition's reason.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ContestedLabels {
+    run_config: String,
+    reason: &'static str,
+}
+
 /// Labels of the finished-Jobs counter.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct JobLabels {
@@ -95,6 +103,11 @@ pub struct Metrics {
     check_blocking: Family<CheckLabels, Gauge>,
     config_change_overdue: Family<TriggerLabels, Gauge>,
     estimated_end: Family<RunConfigLabels, Gauge>,
+    held_since: Family<RunConfigLabels, Gauge>,
+    pools_paused_since: Family<RunConfigLabels, Gauge>,
+    held_pools: Family<RunConfigLabels, Gauge>,
+    awaiting_admin: Family<NodePhaseLabels, Gauge>,
+    contested: Family<ContestedLabels, Gauge>,
     jobs_finished: Family<JobLabels, Counter>,
     node_duration: Family<OutcomeLabels, Histogram, fn() -> Histogram>,
     leader: Gauge,
@@ -144,6 +157,40 @@ impl Default for Metrics {
              estimated",
             estimated_end.clone(),
         );
+        let held_since = Family::<RunConfigLabels, Gauge>::default();
+        registry.register(
+            "rollout_held_since_timestamp_seconds",
+            "Since when something has held a run config's next node (status.heldSince), as Unix seconds; no series \
+             while nothing holds it",
+            held_since.clone(),
+        );
+        let pools_paused_since = Family::<RunConfigLabels, Gauge>::default();
+        registry.register(
+            "target_pools_paused_since_timestamp_seconds",
+            "Since when a run config's paused target pools have held back an update, as Unix seconds: under Upgrade \
+             since numo paused them, under AnyConfigChange since a target node fell behind its pool's rendered config; \
+             no series while they hold back nothing",
+            pools_paused_since.clone(),
+        );
+        let held_pools = Family::<RunConfigLabels, Gauge>::default();
+        registry.register(
+            "held_pools",
+            "How many MachineConfigPools a run config holds (status.heldPools); 0 once a deleted run config let them go",
+            held_pools.clone(),
+        );
+        let awaiting_admin = Family::<NodePhaseLabels, Gauge>::default();
+        registry.register(
+            "nodes_awaiting_admin",
+            "Nodes of a run config's rollout that wait for an admin: Failed (retry or skip), Ungated (not accepted yet)",
+            awaiting_admin.clone(),
+        );
+        let contested = Family::<ContestedLabels, Gauge>::default();
+        registry.register(
+            "foreign_change_contested",
+            "1 while a run config's Contested condition is True, labelled with its reason (ForeignChange, \
+             ChangedBackRepeatedly); no series otherwise",
+            contested.clone(),
+        );
         let jobs_finished = Family::<JobLabels, Counter>::default();
         registry.register(
             "jobs_finished",
@@ -187,6 +234,11 @@ impl Default for Metrics {
             check_blocking,
             config_change_overdue,
             estimated_end,
+            held_since,
+            pools_paused_since,
+            held_pools,
+            awaiting_admin,
+            contested,
             jobs_finished,
             node_duration,
             leader,
@@ -236,19 +288,65 @@ impl Metrics {
 
     /// Sets when `run_config`'s rollout should end (Unix seconds), or removes the series when nothing is estimated.
     pub fn set_estimated_end(&self, run_config: &str, end: Option<i64>) {
+        set_or_remove(&self.estimated_end, RunConfigLabels { run_config: run_config.to_string() }, end);
+    }
+
+    /// Sets since when something holds `run_config`'s next node (Unix seconds), or removes the series when nothing
+    /// does.
+    pub fn set_held_since(&self, run_config: &str, since: Option<i64>) {
+        set_or_remove(&self.held_since, RunConfigLabels { run_config: run_config.to_string() }, since);
+    }
+
+    /// Sets since when `run_config`'s paused target pools hold back an update (Unix seconds), or removes the series
+    /// when they hold back nothing.
+    pub fn set_pools_paused_since(&self, run_config: &str, since: Option<i64>) {
+        set_or_remove(&self.pools_paused_since, RunConfigLabels { run_config: run_config.to_string() }, since);
+    }
+
+    /// Sets how many pools `run_config` holds.
+    pub fn set_held_pools(&self, run_config: &str, count: usize) {
         let labels = RunConfigLabels { run_config: run_config.to_string() };
-        match end {
-            Some(end) => {
-                self.estimated_end.get_or_create(&labels).set(end);
-            }
-            None => {
-                self.estimated_end.remove(&labels);
-            }
+        self.held_pools.get_or_create(&labels).set(i64::try_from(count).unwrap_or(i64::MAX));
+    }
+
+    /// Sets how many of `run_config`'s nodes wait for an admin: `failed` Failed ones, `ungated` Ungated ones not
+    /// accepted.
+    pub fn set_nodes_awaiting_admin(&self, run_config: &str, failed: u32, ungated: u32) {
+        for (phase, count) in [(NodePhase::Failed, failed), (NodePhase::Ungated, ungated)] {
+            let labels = NodePhaseLabels { run_config: run_config.to_string(), phase: node_phase_label(phase) };
+            self.awaiting_admin.get_or_create(&labels).set(i64::from(count));
         }
     }
 
-    /// Removes every series of `run_config` (call when the run config is deleted).
+    /// Sets whether `run_config` is contested, with the `Contested` condition's reason (`ForeignChange` or
+    /// `ChangedBackRepeatedly`; any other reads as `ForeignChange`).
+    pub fn set_contested(&self, run_config: &str, reason: Option<&str>) {
+        let reason =
+            reason.map(|r| if r == CHANGED_BACK_REPEATEDLY { CHANGED_BACK_REPEATEDLY } else { FOREIGN_CHANGE });
+        for other in [FOREIGN_CHANGE, CHANGED_BACK_REPEATEDLY] {
+            if Some(other) != reason {
+                self.contested.remove(&ContestedLabels { run_config: run_config.to_string(), reason: other });
+            }
+        }
+        if let Some(reason) = reason {
+            self.contested.get_or_create(&ContestedLabels { run_config: run_config.to_string(), reason }).set(1);
+        }
+    }
+
+    /// Removes every series of `run_config` (call when the run config is deleted), but for its held pools, which
+    /// drop to 0 and stay (until numo restarts): the pools were let go, and a numo that stops soon after must not look as if it still held
+    /// them (see the NumoDownWhileHoldingPools alert).
     pub fn forget_run_config(&self, run_config: &str) {
+        if self.held_pools.remove(&RunConfigLabels { run_config: run_config.to_string() }) {
+            self.set_held_pools(run_config, 0);
+        }
+        self.set_held_since(run_config, None);
+        self.set_pools_paused_since(run_config, None);
+        self.set_contested(run_config, None);
+        for phase in [NodePhase::Failed, NodePhase::Ungated] {
+            let labels = NodePhaseLabels { run_config: run_config.to_string(), phase: node_phase_label(phase) };
+            self.awaiting_admin.remove(&labels);
+        }
         self.estimated_end.remove(&RunConfigLabels { run_config: run_config.to_string() });
         self.counted.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).remove(run_config);
         for phase in NodePhase::ALL {
@@ -313,6 +411,22 @@ impl Metrics {
         let mut text = String::new();
         prometheus_client::encoding::text::encode(&mut text, &self.registry)?;
         Ok(text)
+    }
+}
+
+/// The `Contested` reasons, as the `reason` label of `numo_foreign_change_contested`.
+const FOREIGN_CHANGE: &str = "ForeignChange";
+const CHANGED_BACK_REPEATEDLY: &str = "ChangedBackRepeatedly";
+
+/// Sets the series of `labels` to `value`, or removes it when there is none.
+fn set_or_remove(family: &Family<RunConfigLabels, Gauge>, labels: RunConfigLabels, value: Option<i64>) {
+    match value {
+        Some(value) => {
+            family.get_or_create(&labels).set(value);
+        }
+        None => {
+            family.remove(&labels);
+        }
     }
 }
 
@@ -382,6 +496,36 @@ mod tests {
         let text = metrics.encode().unwrap_or_default();
         assert!(!text.contains("ns/rc"), "{text}");
         assert!(text.contains("ns/other"), "{text}");
+    }
+
+    #[test]
+    fn a_forgotten_run_config_shows_its_pools_let_go() {
+        let metrics = Metrics::default();
+        metrics.set_held_pools("ns/rc", 2);
+        metrics.set_held_since("ns/rc", Some(100));
+        metrics.set_pools_paused_since("ns/rc", Some(90));
+        metrics.set_nodes_awaiting_admin("ns/rc", 1, 0);
+        metrics.set_contested("ns/rc", Some("ForeignChange"));
+        metrics.forget_run_config("ns/rc");
+        let text = metrics.encode().unwrap_or_default();
+        let left: Vec<&str> = text.lines().filter(|l| l.contains("ns/rc")).collect();
+        assert_eq!(left, [r#"numo_held_pools{run_config="ns/rc"} 0"#], "{text}");
+    }
+
+    #[test]
+    fn a_contested_hold_has_one_series_with_its_reason() {
+        let metrics = Metrics::default();
+        metrics.set_contested("ns/rc", Some("ForeignChange"));
+        metrics.set_contested("ns/rc", Some("ChangedBackRepeatedly"));
+        let text = metrics.encode().unwrap_or_default();
+        let line = r#"numo_foreign_change_contested{run_config="ns/rc",reason="ChangedBackRepeatedly"} 1"#;
+        assert!(text.contains(line), "{text}");
+        assert!(!text.contains(r#"reason="ForeignChange""#), "{text}");
+        metrics.set_contested("ns/rc", Some("SomethingNew"));
+        let text = metrics.encode().unwrap_or_default();
+        assert!(text.contains(r#"reason="ForeignChange"} 1"#), "an unknown reason reads as ForeignChange: {text}");
+        metrics.set_contested("ns/rc", None);
+        assert!(!metrics.encode().unwrap_or_default().contains("numo_foreign_change_contested{"));
     }
 
     #[test]

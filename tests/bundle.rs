@@ -320,3 +320,38 @@ fn the_image_is_built_as_the_crate_version_and_runs_as_a_numeric_non_root_user()
     }
     assert!(dockerfile.contains("/licenses"), "the license goes under /licenses");
 }
+
+#[test]
+fn the_bundle_ships_numos_alerts_and_lets_openshifts_monitoring_scrape_numo() {
+    // The PrometheusRule and ServiceMonitor of config/prometheus, without a namespace (OLM installs them in numo's).
+    let rule = yaml("bundle/manifests/numo-operator_monitoring.coreos.com_v1_prometheusrule.yaml");
+    assert_eq!(rule["spec"], yaml("config/prometheus/rule.yaml")["spec"]);
+    assert!(rule["metadata"]["namespace"].is_null());
+    let monitor = yaml("bundle/manifests/numo-operator_monitoring.coreos.com_v1_servicemonitor.yaml");
+    assert_eq!(monitor["spec"]["endpoints"][0]["port"], "http-metrics");
+    let service = yaml("bundle/manifests/numo-operator-metrics_v1_service.yaml");
+    assert_eq!(monitor["spec"]["selector"]["matchLabels"], service["metadata"]["labels"]);
+    // OpenShift's platform Prometheus may list numo's targets, and nothing more.
+    let role = yaml("bundle/manifests/numo-prometheus_rbac.authorization.k8s.io_v1_role.yaml");
+    for rule in role["rules"].as_array().into_iter().flatten() {
+        assert_eq!(rule["verbs"], serde_json::json!(["get", "list", "watch"]), "{rule}");
+    }
+    let binding = yaml("bundle/manifests/numo-prometheus_rbac.authorization.k8s.io_v1_rolebinding.yaml");
+    assert_eq!(binding["roleRef"]["name"], "numo-prometheus");
+    assert_eq!(
+        binding["subjects"],
+        serde_json::json!([{"kind": "ServiceAccount", "name": "prometheus-k8s", "namespace": "openshift-monitoring"}])
+    );
+    // The namespace the console creates for numo is labelled for OpenShift's platform monitoring, as config/default's.
+    let annotations = &csv()["metadata"]["annotations"];
+    let template: Value = serde_json::from_str(
+        annotations["operatorframework.io/suggested-namespace-template"].as_str().unwrap_or_default(),
+    )
+    .unwrap_or_default();
+    assert_eq!(template["metadata"]["name"], annotations["operatorframework.io/suggested-namespace"]);
+    let namespace = yaml("config/default/namespace.yaml");
+    for labels in [&template["metadata"]["labels"], &namespace["metadata"]["labels"]] {
+        assert_eq!(labels["openshift.io/cluster-monitoring"], "true", "{labels}");
+    }
+    assert_eq!(annotations["operatorframework.io/cluster-monitoring"], "true");
+}

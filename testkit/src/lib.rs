@@ -22,6 +22,7 @@ mod cleanup;
 mod cluster;
 pub mod kwok;
 mod lock;
+pub mod promtool;
 pub mod rbac;
 pub mod tls;
 mod wait;

@@ -19,7 +19,7 @@ use kube::{Api, ResourceExt};
 use serde_json::{json, Value};
 
 use super::plan::{Notice, Plan};
-use crate::api::{JobResult, MutexRunConfig, MutexRunConfigStatus, NodePhase};
+use crate::api::{JobResult, MutexRunConfig, MutexRunConfigStatus, NodePhase, Trigger};
 use crate::events::Recorder;
 use crate::metrics::Metrics;
 use crate::{Error, Result};
@@ -205,7 +205,8 @@ pub fn publish(recorder: &Recorder, rc: &MutexRunConfig, notices: &[Notice]) {
     }
 }
 
-/// Updates the metrics from the status just planned: nodes by phase, and — each counted once per rollout, however
+/// Updates the metrics from the status just planned: nodes by phase, what holds the rollout and the pools and since
+/// when, what waits for an admin, whether others contest numo's hold, and — each counted once per rollout, however
 /// often a lagging cache shows the same transition — Jobs that finished, nodes that finished and how long they took.
 pub fn record_metrics(
     metrics: &Metrics,
@@ -232,6 +233,16 @@ pub fn record_metrics(
     let overdue = crate::conditions::is_true(&status.conditions, super::plan::condition::CONFIG_CHANGE_OVERDUE);
     metrics.set_config_change_overdue(&key, rc.spec.trigger, overdue);
     metrics.set_estimated_end(&key, status.estimate.as_ref().map(|e| e.end.0.as_second()));
+    metrics.set_held_since(&key, status.held_since.as_ref().map(|t| t.0.as_second()));
+    metrics.set_pools_paused_since(&key, pools_paused_since(rc.spec.trigger, status));
+    metrics.set_held_pools(&key, status.held_pools.len());
+    let awaiting =
+        |phase: NodePhase| status.nodes.iter().filter(|e| e.phase == phase && e.accepted_at.is_none()).count() as u32;
+    metrics.set_nodes_awaiting_admin(&key, awaiting(NodePhase::Failed), awaiting(NodePhase::Ungated));
+    let contested = crate::conditions::find(&status.conditions, super::plan::condition::CONTESTED)
+        .filter(|c| c.status == "True")
+        .map(|c| c.reason.as_str());
+    metrics.set_contested(&key, contested);
     let rollout = status.rollout_key();
     for job in finished_jobs {
         let what = format!("job {} {:?}", job.name, job.result);
@@ -269,6 +280,22 @@ pub fn record_metrics(
         let failure = format!("node {} failed {:?}", entry.name, entry.finished_at);
         if metrics.first_count(&key, rollout, &failure) {
             metrics.node_finished("failed", seconds(&entry.name));
+        }
+    }
+}
+
+/// Since when the paused target pools hold back an update (Unix seconds): while `TargetPoolsPaused` is True, under
+/// `Upgrade` since it turned True (numo pauses them for a rollout only), under `AnyConfigChange` (where they stay
+/// paused while the run config exists) since a target node fell behind its pool's rendered config, if one is.
+fn pools_paused_since(trigger: Trigger, status: &MutexRunConfigStatus) -> Option<i64> {
+    let paused = crate::conditions::find(&status.conditions, super::plan::condition::TARGET_POOLS_PAUSED)
+        .filter(|c| c.status == "True")?;
+    let paused_at = paused.last_transition_time.0.as_second();
+    match trigger {
+        Trigger::Upgrade => Some(paused_at),
+        Trigger::AnyConfigChange => {
+            let behind = status.target_config.as_ref()?.behind_since.as_ref()?;
+            Some(behind.0.as_second().max(paused_at))
         }
     }
 }
@@ -420,6 +447,61 @@ mod tests {
         }
         let quiet = format!(r#"numo_health_check_blocking{{run_config="ops/rc",check="{}"}} 0"#, check::NODES);
         assert!(text.contains(&quiet), "{text}");
+    }
+
+    fn condition(type_: &str, status: &str, at: i64) -> k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition {
+        k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition {
+            type_: type_.into(),
+            status: status.into(),
+            reason: "Paused".into(),
+            message: String::new(),
+            observed_generation: None,
+            last_transition_time: k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(
+                Timestamp::from_second(at).unwrap_or_default(),
+            ),
+        }
+    }
+
+    #[test]
+    fn the_pools_hold_back_an_update_since_they_were_paused_or_since_a_node_fell_behind() {
+        use crate::controllers::run_config::plan::condition::TARGET_POOLS_PAUSED;
+        let mut status = MutexRunConfigStatus {
+            conditions: vec![condition(TARGET_POOLS_PAUSED, "True", 1_000)],
+            ..Default::default()
+        };
+        assert_eq!(pools_paused_since(Trigger::Upgrade, &status), Some(1_000));
+        // Under AnyConfigChange the pools stay paused: only a node behind its rendered config makes it a hold.
+        assert_eq!(pools_paused_since(Trigger::AnyConfigChange, &status), None);
+        let behind =
+            k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(Timestamp::from_second(5_000).unwrap_or_default());
+        status.target_config = Some(crate::api::TargetConfig { behind_since: Some(behind), ..Default::default() });
+        assert_eq!(pools_paused_since(Trigger::AnyConfigChange, &status), Some(5_000));
+        status.conditions = vec![condition(TARGET_POOLS_PAUSED, "False", 6_000)];
+        assert_eq!(pools_paused_since(Trigger::Upgrade, &status), None);
+        assert_eq!(pools_paused_since(Trigger::AnyConfigChange, &status), None);
+    }
+
+    #[test]
+    fn nodes_wait_for_an_admin_until_retried_skipped_or_accepted() {
+        let metrics = Metrics::default();
+        let mut rc = object("1", 0);
+        rc.metadata.namespace = Some("ops".into());
+        let mut status = MutexRunConfigStatus {
+            nodes: [in_flight(&["a"], NodePhase::Failed), in_flight(&["b", "c"], NodePhase::Ungated)].concat(),
+            held_pools: vec![crate::api::HeldPool { name: "worker".into(), ..Default::default() }],
+            ..Default::default()
+        };
+        status.nodes[2].accepted_at = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::Time(Timestamp::UNIX_EPOCH));
+        record_metrics(&metrics, &rc, &status, &[], Timestamp::UNIX_EPOCH);
+        let text = metrics.encode().unwrap_or_default();
+        for line in [
+            r#"numo_nodes_awaiting_admin{run_config="ops/rc",phase="Failed"} 1"#,
+            r#"numo_nodes_awaiting_admin{run_config="ops/rc",phase="Ungated"} 1"#,
+            r#"numo_nodes{run_config="ops/rc",phase="Ungated"} 2"#,
+            r#"numo_held_pools{run_config="ops/rc"} 1"#,
+        ] {
+            assert!(text.contains(line), "{line} is missing:\n{text}");
+        }
     }
 
     #[test]

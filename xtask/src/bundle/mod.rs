@@ -1,7 +1,8 @@
 //! The OLM bundle (registry+v1), generated from `config/`.
 //!
 //! Inputs: `config/manifests/` (CSV base, bundle settings, icon), `config/crd` (copied verbatim), `config/rbac` and
-//! `config/manager` (install strategy, metrics Service), `config/samples` (alm-examples, ConsoleYAMLSamples).
+//! `config/manager` (install strategy, metrics Service), `config/samples` (alm-examples, ConsoleYAMLSamples),
+//! `config/prometheus` (ServiceMonitor, PrometheusRule and the Role that lets OpenShift's monitoring scrape numo).
 //! Outputs: `bundle/manifests/*`, `bundle/metadata/annotations.yaml`, `bundle.Dockerfile`.
 
 mod console;
@@ -9,6 +10,7 @@ mod csv;
 pub mod descriptors;
 mod install;
 mod metadata;
+mod monitoring;
 pub mod settings;
 
 use std::collections::BTreeMap;
@@ -79,6 +81,7 @@ pub fn generate_with(root: &Path, options: &Options) -> anyhow::Result<Bundle> {
     let rbac = manifests::kustomization(&config.join("rbac"))?;
     let manager = manifests::kustomization(&config.join("manager"))?;
     let samples = manifests::kustomization(&config.join("samples"))?;
+    let monitoring = monitoring::manifests(&manifests::kustomization(&config.join("prometheus"))?)?;
     let install = install::install(&manager, &rbac, options.image.as_deref())?;
 
     let crd_values: Vec<Value> = crds.iter().map(|o| o.value.clone()).collect();
@@ -110,6 +113,9 @@ pub fn generate_with(root: &Path, options: &Options) -> anyhow::Result<Bundle> {
             manifests_dir.join(format!("{name}_rbac.authorization.k8s.io_v1_clusterrole.yaml")),
             generated_yaml(role)?,
         );
+    }
+    for (file, object) in &monitoring {
+        files.insert(manifests_dir.join(file), generated_yaml(object)?);
     }
     for sample in console::samples(&settings.console_samples, &samples)? {
         let name = sample["metadata"]["name"].as_str().unwrap_or("sample");
