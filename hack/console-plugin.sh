@@ -2,7 +2,9 @@
 # Builds and tests numo's console plugin (console-plugin/) from its lockfile, with the machine's Node.js and npm.
 #
 #   hack/console-plugin.sh build      # npm ci when needed, then the production build into console-plugin/dist
-#   hack/console-plugin.sh check      # npm ci when needed, the type check and the component tests (jest)
+#   hack/console-plugin.sh check      # npm ci when needed, the type check, the lint (ESLint, Prettier), the i18n
+#                                     # check (the English catalogue is what the sources generate) and the
+#                                     # component tests (jest)
 #   hack/console-plugin.sh harness    # the end-to-end tests' pages: the standalone harness (harness/dist) and the
 #                                     # console shell that loads the production build (e2e/shell/dist)
 #   hack/console-plugin.sh all        # check, build and harness
@@ -48,12 +50,30 @@ e2e_units() {
   log "node --test e2e/ done in $((SECONDS - start))s"
 }
 
+# Everything but the builds: the type check, ESLint and Prettier, the English catalogue (locales/en) equal to what
+# i18next-parser writes from the sources (a word added, changed or removed without `npm run i18n` fails), the
+# component tests and the end-to-end scripts' helpers.
+check() {
+  run typecheck && run lint && i18n_check && run test && e2e_units
+}
+
+i18n_check() {
+  local start=$SECONDS
+  log "npm run i18n:check"
+  (cd "$plugin" && npm run --silent i18n:check >/dev/null 2>&1) || {
+    log "error: console-plugin/locales/en/plugin__numo-console-plugin.json is not what the sources generate:"
+    log "run \`npm run i18n\` in console-plugin/ and commit the result"
+    return 1
+  }
+  log "npm run i18n:check done in $((SECONDS - start))s"
+}
+
 [[ $# -eq 1 ]] || { log "usage: $0 build|check|harness|all"; exit 2; }
 install
 case "$1" in
   build) build ;;
-  check) run typecheck && run test && e2e_units ;;
+  check) check ;;
   harness) run build:harness && run build:shell ;;
-  all) run typecheck && run test && e2e_units && build && run build:harness && run build:shell ;;
+  all) check && build && run build:harness && run build:shell ;;
   *) log "usage: $0 build|check|harness|all"; exit 2 ;;
 esac

@@ -134,7 +134,7 @@ const Harness: React.FC = () => {
       </PageSection>
       <PageSection>
         <Card>
-          <CardTitle>Actions (the console's Actions menu)</CardTitle>
+          <CardTitle>{"Actions (the console's Actions menu)"}</CardTitle>
           <CardBody>
             {rcLoaded && rc?.metadata ? <ActionsMenu rc={rc} /> : null}
             {navigated && (

@@ -322,7 +322,6 @@ async function listAndWatch(resource: WatchK8sResource, emit: (s: Snapshot) => v
         return;
       }
       if (!(e instanceof Gone)) {
-        // eslint-disable-next-line no-console
         console.warn(`watch of ${base} broke, listing again:`, e);
         await sleep(1000, signal);
       }

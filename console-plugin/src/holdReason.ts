@@ -1,10 +1,12 @@
 // Why numo holds a node, in words: the one place the plugin's node status is worded (the Node details item, the
 // node gates page and the node table say what this returns).
 import type { K8sResourceCommon } from '@openshift-console/dynamic-plugin-sdk';
-import type { Blocker, MutexRunConfig, NodePhase, NodeProgress } from './types';
+import type { Blocker, Check, ConditionType, MutexRunConfig, NodePhase, NodeProgress, RunPhase } from './types';
+import type { Translate } from './i18n';
 import { RULE_LABEL_PREFIX } from './models';
 import { ms, parseDuration, shownTime } from './time';
 
+/** What numo does with a node, as its label says it. */
 export type HoldState =
   | 'gating'
   | 'released'
@@ -20,7 +22,7 @@ export type HoldState =
   | 'not-gated';
 
 export type HoldReason = {
-  /** What numo does with the node, or why it holds it, as a sentence fragment. */
+  /** What numo does with the node, or why it holds it, as a sentence fragment (translated). */
   text: string;
   state: HoldState;
   /** The run config that gates the node, if one does. */
@@ -29,29 +31,29 @@ export type HoldReason = {
   phase?: NodePhase;
 };
 
-const ACTIVE = ['Waiting', 'Pausing', 'Upgrading', 'Failed', 'Restoring', 'Invalid'];
-const isActive = (rc: MutexRunConfig) => ACTIVE.includes(rc.status?.phase ?? '');
-const WINDOW_CHECKS = ['MaintenanceWindow', 'BlackoutWindow'];
+const ACTIVE: RunPhase[] = ['Waiting', 'Pausing', 'Upgrading', 'Failed', 'Restoring', 'Invalid'];
+const isActive = (rc: MutexRunConfig) => !!rc.status?.phase && ACTIVE.includes(rc.status.phase);
+const WINDOW_CHECKS: string[] = ['MaintenanceWindow', 'BlackoutWindow'] satisfies Check[];
 
-const condition = (rc: MutexRunConfig, type: string) => rc.status?.conditions?.find((c) => c.type === type);
+const condition = (rc: MutexRunConfig, type: ConditionType) => rc.status?.conditions?.find((c) => c.type === type);
 
 const withoutFullStop = (text: string) => text.trim().replace(/\.$/, '');
 
 /** What holds the next node of `rc`, from `blockedBy` or else the ReadyForNextNode condition; undefined if nothing. */
-export const holdOfNextNode = (rc: MutexRunConfig): string | undefined => {
+export const holdOfNextNode = (rc: MutexRunConfig, t: Translate): string | undefined => {
   const blockers: Blocker[] = rc.status?.blockedBy ?? [];
   if (blockers.length) {
     const windows = blockers.filter((b) => WINDOW_CHECKS.includes(b.check)).map((b) => withoutFullStop(b.message));
     const others = blockers.filter((b) => !WINDOW_CHECKS.includes(b.check)).map((b) => withoutFullStop(b.message));
-    return [...windows, ...(others.length ? [`held: ${others.join('; ')}`] : [])].join('; ');
+    return [...windows, ...(others.length ? [t('held: {{why}}', { why: others.join('; ') })] : [])].join('; ');
   }
   const ready = condition(rc, 'ReadyForNextNode');
-  if (ready?.status === 'False' && ready.message) return `held: ${withoutFullStop(ready.message)}`;
+  if (ready?.status === 'False' && ready.message) return t('held: {{why}}', { why: withoutFullStop(ready.message) });
   return undefined;
 };
 
 /** The words for a node that has an entry in the run config's status. */
-const entryReason = (rc: MutexRunConfig, entry: NodeProgress): HoldReason => {
+const entryReason = (rc: MutexRunConfig, entry: NodeProgress, t: Translate): HoldReason => {
   const base = { runConfig: rc, phase: entry.phase };
   const target = rc.status?.targetVersion;
   switch (entry.phase) {
@@ -60,27 +62,32 @@ const entryReason = (rc: MutexRunConfig, entry: NodeProgress): HoldReason => {
       return {
         ...base,
         state: 'gating',
-        text: running.length ? `waiting for its gate Jobs (${running.join(', ')})` : 'waiting for its gate Jobs',
+        text: running.length
+          ? t('waiting for its gate Jobs ({{jobs}})', { jobs: running.join(', ') })
+          : t('waiting for its gate Jobs'),
       };
     }
     case 'Released':
       return {
         ...base,
         state: 'released',
-        text: 'released to the canary pool: waiting for the Machine Config Operator to start on it',
+        text: t('released to the canary pool: waiting for the Machine Config Operator to start on it'),
       };
     case 'Upgrading': {
       // Where numo saw the drain end (MachineConfigNodes, OpenShift 4.20 and later), when.
       const drained = ms(entry.drainedAt);
-      const upgrading = target ? `upgrading to ${target}` : 'upgrading';
+      const upgrading = target ? t('upgrading to {{target}}', { target }) : t('upgrading');
       return {
         ...base,
         state: 'upgrading',
-        text: drained !== undefined ? `${upgrading} (drained ${shownTime(drained)})` : upgrading,
+        text:
+          drained !== undefined
+            ? t('{{upgrading}} (drained {{time}})', { upgrading, time: shownTime(drained) })
+            : upgrading,
       };
     }
     case 'CleaningUp':
-      return { ...base, state: 'cleaning-up', text: 'upgraded; waiting for its cleanup Jobs' };
+      return { ...base, state: 'cleaning-up', text: t('upgraded; waiting for its cleanup Jobs') };
     case 'Soaking': {
       const started = ms(entry.soakStartedAt);
       const soak = parseDuration(rc.spec?.soakTime);
@@ -89,45 +96,60 @@ const entryReason = (rc: MutexRunConfig, entry: NodeProgress): HoldReason => {
         state: 'soaking',
         text:
           started !== undefined && soak !== undefined
-            ? `soaking until ${shownTime(started + soak)}: it must stay healthy before the next node starts`
-            : 'soaking: it must stay healthy before the next node starts',
+            ? t('soaking until {{time}}: it must stay healthy before the next node starts', {
+                time: shownTime(started + soak),
+              })
+            : t('soaking: it must stay healthy before the next node starts'),
       };
     }
     case 'Done':
-      return { ...base, state: 'done', text: target ? `done: upgraded to ${target}` : 'done' };
+      return { ...base, state: 'done', text: doneText(target, t) };
     case 'Skipped':
-      return { ...base, state: 'skipped', text: 'skipped by an admin: not gated by this rollout' };
+      return { ...base, state: 'skipped', text: t('skipped by an admin: not gated by this rollout') };
     case 'Failed': {
       const failedJob = (entry.jobs ?? []).find((j) => j.result === 'Failed');
-      const why = entry.message ?? failedJob?.message ?? 'see the run config';
-      return { ...base, state: 'failed', text: `failed: ${withoutFullStop(why)}` };
+      const why = entry.message ?? failedJob?.message ?? t('see the run config');
+      return { ...base, state: 'failed', text: t('failed: {{why}}', { why: withoutFullStop(why) }) };
     }
     case 'Ungated':
       return {
         ...base,
         state: 'ungated',
         text: entry.acceptedAt
-          ? 'Ungated: the Machine Config Operator took it before its gate Jobs ran; an admin let the rollout go on past it'
-          : 'Ungated: the Machine Config Operator took it before its gate Jobs ran; the rollout holds until it is retried or skipped',
+          ? t(
+              'Ungated: the Machine Config Operator took it before its gate Jobs ran; an admin let the rollout go on past it',
+            )
+          : t(
+              'Ungated: the Machine Config Operator took it before its gate Jobs ran; the rollout holds until it is retried or skipped',
+            ),
       };
     case 'Pending':
     default:
-      return pendingReason(rc, entry.phase);
+      return pendingReason(rc, t, entry.phase);
   }
 };
 
+const doneText = (target: string | undefined, t: Translate) =>
+  target ? t('done: upgraded to {{target}}', { target }) : t('done');
+
 /** The words for a node that waits for its turn in `rc`'s rollout. */
-const pendingReason = (rc: MutexRunConfig, phase?: NodePhase): HoldReason => {
+const pendingReason = (rc: MutexRunConfig, t: Translate, phase?: NodePhase): HoldReason => {
   const base = { runConfig: rc, phase };
   const name = `${rc.metadata?.namespace}/${rc.metadata?.name}`;
-  if (rc.spec?.paused) return { ...base, state: 'held', text: `held: the run config ${name} is paused` };
+  if (rc.spec?.paused) return { ...base, state: 'held', text: t('held: the run config {{name}} is paused', { name }) };
   const status = rc.status ?? {};
   if (status.phase === 'Restoring') {
-    return { ...base, state: 'waiting', text: 'the rollout is over: numo is restoring the pools' };
+    return { ...base, state: 'waiting', text: t('the rollout is over: numo is restoring the pools') };
   }
   if (status.phase === 'Invalid') {
     const why = condition(rc, 'ConfigValidated')?.message;
-    return { ...base, state: 'held', text: `held: the run config ${name} is invalid${why ? `: ${withoutFullStop(why)}` : ''}` };
+    return {
+      ...base,
+      state: 'held',
+      text: why
+        ? t('held: the run config {{name}} is invalid: {{why}}', { name, why: withoutFullStop(why) })
+        : t('held: the run config {{name}} is invalid', { name }),
+    };
   }
   const failed = (status.nodes ?? []).filter((n) => n.phase === 'Failed' || (n.phase === 'Ungated' && !n.acceptedAt));
   if (failed.length && (rc.spec?.onFailure ?? 'Hold') === 'Hold') {
@@ -135,24 +157,33 @@ const pendingReason = (rc: MutexRunConfig, phase?: NodePhase): HoldReason => {
     return {
       ...base,
       state: 'held',
-      text: `held: node ${names} ${failed.length === 1 ? 'failed' : 'failed or were ungated'}; the rollout waits until ${
-        failed.length === 1 ? 'it is' : 'they are'
-      } retried or skipped`,
+      text:
+        failed.length === 1
+          ? t('held: node {{names}} failed; the rollout waits until it is retried or skipped', { names })
+          : t('held: node {{names}} failed or were ungated; the rollout waits until they are retried or skipped', {
+              names,
+            }),
     };
   }
-  const hold = holdOfNextNode(rc);
+  const hold = holdOfNextNode(rc, t);
   if (hold) return { ...base, state: 'held', text: hold };
   const conflict = condition(rc, 'Conflict');
   if (conflict?.status === 'True') {
-    return { ...base, state: 'held', text: `held: waiting for another run config (${withoutFullStop(conflict.message)})` };
+    return {
+      ...base,
+      state: 'held',
+      text: t('held: waiting for another run config ({{why}})', { why: withoutFullStop(conflict.message) }),
+    };
   }
   if (condition(rc, 'UpgradeReady')?.status === 'False') {
-    return { ...base, state: 'waiting', text: 'waiting for the control plane to finish its upgrade' };
+    return { ...base, state: 'waiting', text: t('waiting for the control plane to finish its upgrade') };
   }
   return {
     ...base,
     state: 'waiting',
-    text: status.progress ? `waiting for its turn (${status.progress} done)` : 'waiting for its turn',
+    text: status.progress
+      ? t('waiting for its turn ({{progress}} done)', { progress: status.progress })
+      : t('waiting for its turn'),
   };
 };
 
@@ -177,29 +208,45 @@ const order = (a: MutexRunConfig, b: MutexRunConfig) => Number(isActive(b)) - Nu
  * it, else whether a run config completed or skipped it, else (a node numo labelled) what holds the next node of
  * the run config that holds it, else that numo does not gate it.
  */
-export const nodeHoldReason = (node: K8sResourceCommon, runConfigs: MutexRunConfig[]): HoldReason => {
+export const nodeHoldReason = (node: K8sResourceCommon, runConfigs: MutexRunConfig[], t: Translate): HoldReason => {
   const name = node.metadata?.name;
   const rcs = [...(runConfigs ?? [])].sort(order);
   for (const rc of rcs) {
     const entry = rc.status?.nodes?.find((n) => n.name === name);
-    if (entry) return entryReason(rc, entry);
+    if (entry) return entryReason(rc, entry, t);
   }
   for (const rc of rcs) {
     if (name && rc.status?.skippedNodes?.includes(name)) {
-      return { runConfig: rc, state: 'skipped', text: 'skipped by an admin: not gated by this rollout' };
+      return { runConfig: rc, state: 'skipped', text: t('skipped by an admin: not gated by this rollout') };
     }
     if (name && rc.status?.completedNodes?.includes(name)) {
-      const target = rc.status?.targetVersion;
-      return { runConfig: rc, state: 'done', text: target ? `done: upgraded to ${target}` : 'done' };
+      return { runConfig: rc, state: 'done', text: doneText(rc.status?.targetVersion, t) };
     }
   }
   const labels = ruleLabels(node);
   if (labels.length) {
-    const holding = rcs.find((rc) => isActive(rc) && usesRuleOf(rc, labels)) ?? rcs.find((rc) => usesRuleOf(rc, labels));
-    if (holding && isActive(holding)) return pendingReason(holding);
+    const holding =
+      rcs.find((rc) => isActive(rc) && usesRuleOf(rc, labels)) ?? rcs.find((rc) => usesRuleOf(rc, labels));
+    if (holding && isActive(holding)) return pendingReason(holding, t);
   }
   if (labels.length) {
-    return { state: 'held', text: 'held by numo rule labels, but no run config you can see drives a rollout now' };
+    return { state: 'held', text: t('held by numo rule labels, but no run config you can see drives a rollout now') };
   }
-  return { state: 'not-gated', text: 'not gated: no numo run config holds this node' };
+  return { state: 'not-gated', text: t('not gated: no numo run config holds this node') };
 };
+
+/** The word of each state, as its label shows it. */
+export const holdStateWords = (t: Translate): Record<HoldState, string> => ({
+  gating: t('gating'),
+  released: t('released'),
+  upgrading: t('upgrading'),
+  'cleaning-up': t('cleaning up'),
+  soaking: t('soaking'),
+  done: t('done'),
+  skipped: t('skipped'),
+  failed: t('failed'),
+  ungated: t('Ungated'),
+  waiting: t('waiting'),
+  held: t('held'),
+  'not-gated': t('not gated'),
+});

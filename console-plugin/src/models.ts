@@ -1,9 +1,9 @@
 // The models the plugin reads and patches. The console knows these kinds itself; the plugin spells them out so that
 // it needs no model lookup from the SDK.
 import type { K8sModel } from '@openshift-console/dynamic-plugin-sdk';
+import { GROUP, VERSION, RULE_LABEL_PREFIX as RULE_LABEL } from './api-names';
 
-export const GROUP = 'openshift-optional.skrzypek.io';
-export const VERSION = 'v1alpha1';
+export { GROUP, VERSION, RETRY_ANNOTATION, SKIP_ANNOTATION } from './api-names';
 
 export const MutexRunConfigModel: K8sModel = {
   apiGroup: GROUP,
@@ -59,15 +59,8 @@ export const gvk = (model: K8sModel): { group?: string; version: string; kind: s
 /** The console's reference of the run config kind, used in its URLs and as the action context. */
 export const MUTEX_RUN_CONFIG_REF = `${GROUP}~${VERSION}~MutexRunConfig`;
 
-/** The run config annotation that asks numo to run a failed node's failed step again (or accept an Ungated node). */
-export const RETRY_ANNOTATION = `${GROUP}/retry`;
-/** The run config annotation naming nodes numo does not gate (comma-separated). */
-export const SKIP_ANNOTATION = `${GROUP}/skip`;
-/** Prefix of the node labels numo sets on every node it holds, one per rule. */
-export const RULE_LABEL_PREFIX = `mutexrule.${GROUP}/`;
-
-
-
+/** Prefix of the node labels numo sets on every node it holds, one per rule (`<prefix><rule>.<namespace>`). */
+export const RULE_LABEL_PREFIX = `${RULE_LABEL}/`;
 
 /** Console paths (plain links: the plugin uses no console link component). */
 export const paths = {
@@ -76,6 +69,5 @@ export const paths = {
   rolloutTab: (ns: string, name: string) => `${paths.runConfig(ns, name)}/rollout`,
   node: (name: string) => `/k8s/cluster/nodes/${encodeURIComponent(name)}`,
   job: (ns: string, name: string) => `/k8s/ns/${encodeURIComponent(ns)}/jobs/${encodeURIComponent(name)}`,
-  jobPods: (ns: string, name: string) =>
-    `/k8s/ns/${encodeURIComponent(ns)}/jobs/${encodeURIComponent(name)}/pods`,
+  jobPods: (ns: string, name: string) => `/k8s/ns/${encodeURIComponent(ns)}/jobs/${encodeURIComponent(name)}/pods`,
 };

@@ -39,7 +39,12 @@ describe('the rollout record', () => {
         checks: 'ClusterOperators',
         message: 'ClusterOperator ingress is Degraded',
       },
-      { start: 1764061200000, end: 1764062100000, checks: 'Alerts,Windows', message: '2 alerts fire: KubeNodeNotReady' },
+      {
+        start: 1764061200000,
+        end: 1764062100000,
+        checks: 'Alerts,Windows',
+        message: '2 alerts fire: KubeNodeNotReady',
+      },
     ]);
   });
 

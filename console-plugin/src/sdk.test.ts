@@ -1,15 +1,21 @@
 // The SDK's JSON-patch call is taken under either name the host provides.
+import type { k8sPatchResource } from './sdk';
+
 const patchFrom = (provided: Record<string, unknown>) => {
-  let patch: typeof import('./sdk').k8sPatchResource | undefined;
+  let patch: typeof k8sPatchResource | undefined;
   jest.isolateModules(() => {
     jest.doMock('@openshift-console/dynamic-plugin-sdk', () => provided);
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     patch = require('./sdk').k8sPatchResource;
   });
-  return patch as typeof import('./sdk').k8sPatchResource;
+  return patch as typeof k8sPatchResource;
 };
 
-const options = { model: { kind: 'X' } as never, resource: {}, data: [{ op: 'add', path: '/spec/paused', value: true }] };
+const options = {
+  model: { kind: 'X' } as never,
+  resource: {},
+  data: [{ op: 'add', path: '/spec/paused', value: true }],
+};
 
 describe('k8sPatchResource', () => {
   afterEach(() => jest.dontMock('@openshift-console/dynamic-plugin-sdk'));

@@ -3,48 +3,32 @@
 // not have written it yet.
 import type { K8sResourceCommon } from '@openshift-console/dynamic-plugin-sdk';
 
-export type RunPhase =
-  | 'Idle'
-  | 'Invalid'
-  | 'Waiting'
-  | 'Pausing'
-  | 'Upgrading'
-  | 'Failed'
-  | 'Restoring'
-  | 'Completed';
+// numo's names (phases, steps, checks, conditions) are generated from src/api into ./api-names.ts (`cargo xtask
+// plugin-names`); they are never spelled out here.
+import type { EstimateBasis, FailurePolicy, JobPhase, JobResult, Step, Trigger, VersionSource } from './api-names';
 
-export type NodePhase =
-  | 'Pending'
-  | 'Gating'
-  | 'Released'
-  | 'Upgrading'
-  | 'CleaningUp'
-  | 'Soaking'
-  | 'Done'
-  | 'Failed'
-  | 'Skipped'
-  | 'Ungated';
+export type {
+  Check,
+  ConditionType,
+  EstimateBasis,
+  FailurePolicy,
+  JobPhase,
+  JobResult,
+  NodePhase,
+  RunPhase,
+  Step,
+  Trigger,
+  VersionSource,
+} from './api-names';
+export { NODE_PHASES } from './api-names';
+import type { NodePhase, RunPhase, UPGRADE_PARTS } from './api-names';
 
-export const NODE_PHASES: NodePhase[] = [
-  'Pending',
-  'Gating',
-  'Released',
-  'Upgrading',
-  'CleaningUp',
-  'Soaking',
-  'Done',
-  'Failed',
-  'Skipped',
-  'Ungated',
-];
-
-/** `Drain` and `Reboot` are parts of `Upgrade` (from `upgradingAt` to `drainedAt`, and from `drainedAt` to
- * `upgradedAt`), measured only where `drainedAt` is known; `Upgrade` is still measured whole, and is what projections
- * use. */
-export type Step = 'Gate' | 'WaitForMco' | 'Upgrade' | 'Cleanup' | 'Soak' | 'Restore' | 'Drain' | 'Reboot';
+// `Drain` and `Reboot` (steps) are parts of `Upgrade` (from `upgradingAt` to `drainedAt`, and from `drainedAt` to
+// `upgradedAt`), measured only where `drainedAt` is known; `Upgrade` is still measured whole, and is what
+// projections use.
 
 /** The parts of `Upgrade`. */
-export type UpgradePart = Extract<Step, 'Drain' | 'Reboot'>;
+export type UpgradePart = (typeof UPGRADE_PARTS)[number];
 
 /** The steps a rollout is projected in: every step but the parts of `Upgrade`. */
 export type WholeStep = Exclude<Step, UpgradePart>;
@@ -55,9 +39,8 @@ export type JobRecord = {
   namespace?: string;
   /** `namespace/name` of the MutexRule. */
   rule: string;
-  /** `gate` or `cleanup`. */
-  phase: string;
-  result: 'Running' | 'Succeeded' | 'Failed';
+  phase: JobPhase;
+  result: JobResult;
   attempt?: number;
   message?: string;
 };
@@ -98,7 +81,7 @@ export type Estimate = {
   nodesDone?: string;
   remainingNodes: number;
   restoreRounds?: number;
-  basis: 'ThisRollout' | 'EarlierRollouts' | 'Defaults';
+  basis: EstimateBasis;
   /** The seconds numo's estimate takes for each step (numo 0.2.0 and later); `Drain` and `Reboot`, where listed, are
    * the figures of `Upgrade`'s parts, which `Upgrade`'s own already covers. */
   stepSeconds?: { step: Step; seconds: number }[];
@@ -136,7 +119,12 @@ export type MutexRunConfigStatus = {
   phase?: RunPhase;
   message?: string;
   targetVersion?: string;
-  targetConfig?: { rollout: string; pools?: { pool: string; renderedConfig: string }[]; machineConfigs?: string[]; behindSince?: string };
+  targetConfig?: {
+    rollout: string;
+    pools?: { pool: string; renderedConfig: string }[];
+    machineConfigs?: string[];
+    behindSince?: string;
+  };
   progress?: string;
   totalNodes?: number;
   nodes?: NodeProgress[];
@@ -164,8 +152,8 @@ export type MutexRunConfigSpec = {
   mutexTargets: ObjectReference[];
   concurrency?: number;
   nodeTimeout?: string;
-  onFailure?: 'Hold' | 'Continue';
-  versionSource?: 'Auto' | 'Label' | 'RenderedConfig';
+  onFailure?: FailurePolicy;
+  versionSource?: VersionSource;
   paused?: boolean;
   avoidTargetNode?: boolean;
   skipTLSVerify?: boolean;
@@ -173,7 +161,7 @@ export type MutexRunConfigSpec = {
   blackoutWindows?: { start: string; end: string; reason?: string }[];
   healthChecks?: Record<string, unknown>;
   soakTime?: string;
-  trigger?: 'Upgrade' | 'AnyConfigChange';
+  trigger?: Trigger;
   overdueAfter?: string;
 };
 

@@ -3,9 +3,11 @@
 //!
 //! `cargo xtask bundle` generates the OLM bundle (`bundle/`, `bundle.Dockerfile`) from `config/`;
 //! `cargo xtask bundle --check` fails when the committed bundle differs from what `config/` generates.
+//! `cargo xtask plugin-names [--check]` writes (or checks) the console plugin's copy of numo's API names.
 
 pub mod bundle;
 pub mod manifests;
+pub mod plugin_names;
 pub mod yaml;
 
 use std::path::PathBuf;

@@ -25,6 +25,12 @@ enum Task {
         #[arg(long, value_name = "IMAGE")]
         image: Option<String>,
     },
+    /// Write the console plugin's names of numo's API (console-plugin/src/api-names.ts) from src/api.
+    PluginNames {
+        /// Change nothing; fail when the committed file differs from what src/api generates.
+        #[arg(long)]
+        check: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -64,6 +70,21 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
                 }
             }
             println!("bundle: {} files, {} changed", bundle.files.len(), changed.len());
+            Ok(ExitCode::SUCCESS)
+        }
+        Task::PluginNames { check: true } => match xtask::plugin_names::drift(&root)? {
+            None => {
+                println!("{} is up to date", xtask::plugin_names::PATH);
+                Ok(ExitCode::SUCCESS)
+            }
+            Some(drift) => {
+                eprintln!("{drift}: run `cargo xtask plugin-names` and commit the result");
+                Ok(ExitCode::FAILURE)
+            }
+        },
+        Task::PluginNames { check: false } => {
+            let changed = xtask::plugin_names::write(&root)?;
+            println!("{} {}", if changed { "wrote" } else { "unchanged:" }, xtask::plugin_names::PATH);
             Ok(ExitCode::SUCCESS)
         }
     }

@@ -1,4 +1,3 @@
-/* eslint-env node */
 // The console shell: a page that loads the plugin's PRODUCTION build (dist/, as numo serves it) the way the
 // OpenShift console 4.22 does, so that the remote container itself is what the end-to-end test runs.
 //

@@ -28,7 +28,9 @@ export const setWorld = (world: World) => {
     if (kind === 'MutexRunConfig') {
       const all = world.runConfigs ?? [];
       if (resource.isList) return [all, true, undefined];
-      const one = all.find((rc) => rc.metadata?.name === resource.name && rc.metadata?.namespace === resource.namespace);
+      const one = all.find(
+        (rc) => rc.metadata?.name === resource.name && rc.metadata?.namespace === resource.namespace,
+      );
       return [one ?? {}, true, one ? undefined : { code: 404 }];
     }
     if (kind === 'ConfigMap') {
@@ -41,6 +43,6 @@ export const setWorld = (world: World) => {
   mocked.useAccessReview.mockReturnValue([world.allowed ?? true, world.accessLoading ?? false]);
   mocked.k8sPatch.mockImplementation(({ resource }) => Promise.resolve(resource));
   mocked.k8sListItems?.mockImplementation(({ model }) =>
-    Promise.resolve(model.kind === 'MutexTarget' ? world.targets ?? [] : []),
+    Promise.resolve(model.kind === 'MutexTarget' ? (world.targets ?? []) : []),
   );
 };

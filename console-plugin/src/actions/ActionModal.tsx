@@ -1,6 +1,7 @@
 // The confirmation of an action on a run config: says exactly what numo will do and what the patch changes, then
 // sends the patch as the logged-in user.
 import * as React from 'react';
+import { useTranslation } from 'react-i18next';
 import {
   Alert,
   Button,
@@ -20,7 +21,7 @@ import type { MutexRunConfig } from '../types';
 import { MutexRunConfigModel } from '../models';
 import { k8sPatchResource } from '../sdk';
 import {
-  ActionKind,
+  type ActionKind,
   actionPatch,
   actionText,
   retryableNodes,
@@ -47,9 +48,15 @@ const errorMessage = (e: unknown): string => {
 };
 
 export const ActionModal: React.FC<ActionModalProps> = ({ kind, runConfig, node, onClose }) => {
+  const { t } = useTranslation('plugin__numo-console-plugin');
   const needsNode = kind === 'retry' || kind === 'skip';
   const candidates = React.useMemo(
-    () => (kind === 'retry' ? retryableNodes(runConfig).map((n) => n.name) : kind === 'skip' ? skippableNodes(runConfig) : []),
+    () =>
+      kind === 'retry'
+        ? retryableNodes(runConfig).map((n) => n.name)
+        : kind === 'skip'
+          ? skippableNodes(runConfig)
+          : [],
     [kind, runConfig],
   );
   const [choice, setChoice] = React.useState<string>(node ?? candidates[0] ?? (kind === 'skip' ? OTHER : ''));
@@ -60,14 +67,18 @@ export const ActionModal: React.FC<ActionModalProps> = ({ kind, runConfig, node,
   const chosen = needsNode ? (choice === OTHER ? typed.trim() : choice) : undefined;
   const alreadySkipped = kind === 'skip' && !!chosen && skippedByAnnotation(runConfig).includes(chosen);
   const valid = !needsNode || (!!chosen && NODE_NAME.test(chosen) && !alreadySkipped);
-  const text = actionText(kind, runConfig, chosen || undefined);
+  const text = actionText(kind, runConfig, t, chosen || undefined);
 
   const confirm = async () => {
     if (!valid || busy) return;
     setBusy(true);
     setError(undefined);
     try {
-      await k8sPatchResource({ model: MutexRunConfigModel, resource: runConfig, data: actionPatch(kind, runConfig, chosen) });
+      await k8sPatchResource({
+        model: MutexRunConfigModel,
+        resource: runConfig,
+        data: actionPatch(kind, runConfig, chosen),
+      });
       onClose();
     } catch (e) {
       setError(errorMessage(e));
@@ -89,8 +100,8 @@ export const ActionModal: React.FC<ActionModalProps> = ({ kind, runConfig, node,
                 void confirm();
               }}
             >
-              <FormGroup role="radiogroup" label="Node" fieldId="numo-action-node" isRequired isStack>
-                {candidates.length === 0 && kind === 'retry' && <p>No node has failed.</p>}
+              <FormGroup role="radiogroup" label={t('Node')} fieldId="numo-action-node" isRequired isStack>
+                {candidates.length === 0 && kind === 'retry' && <p>{t('No node has failed.')}</p>}
                 {candidates.map((c) => (
                   <Radio
                     key={c}
@@ -107,7 +118,7 @@ export const ActionModal: React.FC<ActionModalProps> = ({ kind, runConfig, node,
                   <Radio
                     id="numo-action-node-other"
                     name="numo-action-node"
-                    label="Another node…"
+                    label={t('Another node…')}
                     value={OTHER}
                     isChecked={choice === OTHER}
                     onChange={() => setChoice(OTHER)}
@@ -116,18 +127,18 @@ export const ActionModal: React.FC<ActionModalProps> = ({ kind, runConfig, node,
                 )}
               </FormGroup>
               {kind === 'skip' && choice === OTHER && (
-                <FormGroup label="Node name" fieldId="numo-action-node-name" isRequired>
+                <FormGroup label={t('Node name')} fieldId="numo-action-node-name" isRequired>
                   <TextInput
                     id="numo-action-node-name"
                     data-test="node-input"
                     value={typed}
                     onChange={(_e, value) => setTyped(value)}
-                    aria-label="Node name"
+                    aria-label={t('Node name')}
                     validated={typed && !NODE_NAME.test(typed.trim()) ? 'error' : 'default'}
                   />
                   <FormHelperText>
                     <HelperText>
-                      <HelperTextItem>The name of a node of this rollout, e.g. worker-3.</HelperTextItem>
+                      <HelperTextItem>{t('The name of a node of this rollout, e.g. worker-3.')}</HelperTextItem>
                     </HelperText>
                   </FormHelperText>
                 </FormGroup>
@@ -143,10 +154,15 @@ export const ActionModal: React.FC<ActionModalProps> = ({ kind, runConfig, node,
             </>
           )}
           {alreadySkipped && (
-            <Alert isInline isPlain variant="info" title={`The skip annotation already names ${chosen}.`} />
+            <Alert
+              isInline
+              isPlain
+              variant="info"
+              title={t('The skip annotation already names {{name}}.', { name: chosen })}
+            />
           )}
           {error && (
-            <Alert isInline variant="danger" title="The run config was not changed" data-test="action-error">
+            <Alert isInline variant="danger" title={t('The run config was not changed')} data-test="action-error">
               {error}
             </Alert>
           )}
@@ -163,7 +179,7 @@ export const ActionModal: React.FC<ActionModalProps> = ({ kind, runConfig, node,
           {text.confirm}
         </Button>
         <Button variant="link" onClick={onClose} data-test="cancel">
-          Cancel
+          {t('Cancel')}
         </Button>
       </ModalFooter>
     </Modal>

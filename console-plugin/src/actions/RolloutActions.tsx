@@ -1,9 +1,10 @@
 // Pause/Resume, Retry and Skip as toolbar buttons; each opens its confirmation. Without patch rights on the run
 // config they are disabled (aria-disabled, so that their tooltip still says why).
 import * as React from 'react';
+import { useTranslation } from 'react-i18next';
 import { Button, Toolbar, ToolbarContent, ToolbarGroup, ToolbarItem, Tooltip } from '@patternfly/react-core';
 import type { MutexRunConfig } from '../types';
-import { ActionKind, nothingToSkip, retryableNodes } from './patches';
+import { type ActionKind, nothingToSkip, retryableNodes } from './patches';
 
 export type RolloutActionsProps = {
   runConfig: MutexRunConfig;
@@ -13,10 +14,13 @@ export type RolloutActionsProps = {
 };
 
 export const RolloutActions: React.FC<RolloutActionsProps> = ({ runConfig, canPatch, checking, onAction }) => {
+  const { t } = useTranslation('plugin__numo-console-plugin');
   const paused = !!runConfig.spec?.paused;
   const retryable = retryableNodes(runConfig);
-  const noSkip = nothingToSkip(runConfig);
-  const noAccess = checking ? 'Checking whether you may patch this run config…' : 'You may not patch this run config.';
+  const noSkip = nothingToSkip(runConfig, t);
+  const noAccess = checking
+    ? t('Checking whether you may patch this run config…')
+    : t('You may not patch this run config.');
   const button = (
     kind: ActionKind,
     label: string,
@@ -38,25 +42,30 @@ export const RolloutActions: React.FC<RolloutActionsProps> = ({ runConfig, canPa
       </Tooltip>
     </ToolbarItem>
   );
+  const pauseOrResume = paused
+    ? button('resume', t('Resume'), t('Let numo start the next node again (spec.paused: false).'), true, 'primary')
+    : button('pause', t('Pause'), t('Start no further node; nodes in flight finish (spec.paused: true).'), true);
+  const retry = button(
+    'retry',
+    t('Retry a failed node'),
+    retryable.length
+      ? t('Run the failed step of {{nodes}} again.', { nodes: retryable.map((n) => n.name).join(', ') })
+      : t('No node has failed.'),
+    retryable.length > 0,
+  );
+  const skip = button(
+    'skip',
+    t('Skip a node'),
+    noSkip ?? t('Leave a node out of this rollout: numo counts it as finished and goes on.'),
+    !noSkip,
+  );
   return (
     <Toolbar id="numo-rollout-actions" data-test="rollout-actions">
       <ToolbarContent>
         <ToolbarGroup>
-          {paused
-            ? button('resume', 'Resume', 'Let numo start the next node again (spec.paused: false).', true, 'primary')
-            : button('pause', 'Pause', 'Start no further node; nodes in flight finish (spec.paused: true).', true)}
-          {button(
-            'retry',
-            'Retry a failed node',
-            retryable.length ? `Run the failed step of ${retryable.map((n) => n.name).join(', ')} again.` : 'No node has failed.',
-            retryable.length > 0,
-          )}
-          {button(
-            'skip',
-            'Skip a node',
-            noSkip ?? 'Leave a node out of this rollout: numo counts it as finished and goes on.',
-            !noSkip,
-          )}
+          {pauseOrResume}
+          {retry}
+          {skip}
         </ToolbarGroup>
       </ToolbarContent>
     </Toolbar>
@@ -85,5 +94,9 @@ export const clearActionFromLocation = () => {
   params.delete(ACTION_PARAM);
   params.delete(NODE_PARAM);
   const rest = params.toString();
-  window.history.replaceState(window.history.state, '', `${window.location.pathname}${rest ? `?${rest}` : ''}${window.location.hash}`);
+  window.history.replaceState(
+    window.history.state,
+    '',
+    `${window.location.pathname}${rest ? `?${rest}` : ''}${window.location.hash}`,
+  );
 };

@@ -3,6 +3,7 @@
 import type { Patch } from '@openshift-console/dynamic-plugin-sdk';
 import type { MutexRunConfig, NodeProgress } from '../types';
 import { RETRY_ANNOTATION, SKIP_ANNOTATION } from '../models';
+import type { Translate } from '../i18n';
 
 export type ActionKind = 'pause' | 'resume' | 'retry' | 'skip';
 
@@ -50,10 +51,10 @@ export const retryableNodes = (rc: MutexRunConfig): NodeProgress[] =>
   (rc.status?.nodes ?? []).filter((n) => n.phase === 'Failed' || (n.phase === 'Ungated' && !n.acceptedAt));
 
 /** Why no node can be skipped now (the rollout is restoring the pools or over), or undefined when one can. */
-export const nothingToSkip = (rc: MutexRunConfig): string | undefined => {
+export const nothingToSkip = (rc: MutexRunConfig, t: Translate): string | undefined => {
   const phase = rc.status?.phase;
-  if (phase === 'Completed') return 'The rollout is over: no node is left to skip.';
-  if (phase === 'Restoring') return 'Every node is done: numo is restoring the pools.';
+  if (phase === 'Completed') return t('The rollout is over: no node is left to skip.');
+  if (phase === 'Restoring') return t('Every node is done: numo is restoring the pools.');
   return undefined;
 };
 
@@ -80,51 +81,80 @@ export type ActionText = {
 };
 
 /** The words of an action's confirmation for `node` (retry and skip). */
-export const actionText = (kind: ActionKind, rc: MutexRunConfig, node?: string): ActionText => {
+export const actionText = (kind: ActionKind, rc: MutexRunConfig, t: Translate, node?: string): ActionText => {
   const name = ref(rc);
   switch (kind) {
     case 'pause':
       return {
-        title: 'Pause the rollout',
-        effect: `numo will start no further node of ${name}: nodes already in flight finish their gate, upgrade and cleanup, and the target pools stay paused until you resume.`,
-        change: 'This sets spec.paused to true.',
-        confirm: 'Pause',
+        title: t('Pause the rollout'),
+        effect: t(
+          'numo will start no further node of {{name}}: nodes already in flight finish their gate, upgrade and cleanup, and the target pools stay paused until you resume.',
+          { name },
+        ),
+        change: t('This sets spec.paused to true.'),
+        confirm: t('Pause'),
       };
     case 'resume':
       return {
-        title: 'Resume the rollout',
-        effect: `numo will go on with the rollout of ${name}: the next node starts its gate Jobs as soon as nothing else holds it.`,
-        change: 'This sets spec.paused to false.',
-        confirm: 'Resume',
+        title: t('Resume the rollout'),
+        effect: t(
+          'numo will go on with the rollout of {{name}}: the next node starts its gate Jobs as soon as nothing else holds it.',
+          { name },
+        ),
+        change: t('This sets spec.paused to false.'),
+        confirm: t('Resume'),
       };
     case 'retry': {
       const entry = rc.status?.nodes?.find((n) => n.name === node);
       const failedJob = [...(entry?.jobs ?? [])].reverse().find((j) => j.result === 'Failed');
       let effect: string;
       if (entry?.phase === 'Ungated') {
-        effect = `numo will let the rollout of ${name} go on past node ${node}: it stays Ungated, and its gate Jobs are not run after the fact.`;
+        effect = t(
+          'numo will let the rollout of {{name}} go on past node {{node}}: it stays Ungated, and its gate Jobs are not run after the fact.',
+          { name, node },
+        );
       } else if (failedJob) {
-        const step = failedJob.phase === 'cleanup' ? 'cleanup' : 'gate';
-        effect = `numo will run node ${node}'s ${step} Jobs again: the failed Job ${failedJob.name} runs again as attempt ${
-          (failedJob.attempt ?? 1) + 1
-        } (a new Job; the failed one stays for you to inspect).`;
+        const values = { node, job: failedJob.name, attempt: (failedJob.attempt ?? 1) + 1 };
+        effect =
+          failedJob.phase === 'cleanup'
+            ? t(
+                "numo will run node {{node}}'s cleanup Jobs again: the failed Job {{job}} runs again as attempt {{attempt}} (a new Job; the failed one stays for you to inspect).",
+                values,
+              )
+            : t(
+                "numo will run node {{node}}'s gate Jobs again: the failed Job {{job}} runs again as attempt {{attempt}} (a new Job; the failed one stays for you to inspect).",
+                values,
+              );
       } else {
-        effect = `numo will run node ${node}'s failed step again and give it a fresh nodeTimeout.`;
+        effect = t("numo will run node {{node}}'s failed step again and give it a fresh nodeTimeout.", { node });
       }
       return {
-        title: `Retry node ${node}`,
+        title: t('Retry node {{name}}', { name: node }),
         effect,
-        change: `This sets the annotation ${RETRY_ANNOTATION}=${node} on ${name}; numo removes it once it acted on it.`,
-        confirm: 'Retry',
+        change: t(
+          'This sets the annotation {{annotation}}={{node}} on {{name}}; numo removes it once it acted on it.',
+          {
+            annotation: RETRY_ANNOTATION,
+            node,
+            name,
+          },
+        ),
+        confirm: t('Retry'),
       };
     }
     case 'skip':
     default:
       return {
-        title: `Skip node ${node ?? ''}`.trim(),
-        effect: `numo will skip node ${node}: this rollout does not gate it and counts it as finished. numo keeps it held in its own paused pool and goes on with the next node; once the rollout restored the pools, the node's own pool upgrades it without a gate.`,
-        change: `This sets the annotation ${SKIP_ANNOTATION}=${node ? skipValue(rc, node) : '…'} on ${name}; it stays in force, for later upgrades too, until you remove it.`,
-        confirm: 'Skip',
+        title: node ? t('Skip node {{name}}', { name: node }) : t('Skip a node'),
+        effect: t(
+          "numo will skip node {{node}}: this rollout does not gate it and counts it as finished. numo keeps it held in its own paused pool and goes on with the next node; once the rollout restored the pools, the node's own pool upgrades it without a gate.",
+          { node },
+        ),
+        change: t(
+          'This sets the annotation {{annotation}}={{value}} on {{name}}; it stays in force, for later upgrades too, until you remove it.',
+          { annotation: SKIP_ANNOTATION, value: node ? skipValue(rc, node) : '…', name },
+        ),
+        confirm: t('Skip'),
       };
   }
 };

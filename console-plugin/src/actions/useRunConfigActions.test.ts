@@ -1,5 +1,6 @@
 import { runConfigActions } from './useRunConfigActions';
 import { runConfig } from '../__fixtures__';
+import { t } from '../__fixtures__/i18n';
 
 const tab = '/k8s/ns/upgrade-ops/openshift-optional.skrzypek.io~v1alpha1~MutexRunConfig/gated-workers/rollout';
 const review = {
@@ -12,7 +13,7 @@ const review = {
 
 describe("the run config's actions in the console's menus", () => {
   it('open the Rollout tab with the confirmation, each checked for patch access', () => {
-    const actions = runConfigActions(runConfig());
+    const actions = runConfigActions(runConfig(), t);
     expect(actions.map((a) => [a.id, a.label, a.cta, a.disabled ?? false])).toEqual([
       ['numo-pause', 'Pause rollout', { href: `${tab}?numo-action=pause` }, false],
       ['numo-retry-worker-3', 'Retry node worker-3', { href: `${tab}?numo-action=retry&numo-node=worker-3` }, false],
@@ -25,7 +26,7 @@ describe("the run config's actions in the console's menus", () => {
     const rc = runConfig();
     rc.spec.paused = true;
     if (rc.status) rc.status.nodes = [];
-    const actions = runConfigActions(rc);
+    const actions = runConfigActions(rc, t);
     expect(actions.map((a) => [a.id, a.disabled ?? false, a.disabledTooltip])).toEqual([
       ['numo-resume', false, undefined],
       ['numo-retry', true, 'No node has failed.'],
@@ -43,7 +44,7 @@ describe("the run config's actions in the console's menus", () => {
         rc.status.phase = phase;
         rc.status.nodes = [];
       }
-      expect(runConfigActions(rc).map((a) => [a.id, a.disabled ?? false, a.disabledTooltip])).toEqual([
+      expect(runConfigActions(rc, t).map((a) => [a.id, a.disabled ?? false, a.disabledTooltip])).toEqual([
         ['numo-pause', false, undefined],
         ['numo-retry', true, 'No node has failed.'],
         ['numo-skip', true, why],
@@ -52,6 +53,6 @@ describe("the run config's actions in the console's menus", () => {
   });
 
   it('are none without a run config', () => {
-    expect(runConfigActions(undefined)).toEqual([]);
+    expect(runConfigActions(undefined, t)).toEqual([]);
   });
 });

@@ -2,13 +2,15 @@
 // one opens the Rollout tab with its confirmation, so that the user sees the rollout before confirming. The
 // console checks `accessReview` and disables an action the user may not do.
 import * as React from 'react';
+import { useTranslation } from 'react-i18next';
 import type { Action, ExtensionHookResult } from '@openshift-console/dynamic-plugin-sdk';
 import type { MutexRunConfig } from '../types';
 import { MutexRunConfigModel, paths } from '../models';
 import { actionHref } from './RolloutActions';
 import { nothingToSkip, retryableNodes } from './patches';
+import type { Translate } from '../i18n';
 
-export const runConfigActions = (rc?: MutexRunConfig): Action[] => {
+export const runConfigActions = (rc: MutexRunConfig | undefined, t: Translate): Action[] => {
   const name = rc?.metadata?.name;
   const namespace = rc?.metadata?.namespace;
   if (!rc || !name || !namespace) return [];
@@ -26,42 +28,42 @@ export const runConfigActions = (rc?: MutexRunConfig): Action[] => {
     paused
       ? {
           id: 'numo-resume',
-          label: 'Resume rollout',
-          description: 'Let numo start the next node again',
+          label: t('Resume rollout'),
+          description: t('Let numo start the next node again'),
           cta: { href: actionHref(base, 'resume') },
           accessReview,
         }
       : {
           id: 'numo-pause',
-          label: 'Pause rollout',
-          description: 'Start no further node; nodes in flight finish',
+          label: t('Pause rollout'),
+          description: t('Start no further node; nodes in flight finish'),
           cta: { href: actionHref(base, 'pause') },
           accessReview,
         },
     ...(retryable.length
       ? retryable.map((n) => ({
           id: `numo-retry-${n.name}`,
-          label: `Retry node ${n.name}`,
-          description: n.phase === 'Ungated' ? 'Let the rollout go on past it' : 'Run its failed step again',
+          label: t('Retry node {{name}}', { name: n.name }),
+          description: n.phase === 'Ungated' ? t('Let the rollout go on past it') : t('Run its failed step again'),
           cta: { href: actionHref(base, 'retry', n.name) },
           accessReview,
         }))
       : [
           {
             id: 'numo-retry',
-            label: 'Retry a failed node',
+            label: t('Retry a failed node'),
             cta: { href: actionHref(base, 'retry') },
             disabled: true,
-            disabledTooltip: 'No node has failed.',
+            disabledTooltip: t('No node has failed.'),
             accessReview,
           },
         ]),
     {
       id: 'numo-skip',
-      label: 'Skip a node',
-      description: 'Leave a node out of this rollout',
+      label: t('Skip a node'),
+      description: t('Leave a node out of this rollout'),
       cta: { href: actionHref(base, 'skip') },
-      ...(nothingToSkip(rc) ? { disabled: true, disabledTooltip: nothingToSkip(rc) } : {}),
+      ...(nothingToSkip(rc, t) ? { disabled: true, disabledTooltip: nothingToSkip(rc, t) } : {}),
       accessReview,
     },
   ];
@@ -70,7 +72,8 @@ export const runConfigActions = (rc?: MutexRunConfig): Action[] => {
 
 /** The hook `console.action/resource-provider` calls with the run config. */
 const useRunConfigActions = (rc: MutexRunConfig): ExtensionHookResult<Action[]> => {
-  const actions = React.useMemo(() => runConfigActions(rc), [rc]);
+  const { t } = useTranslation('plugin__numo-console-plugin');
+  const actions = React.useMemo(() => runConfigActions(rc, t), [rc, t]);
   return [actions, true, undefined];
 };
 

@@ -82,7 +82,9 @@ describe("a Node's upgrade gate", () => {
   });
 
   it('the node gates page says when the user may not read nodes', () => {
-    const watch = mocked.useK8sWatchResource.getMockImplementation() as (r: { groupVersionKind?: { kind: string } }) => unknown;
+    const watch = mocked.useK8sWatchResource.getMockImplementation() as (r: {
+      groupVersionKind?: { kind: string };
+    }) => unknown;
     mocked.useK8sWatchResource.mockImplementation((r: { groupVersionKind?: { kind: string } }) =>
       r?.groupVersionKind?.kind === 'Node' ? [[], false, { message: 'nodes is forbidden' }] : watch(r),
     );

@@ -1,6 +1,7 @@
 // The "Upgrade gate" tab of a Node: why numo holds it, and its entry in the run config's status (its steps and Jobs)
 // while it is in flight.
 import * as React from 'react';
+import { useTranslation } from 'react-i18next';
 import {
   DescriptionList,
   DescriptionListDescription,
@@ -20,39 +21,45 @@ import { nodeRows } from './nodeRows';
 import { HoldReasonText } from './NodeGateStatus';
 
 const NodeGateTab: React.FC<PageComponentProps<Node>> = ({ obj }) => {
+  const { t } = useTranslation('plugin__numo-console-plugin');
   const [runConfigs, loaded, error] = useRunConfigs();
   const now = useNow();
   if (!obj) return null;
   if (!loaded && !error) {
     return (
       <PageSection>
-        <Spinner aria-label="Reading numo's run configs" />
+        <Spinner aria-label={t("Reading numo's run configs")} />
       </PageSection>
     );
   }
-  const reason = nodeHoldReason(obj, runConfigs);
+  const reason = nodeHoldReason(obj, runConfigs, t);
+  const noStatus = t('no status');
   const rc = reason.runConfig;
   const name = obj.metadata?.name ?? '';
-  const rows = rc ? nodeRows(rc, undefined, now).filter((r) => r.name === name) : [];
+  const rows = rc ? nodeRows(rc, undefined, now, t).filter((r) => r.name === name) : [];
   return (
     <PageSection data-test="node-gate-tab">
-      <Title headingLevel="h2">Upgrade gate</Title>
+      <Title headingLevel="h2">{t('Upgrade gate')}</Title>
       <DescriptionList isHorizontal>
         <DescriptionListGroup>
-          <DescriptionListTerm>numo</DescriptionListTerm>
+          <DescriptionListTerm>{t('numo')}</DescriptionListTerm>
           <DescriptionListDescription>
             <HoldReasonText reason={reason} />
           </DescriptionListDescription>
         </DescriptionListGroup>
         {rc?.metadata?.namespace && rc.metadata.name && (
           <DescriptionListGroup>
-            <DescriptionListTerm>Run config</DescriptionListTerm>
+            <DescriptionListTerm>{t('Run config')}</DescriptionListTerm>
             <DescriptionListDescription>
               <a href={paths.rolloutTab(rc.metadata.namespace, rc.metadata.name)}>
                 {rc.metadata.namespace}/{rc.metadata.name}
               </a>{' '}
-              ({rc.status?.phase ?? 'no status'}
-              {rc.status?.progress ? `, ${rc.status.progress} done` : ''})
+              {rc.status?.progress
+                ? t('({{phase}}, {{progress}} done)', {
+                    phase: rc.status.phase ?? noStatus,
+                    progress: rc.status.progress,
+                  })
+                : t('({{phase}})', { phase: rc.status?.phase ?? noStatus })}
             </DescriptionListDescription>
           </DescriptionListGroup>
         )}

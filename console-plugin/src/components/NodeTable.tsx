@@ -1,6 +1,7 @@
 // The rollout's nodes: phase, start, each step's duration, the Jobs with links to their pods (and logs), the
 // message, and retry/skip; filterable by phase.
 import * as React from 'react';
+import { useTranslation } from 'react-i18next';
 import {
   Button,
   Content,
@@ -15,12 +16,13 @@ import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
 import { jobNamespace } from '../types';
 import type { NodePhase, Step } from '../types';
 import { NODE_PHASES } from '../types';
-import { NODE_STEPS, STEP_COLOURS, STEP_NAMES } from '../timeline/colours';
+import { NODE_STEPS, STEP_COLOURS, stepNames } from '../timeline/colours';
 import { lasting, shownTime } from '../time';
 import { paths } from '../models';
 import { NodePhaseLabel } from './labels';
 import type { NodeRow } from './nodeRows';
 import type { ActionKind } from '../actions/patches';
+import type { Translate } from '../i18n';
 
 export const ALL = 'All';
 
@@ -35,35 +37,44 @@ export type NodeTableProps = {
   hideActions?: boolean;
 };
 
-const stepCell = (row: NodeRow, step: Step) => {
+const stepCell = (row: NodeRow, step: Step, t: Translate) => {
   const time = row.steps[step];
-  const shown = time ? `${lasting(time.millis)}${time.running ? ' (so far)' : ''}` : '—';
+  const shown = time
+    ? time.running
+      ? t('{{lasting}} (so far)', { lasting: lasting(time.millis) })
+      : lasting(time.millis)
+    : '—';
   // Where numo saw the drain (MachineConfigNodes, OpenShift 4.20 and later), the upgrade says when it ended.
   if (step !== 'Upgrade' || row.drained === undefined) return shown;
   return (
     <>
       {shown}
       <div className="pf-v6-u-font-size-sm pf-v6-u-color-200" data-test="node-drained">
-        Drained {shownTime(row.drained)}
+        {t('Drained {{time}}', { time: shownTime(row.drained) })}
       </div>
     </>
   );
 };
 
 const Jobs: React.FC<{ row: NodeRow }> = ({ row }) => {
+  const { t } = useTranslation('plugin__numo-console-plugin');
   if (!row.jobs.length) return <>—</>;
   return (
     <ul className="pf-v6-c-list pf-m-plain" style={{ margin: 0 }}>
       {row.jobs.map((job) => (
         <li key={`${jobNamespace(job)}/${job.name}`} data-test={`job-${job.name}`} data-result={job.result}>
-          <a href={paths.job(jobNamespace(job), job.name)}>{job.name}</a> ({job.phase}, attempt {job.attempt ?? 1}:{' '}
-          {job.result}){' '}
+          <a href={paths.job(jobNamespace(job), job.name)}>{job.name}</a>{' '}
+          {t('({{phase}}, attempt {{attempt}}: {{result}})', {
+            phase: job.phase,
+            attempt: job.attempt ?? 1,
+            result: job.result,
+          })}{' '}
           <a
             href={paths.jobPods(jobNamespace(job), job.name)}
             data-test="job-pods"
-            aria-label={`Pods and logs of Job ${job.name}`}
+            aria-label={t('Pods and logs of Job {{name}}', { name: job.name })}
           >
-            pods and logs
+            {t('pods and logs')}
           </a>
           {job.message && <div className="pf-v6-u-color-200">{job.message}</div>}
         </li>
@@ -73,10 +84,12 @@ const Jobs: React.FC<{ row: NodeRow }> = ({ row }) => {
 };
 
 export const NodeTable: React.FC<NodeTableProps> = ({ rows, canPatch, skipped, onAction, hideActions }) => {
+  const { t } = useTranslation('plugin__numo-console-plugin');
+  const names = stepNames(t);
   const [filter, setFilter] = React.useState<NodePhase | typeof ALL>(ALL);
   const present = NODE_PHASES.filter((p) => rows.some((r) => r.phase === p));
   const shown = filter === ALL ? rows : rows.filter((r) => r.phase === filter);
-  const noAccess = 'You may not patch this run config.';
+  const noAccess = t('You may not patch this run config.');
 
   return (
     <>
@@ -84,13 +97,15 @@ export const NodeTable: React.FC<NodeTableProps> = ({ rows, canPatch, skipped, o
         <Toolbar id="numo-node-toolbar">
           <ToolbarContent>
             <ToolbarItem>
-              <ToggleGroup aria-label="Filter nodes by phase" data-test="phase-filter">
+              <ToggleGroup aria-label={t('Filter nodes by phase')} data-test="phase-filter">
                 {[ALL, ...present].map((phase) => (
                   <ToggleGroupItem
                     key={phase}
                     data-test={`filter-${phase}`}
                     text={
-                      phase === ALL ? `All (${rows.length})` : `${phase} (${rows.filter((r) => r.phase === phase).length})`
+                      phase === ALL
+                        ? t('All ({{n}})', { n: rows.length })
+                        : t('{{phase}} ({{n}})', { phase, n: rows.filter((r) => r.phase === phase).length })
                     }
                     buttonId={`numo-filter-${phase}`}
                     isSelected={filter === phase}
@@ -102,12 +117,12 @@ export const NodeTable: React.FC<NodeTableProps> = ({ rows, canPatch, skipped, o
           </ToolbarContent>
         </Toolbar>
       )}
-      <Table aria-label="Nodes of the rollout" variant="compact" data-test="node-table">
+      <Table aria-label={t('Nodes of the rollout')} variant="compact" data-test="node-table">
         <Thead>
           <Tr>
-            <Th>Node</Th>
-            <Th>Phase</Th>
-            <Th>Started</Th>
+            <Th>{t('Node')}</Th>
+            <Th>{t('Phase')}</Th>
+            <Th>{t('Started')}</Th>
             {NODE_STEPS.map((step) => (
               <Th key={step}>
                 <span
@@ -120,19 +135,21 @@ export const NodeTable: React.FC<NodeTableProps> = ({ rows, canPatch, skipped, o
                     background: STEP_COLOURS[step],
                   }}
                 />
-                {STEP_NAMES[step]}
+                {names[step]}
               </Th>
             ))}
-            <Th>Jobs</Th>
-            <Th>Message</Th>
-            {!hideActions && <Th screenReaderText="Actions" />}
+            <Th>{t('Jobs')}</Th>
+            <Th>{t('Message')}</Th>
+            {!hideActions && <Th screenReaderText={t('Actions')} />}
           </Tr>
         </Thead>
         <Tbody>
           {shown.length === 0 && (
             <Tr>
               <Td colSpan={NODE_STEPS.length + 6}>
-                <Content component="p">{rows.length ? 'No node in this phase.' : 'No node has started yet.'}</Content>
+                <Content component="p">
+                  {rows.length ? t('No node in this phase.') : t('No node has started yet.')}
+                </Content>
               </Td>
             </Tr>
           )}
@@ -141,51 +158,51 @@ export const NodeTable: React.FC<NodeTableProps> = ({ rows, canPatch, skipped, o
             const skippable = !['Done', 'Skipped'].includes(row.phase) && !skipped.includes(row.name);
             return (
               <Tr key={row.name} data-test={`node-row-${row.name}`} data-phase={row.phase}>
-                <Td dataLabel="Node">
+                <Td dataLabel={t('Node')}>
                   <a href={paths.node(row.name)}>{row.name}</a>
                 </Td>
-                <Td dataLabel="Phase">
+                <Td dataLabel={t('Phase')}>
                   <NodePhaseLabel phase={row.phase} />
                 </Td>
-                <Td dataLabel="Started">{row.started ? shownTime(row.started) : '—'}</Td>
+                <Td dataLabel={t('Started')}>{row.started ? shownTime(row.started) : '—'}</Td>
                 {NODE_STEPS.map((step) => (
-                  <Td key={step} dataLabel={STEP_NAMES[step]} data-test={`step-${step}`}>
-                    {stepCell(row, step)}
+                  <Td key={step} dataLabel={names[step]} data-test={`step-${step}`}>
+                    {stepCell(row, step, t)}
                   </Td>
                 ))}
-                <Td dataLabel="Jobs">
+                <Td dataLabel={t('Jobs')}>
                   <Jobs row={row} />
                 </Td>
-                <Td dataLabel="Message" data-test="node-message">
+                <Td dataLabel={t('Message')} data-test="node-message">
                   {row.message ?? ''}
                 </Td>
                 {!hideActions && (
-                  <Td dataLabel="Actions" isActionCell>
+                  <Td dataLabel={t('Actions')} isActionCell>
                     {retryable && (
-                      <Tooltip content={canPatch ? `Retry node ${row.name}` : noAccess}>
+                      <Tooltip content={canPatch ? t('Retry node {{name}}', { name: row.name }) : noAccess}>
                         <Button
                           variant="secondary"
                           size="sm"
                           isAriaDisabled={!canPatch}
                           onClick={() => onAction('retry', row.name)}
                           data-test="node-action-retry"
-                          aria-label={`Retry node ${row.name}`}
+                          aria-label={t('Retry node {{name}}', { name: row.name })}
                         >
-                          Retry
+                          {t('Retry')}
                         </Button>
                       </Tooltip>
                     )}{' '}
                     {skippable && (
-                      <Tooltip content={canPatch ? `Skip node ${row.name}` : noAccess}>
+                      <Tooltip content={canPatch ? t('Skip node {{name}}', { name: row.name }) : noAccess}>
                         <Button
                           variant="link"
                           size="sm"
                           isAriaDisabled={!canPatch}
                           onClick={() => onAction('skip', row.name)}
                           data-test="node-action-skip"
-                          aria-label={`Skip node ${row.name}`}
+                          aria-label={t('Skip node {{name}}', { name: row.name })}
                         >
-                          Skip
+                          {t('Skip')}
                         </Button>
                       </Tooltip>
                     )}

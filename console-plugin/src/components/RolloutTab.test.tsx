@@ -2,7 +2,7 @@ import { render, screen, within, waitFor } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import RolloutTab from './RolloutTab';
 import { drainedRunConfig, record, runConfig } from '../__fixtures__';
-import { mocked, setWorld, World } from '../__fixtures__/sdk';
+import { mocked, setWorld, type World } from '../__fixtures__/sdk';
 import { MutexRunConfigModel } from '../models';
 import type { MutexRunConfig } from '../types';
 
@@ -25,7 +25,11 @@ const testId = (id: string) => document.querySelector(`[data-test="${id}"]`) as 
 beforeEach(() => {
   jest.useFakeTimers({ now: NOW, doNotFake: ['queueMicrotask', 'nextTick', 'setImmediate'] });
   jest.clearAllMocks();
-  window.history.replaceState(null, '', '/k8s/ns/upgrade-ops/openshift-optional.skrzypek.io~v1alpha1~MutexRunConfig/gated-workers/rollout');
+  window.history.replaceState(
+    null,
+    '',
+    '/k8s/ns/upgrade-ops/openshift-optional.skrzypek.io~v1alpha1~MutexRunConfig/gated-workers/rollout',
+  );
 });
 afterEach(() => jest.useRealTimers());
 
@@ -60,7 +64,9 @@ describe('the Rollout tab', () => {
     expect(testId('timeline-row-worker-3')).toHaveAttribute('data-outcome', 'Failed');
     expect(within(testId('timeline-row-worker-3')).getByText('failed')).toBeInTheDocument();
     const steps = [...testId('timeline-row-worker-2').querySelectorAll('[data-test="timeline-step"]')];
-    expect(steps.map((s) => [s.getAttribute('data-step'), s.getAttribute('fill'), s.getAttribute('data-projected')])).toEqual([
+    expect(
+      steps.map((s) => [s.getAttribute('data-step'), s.getAttribute('fill'), s.getAttribute('data-projected')]),
+    ).toEqual([
       ['Gate', '#0072B2', 'false'],
       ['WaitForMco', '#56B4E9', 'false'],
       ['Upgrade', '#E69F00', 'false'],
@@ -74,7 +80,7 @@ describe('the Rollout tab', () => {
     expect(testId('timeline-estimated-end')).toHaveTextContent('estimated end 2026-11-25 12:30 UTC');
   });
 
-  it("draws the drain and the reboot of a node whose drain numo saw end, and keys them in the legend", () => {
+  it('draws the drain and the reboot of a node whose drain numo saw end, and keys them in the legend', () => {
     const legend = () => [...testId('timeline-legend').querySelectorAll('text')].map((t) => t.textContent);
     const fills = () =>
       [...testId('timeline-row-worker-2').querySelectorAll('[data-test="timeline-step"]')].map((s) => [
@@ -148,7 +154,9 @@ describe('the Rollout tab', () => {
       'href',
       '/k8s/ns/upgrade-ops/jobs/storage-healthy-8b02e4f7aa/pods',
     );
-    expect(testId('node-row-worker-2').querySelector('[data-test="step-Upgrade"]')).toHaveTextContent('28m 30s (so far)');
+    expect(testId('node-row-worker-2').querySelector('[data-test="step-Upgrade"]')).toHaveTextContent(
+      '28m 30s (so far)',
+    );
     // numo writes no message for a node in flight whose phase says it all: the table says it in words.
     expect(testId('node-row-worker-2').querySelector('[data-test="node-message"]')).toHaveTextContent(
       'Waiting for the node to run 4.16.5 and be Ready.',
@@ -185,7 +193,10 @@ describe('the Rollout tab', () => {
   it('lists no node as Pending once the rollout is over', async () => {
     const rc = runConfig();
     if (rc.status) rc.status.phase = 'Completed';
-    show({ runConfigs: [rc], targets: [{ metadata: { name: 'workers', namespace: 'upgrade-ops' }, status: { nodes: ['worker-4'] } }] });
+    show({
+      runConfigs: [rc],
+      targets: [{ metadata: { name: 'workers', namespace: 'upgrade-ops' }, status: { nodes: ['worker-4'] } }],
+    });
     await waitFor(() => expect(mocked.k8sListItems).toHaveBeenCalled());
     expect(testId('node-row-worker-4')).toBeNull();
   });
@@ -267,12 +278,14 @@ describe('the Rollout tab', () => {
     expect(testId('paused-alert')).toBeInTheDocument();
     expect(testId('action-pause')).toBeNull();
     await user().click(testId('action-resume'));
-    expect(testId('action-description')).toHaveTextContent('numo will go on with the rollout of upgrade-ops/gated-workers');
+    expect(testId('action-description')).toHaveTextContent(
+      'numo will go on with the rollout of upgrade-ops/gated-workers',
+    );
     await user().click(testId('confirm'));
     expect(mocked.k8sPatch.mock.calls[0][0].data).toEqual([{ op: 'add', path: '/spec/paused', value: false }]);
   });
 
-  it("retries the failed node: its gate Jobs run again, through the retry annotation", async () => {
+  it('retries the failed node: its gate Jobs run again, through the retry annotation', async () => {
     show();
     await user().click(testId('action-retry'));
     expect(testId('action-description')).toHaveTextContent("numo will run node worker-3's gate Jobs again");
@@ -286,7 +299,9 @@ describe('the Rollout tab', () => {
   it("skips a node from its row: added to the skip annotation's list", async () => {
     show();
     await user().click(within(testId('node-row-worker-3')).getByRole('button', { name: 'Skip node worker-3' }));
-    expect(testId('action-description')).toHaveTextContent('numo will skip node worker-3: this rollout does not gate it');
+    expect(testId('action-description')).toHaveTextContent(
+      'numo will skip node worker-3: this rollout does not gate it',
+    );
     await user().click(testId('confirm'));
     expect(mocked.k8sPatch.mock.calls[0][0].data).toEqual([
       { op: 'test', path: '/metadata/annotations/openshift-optional.skrzypek.io~1skip', value: 'worker-9' },

@@ -1,6 +1,7 @@
 // The "Rollout" tab of a MutexRunConfig: where the rollout is, when it should end, what holds the next node, the
 // timeline, the nodes, and pause/resume, retry and skip.
 import * as React from 'react';
+import { useTranslation } from 'react-i18next';
 import {
   Alert,
   Card,
@@ -24,7 +25,8 @@ import {
   StackItem,
 } from '@patternfly/react-core';
 import type { PageComponentProps } from '@openshift-console/dynamic-plugin-sdk';
-import type { MutexRunConfig } from '../types';
+import type { EstimateBasis, ForeignChange, MutexRunConfig } from '../types';
+import type { Translate } from '../i18n';
 import { useCanPatch, useNow, useRolloutRecord, useRunConfig, useTargetNodes } from '../hooks';
 import { holdOfNextNode } from '../holdReason';
 import { ms, shownTime } from '../time';
@@ -47,13 +49,15 @@ export const progressOf = (rc: MutexRunConfig): { done: number; total: number } 
   return { done, total: Math.max(status.totalNodes ?? 0, done) };
 };
 
-const BASIS: Record<string, string> = {
-  ThisRollout: "this rollout's nodes",
-  EarlierRollouts: 'earlier rollouts (no node of this one has finished yet)',
-  Defaults: "numo's defaults (no figure yet; expect it to move once a node finishes)",
-};
+/** What the estimate rests on, as the sentence "From …" says it. */
+const basisWords = (t: Translate): Record<EstimateBasis, string> => ({
+  ThisRollout: t("From this rollout's nodes."),
+  EarlierRollouts: t('From earlier rollouts (no node of this one has finished yet).'),
+  Defaults: t("From numo's defaults (no figure yet; expect it to move once a node finishes)."),
+});
 
 const Summary: React.FC<{ rc: MutexRunConfig }> = ({ rc }) => {
+  const { t } = useTranslation('plugin__numo-console-plugin');
   const status = rc.status ?? {};
   const { done, total } = progressOf(rc);
   const estimate = status.estimate;
@@ -61,62 +65,65 @@ const Summary: React.FC<{ rc: MutexRunConfig }> = ({ rc }) => {
   return (
     <DescriptionList isHorizontal columnModifier={{ default: '1Col', lg: '2Col' }} data-test="rollout-summary">
       <DescriptionListGroup>
-        <DescriptionListTerm>Phase</DescriptionListTerm>
+        <DescriptionListTerm>{t('Phase')}</DescriptionListTerm>
         <DescriptionListDescription>
           <RunPhaseLabel phase={status.phase} />
           {rc.spec?.paused && (
             <Label color="yellow" isCompact style={{ marginLeft: 8 }} data-test="paused">
-              Paused
+              {t('Paused')}
             </Label>
           )}
         </DescriptionListDescription>
       </DescriptionListGroup>
       <DescriptionListGroup>
-        <DescriptionListTerm>Progress</DescriptionListTerm>
+        <DescriptionListTerm>{t('Progress')}</DescriptionListTerm>
         <DescriptionListDescription>
           <Progress
             data-test="progress"
             data-done={done}
             data-total={total}
             value={total ? (done / total) * 100 : 0}
-            label={`${done}/${total} nodes`}
-            valueText={`${done} of ${total} nodes done`}
+            label={t('{{done}}/{{total}} nodes', { done, total })}
+            valueText={t('{{done}} of {{total}} nodes done', { done, total })}
             measureLocation={ProgressMeasureLocation.outside}
-            variant={failed ? ProgressVariant.danger : status.phase === 'Completed' ? ProgressVariant.success : undefined}
-            aria-label="Nodes done"
+            variant={
+              failed ? ProgressVariant.danger : status.phase === 'Completed' ? ProgressVariant.success : undefined
+            }
+            aria-label={t('Nodes done')}
             size="sm"
           />
         </DescriptionListDescription>
       </DescriptionListGroup>
       <DescriptionListGroup>
-        <DescriptionListTerm>Target version</DescriptionListTerm>
+        <DescriptionListTerm>{t('Target version')}</DescriptionListTerm>
         <DescriptionListDescription data-test="target-version">
           {status.targetConfig?.rollout ?? status.targetVersion ?? '—'}
         </DescriptionListDescription>
       </DescriptionListGroup>
       <DescriptionListGroup>
-        <DescriptionListTerm>{status.phase === 'Completed' ? 'Finished' : 'Estimated end'}</DescriptionListTerm>
+        <DescriptionListTerm>{status.phase === 'Completed' ? t('Finished') : t('Estimated end')}</DescriptionListTerm>
         <DescriptionListDescription data-test="eta">
           {status.phase === 'Completed' ? (
             shownTime(ms(status.finishedAt))
           ) : estimate ? (
             <>
               <strong>{shownTime(ms(estimate.end))}</strong>
-              {` · ${estimate.remainingNodes} node${estimate.remainingNodes === 1 ? '' : 's'} to go`}
-              <div data-test="eta-basis">From {BASIS[estimate.basis] ?? estimate.basis}.</div>
+              {' · '}
+              {t('{{count}} nodes to go', { count: estimate.remainingNodes, defaultValue_one: '{{count}} node to go' })}
+              <div data-test="eta-basis">{basisWords(t)[estimate.basis] ?? estimate.basis}</div>
               <div data-test="eta-assumes">{estimate.assumes}</div>
             </>
           ) : (
-            'No estimate yet'
+            t('No estimate yet')
           )}
         </DescriptionListDescription>
       </DescriptionListGroup>
       <DescriptionListGroup>
-        <DescriptionListTerm>Started</DescriptionListTerm>
+        <DescriptionListTerm>{t('Started')}</DescriptionListTerm>
         <DescriptionListDescription>{shownTime(ms(status.startedAt))}</DescriptionListDescription>
       </DescriptionListGroup>
       <DescriptionListGroup>
-        <DescriptionListTerm>Message</DescriptionListTerm>
+        <DescriptionListTerm>{t('Message')}</DescriptionListTerm>
         <DescriptionListDescription data-test="message">{status.message ?? '—'}</DescriptionListDescription>
       </DescriptionListGroup>
     </DescriptionList>
@@ -124,16 +131,17 @@ const Summary: React.FC<{ rc: MutexRunConfig }> = ({ rc }) => {
 };
 
 const Hold: React.FC<{ rc: MutexRunConfig }> = ({ rc }) => {
+  const { t } = useTranslation('plugin__numo-console-plugin');
   const status = rc.status ?? {};
-  const hold = holdOfNextNode(rc);
+  const hold = holdOfNextNode(rc, t);
   const since = ms(status.heldSince);
   const window = status.nextWindow;
   return (
     <Stack hasGutter>
       {rc.spec?.paused && (
         <StackItem>
-          <Alert isInline variant="info" title="The rollout is paused" data-test="paused-alert">
-            numo starts no further node until someone resumes it; nodes in flight finish.
+          <Alert isInline variant="info" title={t('The rollout is paused')} data-test="paused-alert">
+            {t('numo starts no further node until someone resumes it; nodes in flight finish.')}
           </Alert>
         </StackItem>
       )}
@@ -142,12 +150,16 @@ const Hold: React.FC<{ rc: MutexRunConfig }> = ({ rc }) => {
           <Alert
             isInline
             variant="warning"
-            title={`The next node is held${since !== undefined ? ` since ${shownTime(since)}` : ''}`}
+            title={
+              since !== undefined
+                ? t('The next node is held since {{time}}', { time: shownTime(since) })
+                : t('The next node is held')
+            }
             data-test="hold"
           >
             <p data-test="hold-reason">{hold}</p>
             {(status.blockedBy ?? []).length > 0 && (
-              <LabelGroup categoryName="Held by" data-test="blocked-by" numLabels={11}>
+              <LabelGroup categoryName={t('Held by')} data-test="blocked-by" numLabels={11}>
                 {(status.blockedBy ?? []).map((b) => (
                   <Label key={b.check} color="orange" isCompact data-test={`blocked-by-${b.check}`}>
                     {b.check}
@@ -161,8 +173,8 @@ const Hold: React.FC<{ rc: MutexRunConfig }> = ({ rc }) => {
       )}
       {window && (
         <StackItem data-test="next-window">
-          Next maintenance window: <strong>{shownTime(ms(window.start))}</strong>
-          {window.end ? ` – ${shownTime(ms(window.end))}` : ' (no end)'}
+          {t('Next maintenance window:')} <strong>{shownTime(ms(window.start))}</strong>
+          {window.end ? ` – ${shownTime(ms(window.end))}` : ` ${t('(no end)')}`}
         </StackItem>
       )}
       {(status.foreignChanges ?? []).length > 0 && (
@@ -170,16 +182,12 @@ const Hold: React.FC<{ rc: MutexRunConfig }> = ({ rc }) => {
           <Alert
             isInline
             variant={(status.foreignChanges ?? []).some((c) => c.unresolved) ? 'danger' : 'warning'}
-            title="Someone else changed what numo holds"
+            title={t('Someone else changed what numo holds')}
             data-test="foreign-changes"
           >
             <List>
               {(status.foreignChanges ?? []).map((c) => (
-                <ListItem key={`${c.object}/${c.field}`}>
-                  {c.object} {c.field}: changed by {c.changedBy}
-                  {c.changes > 1 ? ` ${c.changes} times in a row` : ''}, last {shownTime(ms(c.lastSeen))}
-                  {c.unresolved ? ' (not put back yet)' : ''}. {c.action}
-                </ListItem>
+                <ListItem key={`${c.object}/${c.field}`}>{foreignChangeText(c, t)}</ListItem>
               ))}
             </List>
           </Alert>
@@ -189,9 +197,26 @@ const Hold: React.FC<{ rc: MutexRunConfig }> = ({ rc }) => {
   );
 };
 
+/** One change by other hands, in a sentence: who changed what, how often and when, and what numo does about it. */
+const foreignChangeText = (c: ForeignChange, t: Translate): string => {
+  const values = {
+    object: c.object,
+    field: c.field,
+    by: c.changedBy,
+    times: c.changes,
+    last: shownTime(ms(c.lastSeen)),
+  };
+  const changed =
+    c.changes > 1
+      ? t('{{object}} {{field}}: changed by {{by}} {{times}} times in a row, last {{last}}', values)
+      : t('{{object}} {{field}}: changed by {{by}}, last {{last}}', values);
+  return `${c.unresolved ? t('{{changed}} (not put back yet).', { changed }) : t('{{changed}}.', { changed })} ${c.action}`;
+};
+
 type OpenAction = { kind: ActionKind; node?: string };
 
 const RolloutTab: React.FC<PageComponentProps<MutexRunConfig>> = ({ obj }) => {
+  const { t } = useTranslation('plugin__numo-console-plugin');
   const [live] = useRunConfig(obj?.metadata?.namespace, obj?.metadata?.name);
   const rc = live ?? obj;
   const [record] = useRolloutRecord(rc);
@@ -201,18 +226,18 @@ const RolloutTab: React.FC<PageComponentProps<MutexRunConfig>> = ({ obj }) => {
     typeof window === 'undefined' ? undefined : actionFromSearch(window.location.search),
   );
 
-  const layout = React.useMemo(() => (rc ? layoutTimeline(rc, record, now) : undefined), [rc, record, now]);
+  const layout = React.useMemo(() => (rc ? layoutTimeline(rc, record, now, t) : undefined), [rc, record, now, t]);
   const targetNodes = useTargetNodes(rc);
   const rows = React.useMemo(
-    () => (rc ? nodeRows(rc, record, now, targetNodes) : []),
-    [rc, record, now, targetNodes],
+    () => (rc ? nodeRows(rc, record, now, t, targetNodes) : []),
+    [rc, record, now, t, targetNodes],
   );
 
   if (!rc) {
     return (
       <PageSection>
-        <EmptyState titleText="No run config" headingLevel="h2">
-          <EmptyStateBody>This tab shows a MutexRunConfig's rollout.</EmptyStateBody>
+        <EmptyState titleText={t('No run config')} headingLevel="h2">
+          <EmptyStateBody>{t("This tab shows a MutexRunConfig's rollout.")}</EmptyStateBody>
         </EmptyState>
       </PageSection>
     );
@@ -232,7 +257,7 @@ const RolloutTab: React.FC<PageComponentProps<MutexRunConfig>> = ({ obj }) => {
         </StackItem>
         {!rc.status && (
           <StackItem>
-            <Alert isInline variant="info" title="numo has not reported on this run config yet" />
+            <Alert isInline variant="info" title={t('numo has not reported on this run config yet')} />
           </StackItem>
         )}
         <StackItem>
@@ -243,13 +268,13 @@ const RolloutTab: React.FC<PageComponentProps<MutexRunConfig>> = ({ obj }) => {
         </StackItem>
         <StackItem>
           <Card isPlain>
-            <CardTitle component="h2">Timeline</CardTitle>
+            <CardTitle component="h2">{t('Timeline')}</CardTitle>
             <CardBody style={{ overflowX: 'auto' }}>{layout && <TimelineChart layout={layout} />}</CardBody>
           </Card>
         </StackItem>
         <StackItem>
           <Card isPlain>
-            <CardTitle component="h2">Nodes</CardTitle>
+            <CardTitle component="h2">{t('Nodes')}</CardTitle>
             <CardBody>
               <NodeTable rows={rows} canPatch={canPatch} skipped={skippedByAnnotation(rc)} onAction={open} />
             </CardBody>

@@ -1,6 +1,8 @@
-// Phases as coloured PatternFly labels.
+// Phases as coloured PatternFly labels. A phase is shown as numo's API names it (as the console shows a resource's
+// status), not translated.
 import * as React from 'react';
-import { Label, LabelProps } from '@patternfly/react-core';
+import { useTranslation } from 'react-i18next';
+import { Label, type LabelProps } from '@patternfly/react-core';
 import type { NodePhase, RunPhase } from '../types';
 import type { HoldState } from '../holdReason';
 
@@ -51,8 +53,11 @@ export const NodePhaseLabel: React.FC<{ phase: NodePhase }> = ({ phase }) => (
   </Label>
 );
 
-export const RunPhaseLabel: React.FC<{ phase?: RunPhase }> = ({ phase }) => (
-  <Label color={phase ? RUN_PHASE_COLOURS[phase] ?? 'grey' : 'grey'} data-test="phase" data-phase={phase ?? ''}>
-    {phase ?? 'Unknown'}
-  </Label>
-);
+export const RunPhaseLabel: React.FC<{ phase?: RunPhase }> = ({ phase }) => {
+  const { t } = useTranslation('plugin__numo-console-plugin');
+  return (
+    <Label color={phase ? (RUN_PHASE_COLOURS[phase] ?? 'grey') : 'grey'} data-test="phase" data-phase={phase ?? ''}>
+      {phase ?? t('Unknown')}
+    </Label>
+  );
+};

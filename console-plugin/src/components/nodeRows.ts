@@ -1,7 +1,8 @@
 // The node table's rows: the nodes in the status (in flight, soaking, failed, ungated), then the finished nodes of
 // the rollout record, then the names the status lists as completed or skipped that the record does not have, and,
 // while a rollout is under way, the target nodes still to go, in the order numo releases them.
-import type { ConfigMap, JobRecord, MutexRunConfig, NodePhase, NodeProgress, Step } from '../types';
+import type { ConfigMap, JobRecord, MutexRunConfig, NodePhase, NodeProgress, RunPhase, Step } from '../types';
+import type { Translate } from '../i18n';
 import { readRecord } from '../record';
 import { ms } from '../time';
 import { measured, recordedSteps } from '../timeline/measured';
@@ -23,21 +24,31 @@ export type NodeRow = {
 const UNDER_WAY: NodePhase[] = ['Gating', 'Released', 'Upgrading', 'CleaningUp', 'Soaking'];
 
 /** What a node in flight does, for the entries numo writes without a message (the phase says it all). */
-export const phaseSays = (phase: NodePhase, target?: string): string | undefined =>
-  ({
-    Gating: 'Running gate Jobs.',
-    Released: 'Gate Jobs succeeded; releasing the node to the canary pool.',
-    Upgrading: `Waiting for the node to run ${target ?? 'the target'} and be Ready.`,
-    CleaningUp: 'Running cleanup Jobs.',
-  })[phase as string];
+export const phaseSays = (phase: NodePhase, t: Translate, target?: string): string | undefined => {
+  switch (phase) {
+    case 'Gating':
+      return t('Running gate Jobs.');
+    case 'Released':
+      return t('Gate Jobs succeeded; releasing the node to the canary pool.');
+    case 'Upgrading':
+      return target
+        ? t('Waiting for the node to run {{target}} and be Ready.', { target })
+        : t('Waiting for the node to run the target and be Ready.');
+    case 'CleaningUp':
+      return t('Running cleanup Jobs.');
+    default:
+      return undefined;
+  }
+};
 
 /** Phases of a run config whose target nodes not yet started are still to go. */
-const UNDER_WAY_ROLLOUT = ['Waiting', 'Pausing', 'Upgrading', 'Failed'];
+const UNDER_WAY_ROLLOUT: RunPhase[] = ['Waiting', 'Pausing', 'Upgrading', 'Failed'];
 
 export const nodeRows = (
   rc: MutexRunConfig,
   record: ConfigMap | null | undefined,
   now: number,
+  t: Translate,
   targetNodes: string[] = [],
 ): NodeRow[] => {
   const status = rc.status ?? {};
@@ -58,7 +69,7 @@ export const nodeRows = (
       steps,
       drained: ms(entry.drainedAt),
       jobs: entry.jobs ?? [],
-      message: entry.message ?? phaseSays(entry.phase, status.targetVersion),
+      message: entry.message ?? phaseSays(entry.phase, t, status.targetVersion),
       entry,
     });
     seen.add(entry.name);
@@ -86,6 +97,6 @@ export const nodeRows = (
       });
   listed(status.completedNodes, 'Done');
   listed(status.skippedNodes, 'Skipped');
-  if (UNDER_WAY_ROLLOUT.includes(status.phase ?? '')) listed(targetNodes, 'Pending');
+  if (status.phase && UNDER_WAY_ROLLOUT.includes(status.phase)) listed(targetNodes, 'Pending');
   return rows;
 };

@@ -2,6 +2,7 @@
 // axis, the holds, the rows, the restore walk, and the now and estimated-end lines. Every row, step and band has a
 // tooltip (<title>) with its times.
 import * as React from 'react';
+import { useTranslation } from 'react-i18next';
 import type { Step } from '../types';
 import {
   BLACKOUT_COLOUR,
@@ -11,11 +12,12 @@ import {
   NODE_STEPS,
   PROJECTED_OPACITY,
   STEP_COLOURS,
-  STEP_NAMES,
+  stepNames,
   UPGRADE_PARTS,
   WINDOW_COLOUR,
 } from './colours';
-import { OUTCOME_WORDS, TimelineBand, TimelineLayout, TimelineRow } from './layout';
+import { outcomeWords, type TimelineBand, type TimelineLayout, type TimelineRow } from './layout';
+import type { Translate } from '../i18n';
 import { shownTime } from '../time';
 
 const LEGEND_CHAR_PX = 5.6;
@@ -24,26 +26,31 @@ type Key = { label: string; fill: string; opacity?: number; dashed?: boolean };
 
 /** A key for every step's colour, the upgrade's parts (drain, reboot) only where `parts` (a node's are drawn: numo
  * saw its drain end), as src/timeline/svg.rs keys them. */
-const legendKeys = (parts: boolean): Key[] => [
+const legendKeys = (parts: boolean, t: Translate): Key[] => [
   ...[...NODE_STEPS, ...(parts ? UPGRADE_PARTS : []), 'Restore' as Step].map((step) => ({
-    label: STEP_NAMES[step],
+    label: stepNames(t)[step],
     fill: STEP_COLOURS[step],
   })),
-  { label: 'held', fill: HOLD_COLOUR },
-  { label: 'maintenance window', fill: WINDOW_COLOUR },
-  { label: 'blackout', fill: BLACKOUT_COLOUR, opacity: 0.3 },
-  { label: 'failed or ungated', fill: FAILED_COLOUR },
-  { label: 'projected', fill: '#888888', opacity: PROJECTED_OPACITY, dashed: true },
+  { label: t('held'), fill: HOLD_COLOUR },
+  { label: t('maintenance window'), fill: WINDOW_COLOUR },
+  { label: t('blackout'), fill: BLACKOUT_COLOUR, opacity: 0.3 },
+  { label: t('failed or ungated'), fill: FAILED_COLOUR },
+  { label: t('projected'), fill: '#888888', opacity: PROJECTED_OPACITY, dashed: true },
 ];
 
 const Legend: React.FC<{ layout: TimelineLayout }> = ({ layout }) => {
-  const parts = layout.rows.some((r) => r.segments.some((s) => (UPGRADE_PARTS as Step[]).includes(s.step)));
-  let x = 8;
+  const { t } = useTranslation('plugin__numo-console-plugin');
+  const parts = layout.rows.some((r) => r.segments.some((s) => (UPGRADE_PARTS as readonly Step[]).includes(s.step)));
+  const keys = legendKeys(parts, t);
+  // Each key starts where the one before it ends.
+  const starts = keys.reduce<number[]>(
+    (at, _key, i) => [...at, i ? at[i - 1] + 28 + LEGEND_CHAR_PX * keys[i - 1].label.length : 8],
+    [],
+  );
   return (
     <g data-test="timeline-legend">
-      {legendKeys(parts).map((key) => {
-        const at = x;
-        x += 28 + LEGEND_CHAR_PX * key.label.length;
+      {keys.map((key, i) => {
+        const at = starts[i];
         return (
           <g key={key.label}>
             <rect
@@ -81,6 +88,8 @@ const Background: React.FC<{ band: TimelineBand; layout: TimelineLayout }> = ({ 
 );
 
 const Row: React.FC<{ row: TimelineRow; layout: TimelineLayout }> = ({ row, layout }) => {
+  const { t } = useTranslation('plugin__numo-console-plugin');
+  const words = outcomeWords(t);
   const textY = row.y + layout.rowHeight - 2;
   return (
     <g data-test={`timeline-row-${row.node ?? row.key}`} data-outcome={row.outcome}>
@@ -117,13 +126,13 @@ const Row: React.FC<{ row: TimelineRow; layout: TimelineLayout }> = ({ row, layo
             fill={FAILED_COLOUR}
           />
           <text x={row.after + 6 + layout.rowHeight / 2} y={textY} fill={FAILED_COLOUR} fontWeight="bold">
-            {OUTCOME_WORDS[row.outcome]}
+            {words[row.outcome]}
           </text>
         </>
       )}
       {row.outcome === 'Skipped' && (
         <text x={row.after + 3} y={textY} fill="#444444" fontStyle="italic">
-          {OUTCOME_WORDS[row.outcome]}
+          {words[row.outcome]}
         </text>
       )}
     </g>
@@ -132,16 +141,27 @@ const Row: React.FC<{ row: TimelineRow; layout: TimelineLayout }> = ({ row, layo
 
 /** The SVG of a rollout's timeline. */
 export const TimelineChart: React.FC<{ layout: TimelineLayout }> = ({ layout }) => {
+  const { t } = useTranslation('plugin__numo-console-plugin');
   const rows = layout.rows.length + (layout.restore ? 1 : 0);
   const bottom = layout.chartBottom;
-  let holdLabelsFrom = 0;
+  // A hold's label is drawn where the one before it left room (labels of holds close together would overlap).
+  const labelled = layout.holds.reduce<{ shown: boolean[]; from: number }>(
+    ({ shown, from }, h) =>
+      h.x >= from
+        ? { shown: [...shown, true], from: h.x + 2 + 5.5 * h.label.length + 4 }
+        : { shown: [...shown, false], from },
+    { shown: [], from: 0 },
+  ).shown;
   return (
     <svg
       data-test="timeline"
       role="img"
-      aria-label={`Timeline of ${layout.title}: ${rows} rows from ${shownTime(layout.start)} to ${shownTime(
-        layout.end,
-      )}`}
+      aria-label={t('Timeline of {{title}}: {{rows}} rows from {{from}} to {{to}}', {
+        title: layout.title,
+        rows,
+        from: shownTime(layout.start),
+        to: shownTime(layout.end),
+      })}
       xmlns="http://www.w3.org/2000/svg"
       viewBox={`0 0 ${layout.width} ${layout.height}`}
       width="100%"
@@ -161,20 +181,19 @@ export const TimelineChart: React.FC<{ layout: TimelineLayout }> = ({ layout }) 
       ))}
       <g data-test="timeline-axis">
         <text x={layout.chartLeft - 24} y={layout.top - 18} textAnchor="end" fill="#444444">
-          UTC
+          {t('UTC')}
         </text>
-        {layout.ticks.map((t) => (
-          <g key={t.x}>
-            <line x1={t.x} y1={layout.top - 14} x2={t.x} y2={bottom} stroke="#DDDDDD" />
-            <text x={t.x} y={layout.top - 18} textAnchor="middle" fill="#444444">
-              {t.label}
+        {layout.ticks.map((tick) => (
+          <g key={tick.x}>
+            <line x1={tick.x} y1={layout.top - 14} x2={tick.x} y2={bottom} stroke="#DDDDDD" />
+            <text x={tick.x} y={layout.top - 18} textAnchor="middle" fill="#444444">
+              {tick.label}
             </text>
           </g>
         ))}
       </g>
-      {layout.holds.map((h) => {
-        const showLabel = h.x >= holdLabelsFrom;
-        if (showLabel) holdLabelsFrom = h.x + 2 + 5.5 * h.label.length + 4;
+      {layout.holds.map((h, i) => {
+        const showLabel = labelled[i];
         return (
           <g key={`h-${h.start}`} data-test="timeline-hold">
             <title>{h.title}</title>
@@ -201,7 +220,7 @@ export const TimelineChart: React.FC<{ layout: TimelineLayout }> = ({ layout }) 
       {layout.restore && <Row row={layout.restore} layout={layout} />}
       {rows === 0 && (
         <text x={layout.chartLeft} y={layout.top + 11} fill="#444444">
-          No node in this rollout yet.
+          {t('No node in this rollout yet.')}
         </text>
       )}
       <g data-test="timeline-now">
@@ -214,7 +233,7 @@ export const TimelineChart: React.FC<{ layout: TimelineLayout }> = ({ layout }) 
           strokeDasharray="4,3"
         />
         <text x={layout.nowX} y={bottom + 14} textAnchor="middle">
-          now
+          {t('now')}
         </text>
       </g>
       {layout.estimatedEndX !== undefined && (
@@ -228,7 +247,7 @@ export const TimelineChart: React.FC<{ layout: TimelineLayout }> = ({ layout }) 
             strokeWidth={2}
           />
           <text x={layout.estimatedEndX} y={bottom + 28} textAnchor="end" fill={LINE_COLOUR}>
-            estimated end {shownTime(layout.estimatedEnd)}
+            {t('estimated end {{time}}', { time: shownTime(layout.estimatedEnd) })}
           </text>
         </g>
       )}

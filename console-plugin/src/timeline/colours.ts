@@ -1,6 +1,8 @@
 // The timeline's colours: exactly those of `numo timeline` (src/timeline/mod.rs), the Okabe–Ito palette, readable
 // with every common colour-vision deficiency.
 import type { Step, UpgradePart, WholeStep } from '../types';
+import type { Translate } from '../i18n';
+import { NODE_STEPS as API_NODE_STEPS, STEP_DEFAULT_SECONDS, UPGRADE_PARTS as API_UPGRADE_PARTS } from '../api-names';
 
 export const STEP_COLOURS: Record<Step, string> = {
   Gate: '#0072B2',
@@ -16,34 +18,32 @@ export const STEP_COLOURS: Record<Step, string> = {
 };
 
 /** The name of each step, as numo's Events, `numo plan` and the legend say it (src/estimate/mod.rs, name). */
-export const STEP_NAMES: Record<Step, string> = {
-  Gate: 'gate',
-  WaitForMco: 'waiting for the MCO',
-  Upgrade: 'upgrade',
-  Cleanup: 'cleanup',
-  Soak: 'soak',
-  Restore: 'restore',
-  Drain: 'drain',
-  Reboot: 'reboot',
-};
+export const stepNames = (t: Translate): Record<Step, string> => ({
+  Gate: t('gate'),
+  WaitForMco: t('waiting for the MCO'),
+  Upgrade: t('upgrade'),
+  Cleanup: t('cleanup'),
+  Soak: t('soak'),
+  Restore: t('restore'),
+  Drain: t('drain'),
+  Reboot: t('reboot'),
+});
 
 /** The parts of `Upgrade`, in order: drawn for a node whose drain numo saw end (`drainedAt`); projections know the
  * upgrade whole. */
-export const UPGRADE_PARTS: UpgradePart[] = ['Drain', 'Reboot'];
+export const UPGRADE_PARTS: readonly UpgradePart[] = API_UPGRADE_PARTS;
 
 /** A node's steps, in order. */
-export const NODE_STEPS: WholeStep[] = ['Gate', 'WaitForMco', 'Upgrade', 'Cleanup', 'Soak'];
+export const NODE_STEPS: readonly WholeStep[] = API_NODE_STEPS;
+
+/** The steps projections know: a node's, and the restore walk's. */
+export const WHOLE_STEPS: readonly WholeStep[] = [...NODE_STEPS, 'Restore'];
 
 /** How long a step takes when numo has no figure of its own (src/api/estimate.rs, default_seconds); whole steps
  * only, as the projection knows the upgrade whole. */
-export const DEFAULT_SECONDS: Record<WholeStep, number> = {
-  Gate: 60,
-  WaitForMco: 30,
-  Upgrade: 900,
-  Cleanup: 60,
-  Soak: 0,
-  Restore: 30,
-};
+export const DEFAULT_SECONDS = Object.fromEntries(
+  WHOLE_STEPS.map((step) => [step, STEP_DEFAULT_SECONDS[step]]),
+) as Record<WholeStep, number>;
 
 /** Holds (vermillion). */
 export const HOLD_COLOUR = '#D55E00';

@@ -12,6 +12,7 @@ import {
 } from './colours';
 import { drainedRunConfig, NOW, record, runConfig } from '../__fixtures__';
 import type { ConfigMap, MutexRunConfig } from '../types';
+import { t } from '../__fixtures__/i18n';
 
 const at = (t: string) => Date.parse(t);
 const steps = (row: { segments: { step: string; start: number; end: number; projected: boolean }[] }) =>
@@ -42,11 +43,25 @@ describe('layoutTimeline', () => {
 
   it('expects each step to take its median of this rollout, else numo defaults', () => {
     const lengths = stepMillis(runConfig());
-    expect(lengths).toEqual({ Gate: 60000, WaitForMco: 30000, Upgrade: 900000, Cleanup: 60000, Soak: 0, Restore: 30000 });
+    expect(lengths).toEqual({
+      Gate: 60000,
+      WaitForMco: 30000,
+      Upgrade: 900000,
+      Cleanup: 60000,
+      Soak: 0,
+      Restore: 30000,
+    });
     const rc = runConfig();
     rc.spec.soakTime = '10m';
     delete rc.status?.stepDurations;
-    expect(stepMillis(rc)).toEqual({ Gate: 65000, WaitForMco: 30000, Upgrade: 910000, Cleanup: 60000, Soak: 600000, Restore: 30000 });
+    expect(stepMillis(rc)).toEqual({
+      Gate: 65000,
+      WaitForMco: 30000,
+      Upgrade: 910000,
+      Cleanup: 60000,
+      Soak: 600000,
+      Restore: 30000,
+    });
   });
 
   it("takes the seconds numo's estimate used when the status has them (no cleanup Job: no cleanup)", () => {
@@ -62,12 +77,12 @@ describe('layoutTimeline', () => {
       ];
     }
     expect(stepMillis(rc)).toEqual({ Gate: 7000, WaitForMco: 1000, Upgrade: 2000, Cleanup: 0, Soak: 0, Restore: 2000 });
-    const pending = layoutTimeline(rc, record(), NOW).rows[4];
+    const pending = layoutTimeline(rc, record(), NOW, t).rows[4];
     expect(pending.segments.map((s) => s.step)).toEqual(['Gate', 'WaitForMco', 'Upgrade']);
   });
 
   it('draws a row per node: the finished ones from the record, then those in the status, then those to go', () => {
-    const layout = layoutTimeline(runConfig(), record(), NOW);
+    const layout = layoutTimeline(runConfig(), record(), NOW, t);
     expect(layout.title).toBe('upgrade-ops/gated-workers — 4.16.5');
     expect(layout.rows.map((r) => [r.label, r.outcome])).toEqual([
       ['worker-0', 'Done'],
@@ -86,7 +101,7 @@ describe('layoutTimeline', () => {
   });
 
   it('draws the step under way to now and the rest of the node projected, lighter', () => {
-    const layout = layoutTimeline(runConfig(), record(), NOW);
+    const layout = layoutTimeline(runConfig(), record(), NOW, t);
     const worker2 = layout.rows[2];
     expect(steps(worker2)).toEqual([
       ['Gate', '2026-11-25T09:30:00.000Z', '2026-11-25T09:31:00.000Z', false],
@@ -102,7 +117,7 @@ describe('layoutTimeline', () => {
     const rc = runConfig();
     const entry = rc.status?.nodes?.[0];
     if (entry) entry.upgradingAt = '2026-11-25T09:55:00Z';
-    const later = layoutTimeline(rc, record(), NOW).rows[2];
+    const later = layoutTimeline(rc, record(), NOW, t).rows[2];
     expect(steps(later).slice(2)).toEqual([
       ['Upgrade', '2026-11-25T09:55:00.000Z', '2026-11-25T10:00:00.000Z', false],
       ['Upgrade', '2026-11-25T10:00:00.000Z', '2026-11-25T10:10:00.000Z', true],
@@ -111,7 +126,7 @@ describe('layoutTimeline', () => {
   });
 
   it("splits a node's measured upgrade into its drain and its reboot where numo saw the drain end", () => {
-    const layout = layoutTimeline(drainedRunConfig(), record(), NOW);
+    const layout = layoutTimeline(drainedRunConfig(), record(), NOW, t);
     const worker2 = layout.rows[2];
     expect(steps(worker2)).toEqual([
       ['Gate', '2026-11-25T09:30:00.000Z', '2026-11-25T09:31:00.000Z', false],
@@ -124,9 +139,7 @@ describe('layoutTimeline', () => {
       ['#F0E442', 1],
       ['#A86400', 1],
     ]);
-    expect(worker2.segments[2].title).toBe(
-      'worker-2: drain, 2026-11-25 09:31 UTC – 2026-11-25 09:40 UTC (8m 30s)',
-    );
+    expect(worker2.segments[2].title).toBe('worker-2: drain, 2026-11-25 09:31 UTC – 2026-11-25 09:40 UTC (8m 30s)');
     // The rest of an upgrade that should not be over yet (the upgrade's figure, from where the drain started)
     // continues the part under way, as `numo timeline` draws it; the node's next steps are projected as ever.
     const rc = drainedRunConfig();
@@ -135,7 +148,7 @@ describe('layoutTimeline', () => {
       entry.upgradingAt = '2026-11-25T09:55:00Z';
       entry.drainedAt = '2026-11-25T09:57:00Z';
     }
-    expect(steps(layoutTimeline(rc, record(), NOW).rows[2]).slice(2)).toEqual([
+    expect(steps(layoutTimeline(rc, record(), NOW, t).rows[2]).slice(2)).toEqual([
       ['Drain', '2026-11-25T09:55:00.000Z', '2026-11-25T09:57:00.000Z', false],
       ['Reboot', '2026-11-25T09:57:00.000Z', '2026-11-25T10:00:00.000Z', false],
       ['Reboot', '2026-11-25T10:00:00.000Z', '2026-11-25T10:10:00.000Z', true],
@@ -166,7 +179,7 @@ describe('layoutTimeline', () => {
         finishedAt: '2026-11-25T09:12:00Z',
       },
     );
-    const rows = layoutTimeline(rc, record(), NOW).rows;
+    const rows = layoutTimeline(rc, record(), NOW, t).rows;
     const row = (name: string) => rows.find((r) => r.node === name) as (typeof rows)[number];
     expect(steps(row('worker-5')).slice(2)).toEqual([
       ['Drain', '2026-11-25T08:42:00.000Z', '2026-11-25T08:45:00.000Z', false],
@@ -180,12 +193,17 @@ describe('layoutTimeline', () => {
   });
 
   it('keeps one upgrade for a node whose drain numo did not see (before OpenShift 4.20)', () => {
-    const layout = layoutTimeline(runConfig(), record(), NOW);
+    const layout = layoutTimeline(runConfig(), record(), NOW, t);
     const drawn = layout.rows.flatMap((r) => r.segments.map((s) => s.step));
     expect(drawn).toContain('Upgrade');
     expect(drawn).not.toContain('Drain');
     expect(drawn).not.toContain('Reboot');
-    expect(steps(layout.rows[2])[2]).toEqual(['Upgrade', '2026-11-25T09:31:30.000Z', '2026-11-25T10:00:00.000Z', false]);
+    expect(steps(layout.rows[2])[2]).toEqual([
+      'Upgrade',
+      '2026-11-25T09:31:30.000Z',
+      '2026-11-25T10:00:00.000Z',
+      false,
+    ]);
     // A record written before numo read MachineConfigNodes, or a node drained without it: one upgrade.
     expect(layout.rows[0].segments.map((s) => s.step)).toEqual(['Gate', 'WaitForMco', 'Upgrade', 'Cleanup']);
   });
@@ -230,7 +248,7 @@ describe('layoutTimeline', () => {
     const pending = (withParts: boolean) => {
       const rc = figures(withParts);
       delete rc.status?.estimate?.nodesDone;
-      return layoutTimeline(rc, record(), NOW).rows[4];
+      return layoutTimeline(rc, record(), NOW, t).rows[4];
     };
     expect(pending(true).label).toBe('2 nodes to go');
     expect(steps(pending(true))).toEqual(steps(pending(false)));
@@ -254,7 +272,7 @@ describe('layoutTimeline', () => {
     ]
       .map((t) => (t === '-' ? t : at(`2026-11-25T${t}Z`) / 1000))
       .join(' ')}`;
-    const layout = layoutTimeline(runConfig(), { ...record(), data }, NOW);
+    const layout = layoutTimeline(runConfig(), { ...record(), data }, NOW, t);
     expect(steps(layout.rows[0])).toEqual([
       ['Gate', '2026-11-25T08:00:00.000Z', '2026-11-25T08:01:00.000Z', false],
       ['WaitForMco', '2026-11-25T08:01:00.000Z', '2026-11-25T08:01:30.000Z', false],
@@ -267,14 +285,14 @@ describe('layoutTimeline', () => {
   });
 
   it('ends a failed node where it failed, and marks it', () => {
-    const layout = layoutTimeline(runConfig(), record(), NOW);
+    const layout = layoutTimeline(runConfig(), record(), NOW, t);
     const worker3 = layout.rows[3];
     expect(steps(worker3)).toEqual([['Gate', '2026-11-25T09:30:00.000Z', '2026-11-25T09:32:00.000Z', false]]);
     expect(worker3.after).toBeCloseTo(worker3.segments[0].x + worker3.segments[0].width);
   });
 
   it('projects the nodes to go in the free slots, up to where numo expects the last node done', () => {
-    const layout = layoutTimeline(runConfig(), record(), NOW);
+    const layout = layoutTimeline(runConfig(), record(), NOW, t);
     const pending = layout.rows[4];
     expect(pending.segments.every((s) => s.projected && s.opacity === PROJECTED_OPACITY)).toBe(true);
     expect(pending.segments.map((s) => s.step)).toEqual(['Gate', 'WaitForMco', 'Upgrade', 'Cleanup']);
@@ -284,17 +302,17 @@ describe('layoutTimeline', () => {
 
   it("ends the nodes to go where numo's estimate does, also when that is sooner than this page's figures give", () => {
     const rc = runConfig();
-    const full = layoutTimeline(rc, record(), NOW).rows[4];
+    const full = layoutTimeline(rc, record(), NOW, t).rows[4];
     const fullEnd = Math.max(...full.segments.map((s) => s.end));
     const sooner = NOW + (fullEnd - NOW) / 2;
     if (rc.status?.estimate) rc.status.estimate.nodesDone = new Date(sooner).toISOString();
-    const pending = layoutTimeline(rc, record(), NOW).rows[4];
+    const pending = layoutTimeline(rc, record(), NOW, t).rows[4];
     expect(Math.min(...pending.segments.map((s) => s.start))).toBe(NOW);
     expect(Math.max(...pending.segments.map((s) => s.end))).toBeCloseTo(sooner, -3);
   });
 
   it('spans the rollout from its start to the estimated end, with now, holds, windows, blackouts and the restore walk', () => {
-    const layout = layoutTimeline(runConfig(), record(), NOW);
+    const layout = layoutTimeline(runConfig(), record(), NOW, t);
     expect(layout.start).toBe(at('2026-11-25T08:00:00Z'));
     expect(layout.end).toBe(at('2026-11-25T12:30:00Z'));
     const x = (t: string) => LAYOUT.chartLeft + ((at(t) - layout.start) / (layout.end - layout.start)) * 940;
@@ -318,7 +336,7 @@ describe('layoutTimeline', () => {
 
   it('leaves out a record of another rollout', () => {
     const other: ConfigMap = { ...record(), data: { ...record().data, rollout: '4.16.2' } };
-    const layout = layoutTimeline(runConfig(), other, NOW);
+    const layout = layoutTimeline(runConfig(), other, NOW, t);
     expect(layout.rows.map((r) => r.label)).toEqual(['worker-2', 'worker-3', '2 nodes to go']);
     expect(layout.holds).toHaveLength(1);
   });
@@ -336,7 +354,7 @@ describe('layoutTimeline', () => {
       finishedAt: '2026-11-25T08:25:00Z',
       estimate: undefined,
     };
-    const layout = layoutTimeline(rc, record(), at('2026-11-27T00:00:00Z'));
+    const layout = layoutTimeline(rc, record(), at('2026-11-27T00:00:00Z'), t);
     expect(layout.now).toBe(at('2026-11-25T08:25:00Z'));
     expect(layout.end).toBe(at('2026-11-25T08:25:00Z'));
     expect(layout.rows.map((r) => r.outcome)).toEqual(['Done', 'Done']);
@@ -355,7 +373,7 @@ describe('layoutTimeline', () => {
     }
     const rc = runConfig();
     rc.status = { ...rc.status, nodes: [], pendingNodes: 0 };
-    const layout = layoutTimeline(rc, { ...record(), data }, NOW);
+    const layout = layoutTimeline(rc, { ...record(), data }, NOW, t);
     expect(layout.rows.length).toBeLessThanOrEqual(MAX_ROWS);
     expect(layout.rows[0].label).toBe('n-000 … n-002 (3 nodes)');
     expect(layout.rows[0].title).toBe('3 nodes: 3 done');
@@ -368,7 +386,7 @@ describe('layoutTimeline', () => {
       .forEach((k) => {
         data[k] = `${data[k]} ${Number(data[k].split(' ')[4]) + 5}`;
       });
-    const parts = layoutTimeline(rc, { ...record(), data }, NOW);
+    const parts = layoutTimeline(rc, { ...record(), data }, NOW, t);
     expect(parts.rows[0].segments.map((s) => s.step)).toEqual(['Gate', 'WaitForMco', 'Upgrade', 'Cleanup']);
     expect(parts.rows[0].segments[2].start).toBe((base + 20) * 1000);
     expect(parts.rows[0].segments[2].end).toBe((base + 120 + 40) * 1000);
@@ -377,7 +395,7 @@ describe('layoutTimeline', () => {
   it('draws a run config numo has not reported on as an empty chart', () => {
     const rc = runConfig();
     delete rc.status;
-    const layout = layoutTimeline(rc, undefined, NOW);
+    const layout = layoutTimeline(rc, undefined, NOW, t);
     expect(layout.rows).toEqual([]);
     expect(layout.restore).toBeUndefined();
     expect(layout.title).toBe('upgrade-ops/gated-workers — no rollout');

@@ -4,17 +4,11 @@
 // step in its colour, the projected remainder lighter, holds, the next maintenance window and blackouts as bands,
 // the restore walk, now and the estimated end.
 import type { ConfigMap, MutexRunConfig, NodeProgress, Step, WholeStep } from '../types';
-import { readRecord, RolloutRecord } from '../record';
+import { readRecord, type RolloutRecord } from '../record';
 import { lasting, ms, parseDuration, shownTime } from '../time';
-import {
-  DEFAULT_SECONDS,
-  NODE_STEPS,
-  PROJECTED_OPACITY,
-  STEP_COLOURS,
-  STEP_NAMES,
-  UPGRADE_PARTS,
-} from './colours';
-import { drawnRecordedSteps, drawnSteps, Measured } from './measured';
+import { DEFAULT_SECONDS, NODE_STEPS, PROJECTED_OPACITY, STEP_COLOURS, stepNames, UPGRADE_PARTS } from './colours';
+import type { Translate } from '../i18n';
+import { drawnRecordedSteps, drawnSteps, type Measured } from './measured';
 
 /** Where things are drawn (the same layout as src/timeline/layout.rs). */
 export const LAYOUT = {
@@ -34,14 +28,15 @@ const MIN_GAP_PX = 2;
 
 export type RowOutcome = 'Done' | 'InFlight' | 'Failed' | 'Skipped' | 'Ungated' | 'Projected';
 
-export const OUTCOME_WORDS: Record<RowOutcome, string> = {
-  Done: 'done',
-  InFlight: 'under way',
-  Failed: 'failed',
-  Skipped: 'skipped',
-  Ungated: 'ungated',
-  Projected: 'to go',
-};
+/** The word of each outcome, as a row's title and the chart (after a failed or skipped row) say it. */
+export const outcomeWords = (t: Translate): Record<RowOutcome, string> => ({
+  Done: t('done'),
+  InFlight: t('under way'),
+  Failed: t('failed'),
+  Skipped: t('skipped'),
+  Ungated: t('ungated'),
+  Projected: t('to go'),
+});
 
 export type TimelineSegment = {
   step: Step;
@@ -138,7 +133,7 @@ export const stepMillis = (rc: MutexRunConfig): Record<WholeStep, number> => {
   return out;
 };
 
-const isUpgradePart = (step: Step) => (UPGRADE_PARTS as Step[]).includes(step);
+const isUpgradePart = (step: Step) => (UPGRADE_PARTS as readonly Step[]).includes(step);
 
 const CURRENT_STEP: Partial<Record<NodeProgress['phase'], WholeStep>> = {
   Gating: 'Gate',
@@ -151,7 +146,7 @@ const CURRENT_STEP: Partial<Record<NodeProgress['phase'], WholeStep>> = {
 type Plain = { step: Step; start: number; end: number; projected: boolean };
 
 /** A node's steps from `from` on, each its expected length (a step of no length left out). */
-const projectSteps = (steps: WholeStep[], from: number, lengths: Record<WholeStep, number>): Plain[] => {
+const projectSteps = (steps: readonly WholeStep[], from: number, lengths: Record<WholeStep, number>): Plain[] => {
   const out: Plain[] = [];
   let at = from;
   steps.forEach((step) => {
@@ -236,9 +231,10 @@ type PlainRow = { key: string; label: string; node?: string; outcome: RowOutcome
 /** Rows beyond MAX_ROWS grouped: `ceil(n / MAX_ROWS)` consecutive nodes to a row, each step spanning from the
  * group's earliest start to its latest end, a group's upgrade over its nodes' upgrades drawn whole or in their
  * parts (src/timeline/group.rs). */
-const grouped = (rows: PlainRow[]): PlainRow[] => {
+const grouped = (rows: PlainRow[], t: Translate): PlainRow[] => {
   if (rows.length <= MAX_ROWS) return rows;
   const size = Math.ceil(rows.length / MAX_ROWS);
+  const words = outcomeWords(t);
   const out: PlainRow[] = [];
   const severity: RowOutcome[] = ['Failed', 'Ungated', 'InFlight', 'Skipped', 'Done', 'Projected'];
   for (let i = 0; i < rows.length; i += size) {
@@ -258,14 +254,20 @@ const grouped = (rows: PlainRow[]): PlainRow[] => {
     const counts = new Map<RowOutcome, number>();
     group.forEach((r) => counts.set(r.outcome, (counts.get(r.outcome) ?? 0) + 1));
     const outcome = severity.find((o) => counts.has(o)) ?? 'Done';
+    const outcomes = [...counts.entries()].map(([o, n]) => t('{{n}} {{outcome}}', { n, outcome: words[o] })).join(', ');
     const first = group[0].label;
     const last = group[group.length - 1].label;
     out.push({
       key: `group-${i}`,
-      label: group.length > 1 ? `${first} … ${last} (${group.length} nodes)` : first,
+      label:
+        group.length > 1 ? t('{{first}} … {{last}} ({{nodes}} nodes)', { first, last, nodes: group.length }) : first,
       outcome,
       steps: [...spans.values()].sort((a, b) => a.start - b.start),
-      title: `${group.length} nodes: ${[...counts.entries()].map(([o, n]) => `${n} ${OUTCOME_WORDS[o]}`).join(', ')}`,
+      title: t('{{count}} nodes: {{outcomes}}', {
+        count: group.length,
+        defaultValue_one: '{{count}} node: {{outcomes}}',
+        outcomes,
+      }),
     });
   }
   return out;
@@ -315,7 +317,10 @@ export const layoutTimeline = (
   rc: MutexRunConfig,
   record: ConfigMap | null | undefined,
   nowMs: number,
+  t: Translate,
 ): TimelineLayout => {
+  const steps = stepNames(t);
+  const words = outcomeWords(t);
   const status = rc.status ?? {};
   const rollout = status.targetConfig?.rollout ?? status.targetVersion;
   const recorded: RolloutRecord = readRecord(record?.data);
@@ -370,7 +375,7 @@ export const layoutTimeline = (
     const from = heldByWindow && nextWindow !== undefined && nextWindow > nowMs ? nextWindow : nowMs;
     rows.push({
       key: 'pending',
-      label: `${pending} node${pending === 1 ? '' : 's'} to go`,
+      label: t('{{count}} nodes to go', { count: pending, defaultValue_one: '{{count}} node to go' }),
       outcome: 'Projected',
       steps: pendingSteps(
         pending,
@@ -383,7 +388,7 @@ export const layoutTimeline = (
     });
   }
 
-  const drawn = grouped(rows);
+  const drawn = grouped(rows, t);
   const estimatedEnd = ms(status.estimate?.end);
   const allSteps = drawn.flatMap((r) => r.steps);
   const lastSegment = allSteps.length ? Math.max(...allSteps.map((s) => s.end)) : undefined;
@@ -395,11 +400,15 @@ export const layoutTimeline = (
   const restoreStarted = ms(status.restoreStartedAt);
   let restore: { start: number; end: number; label: string } | undefined;
   if (restoreStarted !== undefined && finishedAt !== undefined) {
-    restore = { start: restoreStarted, end: finishedAt, label: 'restore walk' };
+    restore = { start: restoreStarted, end: finishedAt, label: t('restore walk') };
   } else if (restoreStarted !== undefined) {
-    restore = { start: restoreStarted, end: Math.max(estimatedEnd ?? now, now), label: 'restore walk (projected)' };
+    restore = { start: restoreStarted, end: Math.max(estimatedEnd ?? now, now), label: t('restore walk (projected)') };
   } else if (status.estimate?.nodesDone && estimatedEnd !== undefined && !completed) {
-    restore = { start: ms(status.estimate.nodesDone) as number, end: estimatedEnd, label: 'restore walk (projected)' };
+    restore = {
+      start: ms(status.estimate.nodesDone) as number,
+      end: estimatedEnd,
+      label: t('restore walk (projected)'),
+    };
   }
 
   const end = Math.max(
@@ -410,15 +419,22 @@ export const layoutTimeline = (
   const x = (t: number) =>
     LAYOUT.chartLeft + Math.min(1, Math.max(0, (t - start) / span)) * (LAYOUT.chartRight - LAYOUT.chartLeft);
   const width = (from: number, to: number) => Math.max(1, x(to) - x(from));
+  const stepTimes = (who: string, s: Plain) => ({
+    who,
+    step: steps[s.step],
+    from: shownTime(s.start),
+    to: shownTime(s.end),
+    lasting: lasting(s.end - s.start),
+  });
   const segment = (who: string, s: Plain): TimelineSegment => ({
     ...s,
     colour: STEP_COLOURS[s.step],
     opacity: s.projected ? PROJECTED_OPACITY : 1,
     x: x(s.start),
     width: width(s.start, s.end),
-    title: `${who}: ${STEP_NAMES[s.step]}${s.projected ? ' (projected)' : ''}, ${shownTime(s.start)} – ${shownTime(
-      s.end,
-    )} (${lasting(s.end - s.start)})`,
+    title: s.projected
+      ? t('{{who}}: {{step}} (projected), {{from}} – {{to}} ({{lasting}})', stepTimes(who, s))
+      : t('{{who}}: {{step}}, {{from}} – {{to}} ({{lasting}})', stepTimes(who, s)),
   });
   const laidRow = (r: PlainRow, i: number): TimelineRow => {
     const segments = r.steps.map((s) => segment(r.label, s));
@@ -434,19 +450,26 @@ export const layoutTimeline = (
       after: segments.reduce((m, s) => Math.max(m, s.x + s.width), LAYOUT.chartLeft),
       title:
         r.title ??
-        `${r.label}: ${OUTCOME_WORDS[r.outcome]}${
-          first !== undefined ? `, ${shownTime(first)} – ${shownTime(last)}` : ''
-        }`,
+        (first !== undefined
+          ? t('{{row}}: {{outcome}}, {{from}} – {{to}}', {
+              row: r.label,
+              outcome: words[r.outcome],
+              from: shownTime(first),
+              to: shownTime(last),
+            })
+          : t('{{row}}: {{outcome}}', { row: r.label, outcome: words[r.outcome] })),
     };
   };
   const laidRows = drawn.map(laidRow);
   let restoreRow: TimelineRow | undefined;
   if (restore) {
     const y = LAYOUT.top + laidRows.length * LAYOUT.rowPitch;
-    const steps: Plain[] = [];
-    if (restore.start < now) steps.push({ step: 'Restore', start: restore.start, end: Math.min(restore.end, now), projected: false });
-    if (restore.end > now) steps.push({ step: 'Restore', start: Math.max(restore.start, now), end: restore.end, projected: true });
-    const segments = steps.map((s) => segment(restore?.label ?? 'restore walk', s));
+    const restoreSteps: Plain[] = [];
+    if (restore.start < now)
+      restoreSteps.push({ step: 'Restore', start: restore.start, end: Math.min(restore.end, now), projected: false });
+    if (restore.end > now)
+      restoreSteps.push({ step: 'Restore', start: Math.max(restore.start, now), end: restore.end, projected: true });
+    const segments = restoreSteps.map((s) => segment(restore?.label ?? t('restore walk'), s));
     restoreRow = {
       key: 'restore',
       label: restore.label,
@@ -454,9 +477,12 @@ export const layoutTimeline = (
       y,
       segments,
       after: segments.reduce((m, s) => Math.max(m, s.x + s.width), LAYOUT.chartLeft),
-      title: `${restore.label}: ${shownTime(restore.start)} – ${shownTime(restore.end)} (${lasting(
-        restore.end - restore.start,
-      )})`,
+      title: t('{{row}}: {{from}} – {{to}} ({{lasting}})', {
+        row: restore.label,
+        from: shownTime(restore.start),
+        to: shownTime(restore.end),
+        lasting: lasting(restore.end - restore.start),
+      }),
     };
   }
   const rowCount = laidRows.length + (restoreRow ? 1 : 0);
@@ -476,7 +502,12 @@ export const layoutTimeline = (
     });
   }
   const said = (h: (typeof holdItems)[number]) =>
-    `held by ${h.checks}: ${h.message} (${shownTime(h.start)} – ${shownTime(h.end)})`;
+    t('held by {{checks}}: {{message}} ({{from}} – {{to}})', {
+      checks: h.checks,
+      message: h.message,
+      from: shownTime(h.start),
+      to: shownTime(h.end),
+    });
   const holds: TimelineBand[] = mergedBands(holdItems, start, end).map((b) => {
     const checks = [...new Set(b.items.flatMap((h) => h.checks.split(',')))].slice(0, 3).join(', ');
     return {
@@ -489,23 +520,26 @@ export const layoutTimeline = (
       title:
         b.items.length === 1
           ? said(b.items[0])
-          : `held ${b.items.length} times, too close to draw apart, by ${checks}: ${shownTime(b.start)} – ${shownTime(
-              b.end,
-            )}`,
+          : t('held {{times}} times, too close to draw apart, by {{checks}}: {{from}} – {{to}}', {
+              times: b.items.length,
+              checks,
+              from: shownTime(b.start),
+              to: shownTime(b.end),
+            }),
     };
   });
 
   const windowItems: { start: number; end: number; label: string }[] = [];
   const windowStart = ms(status.nextWindow?.start);
   if (windowStart !== undefined) {
-    windowItems.push({ start: windowStart, end: ms(status.nextWindow?.end) ?? end, label: 'maintenance window' });
+    windowItems.push({ start: windowStart, end: ms(status.nextWindow?.end) ?? end, label: t('maintenance window') });
   }
   const blackoutItems = (rc.spec?.blackoutWindows ?? [])
-    .map((b) => ({ start: ms(b.start), end: ms(b.end), label: b.reason || 'blackout' }))
+    .map((b) => ({ start: ms(b.start), end: ms(b.end), label: b.reason || t('blackout') }))
     .filter((b): b is { start: number; end: number; label: string } => b.start !== undefined && b.end !== undefined);
   const bands = (items: { start: number; end: number; label: string }[], kind: 'window' | 'blackout') =>
     mergedBands(items, start, end).map((b) => {
-      const what = kind === 'window' ? 'maintenance window' : 'blackout';
+      const what = kind === 'window' ? t('maintenance window') : t('blackout');
       const labels = [...new Set(b.items.map((i) => i.label))].join(', ');
       return {
         kind,
@@ -514,14 +548,23 @@ export const layoutTimeline = (
         x: x(b.start),
         width: width(b.start, b.end),
         label: labels,
-        title: `${labels === what ? what : `${what}: ${labels}`}: ${shownTime(b.start)} – ${shownTime(b.end)}`,
+        title:
+          labels === what
+            ? t('{{what}}: {{from}} – {{to}}', { what, from: shownTime(b.start), to: shownTime(b.end) })
+            : t('{{what}}: {{labels}}: {{from}} – {{to}}', {
+                what,
+                labels,
+                from: shownTime(b.start),
+                to: shownTime(b.end),
+              }),
       };
     });
 
   const name = rc.metadata?.name ?? '';
+  const noRollout = t('no rollout');
   const ns = rc.metadata?.namespace ?? '';
   return {
-    title: `${ns}/${name} — ${rollout ?? 'no rollout'}`,
+    title: t('{{runConfig}} — {{rollout}}', { runConfig: `${ns}/${name}`, rollout: rollout ?? noRollout }),
     width: LAYOUT.width,
     height: chartBottom + 40,
     chartLeft: LAYOUT.chartLeft,
