@@ -5,7 +5,8 @@
 //! `console-plugin/e2e/load.mjs`, and gets the plugin's files same-origin through its server, which fetches them
 //! from numo's server verifying its certificate, as the console's backend does with the service CA. The shell
 //! fetches the manifest, runs `plugin-entry.js` (the module federation container), initialises it with its share
-//! scope, resolves every code reference (each exposed module's chunks) and renders the run config's Rollout tab and
+//! scope, loads the plugin's translations (`locales/en/plugin__numo-console-plugin.json`) into the console's i18next,
+//! resolves every code reference (each exposed module's chunks) and renders the run config's Rollout tab and
 //! a Node's Upgrade gate item against the test cluster, where numo (in this process) has completed a rollout.
 //! Screenshots, the shell's record and the script's log are kept in `target/test-output/console-plugin-load/`.
 //!
@@ -28,7 +29,7 @@ use serde_json::{json, Value};
 use support::*;
 
 /// The checks load.mjs must report, each once and passed, in this order.
-const CHECKS: [&str; 12] = [
+const CHECKS: [&str; 13] = [
     "shell-loaded",
     "manifest-served",
     "manifest-valid",
@@ -36,6 +37,7 @@ const CHECKS: [&str; 12] = [
     "container-initialised",
     "code-refs-resolved",
     "files-from-numo",
+    "locales-served",
     "rollout-tab",
     "node-status",
     "no-page-errors",
@@ -158,6 +160,14 @@ async fn the_console_loads_the_production_plugin_from_numos_server() -> anyhow::
     assert!(entry["contentType"].as_str().is_some_and(|t| t.starts_with("application/javascript")), "{entry}");
     let served = check("files-from-numo");
     assert!(served["files"].as_u64().is_some_and(|n| n >= 3 && n <= files as u64), "{served} of {files} files");
+    // The plugin's English catalogue, which the console loads from the plugin's base URL, came from numo too, and
+    // every word the plugin showed was in it (no-page-errors counts the keys it lacked).
+    let locales = check("locales-served");
+    assert_eq!(locales["file"], format!("locales/en/plugin__{NAME}.json"), "{locales}");
+    assert!(locales["contentType"].as_str().is_some_and(|t| t.starts_with("application/json")), "{locales}");
+    assert_eq!(locales["cacheControl"], "no-cache", "{locales}");
+    assert!(locales["keys"].as_u64().is_some_and(|n| n > 100), "{locales}");
+    assert_eq!(check("no-page-errors")["missingKeys"], 0);
     // The production container ran: every exposed module's export resolved, the tab shows what the API says.
     let resolved = check("code-refs-resolved");
     for module in ["RolloutTab", "NodeGateStatus", "NodeGateTab", "NodeGatesPage", "runConfigActions"] {

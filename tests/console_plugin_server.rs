@@ -63,7 +63,8 @@ async fn the_plugin_is_served_over_https_with_the_service_ca_certificate_and_fol
         Some(dist) => Assets::from_dir(&dist).unwrap_or_else(|e| panic!("{e}")),
         None => Assets::from_files([
             (MANIFEST, &br#"{"name":"numo-console-plugin","version":"0.2.0","extensions":[]}"#[..]),
-            (ENTRY, b"window.loadPluginEntry && window.loadPluginEntry()"),
+            (ENTRY, &b"window.loadPluginEntry && window.loadPluginEntry()"[..]),
+            ("locales/en/plugin__numo-console-plugin.json", br#"{"Rollout": "Rollout"}"#),
         ]),
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap_or_else(|e| panic!("{e}"));
@@ -111,6 +112,17 @@ async fn the_plugin_is_served_over_https_with_the_service_ca_certificate_and_fol
     .await
     .unwrap_or_else(|e| panic!("{e}"));
     assert_eq!((status.as_str(), content_type.as_str()), ("200", "application/javascript; charset=utf-8"));
+    // The plugin's English catalogue, which the console loads from the plugin's base URL
+    // (`locales/<language>/plugin__<name>.json`, the build's dist/locales/).
+    let (status, content_type, body) = tokio::task::spawn_blocking({
+        let ca_file = ca_file.clone();
+        move || fetch(address, host, &ca_file, &format!("/locales/en/plugin__{NAME}.json"))
+    })
+    .await
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!((status.as_str(), content_type.as_str()), ("200", "application/json; charset=utf-8"));
+    let catalogue: serde_json::Value = serde_json::from_slice(&body).unwrap_or_else(|e| panic!("the catalogue: {e}"));
+    assert_eq!(catalogue["Rollout"], "Rollout", "the console's tab name is in the catalogue");
     let (status, _, _) = tokio::task::spawn_blocking({
         let ca_file = ca_file.clone();
         move || fetch(address, host, &ca_file, "/../../etc/passwd")

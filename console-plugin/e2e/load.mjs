@@ -472,7 +472,35 @@ async function main() {
       bytes: server.plugin.reduce((n, r) => n + (r.bytes ?? 0), 0),
     });
 
-    // 7. The Rollout tab shows the run config's phase.
+    // 7. The plugin's translations: its English catalogue from numo's server (dist/locales/), as JSON, loaded into the
+    //    console's i18next under the plugin's namespace.
+    const localeFile = `locales/en/plugin__${expected.name}.json`;
+    const [localeRecord] = pluginFile(localeFile);
+    const browserLocale = first.seen.responses.find((r) => r.path === `${pluginPrefix}${localeFile}`);
+    if (
+      !localeRecord ||
+      localeRecord.status !== 200 ||
+      !localeRecord.authorized ||
+      !/^application\/json(;|$)/.test(localeRecord.contentType ?? '') ||
+      !/^application\/json(;|$)/.test(browserLocale?.contentType ?? '') ||
+      shell.i18n?.namespace !== `plugin__${expected.name}` ||
+      !(shell.i18n?.keys > 0)
+    ) {
+      await fail('locales-served', `the plugin's English catalogue did not come from numo as JSON`, {
+        numo: localeRecord,
+        browser: browserLocale,
+        i18n: shell.i18n,
+      });
+    }
+    report('locales-served', true, {
+      file: localeFile,
+      contentType: localeRecord.contentType,
+      cacheControl: localeRecord.cacheControl,
+      namespace: shell.i18n.namespace,
+      keys: shell.i18n.keys,
+    });
+
+    // 8. The Rollout tab shows the run config's phase.
     const phase = await waitFor(
       'rollout-tab',
       `the Rollout tab showing phase ${opts.expectPhase}`,
@@ -489,7 +517,7 @@ async function main() {
     const tabShot = await shot('01-rollout-tab');
     report('rollout-tab', true, { phase: phase.text, dataPhase: phase.phase, progress, screenshot: tabShot });
 
-    // 8. The Node's details item.
+    // 9. The Node's details item.
     const status8 = await waitFor(
       'node-status',
       `the Upgrade gate item of ${opts.node}`,
@@ -502,25 +530,27 @@ async function main() {
     );
     report('node-status', true, { node: opts.node, state: status8.state, text: status8.text });
 
-    // 9. Nothing went wrong on the way.
+    // 10. Nothing went wrong on the way, and every word the plugin showed is in its catalogue.
     const after = await shellState();
     const sharedWarnings = first.seen.warnings.filter((w) => /shared (singleton )?module|Unsatisfied version/i.test(w));
     if (
       first.seen.pageErrors.length > 0 ||
       first.seen.errors.length > 0 ||
       after.errors.length > 0 ||
+      after.missingKeys.length > 0 ||
       sharedWarnings.length > 0
     ) {
       await fail('no-page-errors', 'the page reported errors', {
         pageErrors: first.seen.pageErrors,
         consoleErrors: first.seen.errors,
         shellErrors: after.errors,
+        missingKeys: after.missingKeys,
         sharedWarnings,
       });
     }
-    report('no-page-errors', true, { warnings: first.seen.warnings.length });
+    report('no-page-errors', true, { warnings: first.seen.warnings.length, missingKeys: 0 });
 
-    // 10. An older console refuses the plugin before running any of it (its @console/pluginAPI dependency).
+    // 11. An older console refuses the plugin before running any of it (its @console/pluginAPI dependency).
     if (opts.olderConsole) {
       const since = server.plugin.length;
       const older = await open(opts.olderConsole);

@@ -10,9 +10,14 @@
 // - the node's "Upgrade gate" details item (console.resource/details-item), given the Node.
 //
 // '@openshift-console/dynamic-plugin-sdk' is ./sdk-adapter.ts here: everything is read from and written to the real
-// API server through the e2e server's proxy.
+// API server through the e2e server's proxy. i18next is set up as the console sets it up, with the plugin's English
+// catalogue (locales/en) bundled.
 import * as React from 'react';
 import { createRoot } from 'react-dom/client';
+import i18next from 'i18next';
+import { initReactI18next } from 'react-i18next';
+import english from '../locales/en/plugin__numo-console-plugin.json';
+import { CONSOLE_I18N_OPTIONS, NAMESPACE } from '../src/i18n';
 import {
   Button,
   Card,
@@ -48,6 +53,18 @@ type Action = {
 
 const GROUP = 'openshift-optional.skrzypek.io';
 const VERSION = 'v1alpha1';
+
+void i18next.use(initReactI18next).init({
+  ...CONSOLE_I18N_OPTIONS,
+  lng: 'en',
+  fallbackLng: 'en',
+  ns: [NAMESPACE],
+  defaultNS: NAMESPACE,
+  resources: { en: { [NAMESPACE]: english } },
+  initAsync: false,
+  showSupportNotice: false,
+  react: { useSuspense: false },
+});
 
 const query = new URLSearchParams(window.location.search);
 const namespace = query.get('ns') ?? '';

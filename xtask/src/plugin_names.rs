@@ -13,9 +13,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
-    JSONSchemaProps, JSONSchemaPropsOrArray,
-};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{JSONSchemaProps, JSONSchemaPropsOrArray};
 use numo::api::{check, Step, GROUP, VERSION};
 use numo::controllers::run_config::plan::condition;
 use numo::jobs::JobPhase;
@@ -206,7 +204,12 @@ pub fn generate() -> anyhow::Result<String> {
         "RETRY_ANNOTATION",
         labels::RETRY_ANNOTATION,
     );
-    constant(&mut out, "The run config annotation naming nodes numo does not gate.", "SKIP_ANNOTATION", labels::SKIP_ANNOTATION);
+    constant(
+        &mut out,
+        "The run config annotation naming nodes numo does not gate.",
+        "SKIP_ANNOTATION",
+        labels::SKIP_ANNOTATION,
+    );
     constant(
         &mut out,
         "Prefix of the node labels numo sets on every node it holds, one per rule (`<prefix>/<rule>.<namespace>`).",

@@ -13,14 +13,23 @@
 //    function that calls `container.get('Module')`;
 // 3. the console.flag/model extensions set their flags where the API server serves their model, which puts the
 //    plugin's other extensions in use;
-// 4. every code reference of the extensions in use is resolved (each exposed module's chunks load), and the
+// 4. i18next is set up as the console's public/i18n.js sets it up (react-i18next, the console's separators, the
+//    plugin's namespace `plugin__<plugin>` loaded in English from the plugin's base URL: the console's backend
+//    proxies `locales/resource.json?lng=…&ns=plugin__<plugin>` to the plugin's `locales/<lng>/<ns>.json`, here
+//    fetched through the same proxy as the plugin's other files); a key the plugin asks for that the catalogue
+//    lacks is recorded, as the console's missingKeyHandler reports it;
+// 5. every code reference of the extensions in use is resolved (each exposed module's chunks load), and the
 //    run config's tab (console.tab/horizontalNav) and the Node's details item (console.resource/details-item) are
-//    rendered as the console renders them: `<Component obj={object} />`.
+//    rendered as the console renders them: `<Component obj={object} />`, their `%namespace~text%` properties
+//    translated.
 //
 // What happened is kept in `window.numoShell` for the test (e2e/load.mjs): the steps, the manifest, the calls the
 // container received, the share scope, each code reference's resolution, errors.
 import * as React from 'react';
 import { createRoot } from 'react-dom/client';
+import i18next from 'i18next';
+import type { BackendModule } from 'i18next';
+import { initReactI18next } from 'react-i18next';
 import { PluginStore, isCodeRef } from '@openshift/dynamic-plugin-sdk';
 import type { Extension } from '@openshift/dynamic-plugin-sdk';
 import '@patternfly/react-core/dist/styles/base.css';
@@ -68,6 +77,10 @@ type ShellState = {
   extensionsInUse: string[];
   codeRefs: { extension: string; property: string; codeRef: string; resolved: string }[];
   shareScope?: Record<string, { version: string; from?: string; eager: boolean; loaded: boolean }[]>;
+  /** The plugin's translations: its namespace, the file they came from, how many keys it has. */
+  i18n?: { namespace: string; language: string; path: string; status?: number; keys: number; error?: string };
+  /** Keys the plugin asked for that its catalogue lacks (`namespace~key`). */
+  missingKeys: string[];
   errors: string[];
 };
 
@@ -99,6 +112,7 @@ const shell: ShellState = {
   flags: {},
   extensionsInUse: [],
   codeRefs: [],
+  missingKeys: [],
   errors: [],
 };
 (window as unknown as { numoShell: ShellState }).numoShell = shell;
@@ -149,6 +163,70 @@ function describeScope(scope: ShareScope) {
       ]),
   );
 }
+
+/* ---------------------------------------------------------------------------------------------- i18n */
+
+/** The path of a plugin namespace's catalogue under the plugin's base URL (what the console's backend proxies). */
+const localePath = (language: string, namespace: string) =>
+  `/api/plugins/${PLUGIN}/locales/${encodeURIComponent(language)}/${encodeURIComponent(namespace)}.json`;
+
+/** i18next's backend for the plugin's namespaces: the catalogue from the plugin's base URL. */
+const pluginLocales: BackendModule = {
+  type: 'backend',
+  init: () => undefined,
+  read: (language, namespace, callback) => {
+    const path = localePath(language, namespace);
+    const record = { namespace, language, path, keys: 0 };
+    shell.i18n = record;
+    fetch(path, { headers: { Accept: 'application/json' } })
+      .then(async (response) => {
+        shell.i18n = { ...record, status: response.status };
+        if (!response.ok) {
+          throw new Error(`${path}: ${response.status}`);
+        }
+        const catalogue = (await response.json()) as Record<string, string>;
+        shell.i18n = { ...record, status: response.status, keys: Object.keys(catalogue).length };
+        callback(null, catalogue);
+      })
+      .catch((e) => {
+        shell.i18n = { ...(shell.i18n ?? record), error: message(e) };
+        shell.errors.push(`translations of ${namespace}: ${message(e)}`);
+        callback(e as Error, false);
+      });
+  },
+};
+
+/** i18next as the console initialises it (public/i18n.js): English, the plugin's namespace loaded up front. */
+async function initI18n(plugin: string) {
+  const namespace = `plugin__${plugin}`;
+  await i18next
+    .use(pluginLocales)
+    .use(initReactI18next)
+    .init({
+      lng: 'en',
+      fallbackLng: 'en',
+      load: 'languageOnly',
+      ns: [namespace],
+      defaultNS: namespace,
+      nsSeparator: '~',
+      keySeparator: false,
+      contextSeparator: '~',
+      interpolation: { escapeValue: false },
+      react: { useSuspense: true },
+      showSupportNotice: false,
+      saveMissing: true,
+      missingKeyHandler: (_languages, ns, key) => {
+        shell.missingKeys.push(`${ns}~${key}`);
+      },
+    });
+  step('i18n', shell.i18n);
+}
+
+/** An extension's property as the console shows it: `%namespace~text%` translated (translateExtensionDeep). */
+const translated = (value: unknown): string =>
+  typeof value === 'string' && value.length > 2 && value.startsWith('%') && value.endsWith('%')
+    ? i18next.t(value.slice(1, -1))
+    : String(value);
 
 /* ----------------------------------------------------------------------------------------------- loading */
 
@@ -247,7 +325,10 @@ async function loadPlugin(): Promise<Loaded | undefined> {
   shell.extensionsInUse = inUse.map((e) => e.type);
   step('flags', flags);
 
-  // 4. Every code reference of the extensions in use, as the console's useResolvedExtensions resolves them.
+  // 4. The plugin's translations, as the console's i18next loads them.
+  await initI18n(manifest.name);
+
+  // 5. Every code reference of the extensions in use, as the console's useResolvedExtensions resolves them.
   const components = new Map<string, unknown>();
   const resolutions: Promise<void>[] = [];
   const visit = (extension: Extension, value: unknown, path: string) => {
@@ -340,7 +421,7 @@ const Shell: React.FC<{ loaded: Loaded }> = ({ loaded }) => {
       </p>
       <section data-test="shell-rollout-tab" style={{ marginTop: 16 }}>
         <h2 className="pf-v6-c-title pf-m-lg">
-          MutexRunConfig {namespace}/{name}: {page?.name ?? 'no tab'}
+          MutexRunConfig {namespace}/{name}: {page?.name ? translated(page.name) : 'no tab'}
         </h2>
         {!Tab ? (
           <p data-test="shell-missing">no console.tab/horizontalNav component for MutexRunConfig</p>
@@ -348,14 +429,16 @@ const Shell: React.FC<{ loaded: Loaded }> = ({ loaded }) => {
           <p data-test="shell-error">{String(rcError)}</p>
         ) : rcLoaded && rc?.metadata ? (
           <Guard name="RolloutTab">
-            <Tab obj={rc} />
+            <React.Suspense fallback={null}>
+              <Tab obj={rc} />
+            </React.Suspense>
           </Guard>
         ) : null}
       </section>
       {nodeName && (
         <section data-test="shell-node" style={{ marginTop: 16 }}>
           <h2 className="pf-v6-c-title pf-m-lg">
-            Node {nodeName}: {String(loaded.item?.properties.title ?? 'no details item')}
+            Node {nodeName}: {translated(loaded.item?.properties.title ?? 'no details item')}
           </h2>
           {!Item ? (
             <p data-test="shell-missing">no console.resource/details-item component for Node</p>
@@ -363,7 +446,9 @@ const Shell: React.FC<{ loaded: Loaded }> = ({ loaded }) => {
             <p data-test="shell-error">{String(nodeError)}</p>
           ) : nodeLoaded && node?.metadata ? (
             <Guard name="NodeGateStatus">
-              <Item obj={node} />
+              <React.Suspense fallback={null}>
+                <Item obj={node} />
+              </React.Suspense>
             </Guard>
           ) : null}
         </section>
