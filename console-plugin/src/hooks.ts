@@ -1,7 +1,8 @@
 // The watches and checks the plugin's components share.
 import * as React from 'react';
-import type { ConfigMap, MutexRunConfig, MutexTarget } from './types';
-import { ConfigMapModel, gvk, MutexRunConfigModel, MutexTargetModel } from './models';
+import type { ConfigMap, MutexRunConfig, MutexTarget, Node } from './types';
+import { ConfigMapModel, gvk, MutexRunConfigModel, MutexTargetModel, NodeModel } from './models';
+import { domainOf } from './topology';
 import { recordName } from './record';
 import { k8sListResourceItems, useAccessReview, useK8sWatchResource } from './sdk';
 
@@ -87,4 +88,19 @@ export const useNow = (everyMs = 30000): number => {
     return () => clearInterval(timer);
   }, [everyMs]);
   return now;
+};
+
+/** Under a rollout by failure domain (`status.topology`): each node's domain, the value of its label
+ * `status.topology.key` ('' without it); undefined without topology or while the nodes cannot be read. */
+export const useNodeDomains = (rc?: MutexRunConfig): Record<string, string> | undefined => {
+  const key = rc?.status?.topology?.key;
+  const [nodes, loaded, error] = useK8sWatchResource<Node[]>(
+    key ? { groupVersionKind: gvk(NodeModel), isList: true } : null,
+  );
+  return React.useMemo(() => {
+    if (!key || !loaded || error || !Array.isArray(nodes)) return undefined;
+    return Object.fromEntries(
+      nodes.map((n) => [n.metadata?.name ?? '', domainOf(n.metadata?.labels, key)] as [string, string]),
+    );
+  }, [key, nodes, loaded, error]);
 };

@@ -114,6 +114,32 @@ export type ForeignChange = {
 
 export type WindowTimes = { start: string; end?: string };
 
+/** How a rollout moves through its failure domains: one domain after the other, or spread across them. */
+export type TopologyMode = 'DomainAtATime' | 'Spread';
+
+/** One wave of a rollout by failure domain: the nodes of one domain. */
+export type TopologyWave = {
+  /** The domain: the value of the nodes' `key` label ('' for the nodes without it). */
+  domain: string;
+  nodes: number;
+  done: number;
+  start?: string;
+  end?: string;
+};
+
+/** The rollout's failure-domain waves (numo 0.3 and later; absent on a rollout without them). */
+export type Topology = {
+  /** The node label whose value names a node's domain, e.g. `topology.kubernetes.io/zone`. */
+  key: string;
+  mode: TopologyMode;
+  /** The domain whose wave is under way. */
+  current?: string;
+  /** The domains whose waves are over. */
+  done?: string[];
+  /** The waves, in the order they go. */
+  waves?: TopologyWave[];
+};
+
 export type MutexRunConfigStatus = {
   observedGeneration?: number;
   phase?: RunPhase;
@@ -141,6 +167,7 @@ export type MutexRunConfigStatus = {
   stepDurations?: StepSamples[];
   history?: RolloutFigures[];
   foreignChanges?: ForeignChange[];
+  topology?: Topology;
   conditions?: Condition[];
 };
 

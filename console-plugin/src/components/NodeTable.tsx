@@ -5,6 +5,8 @@ import { useTranslation } from 'react-i18next';
 import {
   Button,
   Content,
+  Label,
+  type LabelProps,
   ToggleGroup,
   ToggleGroupItem,
   Toolbar,
@@ -14,7 +16,8 @@ import {
 } from '@patternfly/react-core';
 import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
 import { jobNamespace } from '../types';
-import type { NodePhase, Step } from '../types';
+import type { NodePhase, Step, Topology } from '../types';
+import { groupByDomain, groupTestId, type WaveState, waveStateWords } from '../topology';
 import { NODE_PHASES } from '../types';
 import { NODE_STEPS, STEP_COLOURS, stepNames } from '../timeline/colours';
 import { lasting, shownTime } from '../time';
@@ -35,6 +38,14 @@ export type NodeTableProps = {
   onAction: (kind: ActionKind, node: string) => void;
   /** Without the filter and the retry/skip column (a single node's view). */
   hideActions?: boolean;
+  /** Under a rollout by failure domain: the rows grouped by domain, in wave order, each under its wave's header. */
+  domains?: { topology: Topology; domains: Record<string, string> };
+};
+
+const WAVE_COLOURS: Record<WaveState, LabelProps['color']> = {
+  done: 'green',
+  'in-progress': 'blue',
+  pending: 'grey',
 };
 
 const stepCell = (row: NodeRow, step: Step, t: Translate) => {
@@ -83,13 +94,75 @@ const Jobs: React.FC<{ row: NodeRow }> = ({ row }) => {
   );
 };
 
-export const NodeTable: React.FC<NodeTableProps> = ({ rows, canPatch, skipped, onAction, hideActions }) => {
+export const NodeTable: React.FC<NodeTableProps> = ({ rows, canPatch, skipped, onAction, hideActions, domains }) => {
   const { t } = useTranslation('plugin__numo-console-plugin');
   const names = stepNames(t);
   const [filter, setFilter] = React.useState<NodePhase | typeof ALL>(ALL);
   const present = NODE_PHASES.filter((p) => rows.some((r) => r.phase === p));
   const shown = filter === ALL ? rows : rows.filter((r) => r.phase === filter);
   const noAccess = t('You may not patch this run config.');
+  const columns = NODE_STEPS.length + (hideActions ? 5 : 6);
+  const groups = domains ? groupByDomain(shown, (r) => r.name, domains.topology, domains.domains, t) : undefined;
+  const waveWords = waveStateWords(t);
+
+  const nodeRow = (row: NodeRow) => {
+    const retryable = row.phase === 'Failed' || (row.phase === 'Ungated' && !row.entry?.acceptedAt);
+    const skippable = !['Done', 'Skipped'].includes(row.phase) && !skipped.includes(row.name);
+    return (
+      <Tr key={row.name} data-test={`node-row-${row.name}`} data-phase={row.phase}>
+        <Td dataLabel={t('Node')}>
+          <a href={paths.node(row.name)}>{row.name}</a>
+        </Td>
+        <Td dataLabel={t('Phase')}>
+          <NodePhaseLabel phase={row.phase} />
+        </Td>
+        <Td dataLabel={t('Started')}>{row.started ? shownTime(row.started) : '—'}</Td>
+        {NODE_STEPS.map((step) => (
+          <Td key={step} dataLabel={names[step]} data-test={`step-${step}`}>
+            {stepCell(row, step, t)}
+          </Td>
+        ))}
+        <Td dataLabel={t('Jobs')}>
+          <Jobs row={row} />
+        </Td>
+        <Td dataLabel={t('Message')} data-test="node-message">
+          {row.message ?? ''}
+        </Td>
+        {!hideActions && (
+          <Td dataLabel={t('Actions')} isActionCell>
+            {retryable && (
+              <Tooltip content={canPatch ? t('Retry node {{name}}', { name: row.name }) : noAccess}>
+                <Button
+                  variant="secondary"
+                  size="sm"
+                  isAriaDisabled={!canPatch}
+                  onClick={() => onAction('retry', row.name)}
+                  data-test="node-action-retry"
+                  aria-label={t('Retry node {{name}}', { name: row.name })}
+                >
+                  {t('Retry')}
+                </Button>
+              </Tooltip>
+            )}{' '}
+            {skippable && (
+              <Tooltip content={canPatch ? t('Skip node {{name}}', { name: row.name }) : noAccess}>
+                <Button
+                  variant="link"
+                  size="sm"
+                  isAriaDisabled={!canPatch}
+                  onClick={() => onAction('skip', row.name)}
+                  data-test="node-action-skip"
+                  aria-label={t('Skip node {{name}}', { name: row.name })}
+                >
+                  {t('Skip')}
+                </Button>
+              </Tooltip>
+            )}
+          </Td>
+        )}
+      </Tr>
+    );
+  };
 
   return (
     <>
@@ -146,72 +219,37 @@ export const NodeTable: React.FC<NodeTableProps> = ({ rows, canPatch, skipped, o
         <Tbody>
           {shown.length === 0 && (
             <Tr>
-              <Td colSpan={NODE_STEPS.length + 6}>
+              <Td colSpan={columns}>
                 <Content component="p">
                   {rows.length ? t('No node in this phase.') : t('No node has started yet.')}
                 </Content>
               </Td>
             </Tr>
           )}
-          {shown.map((row) => {
-            const retryable = row.phase === 'Failed' || (row.phase === 'Ungated' && !row.entry?.acceptedAt);
-            const skippable = !['Done', 'Skipped'].includes(row.phase) && !skipped.includes(row.name);
-            return (
-              <Tr key={row.name} data-test={`node-row-${row.name}`} data-phase={row.phase}>
-                <Td dataLabel={t('Node')}>
-                  <a href={paths.node(row.name)}>{row.name}</a>
-                </Td>
-                <Td dataLabel={t('Phase')}>
-                  <NodePhaseLabel phase={row.phase} />
-                </Td>
-                <Td dataLabel={t('Started')}>{row.started ? shownTime(row.started) : '—'}</Td>
-                {NODE_STEPS.map((step) => (
-                  <Td key={step} dataLabel={names[step]} data-test={`step-${step}`}>
-                    {stepCell(row, step, t)}
-                  </Td>
-                ))}
-                <Td dataLabel={t('Jobs')}>
-                  <Jobs row={row} />
-                </Td>
-                <Td dataLabel={t('Message')} data-test="node-message">
-                  {row.message ?? ''}
-                </Td>
-                {!hideActions && (
-                  <Td dataLabel={t('Actions')} isActionCell>
-                    {retryable && (
-                      <Tooltip content={canPatch ? t('Retry node {{name}}', { name: row.name }) : noAccess}>
-                        <Button
-                          variant="secondary"
-                          size="sm"
-                          isAriaDisabled={!canPatch}
-                          onClick={() => onAction('retry', row.name)}
-                          data-test="node-action-retry"
-                          aria-label={t('Retry node {{name}}', { name: row.name })}
-                        >
-                          {t('Retry')}
-                        </Button>
-                      </Tooltip>
-                    )}{' '}
-                    {skippable && (
-                      <Tooltip content={canPatch ? t('Skip node {{name}}', { name: row.name }) : noAccess}>
-                        <Button
-                          variant="link"
-                          size="sm"
-                          isAriaDisabled={!canPatch}
-                          onClick={() => onAction('skip', row.name)}
-                          data-test="node-action-skip"
-                          aria-label={t('Skip node {{name}}', { name: row.name })}
-                        >
-                          {t('Skip')}
-                        </Button>
-                      </Tooltip>
-                    )}
-                  </Td>
-                )}
-              </Tr>
-            );
-          })}
+          {!groups && shown.map(nodeRow)}
         </Tbody>
+        {groups
+          ?.filter((group) => filter === ALL || group.rows.length > 0)
+          .map((group) => (
+            <Tbody
+              key={`domain-${group.domain}`}
+              data-test={`domain-group-${groupTestId(group.domain)}`}
+              data-state={group.state}
+            >
+              <Tr data-test="domain-group-header">
+                <Td colSpan={columns}>
+                  <strong data-test="domain-name">{group.label}</strong>{' '}
+                  <span data-test="domain-progress">
+                    {t('{{done}} of {{nodes}} done', { done: group.done, nodes: group.nodes })}
+                  </span>{' '}
+                  <Label color={WAVE_COLOURS[group.state]} isCompact data-test="domain-state">
+                    {waveWords[group.state]}
+                  </Label>
+                </Td>
+              </Tr>
+              {group.rows.map(nodeRow)}
+            </Tbody>
+          ))}
       </Table>
     </>
   );

@@ -2,6 +2,7 @@ import { render, screen, within, waitFor } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import RolloutTab from './RolloutTab';
 import { drainedRunConfig, record, runConfig } from '../__fixtures__';
+import { topologyRunConfig, workersTarget, zonedNodes } from '../__fixtures__/topology';
 import { mocked, setWorld, type World } from '../__fixtures__/sdk';
 import { MutexRunConfigModel } from '../models';
 import type { MutexRunConfig } from '../types';
@@ -188,6 +189,77 @@ describe('the Rollout tab', () => {
       ['node-row-worker-5', 'Pending'],
     ]);
     expect(screen.getByRole('button', { name: 'Pending (2)' })).toBeInTheDocument();
+  });
+
+  it('groups the nodes and the timeline by failure domain, in wave order, under a rollout by domain', async () => {
+    show({ runConfigs: [topologyRunConfig()], nodes: zonedNodes(), targets: [workersTarget()] });
+    await waitFor(() => expect(testId('node-row-worker-5')).not.toBeNull());
+    const groups = [
+      ...document.querySelectorAll('[data-test^="domain-group-"]:not([data-test="domain-group-header"])'),
+    ];
+    expect(
+      groups.map((g) => [
+        g.getAttribute('data-test'),
+        g.getAttribute('data-state'),
+        g.querySelector('[data-test="domain-group-header"]')?.textContent,
+        [...g.querySelectorAll('[data-test^="node-row-"]')].map((r) => r.getAttribute('data-test')),
+      ]),
+    ).toEqual([
+      ['domain-group-zone-a', 'done', 'zone-a 2 of 2 done done', ['node-row-worker-0', 'node-row-worker-1']],
+      [
+        'domain-group-zone-b',
+        'in-progress',
+        'zone-b 0 of 2 done in progress',
+        ['node-row-worker-2', 'node-row-worker-3'],
+      ],
+      ['domain-group-zone-c', 'pending', 'zone-c 0 of 1 done pending', ['node-row-worker-4']],
+      [
+        'domain-group-none',
+        'pending',
+        '(no topology.kubernetes.io/zone label) 0 of 1 done pending',
+        ['node-row-worker-5'],
+      ],
+    ]);
+    // The timeline: a header per domain, its nodes' rows below it, the nodes to go last.
+    const timeline = [
+      ...testId('timeline').querySelectorAll('[data-test^="timeline-domain-"], [data-test^="timeline-row-"]'),
+    ];
+    expect(timeline.map((e) => e.getAttribute('data-test'))).toEqual([
+      'timeline-domain-zone-a',
+      'timeline-domain-zone-b',
+      'timeline-domain-zone-c',
+      'timeline-domain-none',
+      'timeline-row-worker-0',
+      'timeline-row-worker-1',
+      'timeline-row-worker-2',
+      'timeline-row-worker-3',
+      'timeline-row-pending',
+      'timeline-row-restore',
+    ]);
+    const y = (id: string) =>
+      Number(testId(id).getAttribute('y') ?? testId(id).querySelector('rect')?.getAttribute('y'));
+    expect(y('timeline-domain-zone-a')).toBeLessThan(y('timeline-row-worker-0'));
+    expect(y('timeline-row-worker-1')).toBeLessThan(y('timeline-domain-zone-b'));
+    expect(y('timeline-domain-zone-b')).toBeLessThan(y('timeline-row-worker-2'));
+    expect(y('timeline-domain-none')).toBeLessThan(y('timeline-row-pending'));
+    expect(testId('timeline-domain-zone-b')).toHaveTextContent('zone-b: 0 of 2 done, in progress');
+
+    // The phase filter keeps the groups that have a node in that phase.
+    await user().click(screen.getByRole('button', { name: 'Failed (1)' }));
+    expect(
+      [...document.querySelectorAll('[data-test^="domain-group-"]:not([data-test="domain-group-header"])')].map((g) =>
+        g.getAttribute('data-test'),
+      ),
+    ).toEqual(['domain-group-zone-b']);
+  });
+
+  it('shows the nodes ungrouped without a topology in the status', () => {
+    show({ nodes: zonedNodes() });
+    expect(document.querySelector('[data-test^="domain-group-"]')).toBeNull();
+    expect(document.querySelector('[data-test^="timeline-domain-"]')).toBeNull();
+    expect(mocked.useK8sWatchResource).not.toHaveBeenCalledWith(
+      expect.objectContaining({ groupVersionKind: { version: 'v1', kind: 'Node' } }),
+    );
   });
 
   it('lists no node as Pending once the rollout is over', async () => {

@@ -27,7 +27,7 @@ import {
 import type { PageComponentProps } from '@openshift-console/dynamic-plugin-sdk';
 import type { EstimateBasis, ForeignChange, MutexRunConfig } from '../types';
 import type { Translate } from '../i18n';
-import { useCanPatch, useNow, useRolloutRecord, useRunConfig, useTargetNodes } from '../hooks';
+import { useCanPatch, useNodeDomains, useNow, useRolloutRecord, useRunConfig, useTargetNodes } from '../hooks';
 import { holdOfNextNode } from '../holdReason';
 import { ms, shownTime } from '../time';
 import { layoutTimeline } from '../timeline/layout';
@@ -226,7 +226,11 @@ const RolloutTab: React.FC<PageComponentProps<MutexRunConfig>> = ({ obj }) => {
     typeof window === 'undefined' ? undefined : actionFromSearch(window.location.search),
   );
 
-  const layout = React.useMemo(() => (rc ? layoutTimeline(rc, record, now, t) : undefined), [rc, record, now, t]);
+  const domains = useNodeDomains(rc);
+  const layout = React.useMemo(
+    () => (rc ? layoutTimeline(rc, record, now, t, domains) : undefined),
+    [rc, record, now, t, domains],
+  );
   const targetNodes = useTargetNodes(rc);
   const rows = React.useMemo(
     () => (rc ? nodeRows(rc, record, now, t, targetNodes) : []),
@@ -276,7 +280,13 @@ const RolloutTab: React.FC<PageComponentProps<MutexRunConfig>> = ({ obj }) => {
           <Card isPlain>
             <CardTitle component="h2">{t('Nodes')}</CardTitle>
             <CardBody>
-              <NodeTable rows={rows} canPatch={canPatch} skipped={skippedByAnnotation(rc)} onAction={open} />
+              <NodeTable
+                rows={rows}
+                canPatch={canPatch}
+                skipped={skippedByAnnotation(rc)}
+                onAction={open}
+                domains={rc.status?.topology && domains ? { topology: rc.status.topology, domains } : undefined}
+              />
             </CardBody>
           </Card>
         </StackItem>

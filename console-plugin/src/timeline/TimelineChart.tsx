@@ -18,6 +18,7 @@ import {
 } from './colours';
 import { outcomeWords, type TimelineBand, type TimelineLayout, type TimelineRow } from './layout';
 import type { Translate } from '../i18n';
+import { groupTestId } from '../topology';
 import { shownTime } from '../time';
 
 const LEGEND_CHAR_PX = 5.6;
@@ -214,6 +215,18 @@ export const TimelineChart: React.FC<{ layout: TimelineLayout }> = ({ layout }) 
           </g>
         );
       })}
+      {layout.domains.map((d) => (
+        <text
+          key={`domain-${d.domain}`}
+          data-test={`timeline-domain-${groupTestId(d.domain)}`}
+          data-state={d.state}
+          x={8}
+          y={d.y + layout.rowHeight - 2}
+          fontWeight="bold"
+        >
+          {d.label}
+        </text>
+      ))}
       {layout.rows.map((row) => (
         <Row key={row.key} row={row} layout={layout} />
       ))}

@@ -8,6 +8,7 @@ import { readRecord, type RolloutRecord } from '../record';
 import { lasting, ms, parseDuration, shownTime } from '../time';
 import { DEFAULT_SECONDS, NODE_STEPS, PROJECTED_OPACITY, STEP_COLOURS, stepNames, UPGRADE_PARTS } from './colours';
 import type { Translate } from '../i18n';
+import { type DomainGroup, groupByDomain, type WaveState, waveStateWords } from '../topology';
 import { drawnRecordedSteps, drawnSteps, type Measured } from './measured';
 
 /** Where things are drawn (the same layout as src/timeline/layout.rs). */
@@ -75,6 +76,15 @@ export type TimelineBand = {
   title: string;
 };
 
+/** The header of a failure domain's rows: its name, how far its wave is. */
+export type TimelineDomain = {
+  domain: string;
+  state: WaveState;
+  y: number;
+  /** The domain, its wave's nodes done of all, and where the wave is. */
+  label: string;
+};
+
 export type TimelineLayout = {
   title: string;
   width: number;
@@ -93,6 +103,8 @@ export type TimelineLayout = {
   estimatedEndX?: number;
   rows: TimelineRow[];
   restore?: TimelineRow;
+  /** Under a rollout by failure domain: a header above each domain's rows, in wave order. */
+  domains: TimelineDomain[];
   holds: TimelineBand[];
   windows: TimelineBand[];
   blackouts: TimelineBand[];
@@ -311,13 +323,15 @@ const ticks = (start: number, end: number, x: (t: number) => number) => {
 
 /**
  * The timeline of `rc`'s current (or last) rollout at `now` (milliseconds): `record` is its rollout record
- * ConfigMap (`numo-timeline-<name>`), if it could be read.
+ * ConfigMap (`numo-timeline-<name>`), if it could be read; `t` words it; `domains` (node name to failure domain,
+ * under `status.topology`) groups the node rows by domain in wave order.
  */
 export const layoutTimeline = (
   rc: MutexRunConfig,
   record: ConfigMap | null | undefined,
   nowMs: number,
   t: Translate,
+  domains?: Record<string, string>,
 ): TimelineLayout => {
   const steps = stepNames(t);
   const words = outcomeWords(t);
@@ -436,7 +450,7 @@ export const layoutTimeline = (
       ? t('{{who}}: {{step}} (projected), {{from}} – {{to}} ({{lasting}})', stepTimes(who, s))
       : t('{{who}}: {{step}}, {{from}} – {{to}} ({{lasting}})', stepTimes(who, s)),
   });
-  const laidRow = (r: PlainRow, i: number): TimelineRow => {
+  const laidRow = (r: PlainRow, y: number): TimelineRow => {
     const segments = r.steps.map((s) => segment(r.label, s));
     const first = r.steps.length ? Math.min(...r.steps.map((s) => s.start)) : undefined;
     const last = r.steps.length ? Math.max(...r.steps.map((s) => s.end)) : undefined;
@@ -445,7 +459,7 @@ export const layoutTimeline = (
       label: r.label,
       node: r.node,
       outcome: r.outcome,
-      y: LAYOUT.top + i * LAYOUT.rowPitch,
+      y,
       segments,
       after: segments.reduce((m, s) => Math.max(m, s.x + s.width), LAYOUT.chartLeft),
       title:
@@ -460,10 +474,50 @@ export const layoutTimeline = (
           : t('{{row}}: {{outcome}}', { row: r.label, outcome: words[r.outcome] })),
     };
   };
-  const laidRows = drawn.map(laidRow);
+  // Under a rollout by failure domain (and the nodes' domains known), the node rows go by domain in wave order, each
+  // domain under a header; the rows not of a node (the nodes to go) stay last.
+  const topology = status.topology;
+  const byDomain =
+    topology && domains && drawn === rows
+      ? groupByDomain(
+          drawn.filter((r) => r.node !== undefined),
+          (r) => r.node as string,
+          topology,
+          domains,
+          t,
+        )
+      : undefined;
+  const stateWords = waveStateWords(t);
+  const slots: ({ row: PlainRow } | { group: DomainGroup<PlainRow> })[] = byDomain
+    ? [
+        ...byDomain.flatMap((group) => [{ group }, ...group.rows.map((row) => ({ row }))]),
+        ...drawn.filter((r) => r.node === undefined).map((row) => ({ row })),
+      ]
+    : drawn.map((row) => ({ row }));
+  const slotY = (i: number) => LAYOUT.top + i * LAYOUT.rowPitch;
+  const laidRows: TimelineRow[] = [];
+  const laidDomains: TimelineDomain[] = [];
+  slots.forEach((slot, i) => {
+    if ('row' in slot) {
+      laidRows.push(laidRow(slot.row, slotY(i)));
+    } else {
+      const { group } = slot;
+      laidDomains.push({
+        domain: group.domain,
+        state: group.state,
+        y: slotY(i),
+        label: t('{{domain}}: {{done}} of {{nodes}} done, {{state}}', {
+          domain: group.label,
+          done: group.done,
+          nodes: group.nodes,
+          state: stateWords[group.state],
+        }),
+      });
+    }
+  });
   let restoreRow: TimelineRow | undefined;
   if (restore) {
-    const y = LAYOUT.top + laidRows.length * LAYOUT.rowPitch;
+    const y = slotY(slots.length);
     const restoreSteps: Plain[] = [];
     if (restore.start < now)
       restoreSteps.push({ step: 'Restore', start: restore.start, end: Math.min(restore.end, now), projected: false });
@@ -485,7 +539,7 @@ export const layoutTimeline = (
       }),
     };
   }
-  const rowCount = laidRows.length + (restoreRow ? 1 : 0);
+  const rowCount = slots.length + (restoreRow ? 1 : 0);
   const chartBottom = LAYOUT.top + Math.max(1, rowCount) * LAYOUT.rowPitch;
 
   // Holds: those that ended (from the record) and the one going on.
@@ -579,6 +633,7 @@ export const layoutTimeline = (
     estimatedEnd,
     estimatedEndX: estimatedEnd !== undefined ? x(estimatedEnd) : undefined,
     rows: laidRows,
+    domains: laidDomains,
     restore: restoreRow,
     holds,
     windows: bands(windowItems, 'window'),
