@@ -240,7 +240,11 @@ export const NodeTable: React.FC<NodeTableProps> = ({ rows, canPatch, skipped, o
                 <Td colSpan={columns}>
                   <strong data-test="domain-name">{group.label}</strong>{' '}
                   <span data-test="domain-progress">
-                    {t('{{done}} of {{nodes}} done', { done: group.done, nodes: group.nodes })}
+                    {t('{{done}} of {{count}} nodes done', {
+                      done: group.done,
+                      count: group.nodes,
+                      defaultValue_one: '{{done}} of {{count}} node done',
+                    })}
                   </span>{' '}
                   <Label color={WAVE_COLOURS[group.state]} isCompact data-test="domain-state">
                     {waveWords[group.state]}

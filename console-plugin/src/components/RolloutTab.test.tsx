@@ -205,18 +205,18 @@ describe('the Rollout tab', () => {
         [...g.querySelectorAll('[data-test^="node-row-"]')].map((r) => r.getAttribute('data-test')),
       ]),
     ).toEqual([
-      ['domain-group-zone-a', 'done', 'zone-a 2 of 2 done done', ['node-row-worker-0', 'node-row-worker-1']],
+      ['domain-group-zone-a', 'done', 'zone-a 2 of 2 nodes done done', ['node-row-worker-0', 'node-row-worker-1']],
       [
         'domain-group-zone-b',
         'in-progress',
-        'zone-b 0 of 2 done in progress',
+        'zone-b 0 of 2 nodes done in progress',
         ['node-row-worker-2', 'node-row-worker-3'],
       ],
-      ['domain-group-zone-c', 'pending', 'zone-c 0 of 1 done pending', ['node-row-worker-4']],
+      ['domain-group-zone-c', 'pending', 'zone-c 0 of 1 node done pending', ['node-row-worker-4']],
       [
         'domain-group-none',
         'pending',
-        '(no topology.kubernetes.io/zone label) 0 of 1 done pending',
+        '(no topology.kubernetes.io/zone label) 0 of 1 node done pending',
         ['node-row-worker-5'],
       ],
     ]);
@@ -242,7 +242,7 @@ describe('the Rollout tab', () => {
     expect(y('timeline-row-worker-1')).toBeLessThan(y('timeline-domain-zone-b'));
     expect(y('timeline-domain-zone-b')).toBeLessThan(y('timeline-row-worker-2'));
     expect(y('timeline-domain-none')).toBeLessThan(y('timeline-row-pending'));
-    expect(testId('timeline-domain-zone-b')).toHaveTextContent('zone-b: 0 of 2 done, in progress');
+    expect(testId('timeline-domain-zone-b')).toHaveTextContent('zone-b (in progress): 0 of 2 nodes done');
 
     // The phase filter keeps the groups that have a node in that phase.
     await user().click(screen.getByRole('button', { name: 'Failed (1)' }));

@@ -506,10 +506,11 @@ export const layoutTimeline = (
         domain: group.domain,
         state: group.state,
         y: slotY(i),
-        label: t('{{domain}}: {{done}} of {{nodes}} done, {{state}}', {
+        label: t('{{domain}} ({{state}}): {{done}} of {{count}} nodes done', {
           domain: group.label,
           done: group.done,
-          nodes: group.nodes,
+          count: group.nodes,
+          defaultValue_one: '{{domain}} ({{state}}): {{done}} of {{count}} node done',
           state: stateWords[group.state],
         }),
       });
