@@ -106,6 +106,21 @@ export const TRIGGERS = [
 ] as const;
 export type Trigger = (typeof TRIGGERS)[number];
 
+/** How a rollout by failure domain moves through the domains: `status.topology.mode`. */
+export const TOPOLOGY_MODES = [
+  'DomainAtATime',
+  'Spread',
+] as const;
+export type TopologyMode = (typeof TOPOLOGY_MODES)[number];
+
+/** Where the failure-domain key came from: `status.topology.keySource`. */
+export const KEY_SOURCES = [
+  'Spec',
+  'StorageCluster',
+  'Default',
+] as const;
+export type KeySource = (typeof KEY_SOURCES)[number];
+
 /** The checks that hold the next node: `status.blockedBy[].check` (a plain string in the schema). */
 export const CHECKS = [
   'MaintenanceWindow',
@@ -119,6 +134,7 @@ export const CHECKS = [
   'Soak',
   'CanaryConfig',
   'ForeignChange',
+  'DomainSoak',
 ] as const;
 export type Check = (typeof CHECKS)[number];
 

@@ -27,10 +27,11 @@ export const domainOf = (labels: Record<string, string> | undefined, key: string
 export const domainLabel = (domain: string, key: string, t: Translate): string =>
   domain === '' ? t('(no {{label}} label)', { label: key }) : domain;
 
-/** Where a domain's wave is: over (in `done`), under way (the current one, or started and not ended), or to go. */
+/** Where a domain's wave is: over (in `done`, or finished), under way (started, or the current one once another
+ * started: between domains `current` names the one that starts next), or to go. */
 export const waveState = (topology: Topology, wave: TopologyWave): WaveState => {
-  if ((topology.done ?? []).includes(wave.domain) || wave.end) return 'done';
-  if (topology.current === wave.domain || wave.start) return 'in-progress';
+  if ((topology.done ?? []).includes(wave.domain) || wave.finishedAt) return 'done';
+  if (wave.startedAt || (topology.current === wave.domain && wave.done > 0)) return 'in-progress';
   return 'pending';
 };
 

@@ -5,7 +5,17 @@ import type { K8sResourceCommon } from '@openshift-console/dynamic-plugin-sdk';
 
 // numo's names (phases, steps, checks, conditions) are generated from src/api into ./api-names.ts (`cargo xtask
 // plugin-names`); they are never spelled out here.
-import type { EstimateBasis, FailurePolicy, JobPhase, JobResult, Step, Trigger, VersionSource } from './api-names';
+import type {
+  EstimateBasis,
+  FailurePolicy,
+  JobPhase,
+  JobResult,
+  KeySource,
+  Step,
+  TopologyMode,
+  Trigger,
+  VersionSource,
+} from './api-names';
 
 export type {
   Check,
@@ -14,9 +24,11 @@ export type {
   FailurePolicy,
   JobPhase,
   JobResult,
+  KeySource,
   NodePhase,
   RunPhase,
   Step,
+  TopologyMode,
   Trigger,
   VersionSource,
 } from './api-names';
@@ -114,29 +126,29 @@ export type ForeignChange = {
 
 export type WindowTimes = { start: string; end?: string };
 
-/** How a rollout moves through its failure domains: one domain after the other, or spread across them. */
-export type TopologyMode = 'DomainAtATime' | 'Spread';
-
-/** One wave of a rollout by failure domain: the nodes of one domain. */
+/** One failure domain of a rollout by domain: a wave (src/api/topology.rs, Wave). */
 export type TopologyWave = {
-  /** The domain: the value of the nodes' `key` label ('' for the nodes without it). */
+  /** The domain: the value of the nodes' key label ('' for the nodes without it). */
   domain: string;
   nodes: number;
   done: number;
-  start?: string;
-  end?: string;
+  startedAt?: string;
+  finishedAt?: string;
 };
 
-/** The rollout's failure-domain waves (numo 0.3 and later; absent on a rollout without them). */
+/** The failure domains of the rollout, as numo moves through them (`status.topology`; absent without
+ * `spec.topology`). */
 export type Topology = {
   /** The node label whose value names a node's domain, e.g. `topology.kubernetes.io/zone`. */
   key: string;
-  mode: TopologyMode;
-  /** The domain whose wave is under way. */
+  keySource?: KeySource;
+  /** Unset when the nodes go in target and name order (the domains are still shown). */
+  mode?: TopologyMode;
+  /** Under `DomainAtATime`: the domain in flight (or, between domains, the one that starts next). */
   current?: string;
-  /** The domains whose waves are over. */
+  /** The domains whose every node has finished. */
   done?: string[];
-  /** The waves, in the order they go. */
+  /** Every domain in the order numo takes them. */
   waves?: TopologyWave[];
 };
 

@@ -1,6 +1,6 @@
 //! `console-plugin/src/api-names.ts`: numo's API names as the console plugin spells them (run and node phases, steps,
-//! Job results and phases, health checks, condition types, labels and annotations), written from numo's own sources
-//! so that the plugin never copies them by hand.
+//! Job results and phases, failure-domain modes, health checks, condition types, labels and annotations), written
+//! from numo's own sources so that the plugin never copies them by hand.
 //!
 //! The enums come from the MutexRunConfig schema numo generates (`numo::crdgen`, the same schema as `config/crd`,
 //! which `tests/crds.rs` keeps equal to `src/api`); the names that are plain strings in the schema (checks,
@@ -180,6 +180,20 @@ pub fn generate() -> anyhow::Result<String> {
         &enum_at(&schema, "spec.versionSource")?,
     );
     list(&mut out, "What numo gates: `spec.trigger`.", "TRIGGERS", "Trigger", &enum_at(&schema, "spec.trigger")?);
+    list(
+        &mut out,
+        "How a rollout by failure domain moves through the domains: `status.topology.mode`.",
+        "TOPOLOGY_MODES",
+        "TopologyMode",
+        &enum_at(&schema, "status.topology.mode")?,
+    );
+    list(
+        &mut out,
+        "Where the failure-domain key came from: `status.topology.keySource`.",
+        "KEY_SOURCES",
+        "KeySource",
+        &enum_at(&schema, "status.topology.keySource")?,
+    );
     let checks: Vec<String> = check::ALL.iter().map(|c| c.to_string()).collect();
     list(
         &mut out,

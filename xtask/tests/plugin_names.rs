@@ -23,6 +23,8 @@ fn the_names_are_numos_and_a_changed_file_is_noticed() {
         "  'WaitForMco',",
         "  'MaintenanceWindow',",
         "  'ReadyForNextNode',",
+        "  'DomainAtATime',",
+        "  'DomainSoak',",
         "export const NODE_STEPS = ['Gate', 'WaitForMco', 'Upgrade', 'Cleanup', 'Soak'] as const satisfies readonly Step[];",
         "  Upgrade: 900,",
         "export const RETRY_ANNOTATION = 'openshift-optional.skrzypek.io/retry';",

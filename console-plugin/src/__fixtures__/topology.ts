@@ -11,12 +11,19 @@ export const topologyRunConfig = (): MutexRunConfig => {
   if (rc.status) {
     rc.status.topology = {
       key: ZONE,
+      keySource: 'Default',
       mode: 'DomainAtATime',
       current: 'zone-b',
       done: ['zone-a'],
       waves: [
-        { domain: 'zone-a', nodes: 2, done: 2, start: '2026-11-25T08:00:00Z', end: '2026-11-25T09:00:00Z' },
-        { domain: 'zone-b', nodes: 2, done: 0, start: '2026-11-25T09:00:00Z' },
+        {
+          domain: 'zone-a',
+          nodes: 2,
+          done: 2,
+          startedAt: '2026-11-25T08:00:00Z',
+          finishedAt: '2026-11-25T09:00:00Z',
+        },
+        { domain: 'zone-b', nodes: 2, done: 0, startedAt: '2026-11-25T09:00:00Z' },
         { domain: 'zone-c', nodes: 1, done: 0 },
         { domain: '', nodes: 1, done: 0 },
       ],
