@@ -69,8 +69,9 @@ export NUMO_TEST_KUBECONFIG
 
 step "cargo fmt --check" cargo fmt --all -- --check
 step "cargo clippy" cargo clippy --workspace --all-targets -- -D warnings
-# The console plugin from its lockfile: type check, component tests, the production build (served by the
-# integration tests) and the end-to-end test's harness (opened in Chromium by tests/console_plugin.rs).
+# The console plugin from its lockfile: type check, ESLint and Prettier, the i18n check, component tests, the
+# production build (served by the integration tests) and the end-to-end test's harness (opened in Chromium by
+# tests/console_plugin.rs).
 step "console plugin (npm)" "$hack_dir/console-plugin.sh" all
 step "cargo test (build)" cargo test --workspace --no-run
 # The release matrix: the tests below play the newest OpenShift release; the rollout, other-hands and config-change

@@ -7,7 +7,8 @@
 //! fetches the manifest, runs `plugin-entry.js` (the module federation container), initialises it with its share
 //! scope, loads the plugin's translations (`locales/en/plugin__numo-console-plugin.json`) into the console's i18next,
 //! resolves every code reference (each exposed module's chunks) and renders the run config's Rollout tab and
-//! a Node's Upgrade gate item against the test cluster, where numo (in this process) has completed a rollout.
+//! a Node's Upgrade gate item against the test cluster, where numo (in this process) has completed a rollout by
+//! failure domain (the Rollout tab groups its nodes and its timeline by zone).
 //! Screenshots, the shell's record and the script's log are kept in `target/test-output/console-plugin-load/`.
 //!
 //! Needs the plugin's build and the shell's (`make test` does both): `hack/console-plugin.sh build` and
@@ -29,7 +30,7 @@ use serde_json::{json, Value};
 use support::*;
 
 /// The checks load.mjs must report, each once and passed, in this order.
-const CHECKS: [&str; 13] = [
+const CHECKS: [&str; 14] = [
     "shell-loaded",
     "manifest-served",
     "manifest-valid",
@@ -39,12 +40,15 @@ const CHECKS: [&str; 13] = [
     "files-from-numo",
     "locales-served",
     "rollout-tab",
+    "domain-groups",
     "node-status",
     "no-page-errors",
     "older-console-refused",
     "done",
 ];
 const WORKERS: usize = 2;
+/// The failure-domain label of the rollout by zone.
+const ZONE: &str = "topology.kubernetes.io/zone";
 /// How long load.mjs may take (it has its own limit a little shorter).
 const SCRIPT_TIMEOUT: Duration = Duration::from_secs(240);
 
@@ -60,11 +64,16 @@ async fn the_console_loads_the_production_plugin_from_numos_server() -> anyhow::
     let plugin = repo().join("console-plugin");
     let prerequisites = prerequisites(&plugin).unwrap_or_else(|e| panic!("{e}"));
 
-    // A run config whose rollout numo completed: the Rollout tab has a phase, nodes and a timeline to show.
+    // A run config whose rollout numo completed, zone by zone (worker-0 in zone-a, worker-1 without a zone label):
+    // the Rollout tab has a phase, nodes grouped by failure domain and a timeline to show.
     let mut setup = Setup::new("console-plugin-load", WORKERS).await?;
     setup.rule("check", job_spec("1s", false), None).await?;
     setup.target("workers", &["worker"]).await?;
-    setup.run_config("gated", &["check"], &["workers"], json!({"healthChecks": {}})).await?;
+    let nodes = kube::Api::<k8s_openapi::api::core::v1::Node>::all(setup.client.clone());
+    let zone = json!({"metadata": {"labels": {ZONE: "zone-a"}}});
+    nodes.patch("worker-0", &kube::api::PatchParams::default(), &kube::api::Patch::Merge(&zone)).await?;
+    let spec = json!({"healthChecks": {}, "topology": {"key": ZONE, "mode": "DomainAtATime"}});
+    setup.run_config("gated", &["check"], &["workers"], spec).await?;
     setup.start_operator().await?;
     setup.wait_phase("gated", RunPhase::Idle, Duration::from_secs(60)).await?;
     setup.upgrade_cluster(NEW).await?;
@@ -110,6 +119,8 @@ async fn the_console_loads_the_production_plugin_from_numos_server() -> anyhow::
         &ca_file.display().to_string(),
         "--expect-phase",
         &phase,
+        "--expect-domains",
+        "zone-a,none",
         "--out",
         &out.display().to_string(),
         "--timeout-seconds",
@@ -174,6 +185,22 @@ async fn the_console_loads_the_production_plugin_from_numos_server() -> anyhow::
         assert_eq!(resolved["resolved"][module], "function", "{resolved}");
     }
     assert_eq!(check("rollout-tab")["phase"], phase.as_str(), "the phase the Rollout tab shows");
+    // The production plugin reads numo's status.topology: the nodes by zone in wave order, both waves done.
+    let domains = check("domain-groups");
+    assert_eq!(
+        domains["groups"],
+        json!([
+            {"domain": "zone-a", "state": "done", "header": "zone-a 1 of 1 node done done", "nodes": ["worker-0"]},
+            {
+                "domain": "none",
+                "state": "done",
+                "header": format!("(no {ZONE} label) 1 of 1 node done done"),
+                "nodes": ["worker-1"]
+            },
+        ]),
+        "{domains}"
+    );
+    assert_eq!(domains["timeline"][0]["text"], "zone-a (done): 1 of 1 node done", "{domains}");
     assert_eq!(check("node-status")["node"], "worker-0");
     for shot in checks.iter().filter_map(|c| c["screenshot"].as_str()) {
         assert!(out.join(shot).is_file(), "the screenshot {shot} is kept in {}", out.display());

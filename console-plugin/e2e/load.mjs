@@ -12,6 +12,8 @@
 // --plugin-url     numo's console plugin server (it serves console-plugin/dist)
 // --plugin-ca      the PEM of the CA that signed its certificate
 // --expect-phase   the run config's status.phase, which the Rollout tab must show
+// --expect-domains under a rollout by failure domain: the domains (comma-separated, in wave order, `none` for the
+//                  nodes without the label) the Rollout tab must group its nodes in; '' (the default) expects none
 // --older-console  a console release below the plugin's `@console/pluginAPI` dependency: a second page must refuse
 //                  the plugin before loading its scripts ('' leaves it out)
 // --shell          the built shell (default: e2e/shell/dist); `npm run build:shell` in console-plugin/
@@ -47,6 +49,7 @@ function options() {
       'plugin-url': { type: 'string' },
       'plugin-ca': { type: 'string' },
       'expect-phase': { type: 'string' },
+      'expect-domains': { type: 'string', default: '' },
       out: { type: 'string' },
       'console-version': { type: 'string', default: '4.22.0' },
       'older-console': { type: 'string', default: '4.21.0' },
@@ -58,7 +61,8 @@ function options() {
   if (values.help) {
     process.stdout.write(
       'usage: node e2e/load.mjs --kubeconfig F --namespace NS --run-config NAME --node NODE --plugin-url URL ' +
-        '--plugin-ca CA.pem --expect-phase PHASE --out DIR [--older-console VERSION] [--shell DIR] ' +
+        '--plugin-ca CA.pem --expect-phase PHASE --out DIR [--expect-domains D1,D2] [--older-console VERSION] ' +
+        '[--shell DIR] ' +
         '[--timeout-seconds N]\n',
     );
     process.exit(0);
@@ -94,6 +98,7 @@ function options() {
     pluginURL: new URL(values['plugin-url']).origin,
     pluginCA,
     expectPhase: values['expect-phase'],
+    expectDomains: values['expect-domains'] ? values['expect-domains'].split(',') : [],
     out: resolve(values.out),
     consoleVersion: values['console-version'],
     olderConsole: values['older-console'],
@@ -517,7 +522,42 @@ async function main() {
     const tabShot = await shot('01-rollout-tab');
     report('rollout-tab', true, { phase: phase.text, dataPhase: phase.phase, progress, screenshot: tabShot });
 
-    // 9. The Node's details item.
+    // 9. Under a rollout by failure domain, the node table grouped by domain in wave order (its rows and each
+    //    group's state and header) and the timeline's domain headers; without one, no group.
+    const domains = await waitFor(
+      'domain-groups',
+      `the Rollout tab's node groups ${opts.expectDomains.join(', ') || '(none)'}`,
+      () => {
+        const tab = document.querySelector('[data-test="shell-rollout-tab"]');
+        const groups = [...(tab?.querySelectorAll('tbody[data-test^="domain-group-"]') ?? [])].map((g) => ({
+          domain: g.getAttribute('data-test').slice('domain-group-'.length),
+          state: g.getAttribute('data-state'),
+          header: g.querySelector('[data-test="domain-group-header"]')?.textContent.trim(),
+          nodes: [...g.querySelectorAll('[data-test^="node-row-"]')].map((r) =>
+            r.getAttribute('data-test').slice('node-row-'.length),
+          ),
+        }));
+        const timeline = [...(tab?.querySelectorAll('[data-test^="timeline-domain-"]') ?? [])].map((d) => ({
+          domain: d.getAttribute('data-test').slice('timeline-domain-'.length),
+          state: d.getAttribute('data-state'),
+          text: d.textContent.trim(),
+        }));
+        return { groups, timeline };
+      },
+      (v) =>
+        isDeepStrictEqual(
+          v?.groups?.map((g) => g.domain),
+          opts.expectDomains,
+        ) &&
+        isDeepStrictEqual(
+          v?.timeline?.map((d) => d.domain),
+          opts.expectDomains,
+        ),
+      30_000,
+    );
+    report('domain-groups', true, domains);
+
+    // 10. The Node's details item.
     const status8 = await waitFor(
       'node-status',
       `the Upgrade gate item of ${opts.node}`,
@@ -530,7 +570,7 @@ async function main() {
     );
     report('node-status', true, { node: opts.node, state: status8.state, text: status8.text });
 
-    // 10. Nothing went wrong on the way, and every word the plugin showed is in its catalogue.
+    // 11. Nothing went wrong on the way, and every word the plugin showed is in its catalogue.
     const after = await shellState();
     const sharedWarnings = first.seen.warnings.filter((w) => /shared (singleton )?module|Unsatisfied version/i.test(w));
     if (
@@ -550,9 +590,12 @@ async function main() {
     }
     report('no-page-errors', true, { warnings: first.seen.warnings.length, missingKeys: 0 });
 
-    // 11. An older console refuses the plugin before running any of it (its @console/pluginAPI dependency).
+    // 12. An older console refuses the plugin before running any of it (its @console/pluginAPI dependency).
     if (opts.olderConsole) {
       const since = server.plugin.length;
+      // The first page closed first: its watches (the run config, its record, the nodes) hold Chromium's six
+      // connections to the page's origin, which would leave the second page's navigation waiting.
+      await first.page.close();
       const older = await open(opts.olderConsole);
       page = older.page;
       await waitFor(
