@@ -3,7 +3,7 @@
 # keyed by version (see hack/versions.sh). With a warm cache this takes well under a second.
 #
 #   hack/build-tools.sh [kubernetes] [etcd] [kwok] [olm] [alertmanager] [prometheus] [prometheus-operator]
-#                       [openshift-api] [operator-sdk]
+#                       [openshift-api] [fleet-crds] [operator-sdk]
 #   (default: the first three)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -243,6 +243,52 @@ build_openshift_api() {
   rm -rf "$OPENSHIFT_API_CRDS" && mv "$OPENSHIFT_API_CRDS.partial" "$OPENSHIFT_API_CRDS"
 }
 
+# The directory of module $1 at version $2, downloaded from the module proxy into the module cache (nothing built).
+module_dir() {
+  local dir
+  dir="$(scratch)"
+  (cd "$dir" && GOFLAGS=-mod=mod go mod download -json "$1@$2" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  rm -rf "$dir"
+}
+
+build_fleet_crds() {
+  # Nothing to compile: the CRDs of the fleet tools, as their modules ship them, for tests/fleet_samples.rs, which
+  # validates config/samples/fleet/ against them: Open Cluster Management's ConfigurationPolicy, Policy,
+  # PlacementBinding, Placement and ManagedClusterSetBinding (what ACM serves on hub and managed clusters), TALM's
+  # ClusterGroupUpgrade and Argo CD's Application and ApplicationSet.
+  local want=(configurationpolicies policies placementbindings placements managedclustersetbindings
+    clustergroupupgrades applications applicationsets)
+  local missing=0
+  for c in "${want[@]}"; do [[ -f "$FLEET_CRDS/$c.crd.yaml" ]] || missing=1; done
+  if [[ $missing == 0 ]]; then return; fi
+  log "fleet CRDs: OCM policy framework $OCM_POLICY_VERSION, OCM API $OCM_API_VERSION, TALM $TALM_VERSION, Argo CD $ARGO_CD_VERSION"
+  local config_policy propagator api talm argocd
+  config_policy="$(module_dir open-cluster-management.io/config-policy-controller "$OCM_POLICY_VERSION")"
+  propagator="$(module_dir open-cluster-management.io/governance-policy-propagator "$OCM_POLICY_VERSION")"
+  api="$(module_dir open-cluster-management.io/api "$OCM_API_VERSION")"
+  talm="$(module_dir github.com/openshift-kni/cluster-group-upgrades-operator "$TALM_VERSION")"
+  argocd="$(module_dir github.com/argoproj/argo-cd/v3 "$ARGO_CD_VERSION")"
+  local sources=(
+    "configurationpolicies=$config_policy/deploy/crds/policy.open-cluster-management.io_configurationpolicies.yaml"
+    "policies=$propagator/deploy/crds/policy.open-cluster-management.io_policies.yaml"
+    "placementbindings=$propagator/deploy/crds/policy.open-cluster-management.io_placementbindings.yaml"
+    "placements=$api/cluster/v1beta1/0000_02_clusters.open-cluster-management.io_placements.crd.yaml"
+    "managedclustersetbindings=$api/cluster/v1beta2/0000_01_clusters.open-cluster-management.io_managedclustersetbindings.crd.yaml"
+    "clustergroupupgrades=$talm/config/crd/bases/ran.openshift.io_clustergroupupgrades.yaml"
+    "applications=$argocd/manifests/crds/application-crd.yaml"
+    "applicationsets=$argocd/manifests/crds/applicationset-crd.yaml"
+  )
+  rm -rf "$FLEET_CRDS.partial" && mkdir -p "$FLEET_CRDS.partial"
+  local entry
+  for entry in "${sources[@]}"; do
+    [[ -f "${entry#*=}" ]] || { log "error: ${entry#*=} is missing (was the module downloaded?)"; return 1; }
+    cp "${entry#*=}" "$FLEET_CRDS.partial/${entry%%=*}.crd.yaml"
+  done
+  chmod -R u+w "$FLEET_CRDS.partial"
+  mkdir -p "$(dirname "$FLEET_CRDS")"
+  rm -rf "$FLEET_CRDS" && mv "$FLEET_CRDS.partial" "$FLEET_CRDS"
+}
+
 build_operator_sdk() {
   # The module proxy serves only operator-sdk's source zip, not its go.mod: see hack/build-operator-sdk.sh.
   "$here/build-operator-sdk.sh"
@@ -258,6 +304,7 @@ for t in "${targets[@]}"; do
     kwok) build_kwok ;;
     olm) build_olm ;;
     openshift-api) build_openshift_api ;;
+    fleet-crds) build_fleet_crds ;;
     alertmanager) build_alertmanager ;;
     prometheus) build_prometheus ;;
     prometheus-operator) build_prometheus_operator ;;

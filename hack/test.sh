@@ -52,9 +52,11 @@ report() {
 trap report EXIT
 
 step "build tools" "$hack_dir/build-tools.sh" kubernetes etcd kwok olm alertmanager prometheus prometheus-operator \
-  openshift-api
+  openshift-api fleet-crds
 # The ConsolePlugin CRD of openshift/api, for the test of the ConsolePlugin numo applies.
 export NUMO_OPENSHIFT_API_CRDS="$OPENSHIFT_API_CRDS"
+# The CRDs of ACM's policy framework, TALM and Argo CD, which tests/fleet_samples.rs validates the fleet samples with.
+export NUMO_FLEET_CRDS="$FLEET_CRDS"
 # The alert health check's tests start a real Alertmanager (numo_testkit::alertmanager).
 export NUMO_ALERTMANAGER_BIN="$ALERTMANAGER_BIN/alertmanager"
 # numo's alert rules are tested with promtool (tests/alert_rules.rs).

@@ -23,6 +23,17 @@ OPENSHIFT_API_VERSION="${OPENSHIFT_API_VERSION:-v0.0.0-20221021112143-4226c2167e
 # in image mode: the newest pseudo-version the module proxy serves that has it (February 2025, the CRD still feature-
 # gated there; its spec.machineConfigPool is the field numo reads, unchanged at GA in 4.19).
 OPENSHIFT_API_IMAGE_MODE_VERSION="${OPENSHIFT_API_IMAGE_MODE_VERSION:-v0.0.0-20250228110707-635291d6fdf1}"
+# The fleet tools whose CRDs config/samples/fleet/ is validated against (tests/fleet_samples.rs). Open Cluster
+# Management's policy framework (ConfigurationPolicy; Policy and PlacementBinding) and its API (Placement,
+# ManagedClusterSetBinding), at the versions TALM's go.mod requires; the module proxy serves these versions but not
+# the modules' version lists.
+OCM_POLICY_VERSION="${OCM_POLICY_VERSION:-v0.16.0}"
+OCM_API_VERSION="${OCM_API_VERSION:-v0.16.1}"
+# TALM (cluster-group-upgrades-operator) has no tags: the newest pseudo-version the checksum database knows
+# (release-4.17, September 2024; later ones are served but not verifiable).
+TALM_VERSION="${TALM_VERSION:-v0.0.0-20240918194836-a0a3f896c283}"
+# Argo CD: the newest release whose go.mod the Go toolchain here accepts (v3.6 asks for Go 1.27).
+ARGO_CD_VERSION="${ARGO_CD_VERSION:-v3.5.7}"
 
 NUMO_CACHE="${NUMO_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/numo}"
 K8S_BIN="$NUMO_CACHE/kubernetes-$K8S_VERSION/bin"
@@ -39,3 +50,6 @@ ALERTMANAGER_BIN="$NUMO_CACHE/alertmanager-$ALERTMANAGER_VERSION/bin"
 PROMETHEUS_BIN="$NUMO_CACHE/prometheus-$PROMETHEUS_VERSION/bin" # promtool
 # servicemonitors.crd.yaml, prometheusrules.crd.yaml
 PROMETHEUS_OPERATOR_CRDS="$NUMO_CACHE/prometheus-operator-$PROMETHEUS_OPERATOR_VERSION/crds"
+# configurationpolicies, policies, placementbindings, placements, managedclustersetbindings, clustergroupupgrades,
+# applications, applicationsets (.crd.yaml)
+FLEET_CRDS="$NUMO_CACHE/fleet-crds-ocm-$OCM_POLICY_VERSION-$OCM_API_VERSION-talm-${TALM_VERSION##*-}-argocd-$ARGO_CD_VERSION/crds"

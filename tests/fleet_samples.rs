@@ -1,0 +1,509 @@
+//! The fleet samples (`config/samples/fleet/`, docs/fleet.md) against the real CRDs of the tools that read them —
+//! Open Cluster Management's policy framework and API (what ACM serves), TALM and Argo CD, as `hack/build-tools.sh
+//! fleet-crds` takes them from their modules into `$NUMO_FLEET_CRDS` (make test sets it) — on the real API server:
+//! every sample is accepted by a server-side dry run with strict field validation (an unknown field fails), the
+//! configuration policies the ACM policies carry too, and the objects those compare (numo's MutexRunConfig status,
+//! ClusterVersion) name only fields their CRDs have. And the Argo CD samples leave to numo and the platform exactly
+//! what they write: numo's objects from the path the Application syncs are applied as Argo CD applies them, numo
+//! runs a rollout, and every field someone other than Argo CD changed is one the Application ignores.
+
+mod support;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{bail, Context as _};
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
+    CustomResourceDefinition, JSONSchemaProps, JSONSchemaPropsOrArray, JSONSchemaPropsOrBool,
+};
+use kube::api::{Api, DeleteParams, DynamicObject, GroupVersionKind, Patch, PatchParams};
+use kube::discovery::Scope;
+use kube::{Resource, ResourceExt};
+use numo::api::{MutexRule, MutexRunConfig, MutexTarget, RunPhase};
+use numo::openshift::MachineConfigPool;
+use serde_json::{json, Value};
+use support::*;
+
+/// The fleet samples, one directory per tool, each applied with `kubectl apply -k`.
+const FLEET: &str = "config/samples/fleet";
+/// The field manager Argo CD applies with (its `argocd-controller`).
+const ARGO_CD: &str = "argocd-controller";
+/// What a lone template variable (`{{ $desired }}`) stands for where a sample's templates are read as YAML.
+const PLACEHOLDER: &str = "<template value>";
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Every CRD of `$NUMO_FLEET_CRDS`.
+fn fleet_crds() -> anyhow::Result<Vec<CustomResourceDefinition>> {
+    let dir = std::env::var_os("NUMO_FLEET_CRDS").context(
+        "NUMO_FLEET_CRDS is not set: it names the folder of the fleet tools' CRDs that hack/build-tools.sh \
+         fleet-crds takes from their modules (make test sets it)",
+    )?;
+    let mut crds = Vec::new();
+    for entry in std::fs::read_dir(&dir).with_context(|| format!("{dir:?}"))? {
+        let path = entry?.path();
+        if path.extension().is_some_and(|e| e == "yaml") {
+            let text = std::fs::read_to_string(&path)?;
+            let mut crd: CustomResourceDefinition =
+                serde_yaml::from_str(&text).with_context(|| format!("{}", path.display()))?;
+            crd.metadata.annotations = None;
+            crds.push(crd);
+        }
+    }
+    if crds.len() < 8 {
+        bail!("{dir:?} holds {} CRDs; run hack/build-tools.sh fleet-crds", crds.len());
+    }
+    Ok(crds)
+}
+
+/// Installs the fleet tools' CRDs and waits until each is served.
+async fn install_fleet_crds(client: &kube::Client) -> anyhow::Result<()> {
+    let crds = Api::<CustomResourceDefinition>::all(client.clone());
+    for crd in fleet_crds()? {
+        let name = crd.name_any();
+        crds.patch(&name, &PatchParams::apply("numo-tests").force(), &Patch::Apply(&crd))
+            .await
+            .with_context(|| format!("installing the CRD {name}"))?;
+        numo_testkit::wait_until(&crds, &name, Duration::from_secs(30), "Established", |crd| {
+            crd.status
+                .iter()
+                .flat_map(|s| s.conditions.iter().flatten())
+                .any(|c| c.type_ == "Established" && c.status == "True")
+        })
+        .await?;
+    }
+    Ok(())
+}
+
+/// The documents of a YAML file.
+fn documents(path: &Path) -> anyhow::Result<Vec<Value>> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("{}", path.display()))?;
+    let mut docs = Vec::new();
+    for doc in serde_yaml::Deserializer::from_str(&text) {
+        let value: Value = serde::Deserialize::deserialize(doc).with_context(|| format!("{}", path.display()))?;
+        if !value.is_null() {
+            docs.push(value);
+        }
+    }
+    Ok(docs)
+}
+
+/// The files a kustomization in `dir` lists (`resources`).
+fn kustomization_resources(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let docs = documents(&dir.join("kustomization.yaml"))?;
+    let resources = docs.first().and_then(|k| k["resources"].as_array()).cloned().unwrap_or_default();
+    resources.iter().map(|r| r.as_str().map(|r| dir.join(r)).context("a resource that is not a path")).collect()
+}
+
+/// Every fleet sample: its file and its objects, directory by directory.
+fn fleet_samples() -> anyhow::Result<Vec<(PathBuf, Vec<Value>)>> {
+    let mut samples = Vec::new();
+    let mut dirs: Vec<PathBuf> =
+        std::fs::read_dir(repo().join(FLEET))?.map(|e| e.map(|e| e.path())).collect::<Result<_, _>>()?;
+    dirs.sort();
+    for dir in dirs.into_iter().filter(|d| d.is_dir()) {
+        let listed = kustomization_resources(&dir)?;
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)?
+            .map(|e| e.map(|e| e.path()))
+            .collect::<Result<Vec<_>, _>>()?
+            .into_iter()
+            .filter(|p| p.extension().is_some_and(|e| e == "yaml") && !p.ends_with("kustomization.yaml"))
+            .collect();
+        files.sort();
+        let mut sorted = listed.clone();
+        sorted.sort();
+        assert_eq!(sorted, files, "{}/kustomization.yaml lists every sample of its directory", dir.display());
+        for file in listed {
+            let objects = documents(&file)?;
+            samples.push((file, objects));
+        }
+    }
+    Ok(samples)
+}
+
+fn gvk_of(object: &Value) -> anyhow::Result<GroupVersionKind> {
+    let api_version = object["apiVersion"].as_str().context("no apiVersion")?;
+    let kind = object["kind"].as_str().context("no kind")?;
+    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
+    Ok(GroupVersionKind::gvk(group, version, kind))
+}
+
+/// Creates `object` in a server-side dry run (`fieldValidation=Strict`: an unknown or duplicate field fails),
+/// in namespace `ns` if its kind is namespaced.
+async fn dry_run(client: &kube::Client, object: &Value, ns: &str) -> anyhow::Result<()> {
+    let gvk = gvk_of(object)?;
+    let (resource, capabilities) = kube::discovery::pinned_kind(client, &gvk)
+        .await
+        .with_context(|| format!("{}/{} is not served", gvk.group, gvk.kind))?;
+    let mut object = object.clone();
+    let api: Api<DynamicObject> = match capabilities.scope {
+        Scope::Namespaced => {
+            object["metadata"]["namespace"] = json!(ns);
+            Api::namespaced_with(client.clone(), ns, &resource)
+        }
+        Scope::Cluster => Api::all_with(client.clone(), &resource),
+    };
+    let name = object["metadata"]["name"].as_str().context("no metadata.name")?.to_string();
+    let params = PatchParams::apply("numo-fleet-samples").dry_run().validation_strict();
+    api.patch(&name, &params, &Patch::Apply(&object)).await.with_context(|| format!("{} {name}", gvk.kind))?;
+    Ok(())
+}
+
+/// The configuration policies an ACM Policy carries (`spec.policy-templates[].objectDefinition`).
+fn policy_templates(policy: &Value) -> Vec<Value> {
+    let templates = policy["spec"]["policy-templates"].as_array().cloned().unwrap_or_default();
+    templates.iter().map(|t| t["objectDefinition"].clone()).collect()
+}
+
+/// The object templates of a configuration policy: `object-templates`, or `object-templates-raw` read as YAML with
+/// its Go template actions taken out (what TALM does to check a policy before it remediates it): a lone variable
+/// (`{{ $rc.metadata.name }}`) becomes [`PLACEHOLDER`], any other action (`range`, `if`, `end`, assignments)
+/// disappears.
+fn object_templates(policy: &Value) -> anyhow::Result<Vec<Value>> {
+    if let Some(templates) = policy["spec"]["object-templates"].as_array() {
+        return Ok(templates.clone());
+    }
+    let raw = policy["spec"]["object-templates-raw"].as_str().context("neither object-templates nor -raw")?;
+    let mut text = String::new();
+    let mut rest = raw;
+    while let Some(start) = rest.find("{{") {
+        text.push_str(&rest[..start]);
+        let end = rest[start..].find("}}").context("an unclosed {{")? + start;
+        let action = rest[start + 2..end].trim_matches(|c: char| c == '-' || c.is_whitespace());
+        let variable = action.starts_with('$') && action.chars().all(|c| c.is_alphanumeric() || "$._".contains(c));
+        if variable {
+            text.push_str(PLACEHOLDER);
+        }
+        rest = &rest[end + 2..];
+    }
+    text.push_str(rest);
+    let templates: Vec<Value> =
+        serde_yaml::from_str(&text).with_context(|| format!("object-templates-raw without its actions:\n{text}"))?;
+    Ok(templates)
+}
+
+/// The fields of `value` that `schema` does not have, and its values outside an enum, as `path: problem` (a value
+/// that is a template placeholder is not checked against an enum).
+fn schema_problems(path: &str, value: &Value, schema: &JSONSchemaProps, out: &mut Vec<String>) {
+    if let (Some(allowed), Some(text)) = (&schema.enum_, value.as_str()) {
+        if text != PLACEHOLDER && !allowed.iter().any(|a| a.0 == *value) {
+            out.push(format!("{path}: {text:?} is none of {:?}", allowed.iter().map(|a| &a.0).collect::<Vec<_>>()));
+        }
+    }
+    match value {
+        Value::Object(map) => {
+            for (key, child) in map {
+                let child_path = format!("{path}.{key}");
+                match (schema.properties.as_ref().and_then(|p| p.get(key)), &schema.additional_properties) {
+                    (Some(child_schema), _) => schema_problems(&child_path, child, child_schema, out),
+                    (None, Some(JSONSchemaPropsOrBool::Schema(child_schema))) => {
+                        schema_problems(&child_path, child, child_schema, out)
+                    }
+                    (None, Some(JSONSchemaPropsOrBool::Bool(true))) => {}
+                    _ if schema.x_kubernetes_preserve_unknown_fields == Some(true) => {}
+                    _ => out.push(format!("{child_path}: no such field")),
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(JSONSchemaPropsOrArray::Schema(item_schema)) = &schema.items {
+                for (i, item) in items.iter().enumerate() {
+                    schema_problems(&format!("{path}[{i}]"), item, item_schema, out);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The problems of an object a configuration policy compares (`objectDefinition`) against the schema of its kind,
+/// from the CRD the test cluster serves (`metadata` is not checked: only a name and a namespace are compared; not
+/// every CRD's schema names `apiVersion` and `kind`).
+async fn compared_object_problems(client: &kube::Client, object: &Value) -> anyhow::Result<Vec<String>> {
+    let gvk = gvk_of(object)?;
+    let (resource, _) = kube::discovery::pinned_kind(client, &gvk).await?;
+    let crd_name = format!("{}.{}", resource.plural, gvk.group);
+    let crd = Api::<CustomResourceDefinition>::all(client.clone()).get(&crd_name).await?;
+    let version = crd.spec.versions.iter().find(|v| v.name == gvk.version).context("version not in its CRD")?;
+    let schema = version.schema.as_ref().and_then(|s| s.open_api_v3_schema.as_ref()).context("no schema")?;
+    let mut body = object.clone();
+    if let Some(map) = body.as_object_mut() {
+        for key in ["apiVersion", "kind", "metadata"] {
+            map.remove(key);
+        }
+    }
+    let mut problems = Vec::new();
+    schema_problems(&gvk.kind, &body, schema, &mut problems);
+    Ok(problems)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_fleet_sample_is_accepted_by_the_real_crds_with_strict_field_validation() -> anyhow::Result<()> {
+    numo_testkit::init_tracing();
+    let cluster = numo_testkit::cluster().await?;
+    let world = cluster.world("fleet-samples").await?;
+    let client = world.client.clone();
+    let ns = world.namespace.clone();
+    install_fleet_crds(&client).await?;
+
+    let samples = fleet_samples()?;
+    let kinds: BTreeSet<String> = samples
+        .iter()
+        .flat_map(|(_, objects)| objects.iter().map(|o| o["kind"].as_str().unwrap_or("").to_string()))
+        .collect();
+    for kind in [
+        "Policy",
+        "PlacementBinding",
+        "Placement",
+        "ManagedClusterSetBinding",
+        "ClusterGroupUpgrade",
+        "Application",
+        "ApplicationSet",
+    ] {
+        assert!(kinds.contains(kind), "a fleet sample is a {kind}: {kinds:?}");
+    }
+    let mut compared = BTreeSet::new();
+    for (file, objects) in &samples {
+        let file = file.strip_prefix(repo()).unwrap_or(file).display().to_string();
+        for object in objects {
+            dry_run(&client, object, &ns).await.with_context(|| file.clone())?;
+            // What ACM creates on each managed cluster from a Policy, and what that compares.
+            for template in policy_templates(object) {
+                dry_run(&client, &template, &ns).await.with_context(|| format!("{file}: policy template"))?;
+                for compare in object_templates(&template).with_context(|| file.clone())? {
+                    let definition = &compare["objectDefinition"];
+                    let problems = compared_object_problems(&client, definition).await?;
+                    assert!(problems.is_empty(), "{file}: {}", problems.join("; "));
+                    compared.insert(definition["kind"].as_str().unwrap_or_default().to_string());
+                }
+            }
+        }
+    }
+    assert_eq!(
+        compared,
+        BTreeSet::from(["ClusterVersion".to_string(), "MutexRunConfig".to_string()]),
+        "the policies compare the cluster's version and numo's run configs"
+    );
+    Ok(())
+}
+
+/// The check above fails on a typo: an unknown field in a sample, in a policy template, or in what a policy
+/// compares.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_typo_in_a_fleet_sample_fails_the_check() -> anyhow::Result<()> {
+    numo_testkit::init_tracing();
+    let cluster = numo_testkit::cluster().await?;
+    let world = cluster.world("fleet-typos").await?;
+    let client = world.client.clone();
+    install_fleet_crds(&client).await?;
+    let samples = fleet_samples()?;
+    let find = |kind: &str, name: &str| {
+        samples
+            .iter()
+            .flat_map(|(_, objects)| objects.iter())
+            .find(|o| o["kind"] == kind && o["metadata"]["name"] == name)
+            .cloned()
+            .with_context(|| format!("no {kind} {name} among the fleet samples"))
+    };
+
+    let mut upgrade = find("ClusterGroupUpgrade", "upgrade-4.21.4")?;
+    upgrade["spec"]["remediationStrategy"]["maxConcurency"] = json!(5);
+    let refused = dry_run(&client, &upgrade, &world.namespace).await.expect_err("an unknown field is refused");
+    assert!(format!("{refused:#}").contains("maxConcurency"), "{refused:#}");
+
+    let mut app = find("Application", "numo-rollout-config")?;
+    app["spec"]["syncPolicy"]["syncOption"] = json!(["RespectIgnoreDifferences=true"]);
+    let refused = dry_run(&client, &app, &world.namespace).await.expect_err("an unknown field is refused");
+    assert!(format!("{refused:#}").contains("syncOption"), "{refused:#}");
+
+    let policy = find("Policy", "numo-rollout-completed")?;
+    let mut template = policy_templates(&policy).remove(0);
+    template["spec"]["evaluationIntervall"] = json!({"compliant": "watch"});
+    let refused = dry_run(&client, &template, &world.namespace).await.expect_err("an unknown field is refused");
+    assert!(format!("{refused:#}").contains("evaluationIntervall"), "{refused:#}");
+
+    let raw = policy_templates(&policy)[0]["spec"]["object-templates-raw"].as_str().unwrap_or_default().to_string();
+    let typo = json!({"spec": {"object-templates-raw": raw.replace("targetVersion:", "targetVerison:")}});
+    let definition = object_templates(&typo)?.remove(0)["objectDefinition"].clone();
+    let problems = compared_object_problems(&client, &definition).await?;
+    assert_eq!(problems, ["MutexRunConfig.status.targetVerison: no such field"]);
+    let typo = json!({"spec": {"object-templates-raw": raw.replace("phase: Completed", "phase: Complete")}});
+    let definitions: Vec<Value> = object_templates(&typo)?.iter().map(|t| t["objectDefinition"].clone()).collect();
+    let mut problems = Vec::new();
+    for definition in &definitions {
+        problems.extend(compared_object_problems(&client, definition).await?);
+    }
+    assert_eq!(problems.len(), 1, "{problems:?}");
+    assert!(problems[0].starts_with("MutexRunConfig.status.phase: \"Complete\" is none of"), "{problems:?}");
+    Ok(())
+}
+
+/// The objects of the path an Argo CD Application syncs (`spec.source.path`), read from this repository as the
+/// Application's repository is: the files its kustomization lists.
+fn argo_source_objects(app: &Value) -> anyhow::Result<Vec<Value>> {
+    let repository = format!("{}.git", env!("CARGO_PKG_REPOSITORY"));
+    assert_eq!(app["spec"]["source"]["repoURL"], json!(repository), "the Application syncs numo's repository");
+    let path = app["spec"]["source"]["path"].as_str().context("no spec.source.path")?;
+    let mut objects = Vec::new();
+    for file in kustomization_resources(&repo().join(path))? {
+        objects.extend(documents(&file)?);
+    }
+    Ok(objects)
+}
+
+/// The JSON pointers (as Argo CD's `ignoreDifferences` write them) of the fields of `object` that a field manager
+/// other than Argo CD owns, outside the status.
+fn written_by_others(object: &impl Resource) -> BTreeSet<String> {
+    let escape = |key: &str| key.replace('~', "~0").replace('/', "~1");
+    let mut pointers = BTreeSet::new();
+    for entry in object.meta().managed_fields.iter().flatten() {
+        if entry.manager.as_deref() == Some(ARGO_CD) || entry.subresource.as_deref() == Some("status") {
+            continue;
+        }
+        let Some(fields) = entry.fields_v1.as_ref().and_then(|f| f.0.as_object()) else { continue };
+        for (top, children) in fields {
+            let Some(top) = top.strip_prefix("f:") else { continue };
+            for child in children.as_object().into_iter().flat_map(|c| c.keys()) {
+                let Some(child) = child.strip_prefix("f:") else { continue };
+                match (top, child) {
+                    ("metadata", "annotations" | "labels") => {
+                        for key in children[&format!("f:{child}")].as_object().into_iter().flat_map(|m| m.keys()) {
+                            if let Some(key) = key.strip_prefix("f:") {
+                                pointers.insert(format!("/metadata/{child}/{}", escape(key)));
+                            }
+                        }
+                    }
+                    ("status", _) => {}
+                    _ => {
+                        pointers.insert(format!("/{top}/{child}"));
+                    }
+                }
+            }
+        }
+    }
+    pointers
+}
+
+/// The `jsonPointers` an Argo CD Application's `ignoreDifferences` lists for `kind`.
+fn ignored(app: &Value, kind: &str) -> BTreeSet<String> {
+    let entries = app["spec"]["ignoreDifferences"].as_array().cloned().unwrap_or_default();
+    entries
+        .iter()
+        .filter(|e| e["kind"] == kind)
+        .flat_map(|e| e["jsonPointers"].as_array().cloned().unwrap_or_default())
+        .filter_map(|p| p.as_str().map(str::to_string))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn argo_cd_leaves_to_numo_and_the_platform_exactly_the_fields_they_write() -> anyhow::Result<()> {
+    let samples = fleet_samples()?;
+    let find = |kind: &str| {
+        samples
+            .iter()
+            .flat_map(|(_, objects)| objects.iter())
+            .find(|o| o["kind"] == kind)
+            .cloned()
+            .with_context(|| format!("no {kind} among the fleet samples"))
+    };
+    let app = find("Application")?;
+    let set = find("ApplicationSet")?;
+    let template = &set["spec"]["template"]["spec"];
+    assert_eq!(template["ignoreDifferences"], app["spec"]["ignoreDifferences"], "one list for both samples");
+    assert_eq!(template["syncPolicy"], app["spec"]["syncPolicy"], "one sync policy for both samples");
+    let options = app["spec"]["syncPolicy"]["syncOptions"].as_array().cloned().unwrap_or_default();
+    assert!(options.contains(&json!("RespectIgnoreDifferences=true")), "a sync never writes an ignored field back");
+
+    let mut setup = Setup::new("fleet-argo", 2).await?;
+    let pools = Api::<MachineConfigPool>::all(setup.client.clone());
+    // The test world's canary makes way for the one in Git, applied as Argo CD applies it, with numo's objects.
+    pools.delete("canary", &DeleteParams::default()).await?;
+    for _ in 0..100 {
+        if pools.get_opt("canary").await?.is_none() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let objects = argo_source_objects(&app)?;
+    for object in &objects {
+        let gvk = gvk_of(object)?;
+        let (resource, capabilities) = kube::discovery::pinned_kind(&setup.client, &gvk).await?;
+        let mut object = object.clone();
+        let api: Api<DynamicObject> = match capabilities.scope {
+            Scope::Namespaced => {
+                object["metadata"]["namespace"] = json!(setup.ns);
+                Api::namespaced_with(setup.client.clone(), &setup.ns, &resource)
+            }
+            Scope::Cluster => Api::all_with(setup.client.clone(), &resource),
+        };
+        let name = object["metadata"]["name"].as_str().context("no name")?.to_string();
+        api.patch(&name, &PatchParams::apply(ARGO_CD).force(), &Patch::Apply(&object))
+            .await
+            .with_context(|| format!("applying {} {name} from the Application's path", gvk.kind))?;
+    }
+    let run_config = objects
+        .iter()
+        .find(|o| o["kind"] == "MutexRunConfig")
+        .and_then(|o| o["metadata"]["name"].as_str())
+        .context("the Application syncs a MutexRunConfig")?
+        .to_string();
+
+    setup.start_operator().await?;
+    setup.upgrade_cluster(NEW).await?;
+    // numo holds the pools: the canary claimed and steered to the nodes numo releases into it, the worker paused.
+    setup.wait_phase(&run_config, RunPhase::Upgrading, ROLLOUT).await?;
+    let canary = numo_testkit::wait_until(&pools, "canary", ROLLOUT, "the canary steered", |pool| {
+        let selector = serde_json::to_string(&pool.spec.node_selector).unwrap_or_default();
+        selector.contains(numo::labels::RELEASED) && pool.spec.configuration.is_some()
+    })
+    .await?;
+    let worker = pools.get("worker").await?;
+
+    let pool_ignored = ignored(&app, "MachineConfigPool");
+    let written = written_by_others(&canary);
+    let numo_on_worker: BTreeSet<String> = {
+        let mut worker = worker.clone();
+        worker
+            .metadata
+            .managed_fields
+            .get_or_insert_default()
+            .retain(|e| e.manager.as_deref() == Some(numo::labels::MANAGER));
+        written_by_others(&worker)
+    };
+    for field in written.iter().chain(&numo_on_worker) {
+        assert!(
+            pool_ignored.contains(field),
+            "{field} is written by numo or the platform but not ignored: {pool_ignored:?}"
+        );
+    }
+    // Nothing more: what numo holds on any pool it drives (a target's paused flag, the canary's maxUnavailable at
+    // a concurrency above one), its record of the pool, and what the platform was seen writing.
+    let mut expected: BTreeSet<String> = numo::field_managers::POOL_FIELDS
+        .iter()
+        .map(|path| format!("/{}", path.iter().map(|k| k.trim_start_matches("f:")).collect::<Vec<_>>().join("/")))
+        .collect();
+    for key in [numo::labels::POOL_CLAIMED_BY, numo::labels::POOL_ORIGINAL, numo::labels::POOL_WRITTEN] {
+        expected.insert(format!("/metadata/annotations/{}", key.replace('/', "~1")));
+    }
+    expected.extend(written.iter().cloned());
+    assert_eq!(pool_ignored, expected, "the pools' ignoreDifferences are exactly what numo and the platform write");
+
+    let run_configs = Api::<MutexRunConfig>::namespaced(setup.client.clone(), &setup.ns);
+    let written = written_by_others(&run_configs.get(&run_config).await?);
+    assert_eq!(ignored(&app, "MutexRunConfig"), written, "numo's finalizer, and nothing else of a run config");
+    assert_eq!(written, BTreeSet::from(["/metadata/finalizers".to_string()]));
+    for object in objects.iter().filter(|o| o["kind"] == "MutexRule" || o["kind"] == "MutexTarget") {
+        let name = object["metadata"]["name"].as_str().unwrap_or_default();
+        let written = if object["kind"] == "MutexRule" {
+            written_by_others(&Api::<MutexRule>::namespaced(setup.client.clone(), &setup.ns).get(name).await?)
+        } else {
+            written_by_others(&Api::<MutexTarget>::namespaced(setup.client.clone(), &setup.ns).get(name).await?)
+        };
+        assert!(written.is_empty(), "numo writes only the status of {} {name}: {written:?}", object["kind"]);
+        assert!(ignored(&app, object["kind"].as_str().unwrap_or_default()).is_empty());
+    }
+    Ok(())
+}
