@@ -3,7 +3,7 @@
 # keyed by version (see hack/versions.sh). With a warm cache this takes well under a second.
 #
 #   hack/build-tools.sh [kubernetes] [etcd] [kwok] [olm] [alertmanager] [prometheus] [prometheus-operator]
-#                       [openshift-api] [fleet-crds] [operator-sdk]
+#                       [openshift-api] [fleet-crds] [config-policy-controller] [operator-sdk]
 #   (default: the first three)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -289,6 +289,23 @@ build_fleet_crds() {
   rm -rf "$FLEET_CRDS" && mv "$FLEET_CRDS.partial" "$FLEET_CRDS"
 }
 
+build_config_policy_controller() {
+  # ACM's configuration policy controller, which evaluates (and enforces) ConfigurationPolicies on a managed
+  # cluster. `go install …@version` asks the module proxy for the module's version list, which it refuses (403), so
+  # the build goes through a scratch module, as OLM's does.
+  [[ -x "$CONFIG_POLICY_CONTROLLER_BIN/config-policy-controller" ]] && return
+  log "building ACM's config-policy-controller $OCM_POLICY_VERSION; a cold build takes several minutes"
+  local dir module=open-cluster-management.io/config-policy-controller
+  dir="$(scratch)"
+  trap 'rm -rf "$dir"' RETURN
+  printf 'module numo.invalid/config-policy-controller-build\n\ngo 1.24\n' >"$dir/go.mod"
+  (cd "$dir" && with_progress "resolve config-policy-controller modules" go get "$module@$OCM_POLICY_VERSION")
+  mkdir -p "$CONFIG_POLICY_CONTROLLER_BIN.partial"
+  (cd "$dir" && with_progress config-policy-controller go build -trimpath -ldflags "-s -w" \
+    -o "$CONFIG_POLICY_CONTROLLER_BIN.partial/config-policy-controller" "$module")
+  rm -rf "$CONFIG_POLICY_CONTROLLER_BIN" && mv "$CONFIG_POLICY_CONTROLLER_BIN.partial" "$CONFIG_POLICY_CONTROLLER_BIN"
+}
+
 build_operator_sdk() {
   # The module proxy serves only operator-sdk's source zip, not its go.mod: see hack/build-operator-sdk.sh.
   "$here/build-operator-sdk.sh"
@@ -305,6 +322,7 @@ for t in "${targets[@]}"; do
     olm) build_olm ;;
     openshift-api) build_openshift_api ;;
     fleet-crds) build_fleet_crds ;;
+    config-policy-controller) build_config_policy_controller ;;
     alertmanager) build_alertmanager ;;
     prometheus) build_prometheus ;;
     prometheus-operator) build_prometheus_operator ;;

@@ -52,11 +52,13 @@ report() {
 trap report EXIT
 
 step "build tools" "$hack_dir/build-tools.sh" kubernetes etcd kwok olm alertmanager prometheus prometheus-operator \
-  openshift-api fleet-crds
+  openshift-api fleet-crds config-policy-controller
 # The ConsolePlugin CRD of openshift/api, for the test of the ConsolePlugin numo applies.
 export NUMO_OPENSHIFT_API_CRDS="$OPENSHIFT_API_CRDS"
 # The CRDs of ACM's policy framework, TALM and Argo CD, which tests/fleet_samples.rs validates the fleet samples with.
 export NUMO_FLEET_CRDS="$FLEET_CRDS"
+# ... and ACM's configuration policy controller, which it runs to evaluate the fleet policies while numo rolls out.
+export NUMO_CONFIG_POLICY_CONTROLLER="$CONFIG_POLICY_CONTROLLER_BIN/config-policy-controller"
 # The alert health check's tests start a real Alertmanager (numo_testkit::alertmanager).
 export NUMO_ALERTMANAGER_BIN="$ALERTMANAGER_BIN/alertmanager"
 # numo's alert rules are tested with promtool (tests/alert_rules.rs).

@@ -52,4 +52,7 @@ PROMETHEUS_BIN="$NUMO_CACHE/prometheus-$PROMETHEUS_VERSION/bin" # promtool
 PROMETHEUS_OPERATOR_CRDS="$NUMO_CACHE/prometheus-operator-$PROMETHEUS_OPERATOR_VERSION/crds"
 # configurationpolicies, policies, placementbindings, placements, managedclustersetbindings, clustergroupupgrades,
 # applications, applicationsets (.crd.yaml)
+# ACM's configuration policy controller (what evaluates a ConfigurationPolicy on each managed cluster), at
+# OCM_POLICY_VERSION: tests/fleet_samples.rs runs it on the test cluster to evaluate the fleet policies.
+CONFIG_POLICY_CONTROLLER_BIN="$NUMO_CACHE/config-policy-controller-$OCM_POLICY_VERSION/bin"
 FLEET_CRDS="$NUMO_CACHE/fleet-crds-ocm-$OCM_POLICY_VERSION-$OCM_API_VERSION-talm-${TALM_VERSION##*-}-argocd-$ARGO_CD_VERSION/crds"

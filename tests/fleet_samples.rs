@@ -21,7 +21,7 @@ use kube::api::{Api, DeleteParams, DynamicObject, GroupVersionKind, Patch, Patch
 use kube::discovery::Scope;
 use kube::{Resource, ResourceExt};
 use numo::api::{MutexRule, MutexRunConfig, MutexTarget, RunPhase};
-use numo::openshift::MachineConfigPool;
+use numo::openshift::{ClusterVersion, MachineConfigPool};
 use serde_json::{json, Value};
 use support::*;
 
@@ -505,5 +505,193 @@ async fn argo_cd_leaves_to_numo_and_the_platform_exactly_the_fields_they_write()
         assert!(written.is_empty(), "numo writes only the status of {} {name}: {written:?}", object["kind"]);
         assert!(ignored(&app, object["kind"].as_str().unwrap_or_default()).is_empty());
     }
+    Ok(())
+}
+
+/// ACM's configuration policy controller (`$NUMO_CONFIG_POLICY_CONTROLLER`, built by `hack/build-tools.sh
+/// config-policy-controller`) evaluating the ConfigurationPolicies of namespace `ns` on the test cluster, as it does
+/// on a managed cluster; stopped when dropped.
+struct PolicyController {
+    child: std::process::Child,
+    log: PathBuf,
+}
+
+impl PolicyController {
+    fn start(kubeconfig: &Path, ns: &str) -> anyhow::Result<Self> {
+        let binary = std::env::var_os("NUMO_CONFIG_POLICY_CONTROLLER").context(
+            "NUMO_CONFIG_POLICY_CONTROLLER is not set: it names ACM's config-policy-controller that hack/build-tools.sh \
+             config-policy-controller builds (make test sets it)",
+        )?;
+        let log = std::env::temp_dir().join(format!("numo-config-policy-controller-{ns}.log"));
+        let out = std::fs::File::create(&log)?;
+        let child = std::process::Command::new(&binary)
+            .args([
+                "controller",
+                "--leader-elect=false",
+                "--enable-ocm-policy-namespace=false",
+                "--enable-metrics=false",
+            ])
+            .args(["--health-probe-bind-address=127.0.0.1:0", "--metrics-bind-address=0", "--evaluation-backoff=1"])
+            .arg(format!("--kubeconfig={}", kubeconfig.display()))
+            .env("WATCH_NAMESPACE", ns)
+            .stdout(out.try_clone()?)
+            .stderr(out)
+            .spawn()
+            .with_context(|| format!("starting {binary:?}"))?;
+        Ok(Self { child, log })
+    }
+
+    /// The last lines it logged.
+    fn tail(&self) -> String {
+        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        lines[lines.len().saturating_sub(40)..].join("\n")
+    }
+}
+
+impl Drop for PolicyController {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_file(&self.log);
+    }
+}
+
+/// A configuration policy's `status.compliant`, if it was evaluated.
+fn compliance(policy: &DynamicObject) -> Option<String> {
+    policy.data["status"]["compliant"].as_str().map(str::to_string)
+}
+
+/// What a user watching the cluster sees at one moment of the batch.
+#[derive(Debug, Clone, PartialEq)]
+struct Moment {
+    /// The ClusterVersion's latest history entry, `version state`.
+    cluster_version: String,
+    /// `platform-upgrade`'s compliance.
+    platform_upgrade: Option<String>,
+    /// `numo-rollout-completed`'s compliance.
+    numo_rollout_completed: Option<String>,
+    /// The run config's phase and target.
+    run_config: String,
+    /// Workers at the new release, of all workers.
+    workers_upgraded: String,
+}
+
+/// One TALM batch of one cluster, played by the real policy controller: the two ACM policies of the samples, bound
+/// with `enforce` as TALM binds them for the clusters of the batch it runs, in the order the ClusterGroupUpgrade
+/// lists them. `platform-upgrade` starts the upgrade and is compliant once the control plane is done, while numo still
+/// holds the workers; `numo-rollout-completed` stays NonCompliant until numo's run config is Completed at the new
+/// release, every worker upgraded. TALM starts the next batch when the last policy is compliant: with the samples,
+/// after numo; with the upgrade policy alone it would start with the workers still at the old release. Enforcing
+/// the numo policy changes nothing in the cluster.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_talm_batch_is_done_when_numo_is_not_when_the_control_plane_is() -> anyhow::Result<()> {
+    const WORKERS: usize = 3;
+    let samples = fleet_samples()?;
+    let policy = |name: &str| {
+        samples
+            .iter()
+            .flat_map(|(_, objects)| objects.iter())
+            .find(|o| o["kind"] == "Policy" && o["metadata"]["name"] == name)
+            .map(|p| policy_templates(p).remove(0))
+            .with_context(|| format!("no Policy {name} among the fleet samples"))
+    };
+    let upgrade_version = "4.21.4";
+    let mut setup = Setup::new("fleet-batch", WORKERS).await?;
+    let cluster = numo_testkit::cluster().await?;
+    install_fleet_crds(&setup.client).await?;
+    setup.rule("gate", job_spec("2s", false), Some(job_spec("1s", false))).await?;
+    setup.target("workers", &["worker"]).await?;
+    setup.run_config("gated-workers", &["gate"], &["workers"], json!({})).await?;
+    setup.start_operator().await?;
+    setup.wait_phase("gated-workers", RunPhase::Idle, Duration::from_secs(60)).await?;
+    let run_configs = setup.run_configs();
+    let generation = run_configs.get("gated-workers").await?.metadata.generation;
+
+    // The samples as the batch's clusters get them: the upgrade to this world's next release, enforced.
+    let gvk = GroupVersionKind::gvk("policy.open-cluster-management.io", "v1", "ConfigurationPolicy");
+    let (resource, _) = kube::discovery::pinned_kind(&setup.client, &gvk).await?;
+    let policies = Api::<DynamicObject>::namespaced_with(setup.client.clone(), &setup.ns, &resource);
+    let _controller = PolicyController::start(cluster.kubeconfig(), &setup.ns)?;
+    for name in ["platform-upgrade", "numo-rollout-completed"] {
+        let text = serde_json::to_string(&policy(name)?)?
+            .replace(upgrade_version, NEW)
+            .replace("stable-4.21", &format!("stable-{}", &NEW[..4]));
+        let mut template: Value = serde_json::from_str(&text)?;
+        template["metadata"]["namespace"] = json!(setup.ns);
+        template["spec"]["remediationAction"] = json!("enforce");
+        policies.patch(name, &PatchParams::apply("talm"), &Patch::Apply(&template)).await?;
+    }
+
+    let versions = Api::<ClusterVersion>::all(setup.client.clone());
+    let started = std::time::Instant::now();
+    let mut moments: Vec<(Duration, Moment)> = Vec::new();
+    let (mut control_plane_done, mut numo_done) = (None, None);
+    while numo_done.is_none() {
+        if started.elapsed() > ROLLOUT {
+            bail!("the batch did not end in {ROLLOUT:?}: {moments:#?}\n{}", _controller.tail());
+        }
+        // The policies first: what they say was evaluated on what the run config said before it is read.
+        let platform_upgrade = compliance(&policies.get("platform-upgrade").await?);
+        let numo_rollout_completed = compliance(&policies.get("numo-rollout-completed").await?);
+        let cv = versions.get("version").await?;
+        let rc = run_configs.get("gated-workers").await?;
+        let status = rc.status.clone().unwrap_or_default();
+        let nodes = setup.node_versions().await?;
+        let workers: Vec<_> = nodes.iter().filter(|(name, _)| name.starts_with("worker")).collect();
+        let upgraded = workers.iter().filter(|(_, v)| v.as_deref() == Some(NEW)).count();
+        let latest = cv.status.as_ref().and_then(|s| s.history.first());
+        let moment = Moment {
+            cluster_version: latest.map(|h| format!("{} {}", h.version, h.state)).unwrap_or_default(),
+            platform_upgrade,
+            numo_rollout_completed,
+            run_config: format!("{:?} at {}", status.phase, status.target_version.clone().unwrap_or_default()),
+            workers_upgraded: format!("{upgraded}/{}", workers.len()),
+        };
+        let at = started.elapsed();
+        let compliant = |c: &Option<String>| c.as_deref() == Some("Compliant");
+        if control_plane_done.is_none() && compliant(&moment.platform_upgrade) {
+            control_plane_done = Some((at, moment.clone()));
+        }
+        // Compliant before the upgrade (nothing behind at the old release), then NonCompliant while numo holds the
+        // workers: the first Compliant after the control plane finished ends the batch.
+        let numo_held = moments.iter().any(|(_, m)| m.numo_rollout_completed.as_deref() == Some("NonCompliant"));
+        if control_plane_done.is_some() && numo_held && compliant(&moment.numo_rollout_completed) {
+            numo_done = Some((at, moment.clone()));
+        }
+        if moments.last().map(|(_, m)| m) != Some(&moment) {
+            moments.push((at, moment));
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let timeline: Vec<String> = moments.iter().map(|(at, m)| format!("{:>5.1}s {m:?}", at.as_secs_f64())).collect();
+    println!("the batch, as a user watching it sees it:\n{}", timeline.join("\n"));
+    let (control_plane_at, at_control_plane) = control_plane_done.context("the control plane finished")?;
+    let (numo_at, at_numo) = numo_done.context("numo finished")?;
+
+    // With the upgrade policy alone, TALM would count the cluster done here: the workers are not upgraded yet.
+    assert_eq!(at_control_plane.cluster_version, format!("{NEW} Completed"));
+    assert_ne!(at_control_plane.workers_upgraded, format!("{WORKERS}/{WORKERS}"), "{timeline:#?}");
+    assert_ne!(at_control_plane.numo_rollout_completed.as_deref(), Some("Compliant"), "{timeline:#?}");
+    // With numo's policy after it, the batch ends when numo says Completed, every worker at the new release.
+    assert_eq!(at_numo.run_config, format!("Some(Completed) at {NEW}"), "{timeline:#?}");
+    assert_eq!(at_numo.workers_upgraded, format!("{WORKERS}/{WORKERS}"), "{timeline:#?}");
+    assert!(numo_at > control_plane_at, "{timeline:#?}");
+    // Once it had seen the upgrade, the numo policy said Compliant only with numo Completed at the new release.
+    let seen = moments
+        .iter()
+        .position(|(_, m)| {
+            m.cluster_version.starts_with(NEW) && m.numo_rollout_completed.as_deref() == Some("NonCompliant")
+        })
+        .context("the numo policy saw the upgrade")?;
+    for (_, m) in &moments[seen..] {
+        if m.numo_rollout_completed.as_deref() == Some("Compliant") {
+            assert_eq!(m.run_config, format!("Some(Completed) at {NEW}"), "{timeline:#?}");
+        }
+    }
+    // Enforcing the numo policy created and changed nothing: one run config, its spec as it was.
+    let all = Api::<MutexRunConfig>::all(setup.client.clone()).list(&Default::default()).await?;
+    assert_eq!(all.items.len(), 1, "no run config created by the policy");
+    assert_eq!(run_configs.get("gated-workers").await?.metadata.generation, generation);
     Ok(())
 }
