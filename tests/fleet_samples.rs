@@ -3,9 +3,11 @@
 //! fleet-crds` takes them from their modules into `$NUMO_FLEET_CRDS` (make test sets it) — on the real API server:
 //! every sample is accepted by a server-side dry run with strict field validation (an unknown field fails), the
 //! configuration policies the ACM policies carry too, and the objects those compare (numo's MutexRunConfig status,
-//! ClusterVersion) name only fields their CRDs have. And the Argo CD samples leave to numo and the platform exactly
-//! what they write: numo's objects from the path the Application syncs are applied as Argo CD applies them, numo
-//! runs a rollout, and every field someone other than Argo CD changed is one the Application ignores.
+//! ClusterVersion) name only fields their CRDs have. ACM's own configuration policy controller
+//! (`$NUMO_CONFIG_POLICY_CONTROLLER`) evaluates the two policies of a TALM batch while numo rolls out: the batch
+//! ends when numo is done, not when the control plane is. And the Argo CD samples leave to numo and the platform
+//! exactly what they write: numo's objects from the path the Application syncs are applied as Argo CD applies them,
+//! numo runs a rollout, and every field someone other than Argo CD then owns is one the Application ignores.
 
 mod support;
 
