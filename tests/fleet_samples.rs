@@ -579,121 +579,230 @@ struct Moment {
     workers_upgraded: String,
 }
 
-/// One TALM batch of one cluster, played by the real policy controller: the two ACM policies of the samples, bound
-/// with `enforce` as TALM binds them for the clusters of the batch it runs, in the order the ClusterGroupUpgrade
-/// lists them. `platform-upgrade` starts the upgrade and is compliant once the control plane is done, while numo still
-/// holds the workers; `numo-rollout-completed` stays NonCompliant until numo's run config is Completed at the new
-/// release, every worker upgraded. TALM starts the next batch when the last policy is compliant: with the samples,
-/// after numo; with the upgrade policy alone it would start with the workers still at the old release. Enforcing
-/// the numo policy changes nothing in the cluster.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_talm_batch_is_done_when_numo_is_not_when_the_control_plane_is() -> anyhow::Result<()> {
-    const WORKERS: usize = 3;
-    let samples = fleet_samples()?;
-    let policy = |name: &str| {
-        samples
-            .iter()
-            .flat_map(|(_, objects)| objects.iter())
-            .find(|o| o["kind"] == "Policy" && o["metadata"]["name"] == name)
-            .map(|p| policy_templates(p).remove(0))
-            .with_context(|| format!("no Policy {name} among the fleet samples"))
-    };
-    let upgrade_version = "4.21.4";
-    let mut setup = Setup::new("fleet-batch", WORKERS).await?;
-    let cluster = numo_testkit::cluster().await?;
-    install_fleet_crds(&setup.client).await?;
-    setup.rule("gate", job_spec("2s", false), Some(job_spec("1s", false))).await?;
-    setup.target("workers", &["worker"]).await?;
-    setup.run_config("gated-workers", &["gate"], &["workers"], json!({})).await?;
-    setup.start_operator().await?;
-    setup.wait_phase("gated-workers", RunPhase::Idle, Duration::from_secs(60)).await?;
-    let run_configs = setup.run_configs();
-    let generation = run_configs.get("gated-workers").await?.metadata.generation;
+/// One cluster of a TALM batch, played on the simulated cluster: the two ACM policies of the samples, bound with
+/// `enforce` as TALM binds them for the clusters of the batch it runs and evaluated by ACM's real policy
+/// controller, around a run config `gated-workers` of the test world's workers.
+struct Batch {
+    setup: Setup,
+    policies: Api<DynamicObject>,
+    controller: PolicyController,
+    started: std::time::Instant,
+    /// Every change a user watching the batch saw, and when.
+    moments: Vec<(Duration, Moment)>,
+}
 
-    // The samples as the batch's clusters get them: the upgrade to this world's next release, enforced.
-    let gvk = GroupVersionKind::gvk("policy.open-cluster-management.io", "v1", "ConfigurationPolicy");
-    let (resource, _) = kube::discovery::pinned_kind(&setup.client, &gvk).await?;
-    let policies = Api::<DynamicObject>::namespaced_with(setup.client.clone(), &setup.ns, &resource);
-    let _controller = PolicyController::start(cluster.kubeconfig(), &setup.ns)?;
-    for name in ["platform-upgrade", "numo-rollout-completed"] {
-        let text = serde_json::to_string(&policy(name)?)?
-            .replace(upgrade_version, NEW)
-            .replace("stable-4.21", &format!("stable-{}", &NEW[..4]));
-        let mut template: Value = serde_json::from_str(&text)?;
-        template["metadata"]["namespace"] = json!(setup.ns);
-        template["spec"]["remediationAction"] = json!("enforce");
-        policies.patch(name, &PatchParams::apply("talm"), &Patch::Apply(&template)).await?;
+impl Batch {
+    /// The test world with `workers` workers, a run config whose gate Jobs fail if `failing`, numo running, and the
+    /// two policies: `platform-upgrade` upgrades the world to its next release ([`NEW`]) as soon as the policy
+    /// controller enforces it.
+    async fn start(test: &str, workers: usize, failing: bool) -> anyhow::Result<Self> {
+        let samples = fleet_samples()?;
+        let policy = |name: &str| {
+            samples
+                .iter()
+                .flat_map(|(_, objects)| objects.iter())
+                .find(|o| o["kind"] == "Policy" && o["metadata"]["name"] == name)
+                .map(|p| policy_templates(p).remove(0))
+                .with_context(|| format!("no Policy {name} among the fleet samples"))
+        };
+        let mut setup = Setup::new(test, workers).await?;
+        let cluster = numo_testkit::cluster().await?;
+        install_fleet_crds(&setup.client).await?;
+        setup.rule("gate", job_spec("2s", failing), Some(job_spec("1s", false))).await?;
+        setup.target("workers", &["worker"]).await?;
+        setup.run_config("gated-workers", &["gate"], &["workers"], json!({})).await?;
+        setup.start_operator().await?;
+        setup.wait_phase("gated-workers", RunPhase::Idle, Duration::from_secs(60)).await?;
+
+        let gvk = GroupVersionKind::gvk("policy.open-cluster-management.io", "v1", "ConfigurationPolicy");
+        let (resource, _) = kube::discovery::pinned_kind(&setup.client, &gvk).await?;
+        let policies = Api::<DynamicObject>::namespaced_with(setup.client.clone(), &setup.ns, &resource);
+        let gvk = GroupVersionKind::gvk("policy.open-cluster-management.io", "v1", "Policy");
+        let (resource, _) = kube::discovery::pinned_kind(&setup.client, &gvk).await?;
+        let parents = Api::<DynamicObject>::namespaced_with(setup.client.clone(), &setup.ns, &resource);
+        let controller = PolicyController::start(cluster.kubeconfig(), &setup.ns)?;
+        for name in ["platform-upgrade", "numo-rollout-completed"] {
+            // The sample's release, as an admin adapts it: this world's next one.
+            let text = serde_json::to_string(&policy(name)?)?
+                .replace("4.21.4", NEW)
+                .replace("stable-4.21", &format!("stable-{}", &NEW[..4]));
+            let mut template: Value = serde_json::from_str(&text)?;
+            // As ACM's framework puts them on a managed cluster: the Policy, and its configuration policy owned by
+            // it (the controller reports compliance as Events about the owner, which the hub shows).
+            let mut parent = samples
+                .iter()
+                .flat_map(|(_, objects)| objects.iter())
+                .find(|o| o["kind"] == "Policy" && o["metadata"]["name"] == name)
+                .cloned()
+                .context("the Policy")?;
+            parent["metadata"]["namespace"] = json!(setup.ns);
+            parent["spec"]["policy-templates"] = json!([{"objectDefinition": template}]);
+            let parent =
+                parents.patch(name, &PatchParams::apply("governance-policy-framework"), &Patch::Apply(&parent)).await?;
+            template["metadata"]["namespace"] = json!(setup.ns);
+            template["metadata"]["ownerReferences"] = json!([{
+                "apiVersion": "policy.open-cluster-management.io/v1", "kind": "Policy", "name": name,
+                "uid": parent.metadata.uid, "blockOwnerDeletion": false, "controller": true,
+            }]);
+            template["spec"]["remediationAction"] = json!("enforce");
+            policies.patch(name, &PatchParams::apply("talm"), &Patch::Apply(&template)).await?;
+        }
+        Ok(Self { setup, policies, controller, started: std::time::Instant::now(), moments: Vec::new() })
     }
 
-    let versions = Api::<ClusterVersion>::all(setup.client.clone());
-    let started = std::time::Instant::now();
-    let mut moments: Vec<(Duration, Moment)> = Vec::new();
-    let (mut control_plane_done, mut numo_done) = (None, None);
-    while numo_done.is_none() {
-        if started.elapsed() > ROLLOUT {
-            bail!("the batch did not end in {ROLLOUT:?}: {moments:#?}\n{}", _controller.tail());
+    /// Looks at the cluster until `done` holds for what it sees (recording every change), at most [`ROLLOUT`].
+    async fn watch_until(&mut self, what: &str, done: impl Fn(&Self, &Moment) -> bool) -> anyhow::Result<Moment> {
+        loop {
+            let moment = self.moment().await?;
+            let at = self.started.elapsed();
+            if self.moments.last().map(|(_, m)| m) != Some(&moment) {
+                self.moments.push((at, moment.clone()));
+            }
+            if done(self, &moment) {
+                return Ok(moment);
+            }
+            if at > ROLLOUT {
+                bail!("{what}: not within {ROLLOUT:?}: {:#?}\n{}", self.timeline(), self.controller.tail());
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
         }
-        // The policies first: what they say was evaluated on what the run config said before it is read.
-        let platform_upgrade = compliance(&policies.get("platform-upgrade").await?);
-        let numo_rollout_completed = compliance(&policies.get("numo-rollout-completed").await?);
-        let cv = versions.get("version").await?;
-        let rc = run_configs.get("gated-workers").await?;
-        let status = rc.status.clone().unwrap_or_default();
-        let nodes = setup.node_versions().await?;
+    }
+
+    /// What a user sees now. The policies are read first: what they say was evaluated on what the run config said
+    /// before it is read.
+    async fn moment(&self) -> anyhow::Result<Moment> {
+        let platform_upgrade = compliance(&self.policies.get("platform-upgrade").await?);
+        let numo_rollout_completed = compliance(&self.policies.get("numo-rollout-completed").await?);
+        let cv = Api::<ClusterVersion>::all(self.setup.client.clone()).get("version").await?;
+        let status = self.setup.run_configs().get("gated-workers").await?.status.unwrap_or_default();
+        let nodes = self.setup.node_versions().await?;
         let workers: Vec<_> = nodes.iter().filter(|(name, _)| name.starts_with("worker")).collect();
         let upgraded = workers.iter().filter(|(_, v)| v.as_deref() == Some(NEW)).count();
         let latest = cv.status.as_ref().and_then(|s| s.history.first());
-        let moment = Moment {
+        Ok(Moment {
             cluster_version: latest.map(|h| format!("{} {}", h.version, h.state)).unwrap_or_default(),
             platform_upgrade,
             numo_rollout_completed,
-            run_config: format!("{:?} at {}", status.phase, status.target_version.clone().unwrap_or_default()),
+            run_config: format!("{:?} at {}", status.phase, status.target_version.unwrap_or_default()),
             workers_upgraded: format!("{upgraded}/{}", workers.len()),
-        };
-        let at = started.elapsed();
-        let compliant = |c: &Option<String>| c.as_deref() == Some("Compliant");
-        if control_plane_done.is_none() && compliant(&moment.platform_upgrade) {
-            control_plane_done = Some((at, moment.clone()));
-        }
-        // Compliant before the upgrade (nothing behind at the old release), then NonCompliant while numo holds the
-        // workers: the first Compliant after the control plane finished ends the batch.
-        let numo_held = moments.iter().any(|(_, m)| m.numo_rollout_completed.as_deref() == Some("NonCompliant"));
-        if control_plane_done.is_some() && numo_held && compliant(&moment.numo_rollout_completed) {
-            numo_done = Some((at, moment.clone()));
-        }
-        if moments.last().map(|(_, m)| m) != Some(&moment) {
-            moments.push((at, moment));
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        })
     }
-    let timeline: Vec<String> = moments.iter().map(|(at, m)| format!("{:>5.1}s {m:?}", at.as_secs_f64())).collect();
+
+    /// The latest compliance message of the Policy `name`: what ACM's Governance pages show for the cluster.
+    async fn compliance_message(&self, name: &str) -> anyhow::Result<Option<String>> {
+        let events = Api::<k8s_openapi::api::core::v1::Event>::namespaced(self.setup.client.clone(), &self.setup.ns);
+        let params = kube::api::ListParams::default().fields(&format!("involvedObject.name={name}"));
+        let mut events: Vec<_> = events
+            .list(&params)
+            .await?
+            .items
+            .into_iter()
+            .filter(|e| e.involved_object.kind.as_deref() == Some("Policy"))
+            .collect();
+        events.sort_by(|a, b| {
+            (&a.metadata.creation_timestamp, a.name_any()).cmp(&(&b.metadata.creation_timestamp, b.name_any()))
+        });
+        Ok(events.pop().and_then(|e| e.message))
+    }
+
+    fn timeline(&self) -> Vec<String> {
+        self.moments.iter().map(|(at, m)| format!("{:>5.1}s {m:?}", at.as_secs_f64())).collect()
+    }
+
+    /// Once it had seen the upgrade (NonCompliant at the new release), the numo policy said Compliant only with
+    /// numo Completed at the new release.
+    fn assert_compliant_only_when_numo_completed(&self) -> anyhow::Result<()> {
+        let seen = self
+            .moments
+            .iter()
+            .position(|(_, m)| m.cluster_version.starts_with(NEW) && is(&m.numo_rollout_completed, "NonCompliant"))
+            .context("the numo policy saw the upgrade")?;
+        for (_, m) in &self.moments[seen..] {
+            if is(&m.numo_rollout_completed, "Compliant") {
+                assert_eq!(m.run_config, format!("Some(Completed) at {NEW}"), "{:#?}", self.timeline());
+            }
+        }
+        Ok(())
+    }
+}
+
+fn is(compliance: &Option<String>, state: &str) -> bool {
+    compliance.as_deref() == Some(state)
+}
+
+/// TALM starts the next batch when the last managed policy is compliant on every cluster of this one: with the
+/// samples, when numo is done; with the upgrade policy alone, when the control plane is, the workers still at the
+/// old release. Enforcing the numo policy changes nothing in the cluster.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_talm_batch_is_done_when_numo_is_not_when_the_control_plane_is() -> anyhow::Result<()> {
+    const WORKERS: usize = 3;
+    let mut batch = Batch::start("fleet-batch", WORKERS, false).await?;
+    let generation = batch.setup.run_configs().get("gated-workers").await?.metadata.generation;
+    let at_control_plane =
+        batch.watch_until("the control plane upgraded", |_, m| is(&m.platform_upgrade, "Compliant")).await?;
+    let control_plane_at = batch.started.elapsed();
+    // Compliant before the upgrade (nothing behind at the old release), NonCompliant while numo holds the workers:
+    // the first Compliant after that ends the batch.
+    let at_numo = batch
+        .watch_until("numo done", |batch, m| {
+            let held = batch.moments.iter().any(|(_, m)| is(&m.numo_rollout_completed, "NonCompliant"));
+            held && is(&m.numo_rollout_completed, "Compliant")
+        })
+        .await?;
+    let numo_at = batch.started.elapsed();
+    let timeline = batch.timeline();
     println!("the batch, as a user watching it sees it:\n{}", timeline.join("\n"));
-    let (control_plane_at, at_control_plane) = control_plane_done.context("the control plane finished")?;
-    let (numo_at, at_numo) = numo_done.context("numo finished")?;
 
     // With the upgrade policy alone, TALM would count the cluster done here: the workers are not upgraded yet.
     assert_eq!(at_control_plane.cluster_version, format!("{NEW} Completed"));
     assert_ne!(at_control_plane.workers_upgraded, format!("{WORKERS}/{WORKERS}"), "{timeline:#?}");
-    assert_ne!(at_control_plane.numo_rollout_completed.as_deref(), Some("Compliant"), "{timeline:#?}");
+    assert!(!is(&at_control_plane.numo_rollout_completed, "Compliant"), "{timeline:#?}");
     // With numo's policy after it, the batch ends when numo says Completed, every worker at the new release.
     assert_eq!(at_numo.run_config, format!("Some(Completed) at {NEW}"), "{timeline:#?}");
     assert_eq!(at_numo.workers_upgraded, format!("{WORKERS}/{WORKERS}"), "{timeline:#?}");
     assert!(numo_at > control_plane_at, "{timeline:#?}");
-    // Once it had seen the upgrade, the numo policy said Compliant only with numo Completed at the new release.
-    let seen = moments
-        .iter()
-        .position(|(_, m)| {
-            m.cluster_version.starts_with(NEW) && m.numo_rollout_completed.as_deref() == Some("NonCompliant")
-        })
-        .context("the numo policy saw the upgrade")?;
-    for (_, m) in &moments[seen..] {
-        if m.numo_rollout_completed.as_deref() == Some("Compliant") {
-            assert_eq!(m.run_config, format!("Some(Completed) at {NEW}"), "{timeline:#?}");
-        }
-    }
+    batch.assert_compliant_only_when_numo_completed()?;
     // Enforcing the numo policy created and changed nothing: one run config, its spec as it was.
-    let all = Api::<MutexRunConfig>::all(setup.client.clone()).list(&Default::default()).await?;
+    let all = Api::<MutexRunConfig>::all(batch.setup.client.clone()).list(&Default::default()).await?;
     assert_eq!(all.items.len(), 1, "no run config created by the policy");
-    assert_eq!(run_configs.get("gated-workers").await?.metadata.generation, generation);
+    assert_eq!(batch.setup.run_configs().get("gated-workers").await?.metadata.generation, generation);
+    Ok(())
+}
+
+/// A gate that fails holds the batch: numo's run config is Failed, the pools paused, and its policy NonCompliant,
+/// saying so in the message ACM shows, until an admin acts (here: fixes the gate and retries the node); then numo
+/// finishes and the batch with it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_gate_holds_the_talm_batch_until_an_admin_acts() -> anyhow::Result<()> {
+    let mut batch = Batch::start("fleet-batch-failed", 2, true).await?;
+    let failed = format!("Some(Failed) at {NEW}");
+    let held = batch.watch_until("numo failed", |_, m| m.run_config == failed).await?;
+    assert!(is(&held.platform_upgrade, "Compliant"), "the control plane is done: {:#?}", batch.timeline());
+    assert_eq!(held.workers_upgraded, "0/2");
+    // What ACM shows for the cluster.
+    let ns = &batch.setup.ns;
+    let message = batch.compliance_message("numo-rollout-completed").await?;
+    let wanted = format!(
+        "NonCompliant; numo has not finished MutexRunConfig {ns}/gated-workers at this cluster's release (oc get mrc \
+         -n {ns} gated-workers)."
+    );
+    assert_eq!(message.as_deref().map(str::trim), Some(wanted.as_str()));
+    let still = batch.moment().await?;
+    assert!(is(&still.numo_rollout_completed, "NonCompliant"), "the batch is held: {:#?}", batch.timeline());
+
+    // The admin fixes the gate and retries the node.
+    let rules = Api::<MutexRule>::namespaced(batch.setup.client.clone(), &batch.setup.ns);
+    let mut fixed = json!({"spec": {"jobSpec": job_spec("2s", false)}});
+    // A merge patch keeps keys it does not name: the failing annotation is removed explicitly.
+    fixed["spec"]["jobSpec"]["template"]["metadata"]["annotations"]
+        ["sim.numo.openshift-optional.skrzypek.io/job-result"] = Value::Null;
+    rules.patch("gate", &PatchParams::default(), &Patch::Merge(&fixed)).await?;
+    let retry = json!({"metadata": {"annotations": {numo::labels::RETRY_ANNOTATION: "worker-0"}}});
+    batch.setup.run_configs().patch("gated-workers", &PatchParams::default(), &Patch::Merge(&retry)).await?;
+    let done =
+        batch.watch_until("numo done after the retry", |_, m| is(&m.numo_rollout_completed, "Compliant")).await?;
+    assert_eq!(done.run_config, format!("Some(Completed) at {NEW}"), "{:#?}", batch.timeline());
+    assert_eq!(done.workers_upgraded, "2/2");
+    batch.assert_compliant_only_when_numo_completed()?;
     Ok(())
 }
