@@ -114,6 +114,7 @@ pub mod rollout;
 mod runner;
 mod seed;
 pub mod status;
+pub mod storage;
 
 pub use operator_sync::OpenShiftRelease;
 pub use seed::{seed, KWOK_NODE_ANNOTATION};
@@ -155,6 +156,9 @@ pub struct SimConfig {
     pub nfd_labels: bool,
     /// The OpenShift release whose platform writers the simulator plays ([`operator_sync`]); default the newest.
     pub openshift: OpenShiftRelease,
+    /// Also play ODF's storage nodes and Rook's managed disruption budgets ([`storage`]), and let the drain evict OSD
+    /// pods through the Eviction API. Off by default.
+    pub storage: Option<storage::StorageConfig>,
 }
 
 impl Default for SimConfig {
@@ -166,6 +170,7 @@ impl Default for SimConfig {
             retry: Duration::from_secs(1),
             nfd_labels: false,
             openshift: OpenShiftRelease::default(),
+            storage: None,
         }
     }
 }
@@ -173,11 +178,18 @@ impl Default for SimConfig {
 /// The running simulated operators; they stop when this is dropped.
 pub struct SimulatorHandle {
     tasks: Vec<tokio::task::AbortHandle>,
+    storage: Option<Arc<std::sync::Mutex<storage::ledger::Ledger>>>,
 }
 
 impl SimulatorHandle {
     /// Stops the simulated operators now (the same as dropping the handle).
     pub fn stop(self) {}
+
+    /// What the storage world saw so far ([`storage::StorageReport`]); None unless [`SimConfig::storage`] is set.
+    pub fn storage_report(&self) -> Option<storage::StorageReport> {
+        let ledger = self.storage.as_ref()?.lock().ok()?;
+        Some(ledger.report(tokio::time::Instant::now()))
+    }
 }
 
 impl Drop for SimulatorHandle {
@@ -204,8 +216,10 @@ pub struct Platform {
     /// Acts as the machine-config daemon ([`identities::DAEMON_USER`]): its MachineConfigNode writes.
     pub machine_config_daemon: kube::Client,
     /// Acts as the machine-config controller ([`identities::CONTROLLER_USER`]): the MachineConfigNode writes of its
-    /// node and drain controllers.
+    /// node and drain controllers, and the drain's evictions ([`storage::drain`]).
     pub machine_config_controller: kube::Client,
+    /// Acts as Rook's operator ([`identities::ROOK_USER`]): the OSDs, budgets and state map of [`storage`].
+    pub rook_operator: kube::Client,
 }
 
 impl Platform {
@@ -214,7 +228,8 @@ impl Platform {
         Self {
             machine_config_operator: client.clone(),
             machine_config_daemon: client.clone(),
-            machine_config_controller: client,
+            machine_config_controller: client.clone(),
+            rook_operator: client,
         }
     }
 
@@ -231,6 +246,7 @@ impl Platform {
             machine_config_operator: acting_as(operator_sync::OPERATOR_USER)?,
             machine_config_daemon: acting_as(identities::DAEMON_USER)?,
             machine_config_controller: acting_as(identities::CONTROLLER_USER)?,
+            rook_operator: acting_as(identities::ROOK_USER)?,
         })
     }
 }
@@ -247,6 +263,7 @@ impl Simulator {
 
     /// Starts the simulated operators, the components of `platform` acting through their own clients.
     pub fn start_with(client: kube::Client, platform: Platform, config: SimConfig) -> SimulatorHandle {
-        SimulatorHandle { tasks: runner::start(client, platform, Arc::new(config)) }
+        let (tasks, storage) = runner::start(client, platform, Arc::new(config));
+        SimulatorHandle { tasks, storage }
     }
 }
