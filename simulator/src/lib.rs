@@ -216,8 +216,12 @@ pub struct Platform {
     /// Acts as the machine-config daemon ([`identities::DAEMON_USER`]): its MachineConfigNode writes.
     pub machine_config_daemon: kube::Client,
     /// Acts as the machine-config controller ([`identities::CONTROLLER_USER`]): the MachineConfigNode writes of its
-    /// node and drain controllers, and the drain's evictions ([`storage::drain`]).
+    /// node and drain controllers.
     pub machine_config_controller: kube::Client,
+    /// The drain controller's evictions ([`storage::drain`]), as the machine-config controller but without kube's
+    /// retry of 429 responses: client-go does not retry the 429 of a disruption budget (it carries no
+    /// `Retry-After`), the drain itself tries again.
+    pub drain_evictions: kube::Client,
     /// Acts as Rook's operator ([`identities::ROOK_USER`]): the OSDs, budgets and state map of [`storage`].
     pub rook_operator: kube::Client,
 }
@@ -229,23 +233,28 @@ impl Platform {
             machine_config_operator: client.clone(),
             machine_config_daemon: client.clone(),
             machine_config_controller: client.clone(),
+            drain_evictions: client.clone(),
             rook_operator: client,
         }
     }
 
     /// Each component impersonating its own user, from the (admin) client configuration `config`; seeding creates
-    /// their ServiceAccounts and binds their roles.
+    /// their ServiceAccounts and binds their roles. (With [`Platform::as_one`] the drain's evictions go through the
+    /// given client, whose retries may hide a budget's refusals.)
     pub fn impersonating(config: &kube::Config) -> Result<Self, kube::Error> {
-        let acting_as = |user: &str| {
+        let acting_as_with = |user: &str, default_retry: bool| {
             let mut config = config.clone();
             config.auth_info.impersonate = Some(user.to_string());
             config.auth_info.impersonate_groups = None;
+            config.default_retry = default_retry;
             kube::Client::try_from(config)
         };
+        let acting_as = |user: &str| acting_as_with(user, config.default_retry);
         Ok(Self {
             machine_config_operator: acting_as(operator_sync::OPERATOR_USER)?,
             machine_config_daemon: acting_as(identities::DAEMON_USER)?,
             machine_config_controller: acting_as(identities::CONTROLLER_USER)?,
+            drain_evictions: acting_as_with(identities::CONTROLLER_USER, false)?,
             rook_operator: acting_as(identities::ROOK_USER)?,
         })
     }

@@ -79,7 +79,7 @@ pub(crate) fn start(
         tasks.extend(storage::operator::start(client.clone(), rook, storage.clone(), ledger.clone(), config.retry));
     }
     let drainer = config.storage.as_ref().zip(ledger.as_ref()).map(|(storage, ledger)| {
-        storage::drain::Drainer::new(platform.machine_config_controller.clone(), storage.drain, ledger.clone())
+        storage::drain::Drainer::new(platform.drain_evictions.clone(), storage.drain, ledger.clone())
     });
     let run = tokio::spawn(run(client, platform, config, caches, notify, drainer));
     (tasks.into_iter().chain([run.abort_handle()]).collect(), ledger)

@@ -137,6 +137,11 @@ struct Operator {
     default_seen: Option<(String, String)>,
     /// Nodes whose OSD was created, until the cache shows it.
     pending: BTreeSet<String>,
+    /// The next OSD id at least (ids created may not be in the cache yet).
+    next_id: u32,
+    /// Every storage node's OSD has been up once: Ceph's pools exist from then on (before, Rook's disruption
+    /// controller finds no pool and budgets nothing, `poolCount < 1`).
+    pools_created: bool,
 }
 
 impl Operator {
@@ -151,6 +156,8 @@ impl Operator {
             due: Some(Instant::now()),
             default_seen: None,
             pending: BTreeSet::new(),
+            next_id: 0,
+            pools_created: false,
         }
     }
 
@@ -166,7 +173,14 @@ impl Operator {
             wake = Some(now + self.retry);
         }
         let any_down = deployments.iter().any(|d| !osds::is_up(d));
-        self.pgs.observe(now, any_down);
+        let storage_nodes = nodes.iter().filter(|n| osds::domain_of(n, self.config.domain).is_some()).count();
+        if !self.pools_created && storage_nodes > 0 && !any_down && deployments.len() >= storage_nodes {
+            tracing::info!(osds = deployments.len(), "Rook: every OSD is up; the pools are created");
+            self.pools_created = true;
+        }
+        if self.pools_created {
+            self.pgs.observe(now, any_down);
+        }
         let down = down_by_domain(&nodes, self.config.domain);
         if let Ok(mut ledger) = self.ledger.lock() {
             ledger.observe(now, &down);
@@ -195,11 +209,11 @@ impl Operator {
         let existing: Vec<&Deployment> = deployments.iter().map(Arc::as_ref).collect();
         let api: Api<Deployment> = Api::namespaced(self.client.clone(), NAMESPACE);
         let params = PostParams { field_manager: Some(FIELD_MANAGER.into()), ..PostParams::default() };
-        for deployment in osds::missing(&nodes, &existing, self.config.domain) {
+        for deployment in osds::missing(&nodes, &existing, self.config.domain, self.next_id) {
             let node = osds::node_of(&deployment).unwrap_or_default().to_string();
+            self.next_id = self.next_id.max(osds::id_of(&deployment).map_or(0, |id| id + 1));
             match api.create(&params, &deployment).await {
                 Ok(_) => tracing::info!(osd = %deployment.name_any(), %node, "Rook: created OSD"),
-                Err(kube::Error::Api(status)) if status.code == 409 => {}
                 Err(error) => return Err(error).with_context(|| format!("creating OSD {}", deployment.name_any())),
             }
             self.pending.insert(node);
@@ -239,8 +253,9 @@ impl Operator {
                 Some(Osd { domain, up: osds::is_up(d), node_drained })
             })
             .collect();
-        if osds.is_empty() {
-            return Ok(None);
+        if osds.is_empty() || !self.pools_created {
+            // No pool yet: nothing to budget; look again as Rook's requeue would.
+            return Ok(Some(self.config.rook.default_missing));
         }
         let state = match &self.state {
             Some(state) => state.clone(),

@@ -38,10 +38,11 @@ pub fn id_of(deployment: &Deployment) -> Option<u32> {
     deployment.labels().get(OSD_ID_LABEL)?.parse().ok()
 }
 
-/// The Deployments to create: one for each storage node without an OSD, in node-name order.
-pub fn missing(nodes: &[&Node], deployments: &[&Deployment], domain: FailureDomain) -> Vec<Deployment> {
+/// The Deployments to create: one for each storage node without an OSD, in node-name order, with ids from after
+/// the highest in use and at least `first_id`.
+pub fn missing(nodes: &[&Node], deployments: &[&Deployment], domain: FailureDomain, first_id: u32) -> Vec<Deployment> {
     let placed: BTreeSet<&str> = deployments.iter().filter_map(|d| node_of(d)).collect();
-    let mut next_id = deployments.iter().filter_map(|d| id_of(d)).max().map_or(0, |id| id + 1);
+    let mut next_id = deployments.iter().filter_map(|d| id_of(d)).max().map_or(0, |id| id + 1).max(first_id);
     let mut sorted: Vec<&&Node> = nodes.iter().collect();
     sorted.sort_by_key(|n| n.name_any());
     let mut created = Vec::new();
@@ -125,7 +126,7 @@ mod tests {
         let nodes = [node("w-1", Some("rack1"), true), node("w-0", Some("rack0"), true), node("w-2", None, true)];
         let other = node("w-3", Some("rack0"), false);
         let refs: Vec<&Node> = nodes.iter().chain([&other]).collect();
-        let created = missing(&refs, &[], FailureDomain::Rack);
+        let created = missing(&refs, &[], FailureDomain::Rack, 0);
         assert_eq!(created.len(), 2, "no domain label or no storage label: no OSD");
         let first = &created[0];
         assert_eq!(first.name_any(), "rook-ceph-osd-0");
@@ -145,7 +146,9 @@ mod tests {
         let nodes = [node("w-0", Some("rack0"), true), node("w-1", Some("rack1"), true)];
         let existing = deployment(4, &nodes[0], FailureDomain::Rack, "rack0");
         let refs: Vec<&Node> = nodes.iter().collect();
-        let created = missing(&refs, &[&existing], FailureDomain::Rack);
+        let created = missing(&refs, &[&existing], FailureDomain::Rack, 0);
         assert_eq!(created.iter().map(|d| d.name_any()).collect::<Vec<_>>(), ["rook-ceph-osd-5"]);
+        let created = missing(&refs, &[&existing], FailureDomain::Rack, 7);
+        assert_eq!(created.iter().map(|d| d.name_any()).collect::<Vec<_>>(), ["rook-ceph-osd-7"], "ids created before");
     }
 }
