@@ -60,6 +60,12 @@
 //!   (`machineconfiguration.openshift.io/release-image-version`), as Node Feature Discovery does on clusters set up
 //!   like the reference's; the label follows the node's config in a write of its own, so it lags it. Off, nodes
 //!   carry no such label, as on a cluster without NFD.
+//! - **ODF storage and Rook** ([`storage`], opt-in with [`SimConfig::storage`]; [`storage::seed_storage`] labels the
+//!   workers as storage nodes in racks or zones): Rook's operator, as its ServiceAccount, keeps an OSD Deployment per
+//!   storage node and its managed disruption budgets — the default `rook-ceph-osd` (`maxUnavailable: 1`) while Ceph
+//!   is clean, blocking `rook-ceph-osd-<type>-<domain>` (`maxUnavailable: 0`) on every other failure domain while
+//!   one domain's OSDs are down and for [`storage::StorageConfig::pgs_clean`] after; the drain then evicts the node's
+//!   OSD pods through the Eviction API and waits while a budget refuses, as the MCO's drain controller.
 //!
 //! # Fault injection
 //! Node annotations (see [`faults`]):
@@ -83,7 +89,8 @@
 //! ```
 //!
 //! # Not modelled
-//! The drain's work (pods are not evicted, PodDisruptionBudgets never hold it; it only takes its time), Events,
+//! The drain's work beyond OSD pods (other pods are not evicted, so only the storage world's budgets hold a drain),
+//! Events,
 //! layered (OS image) pools, the content of Ignition beyond files and units, and the MCO's 5-second delay before it
 //! acts on a change. Of MachineConfigNodes: pinned image sets, image mode (`ImagePulledFromRegistry` is only listed,
 //! on 4.21), irreconcilable differences, node disruption policies other than reboot and none, the daemon's
