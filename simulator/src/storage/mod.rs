@@ -9,7 +9,8 @@
 //! - **OSDs** ([`osds`]): Rook's operator keeps one OSD Deployment per storage node in [`NAMESPACE`]
 //!   (`rook-ceph-osd-<id>`, labels `app=rook-ceph-osd`, `ceph-osd-id`, `osd`, `topology-location-<type>`, the pod bound
 //!   to its node by `nodeSelector`), so the real kube-controller-manager runs its pods and its disruption controller
-//!   computes every budget's status. An OSD is down while its Deployment has no ready replica, as Rook reads it.
+//!   computes every budget's status. An OSD is down while its Deployment has no ready replica, as Rook reads it;
+//!   one that never booted yet holds no data and counts neither way (Rook would count it down).
 //! - **Ceph's PGs** ([`ceph`]): a stand-in that calls the PGs clean once no OSD has been down for
 //!   [`StorageConfig::pgs_clean`] (recovery after the node is back).
 //! - **Rook's disruption controller** ([`rook`], [`budgets`], [`operator`]), as Rook's ServiceAccount: the default

@@ -139,9 +139,10 @@ struct Operator {
     pending: BTreeSet<String>,
     /// The next OSD id at least (ids created may not be in the cache yet).
     next_id: u32,
-    /// Every storage node's OSD has been up once: Ceph's pools exist from then on (before, Rook's disruption
-    /// controller finds no pool and budgets nothing, `poolCount < 1`).
-    pools_created: bool,
+    /// The OSDs (Deployments) seen up at least once. One that never booted holds no placement groups, so neither
+    /// the Ceph stand-in nor Rook's reconcile counts it down (Rook would, from its Deployment; at install its
+    /// disruption controller budgets nothing until the pools exist, `poolCount < 1`).
+    booted: BTreeSet<String>,
 }
 
 impl Operator {
@@ -157,7 +158,7 @@ impl Operator {
             default_seen: None,
             pending: BTreeSet::new(),
             next_id: 0,
-            pools_created: false,
+            booted: BTreeSet::new(),
         }
     }
 
@@ -172,15 +173,11 @@ impl Operator {
             tracing::warn!(error = %format!("{error:#}"), "Rook: creating OSDs failed; retrying");
             wake = Some(now + self.retry);
         }
+        self.booted.extend(deployments.iter().filter(|d| osds::is_up(d)).map(|d| d.name_any()));
+        let deployments: Vec<Arc<Deployment>> =
+            deployments.into_iter().filter(|d| self.booted.contains(&d.name_any())).collect();
         let any_down = deployments.iter().any(|d| !osds::is_up(d));
-        let storage_nodes = nodes.iter().filter(|n| osds::domain_of(n, self.config.domain).is_some()).count();
-        if !self.pools_created && storage_nodes > 0 && !any_down && deployments.len() >= storage_nodes {
-            tracing::info!(osds = deployments.len(), "Rook: every OSD is up; the pools are created");
-            self.pools_created = true;
-        }
-        if self.pools_created {
-            self.pgs.observe(now, any_down);
-        }
+        self.pgs.observe(now, any_down);
         let down = down_by_domain(&nodes, self.config.domain);
         if let Ok(mut ledger) = self.ledger.lock() {
             ledger.observe(now, &down);
@@ -253,7 +250,7 @@ impl Operator {
                 Some(Osd { domain, up: osds::is_up(d), node_drained })
             })
             .collect();
-        if osds.is_empty() || !self.pools_created {
+        if osds.is_empty() {
             // No pool yet: nothing to budget; look again as Rook's requeue would.
             return Ok(Some(self.config.rook.default_missing));
         }
