@@ -9,9 +9,16 @@
 //! - **longest domain down**: the longest stretch in which one failure domain had a node down (not Ready or
 //!   cordoned); **most down in a domain**: the most nodes of one domain down at once (`Spread` keeps it at 1).
 //!
+//! The world runs `TIME_SCALE` (default 20) times faster than a real one, in the same proportions: Rook's requeues
+//! (15 s and 30 s) and the MCO drain controller's delays (a refused eviction tried again after 5 s, an attempt of 90 s,
+//! a minute before the next) are divided by it, and the defaults of `REBOOT` (15 s: a 5-minute reboot) and
+//! `PGS_CLEAN` (10 s: Ceph's PGs clean about 3 minutes after the last OSD is back) are chosen so. Rook hears of a
+//! drain only from its default budget's status and its own requeues, so a reboot much shorter than its 30 s requeue
+//! would slip between its looks (as no real reboot does).
+//!
 //! Environment: `SHAPE` (`racks9`: 9 workers in 3 racks, `topology.rook.io/rack`; `zones60`: 60 workers in 3 zones,
 //! `topology.kubernetes.io/zone`), `ORDER` (`name`: no `spec.topology`; `DomainAtATime`; `Spread`), `C` (concurrency),
-//! `PGS_CLEAN` (seconds Ceph's PGs take to be clean once every OSD is back, default 20), `REBOOT` (seconds, default 5).
+//! `PGS_CLEAN`, `REBOOT` (seconds), `TIME_SCALE`.
 //!
 //!   hack/bench-topology.sh            (`make bench-topology`: every case, each on a fresh cluster)
 //!   NUMO_TEST_KUBECONFIG=… SHAPE=racks9 ORDER=name C=3 cargo bench --bench topology
@@ -50,13 +57,20 @@ async fn main() -> anyhow::Result<()> {
     let shape_name = std::env::var("SHAPE").unwrap_or_else(|_| "racks9".into());
     let order = std::env::var("ORDER").unwrap_or_else(|_| "name".into());
     let concurrency: u32 = env_number("C", 3);
-    let pgs_clean = Duration::from_secs_f64(env_number("PGS_CLEAN", 20.0));
-    let reboot = Duration::from_secs_f64(env_number("REBOOT", 5.0));
+    let pgs_clean = Duration::from_secs_f64(env_number("PGS_CLEAN", 10.0));
+    let reboot = Duration::from_secs_f64(env_number("REBOOT", 15.0));
+    let scale: f64 = env_number("TIME_SCALE", 20.0);
     let shape = shape(&shape_name)?;
     let case = format!("{shape_name} {order} C={concurrency}");
 
     let mut storage = StorageConfig::new(shape.domain);
     storage.pgs_clean = pgs_clean;
+    let faster = |d: Duration| d.div_f64(scale.max(1.0));
+    storage.rook.default_missing = faster(storage.rook.default_missing);
+    storage.rook.default_at_zero = faster(storage.rook.default_at_zero);
+    storage.drain.eviction_retry = faster(storage.drain.eviction_retry);
+    storage.drain.attempt = faster(storage.drain.attempt);
+    storage.drain.requeue = faster(storage.drain.requeue);
     let config = SimConfig { reboot, storage: Some(storage), ..SimConfig::default() };
     eprintln!("topology: {case}: seeding {} storage workers", shape.workers);
     let setup = Setup::with_config("topology", shape.workers, config).await?;

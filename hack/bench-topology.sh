@@ -9,8 +9,10 @@
 #   CASES      the orders and concurrencies, ORDER:C separated by spaces
 #              (default "name:1 name:3 DomainAtATime:3 Spread:3"); an order other than name needs numo's
 #              spec.topology: with a numo without it, the case says "skipped"
-#   PGS_CLEAN  seconds Ceph's PGs take to be clean once every OSD is back (default 20)
-#   REBOOT     seconds a node reboots (default 5)
+#   TIME_SCALE how much faster than a real cluster the world runs: Rook's and the drain controller's delays are
+#              divided by it (default 20)
+#   PGS_CLEAN  seconds Ceph's PGs take to be clean once every OSD is back (default 10)
+#   REBOOT     seconds a node reboots (default 15)
 #   CLUSTER    the cluster's name (default numo-bench-topology; it is deleted before each case and at the end)
 set -euo pipefail
 log_prefix=bench-topology
