@@ -2,7 +2,7 @@
 SHELL := /usr/bin/env bash
 CLUSTER ?= numo
 
-.PHONY: help tools cluster-up cluster-down test lint fmt crds demo bench-scale
+.PHONY: help tools cluster-up cluster-down test lint fmt crds demo bench-scale bench-topology
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s $$'\t'
@@ -32,6 +32,9 @@ crds: ## regenerate config/crd, and the console plugin's names of them (console-
 
 bench-scale: ## one rollout of N workers, C at a time, by numo's release build on a fresh cluster (N=100 C=5)
 	hack/bench-scale.sh $(or $(N),100) $(or $(C),5)
+
+bench-topology: ## name order vs DomainAtATime vs Spread on a simulated storage cluster (SHAPE=racks9|zones60, CASES=...)
+	hack/bench-topology.sh $(or $(SHAPE),racks9)
 
 demo: ## a local cluster, a simulated OpenShift, numo and a live upgrade
 	hack/demo.sh

@@ -1,7 +1,8 @@
 //! The simulated machine-config daemon: one task per node update, started when a node's `desiredConfig` differs
 //! from its `currentConfig` (or its state is not Done). Like the real daemon it reads the node and both rendered
 //! configs from the API, sets `state=Working`, cordons, drains (a timer: no pod is evicted), "reboots" (a timer),
-//! then writes `currentConfig`, `state=Done` and uncordons. It labels nothing: a node's release is read from its
+//! then writes `currentConfig`, `state=Done` and uncordons. With the storage world ([`crate::storage`]) the drain
+//! first evicts the node's OSD pods through the Eviction API, waiting while a PodDisruptionBudget refuses. It labels nothing: a node's release is read from its
 //! current rendered config (or from the label of the NFD stand-in, [`crate::nfd`]). When the two rendered configs
 //! have the same content there is nothing to reboot for: no cordon, no drain, no wait (a rebootless update). Like
 //! the real daemon (a DaemonSet for `kubernetes.io/os: linux`), it never runs on Windows nodes.
@@ -80,6 +81,8 @@ pub struct Context {
     pub timing: Timing,
     /// The MachineConfigNode writers, on a release that has them.
     pub machine_config_nodes: Option<MachineConfigNodes>,
+    /// The drain controller's evictions of OSD pods, when the storage world is played ([`crate::storage`]).
+    pub drainer: Option<crate::storage::drain::Drainer>,
 }
 
 /// The default drain and reboot times.
@@ -146,6 +149,9 @@ pub async fn update(context: Context, name: String, pool: Option<String>) -> any
     if !drained_before {
         reach(&mut report, &plan, Stage::DrainStarted, &current).await;
         if cordon {
+            if let Some(drainer) = &context.drainer {
+                drainer.drain(&name).await;
+            }
             tokio::time::sleep_until(Instant::now() + faults::drain_time(&annotations, context.timing.drain)).await;
             reach(&mut report, &plan, Stage::Drained, &current).await;
         }

@@ -17,6 +17,13 @@ pub const CONTROLLER_SERVICE_ACCOUNT: &str = "machine-config-controller";
 /// The user the machine-config controller runs as.
 pub const CONTROLLER_USER: &str = "system:serviceaccount:openshift-machine-config-operator:machine-config-controller";
 
+/// Rook's operator's ServiceAccount, in ODF's namespace [`crate::storage::NAMESPACE`] (rook/rook
+/// `deploy/examples/common.yaml`; ODF runs Rook under the same name): the storage world's OSD and budget writes act
+/// as it ([`crate::storage`]).
+pub const ROOK_SERVICE_ACCOUNT: &str = "rook-ceph-system";
+/// The user Rook's operator runs as.
+pub const ROOK_USER: &str = "system:serviceaccount:openshift-storage:rook-ceph-system";
+
 /// The user of ServiceAccount `account` in the MCO's namespace.
 pub fn service_account_user(account: &str) -> String {
     format!("system:serviceaccount:{OPERATOR_NAMESPACE}:{account}")
@@ -34,5 +41,6 @@ mod tests {
             crate::operator_sync::OPERATOR_USER,
             service_account_user(crate::operator_sync::OPERATOR_SERVICE_ACCOUNT)
         );
+        assert_eq!(ROOK_USER, format!("system:serviceaccount:{}:{ROOK_SERVICE_ACCOUNT}", crate::storage::NAMESPACE));
     }
 }

@@ -60,6 +60,12 @@
 //!   (`machineconfiguration.openshift.io/release-image-version`), as Node Feature Discovery does on clusters set up
 //!   like the reference's; the label follows the node's config in a write of its own, so it lags it. Off, nodes
 //!   carry no such label, as on a cluster without NFD.
+//! - **ODF storage and Rook** ([`storage`], opt-in with [`SimConfig::storage`]; [`storage::seed_storage`] labels the
+//!   workers as storage nodes in racks or zones): Rook's operator, as its ServiceAccount, keeps an OSD Deployment per
+//!   storage node and its managed disruption budgets — the default `rook-ceph-osd` (`maxUnavailable: 1`) while Ceph
+//!   is clean, blocking `rook-ceph-osd-<type>-<domain>` (`maxUnavailable: 0`) on every other failure domain while
+//!   one domain's OSDs are down and for [`storage::StorageConfig::pgs_clean`] after; the drain then evicts the node's
+//!   OSD pods through the Eviction API and waits while a budget refuses, as the MCO's drain controller.
 //!
 //! # Fault injection
 //! Node annotations (see [`faults`]):
@@ -83,7 +89,8 @@
 //! ```
 //!
 //! # Not modelled
-//! The drain's work (pods are not evicted, PodDisruptionBudgets never hold it; it only takes its time), Events,
+//! The drain's work beyond OSD pods (other pods are not evicted, so only the storage world's budgets hold a drain),
+//! Events,
 //! layered (OS image) pools, the content of Ignition beyond files and units, and the MCO's 5-second delay before it
 //! acts on a change. Of MachineConfigNodes: pinned image sets, image mode (`ImagePulledFromRegistry` is only listed,
 //! on 4.21), irreconcilable differences, node disruption policies other than reboot and none, the daemon's
@@ -114,6 +121,7 @@ pub mod rollout;
 mod runner;
 mod seed;
 pub mod status;
+pub mod storage;
 
 pub use operator_sync::OpenShiftRelease;
 pub use seed::{seed, KWOK_NODE_ANNOTATION};
@@ -155,6 +163,9 @@ pub struct SimConfig {
     pub nfd_labels: bool,
     /// The OpenShift release whose platform writers the simulator plays ([`operator_sync`]); default the newest.
     pub openshift: OpenShiftRelease,
+    /// Also play ODF's storage nodes and Rook's managed disruption budgets ([`storage`]), and let the drain evict OSD
+    /// pods through the Eviction API. Off by default.
+    pub storage: Option<storage::StorageConfig>,
 }
 
 impl Default for SimConfig {
@@ -166,6 +177,7 @@ impl Default for SimConfig {
             retry: Duration::from_secs(1),
             nfd_labels: false,
             openshift: OpenShiftRelease::default(),
+            storage: None,
         }
     }
 }
@@ -173,11 +185,18 @@ impl Default for SimConfig {
 /// The running simulated operators; they stop when this is dropped.
 pub struct SimulatorHandle {
     tasks: Vec<tokio::task::AbortHandle>,
+    storage: Option<Arc<std::sync::Mutex<storage::ledger::Ledger>>>,
 }
 
 impl SimulatorHandle {
     /// Stops the simulated operators now (the same as dropping the handle).
     pub fn stop(self) {}
+
+    /// What the storage world saw so far ([`storage::StorageReport`]); None unless [`SimConfig::storage`] is set.
+    pub fn storage_report(&self) -> Option<storage::StorageReport> {
+        let ledger = self.storage.as_ref()?.lock().ok()?;
+        Some(ledger.report(tokio::time::Instant::now()))
+    }
 }
 
 impl Drop for SimulatorHandle {
@@ -206,6 +225,12 @@ pub struct Platform {
     /// Acts as the machine-config controller ([`identities::CONTROLLER_USER`]): the MachineConfigNode writes of its
     /// node and drain controllers.
     pub machine_config_controller: kube::Client,
+    /// The drain controller's evictions ([`storage::drain`]), as the machine-config controller but without kube's
+    /// retry of 429 responses: client-go does not retry the 429 of a disruption budget (it carries no
+    /// `Retry-After`), the drain itself tries again.
+    pub drain_evictions: kube::Client,
+    /// Acts as Rook's operator ([`identities::ROOK_USER`]): the OSDs, budgets and state map of [`storage`].
+    pub rook_operator: kube::Client,
 }
 
 impl Platform {
@@ -214,23 +239,30 @@ impl Platform {
         Self {
             machine_config_operator: client.clone(),
             machine_config_daemon: client.clone(),
-            machine_config_controller: client,
+            machine_config_controller: client.clone(),
+            drain_evictions: client.clone(),
+            rook_operator: client,
         }
     }
 
     /// Each component impersonating its own user, from the (admin) client configuration `config`; seeding creates
-    /// their ServiceAccounts and binds their roles.
+    /// their ServiceAccounts and binds their roles. (With [`Platform::as_one`] the drain's evictions go through the
+    /// given client, whose retries may hide a budget's refusals.)
     pub fn impersonating(config: &kube::Config) -> Result<Self, kube::Error> {
-        let acting_as = |user: &str| {
+        let acting_as_with = |user: &str, default_retry: bool| {
             let mut config = config.clone();
             config.auth_info.impersonate = Some(user.to_string());
             config.auth_info.impersonate_groups = None;
+            config.default_retry = default_retry;
             kube::Client::try_from(config)
         };
+        let acting_as = |user: &str| acting_as_with(user, config.default_retry);
         Ok(Self {
             machine_config_operator: acting_as(operator_sync::OPERATOR_USER)?,
             machine_config_daemon: acting_as(identities::DAEMON_USER)?,
             machine_config_controller: acting_as(identities::CONTROLLER_USER)?,
+            drain_evictions: acting_as_with(identities::CONTROLLER_USER, false)?,
+            rook_operator: acting_as(identities::ROOK_USER)?,
         })
     }
 }
@@ -247,6 +279,7 @@ impl Simulator {
 
     /// Starts the simulated operators, the components of `platform` acting through their own clients.
     pub fn start_with(client: kube::Client, platform: Platform, config: SimConfig) -> SimulatorHandle {
-        SimulatorHandle { tasks: runner::start(client, platform, Arc::new(config)) }
+        let (tasks, storage) = runner::start(client, platform, Arc::new(config));
+        SimulatorHandle { tasks, storage }
     }
 }

@@ -4,8 +4,9 @@
 //!
 //! ```text
 //! numo-sim install-crds [--from DIR]
-//! numo-sim seed --version 4.16.4 --workers 6 --masters 3
+//! numo-sim seed --version 4.16.4 --workers 6 --masters 3 [--storage-domains rack --storage-domain-count 3]
 //! numo-sim run [--reboot 2s] [--drain-seconds 0] [--control-plane 2s] [--nfd-labels] [--openshift-version 4.22]
+//!              [--storage-domains rack --pgs-clean-seconds 60]
 //! numo-sim upgrade --version 4.16.5
 //! ```
 
@@ -16,6 +17,7 @@ use anyhow::Context as _;
 use clap::{Parser, Subcommand};
 use kube::api::{Api, Patch, PatchParams};
 use numo::openshift::{ClusterVersion, CLUSTER_VERSION_NAME};
+use numo_simulator::storage::{FailureDomain, StorageConfig, StorageReport, StorageShape};
 use numo_simulator::{ClusterShape, OpenShiftRelease, Platform, SimConfig, Simulator, FIELD_MANAGER};
 use serde_json::json;
 
@@ -49,6 +51,13 @@ enum Commands {
         /// Number of control-plane nodes.
         #[arg(long, default_value_t = 1)]
         masters: usize,
+        /// Also label every worker an ODF storage node (cluster.ocs.openshift.io/openshift-storage) in a failure
+        /// domain of this type: rack (topology.rook.io/rack), zone (topology.kubernetes.io/zone) or host.
+        #[arg(long, value_parser = FailureDomain::parse)]
+        storage_domains: Option<FailureDomain>,
+        /// How many failure domains the workers go round-robin over (rack0, rack1, ...).
+        #[arg(long, default_value_t = 3)]
+        storage_domain_count: usize,
     },
     /// Run the simulated CVO and MCO until Ctrl-C or SIGTERM.
     Run {
@@ -74,6 +83,17 @@ enum Commands {
         /// the operator, controller and daemon write MachineConfigNodes.
         #[arg(long, value_parser = OpenShiftRelease::parse, default_value_t = OpenShiftRelease::NEWEST, env = "NUMO_SIM_OPENSHIFT_VERSION")]
         openshift_version: OpenShiftRelease,
+        /// Also play Rook's managed disruption budgets over the storage nodes, whose pools have failure domains of
+        /// this type (rack, zone or host): OSD Deployments, the default and blocking PodDisruptionBudgets, and drains
+        /// that evict OSD pods through the Eviction API. Off by default.
+        #[arg(long, value_parser = FailureDomain::parse)]
+        storage_domains: Option<FailureDomain>,
+        /// How long Ceph's PGs take to be clean again after the last OSD is back up, in seconds (fractions allowed).
+        #[arg(long = "pgs-clean-seconds", value_parser = parse_seconds, default_value = "60")]
+        pgs_clean: Duration,
+        /// How long the drain waits before evicting again a pod a budget protected, in seconds (the MCO's: 5).
+        #[arg(long = "eviction-retry-seconds", value_parser = parse_seconds, default_value = "5")]
+        eviction_retry: Duration,
     },
     /// Request an upgrade: set the ClusterVersion's spec.desiredUpdate.
     Upgrade {
@@ -108,18 +128,41 @@ async fn main() -> anyhow::Result<()> {
                 println!("{name}");
             }
         }
-        Commands::Seed { version, workers, masters } => {
+        Commands::Seed { version, workers, masters, storage_domains, storage_domain_count } => {
             numo_simulator::seed(&client, &ClusterShape { version, workers, masters }).await?;
+            if let Some(domain) = storage_domains {
+                let shape = StorageShape { domain, domains: storage_domain_count };
+                numo_simulator::storage::seed_storage(&client, &shape).await?;
+            }
         }
-        Commands::Run { reboot, drain, control_plane, retry, nfd_labels, openshift_version } => {
+        Commands::Run {
+            reboot,
+            drain,
+            control_plane,
+            retry,
+            nfd_labels,
+            openshift_version,
+            storage_domains,
+            pgs_clean,
+            eviction_retry,
+        } => {
             let config = kube::Config::infer().await.context("reading the kubeconfig")?;
             let platform = Platform::impersonating(&config).context("building the platform components' clients")?;
             let openshift = openshift_version;
             tracing::info!(%openshift, "playing the platform writers of OpenShift {openshift}");
-            let config = SimConfig { reboot, drain, control_plane, retry, nfd_labels, openshift };
+            let storage = storage_domains.map(|domain| {
+                let mut storage = StorageConfig::new(domain);
+                storage.pgs_clean = pgs_clean;
+                storage.drain.eviction_retry = eviction_retry;
+                storage
+            });
+            let config = SimConfig { reboot, drain, control_plane, retry, nfd_labels, openshift, storage };
             let simulator = Simulator::start_with(client, platform, config);
             shutdown_signal().await?;
             tracing::info!("stopping");
+            if let Some(report) = simulator.storage_report() {
+                print_storage_report(&report);
+            }
             simulator.stop();
         }
         Commands::Upgrade { version, image } => {
@@ -134,6 +177,27 @@ async fn main() -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// The storage world's record, one line per domain and per drain that waited.
+fn print_storage_report(report: &StorageReport) {
+    for (domain, record) in &report.domains {
+        println!(
+            "domain {domain}: longest down {:.1}s, at most {} node(s) down at once",
+            record.longest_down.as_secs_f64(),
+            record.most_down_at_once
+        );
+    }
+    println!(
+        "drains of OSD nodes: {}, waited: {} (on a blocking budget: {})",
+        report.drains,
+        report.drain_waits.len(),
+        report.drains_blocked()
+    );
+    for wait in &report.drain_waits {
+        let budgets: Vec<&str> = wait.budgets.iter().map(String::as_str).collect();
+        println!("drain of {} waited {:.1}s on {}", wait.node, wait.waited.as_secs_f64(), budgets.join(", "));
+    }
 }
 
 /// Waits for Ctrl-C or SIGTERM.
@@ -200,5 +264,16 @@ mod tests {
             _ => None,
         };
         assert_eq!(drain, Some(Duration::from_millis(1500)));
+    }
+
+    #[test]
+    fn run_takes_the_storage_world() {
+        let cli = Cli::try_parse_from(["numo-sim", "run", "--storage-domains", "rack", "--pgs-clean-seconds", "20"]);
+        let parsed = match cli.map(|c| c.command) {
+            Ok(Commands::Run { storage_domains, pgs_clean, .. }) => Some((storage_domains, pgs_clean)),
+            _ => None,
+        };
+        assert_eq!(parsed, Some((Some(FailureDomain::Rack), Duration::from_secs(20))));
+        assert!(Cli::try_parse_from(["numo-sim", "run", "--storage-domains", "row"]).is_err());
     }
 }

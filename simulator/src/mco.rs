@@ -63,7 +63,7 @@ impl Mco {
     /// error, and poke `notify` when they end.
     pub fn new(client: kube::Client, timing: daemon::Timing, retry: Duration, notify: Arc<Notify>) -> Self {
         Self {
-            daemon: daemon::Context { client: client.clone(), timing, machine_config_nodes: None },
+            daemon: daemon::Context { client: client.clone(), timing, machine_config_nodes: None, drainer: None },
             client,
             retry,
             notify,
@@ -80,6 +80,12 @@ impl Mco {
     /// and, through its daemons, as the daemon and the drain controller.
     pub fn with_machine_config_nodes(mut self, writers: MachineConfigNodes) -> Self {
         self.daemon.machine_config_nodes = Some(writers);
+        self
+    }
+
+    /// The same controller, its drains also evicting OSD pods ([`crate::storage::drain`]).
+    pub fn with_drainer(mut self, drainer: crate::storage::drain::Drainer) -> Self {
+        self.daemon.drainer = Some(drainer);
         self
     }
 

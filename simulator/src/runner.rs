@@ -32,7 +32,7 @@ use crate::machine_config_nodes::{MachineConfigNode, MachineConfigNodes};
 use crate::mco::{Mco, View};
 use crate::nfd::Nfd;
 use crate::operator_sync::OperatorSync;
-use crate::{Platform, SimConfig};
+use crate::{storage, Platform, SimConfig};
 
 /// The caches the passes read.
 struct Caches {
@@ -45,8 +45,15 @@ struct Caches {
     machine_config_nodes: Option<Store<MachineConfigNode>>,
 }
 
-/// Starts the watches and the loop; returns their tasks.
-pub(crate) fn start(client: kube::Client, platform: Platform, config: Arc<SimConfig>) -> Vec<AbortHandle> {
+/// The record of the storage world, when it is played.
+pub(crate) type StorageLedger = Option<Arc<std::sync::Mutex<storage::ledger::Ledger>>>;
+
+/// Starts the watches and the loop (and the storage world's, when configured); returns their tasks.
+pub(crate) fn start(
+    client: kube::Client,
+    platform: Platform,
+    config: Arc<SimConfig>,
+) -> (Vec<AbortHandle>, StorageLedger) {
     let notify = Arc::new(Notify::new());
     let (nodes, nodes_writer) = reflector::store();
     let (pools, pools_writer) = reflector::store();
@@ -66,8 +73,16 @@ pub(crate) fn start(client: kube::Client, platform: Platform, config: Arc<SimCon
         store
     });
     let caches = Caches { nodes, pools, configs, versions, operators, machine_config_nodes };
-    let run = tokio::spawn(run(client, platform, config, caches, notify));
-    tasks.into_iter().chain([run.abort_handle()]).collect()
+    let ledger = config.storage.as_ref().map(|_| Arc::new(std::sync::Mutex::new(storage::ledger::Ledger::default())));
+    if let (Some(storage), Some(ledger)) = (&config.storage, &ledger) {
+        let rook = platform.rook_operator.clone();
+        tasks.extend(storage::operator::start(client.clone(), rook, storage.clone(), ledger.clone(), config.retry));
+    }
+    let drainer = config.storage.as_ref().zip(ledger.as_ref()).map(|(storage, ledger)| {
+        storage::drain::Drainer::new(platform.drain_evictions.clone(), storage.drain, ledger.clone())
+    });
+    let run = tokio::spawn(run(client, platform, config, caches, notify, drainer));
+    (tasks.into_iter().chain([run.abort_handle()]).collect(), ledger)
 }
 
 /// Keeps `writer`'s cache in step with the API and pokes `notify` on every event.
@@ -90,7 +105,14 @@ where
 }
 
 /// The loop: a CVO pass, a ClusterOperators pass, an MCO pass (and an NFD pass) per wake-up.
-async fn run(client: kube::Client, platform: Platform, config: Arc<SimConfig>, caches: Caches, notify: Arc<Notify>) {
+async fn run(
+    client: kube::Client,
+    platform: Platform,
+    config: Arc<SimConfig>,
+    caches: Caches,
+    notify: Arc<Notify>,
+    drainer: Option<storage::drain::Drainer>,
+) {
     let ready = async {
         caches.nodes.wait_until_ready().await?;
         caches.pools.wait_until_ready().await?;
@@ -107,6 +129,9 @@ async fn run(client: kube::Client, platform: Platform, config: Arc<SimConfig>, c
     let mut nfd = config.nfd_labels.then(|| Nfd::new(client.clone()));
     let timing = daemon::Timing { drain: config.drain, reboot: config.reboot };
     let mut mco = Mco::new(client, timing, config.retry, notify.clone());
+    if let Some(drainer) = drainer {
+        mco = mco.with_drainer(drainer);
+    }
     let machine_config_nodes =
         caches.machine_config_nodes.map(|store| MachineConfigNodes::new(&platform, config.openshift, store));
     if let Some(writers) = &machine_config_nodes {

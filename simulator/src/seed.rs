@@ -30,7 +30,7 @@ use crate::node_state::STATE_DONE;
 use crate::{cvo, render, ClusterShape, FIELD_MANAGER};
 
 /// Node label of a node's role, completed by the role name.
-const ROLE_LABEL_PREFIX: &str = "node-role.kubernetes.io/";
+pub(crate) const ROLE_LABEL_PREFIX: &str = "node-role.kubernetes.io/";
 /// kwok manages the nodes that carry this annotation (value `fake`).
 pub const KWOK_NODE_ANNOTATION: &str = "kwok.x-k8s.io/node";
 
@@ -279,7 +279,7 @@ fn node(name: &str, role: &str, config: &str) -> Node {
 }
 
 /// Creates a cluster-scoped object unless one of its name exists; returns the stored object.
-async fn create_if_missing<K>(client: &kube::Client, object: K) -> anyhow::Result<K>
+pub(crate) async fn create_if_missing<K>(client: &kube::Client, object: K) -> anyhow::Result<K>
 where
     K: Resource<DynamicType = (), Scope = k8s_openapi::ClusterResourceScope>
         + Clone
@@ -291,7 +291,7 @@ where
 }
 
 /// Creates `object` through `api` unless one of its name exists there; returns the stored object.
-async fn create_or_read<K>(api: Api<K>, object: K) -> anyhow::Result<K>
+pub(crate) async fn create_or_read<K>(api: Api<K>, object: K) -> anyhow::Result<K>
 where
     K: Resource<DynamicType = ()> + Clone + std::fmt::Debug + Serialize + DeserializeOwned,
 {

@@ -1,8 +1,9 @@
 //! Removes what earlier tests left in the shared cluster, so each test starts from an empty world: numo's
 //! ValidatingAdmissionPolicy and its binding, numo's objects (finalizers of a killed operator removed first), test
 //! namespaces with their pods, the OpenShift objects (the ClusterVersion, every ClusterOperator — so a test's world
-//! has only the healthy ones seeding creates —, pools, MachineConfigs, MachineConfigNodes where that API is served)
-//! and nodes. Every step waits until the objects are really gone.
+//! has only the healthy ones seeding creates —, pools, MachineConfigs, MachineConfigNodes where that API is served),
+//! the simulated storage world's OSD Deployments, budgets and state map, and nodes. Every step waits until the
+//! objects are really gone.
 //!
 //! Objects are read through numo's `Guarded`, so a leftover that cannot be decoded (a hostile test's rule nesting
 //! 10,000 levels deep) is removed like any other instead of failing every later test's cleanup.
@@ -13,8 +14,10 @@ use std::time::Duration;
 use anyhow::Context as _;
 use futures::StreamExt;
 use k8s_openapi::api::admissionregistration::v1::{ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding};
+use k8s_openapi::api::apps::v1::{Deployment, ReplicaSet};
 use k8s_openapi::api::batch::v1::Job;
-use k8s_openapi::api::core::v1::{Namespace, Node, Pod};
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace, Node, Pod};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams};
 use kube::core::ApiResource;
 use kube::runtime::watcher::{self, Event};
@@ -40,13 +43,22 @@ struct Kind {
     selector: Option<String>,
     /// Only objects in this namespace (`None`: all namespaces).
     namespace: Option<String>,
+    /// Only objects with these fields (`None`: all).
+    field_selector: Option<String>,
     /// The API may not be served (a CRD the cluster may lack): nothing to remove then.
     optional: bool,
 }
 
 impl Kind {
     fn of<K: kube::Resource<DynamicType = ()>>(namespaced: bool) -> Self {
-        Self { resource: ApiResource::erase::<K>(&()), namespaced, selector: None, namespace: None, optional: false }
+        Self {
+            resource: ApiResource::erase::<K>(&()),
+            namespaced,
+            selector: None,
+            namespace: None,
+            field_selector: None,
+            optional: false,
+        }
     }
 
     fn if_served(self) -> Self {
@@ -61,17 +73,30 @@ impl Kind {
         Self { namespace: Some(namespace.to_string()), ..self }
     }
 
+    /// Only the object of this name.
+    fn named(self, name: &str) -> Self {
+        Self { field_selector: Some(format!("metadata.name={name}")), ..self }
+    }
+
     fn list_params(&self) -> ListParams {
-        match &self.selector {
+        let params = match &self.selector {
             Some(selector) => ListParams::default().labels(selector),
             None => ListParams::default(),
+        };
+        match &self.field_selector {
+            Some(fields) => params.fields(fields),
+            None => params,
         }
     }
 
     fn watcher_config(&self) -> watcher::Config {
-        match &self.selector {
+        let config = match &self.selector {
             Some(selector) => watcher::Config::default().labels(selector),
             None => watcher::Config::default(),
+        };
+        match &self.field_selector {
+            Some(fields) => config.fields(fields),
+            None => config,
         }
     }
 
@@ -118,6 +143,20 @@ pub async fn remove_leftovers(client: &Client) -> anyhow::Result<()> {
     }
     if !terminating.is_empty() {
         wait_all_gone(client, &namespaces).await?;
+    }
+    // The storage world's (numo_simulator::storage): its OSD Deployments with their pods, Rook's budgets and state.
+    let storage = numo_simulator::storage::NAMESPACE;
+    for kind in [
+        Kind::of::<Deployment>(true).within(storage),
+        Kind::of::<ReplicaSet>(true).within(storage),
+        Kind::of::<PodDisruptionBudget>(true).within(storage),
+        Kind::of::<ConfigMap>(true).within(storage).named(numo_simulator::storage::operator::STATE_MAP),
+    ] {
+        delete_all(client, &kind).await?;
+    }
+    let storage_pods = Kind::of::<Pod>(true).within(storage);
+    if !request_deletion(client, &storage_pods, &now).await?.is_empty() {
+        wait_all_gone(client, &storage_pods).await?;
     }
     for kind in [
         Kind::of::<ClusterVersion>(false),

@@ -68,6 +68,12 @@ impl World {
         Ok(())
     }
 
+    /// The running simulator, if [`World::openshift`] started one (for its storage record,
+    /// [`SimulatorHandle::storage_report`]).
+    pub fn simulator(&self) -> Option<&SimulatorHandle> {
+        self.simulator.as_ref()
+    }
+
     /// Spawns a task that lives as long as the World (e.g. the operator under test); returns an id to abort it with
     /// [`World::stop`], to simulate a crash.
     pub fn spawn(&mut self, fut: impl Future<Output = ()> + Send + 'static) -> TaskId {

@@ -89,11 +89,17 @@ impl Setup {
         nfd: Nfd,
         openshift: numo_simulator::OpenShiftRelease,
     ) -> anyhow::Result<Self> {
+        let config = numo_simulator::SimConfig { nfd_labels: nfd == Nfd::On, openshift, ..Default::default() };
+        Self::with_config(test, workers, config).await
+    }
+
+    /// The test world with the simulator's settings `config` (its storage world, its timings).
+    pub async fn with_config(test: &str, workers: usize, config: numo_simulator::SimConfig) -> anyhow::Result<Self> {
         numo_testkit::init_tracing();
         let cluster = numo_testkit::cluster().await?;
         let mut world = cluster.world(test).await?;
         let shape = numo_simulator::ClusterShape { version: OLD.into(), workers, masters: 1 };
-        let config = numo_simulator::SimConfig { nfd_labels: nfd == Nfd::On, openshift, ..Default::default() };
+        let openshift = config.openshift;
         world.openshift(shape, config).await?;
         let client = world.client.clone();
         let ns = world.namespace.clone();

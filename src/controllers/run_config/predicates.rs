@@ -118,10 +118,12 @@ pub fn storage_predicate(cluster: &Guarded<crate::openshift::StorageCluster>) ->
 }
 
 /// A PodDisruptionBudget matters when whether it allows a disruption, or what it selects, changes; also on every
-/// change of its status counts (its pods moved), which is when the pods it covers may have.
+/// change of its status counts (its pods moved), which is when the pods it covers may have; and when it goes (a
+/// budget at zero deleted frees the node it held: Rook deletes its blocking budgets so).
 pub fn budget_predicate(pdb: &Guarded<PodDisruptionBudget>) -> Option<u64> {
     let mut hasher = DefaultHasher::new();
     pdb.meta().uid.hash(&mut hasher);
+    pdb.meta().deletion_timestamp.is_some().hash(&mut hasher);
     if let Some(pdb) = pdb.decoded() {
         serde_json::to_string(&pdb.spec).ok().hash(&mut hasher);
         let status = pdb.status.as_ref();
@@ -167,6 +169,22 @@ mod tests {
             p["metadata"]["managedFields"] = json!([{"manager": "gitops", "operation": "Apply",
                 "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {"f:paused": {}}}}]);
         }));
+    }
+
+    #[test]
+    fn a_budget_matters_when_it_goes() {
+        let budget = |deleted: bool| -> Guarded<PodDisruptionBudget> {
+            let mut pdb = json!({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+                "metadata": {"name": "rook-ceph-osd-rack-rack1", "namespace": "openshift-storage", "uid": "u1"},
+                "spec": {"maxUnavailable": 0}, "status": {"disruptionsAllowed": 0, "currentHealthy": 3,
+                "desiredHealthy": 3, "expectedPods": 3}});
+            if deleted {
+                // As the watch marks a delete event (crate::watches).
+                pdb["metadata"]["deletionTimestamp"] = json!("2026-11-26T07:08:09Z");
+            }
+            serde_json::from_value(pdb).expect("a budget")
+        };
+        assert_ne!(budget_predicate(&budget(false)), budget_predicate(&budget(true)));
     }
 
     #[test]
