@@ -92,6 +92,8 @@ pub fn node_predicate(node: &Guarded<Node>) -> Option<u64> {
 pub fn operator_predicate(co: &Guarded<ClusterOperator>) -> Option<u64> {
     let mut hasher = DefaultHasher::new();
     co.meta().uid.hash(&mut hasher);
+    // A degraded operator deleted no longer holds anything (the watch marks a delete event so).
+    co.meta().deletion_timestamp.is_some().hash(&mut hasher);
     co.decoded().map(ClusterOperator::problem).hash(&mut hasher);
     Some(hasher.finish())
 }
@@ -113,6 +115,7 @@ pub fn drain_predicate(progress: &Guarded<MachineConfigNode>) -> Option<u64> {
 pub fn storage_predicate(cluster: &Guarded<crate::openshift::StorageCluster>) -> Option<u64> {
     let mut hasher = DefaultHasher::new();
     cluster.meta().uid.hash(&mut hasher);
+    cluster.meta().deletion_timestamp.is_some().hash(&mut hasher);
     cluster.decoded().and_then(|c| c.status.as_ref()).map(|s| &s.failure_domain_key).hash(&mut hasher);
     Some(hasher.finish())
 }
@@ -169,6 +172,31 @@ mod tests {
             p["metadata"]["managedFields"] = json!([{"manager": "gitops", "operation": "Apply",
                 "fieldsType": "FieldsV1", "fieldsV1": {"f:spec": {"f:paused": {}}}}]);
         }));
+    }
+
+    #[test]
+    fn an_operator_and_a_storage_cluster_matter_when_they_go() {
+        let operator = |deleted: bool| -> Guarded<ClusterOperator> {
+            let mut co = json!({"apiVersion": "config.openshift.io/v1", "kind": "ClusterOperator",
+                "metadata": {"name": "storage", "uid": "u1"},
+                "status": {"conditions": [{"type": "Degraded", "status": "True", "reason": "R", "message": "m",
+                    "lastTransitionTime": "2026-11-26T07:00:00Z"}]}});
+            if deleted {
+                co["metadata"]["deletionTimestamp"] = json!("2026-11-26T07:08:09Z");
+            }
+            serde_json::from_value(co).expect("an operator")
+        };
+        assert_ne!(operator_predicate(&operator(false)), operator_predicate(&operator(true)));
+        let storage = |deleted: bool| -> Guarded<crate::openshift::StorageCluster> {
+            let mut sc = json!({"apiVersion": "ocs.openshift.io/v1", "kind": "StorageCluster",
+                "metadata": {"name": "ocs-storagecluster", "namespace": "openshift-storage", "uid": "u2"},
+                "spec": {}, "status": {"failureDomainKey": "topology.rook.io/rack"}});
+            if deleted {
+                sc["metadata"]["deletionTimestamp"] = json!("2026-11-26T07:08:09Z");
+            }
+            serde_json::from_value(sc).expect("a storage cluster")
+        };
+        assert_ne!(storage_predicate(&storage(false)), storage_predicate(&storage(true)));
     }
 
     #[test]
