@@ -48,15 +48,16 @@ impl Domains {
         }
         let recorded = snapshot.run_config.status.topology.as_ref().filter(|t| t.key == key);
         let mut order: Vec<String> = Vec::new();
+        let mut placed: BTreeSet<&str> = BTreeSet::new();
         let listed = topology.domains.iter();
         let kept = recorded.into_iter().flat_map(|t| t.waves.iter().map(|w| &w.domain));
         for domain in listed.chain(kept) {
-            if sizes.contains_key(domain) && !domain.is_empty() && !order.contains(domain) {
+            if sizes.contains_key(domain) && !domain.is_empty() && placed.insert(domain) {
                 order.push(domain.clone());
             }
         }
         let mut rest: Vec<(&usize, &String)> =
-            sizes.iter().filter(|(d, _)| !d.is_empty() && !order.contains(d)).map(|(d, n)| (n, d)).collect();
+            sizes.iter().filter(|(d, _)| !d.is_empty() && !placed.contains(d.as_str())).map(|(d, n)| (n, d)).collect();
         rest.sort();
         order.extend(rest.into_iter().map(|(_, d)| d.clone()));
         if sizes.contains_key("") {
@@ -74,18 +75,21 @@ impl Domains {
         domain_of(node, &self.key)
     }
 
-    /// The position of `domain` in the order.
-    fn wave(&self, domain: &str) -> usize {
-        self.order.iter().position(|d| d == domain).unwrap_or(self.order.len())
+    /// Each domain's position in the order (one domain per node when the key is the host name: an index, not a
+    /// search per node).
+    fn waves_index(&self) -> BTreeMap<&str, usize> {
+        self.order.iter().enumerate().map(|(i, d)| (d.as_str(), i)).collect()
     }
 
     /// Puts the gated nodes (each with the index of its target pool, in target then name order) in release order:
     /// `DomainAtATime`, domain by domain; `Spread`, the first node of each domain, then the second of each, and so
     /// on, so that the domains take turns. Without a mode the order is kept.
     pub fn release_order(&self, gated: &mut [(usize, &NodeView)]) {
+        let index = self.waves_index();
+        let wave = |domain: &str| index.get(domain).copied().unwrap_or(self.order.len());
         match self.mode {
             None => {}
-            Some(TopologyMode::DomainAtATime) => gated.sort_by_key(|(_, n)| self.wave(self.domain(n))),
+            Some(TopologyMode::DomainAtATime) => gated.sort_by_key(|(_, n)| wave(self.domain(n))),
             Some(TopologyMode::Spread) => {
                 let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
                 let mut turn: BTreeMap<String, usize> = BTreeMap::new();
@@ -94,7 +98,7 @@ impl Domains {
                     turn.insert(node.name.clone(), *count);
                     *count += 1;
                 }
-                gated.sort_by_key(|(_, n)| (turn[&n.name], self.wave(self.domain(n))));
+                gated.sort_by_key(|(_, n)| (turn[&n.name], wave(self.domain(n))));
             }
         }
     }
@@ -224,19 +228,26 @@ pub fn waves(
     previous: Option<&TopologyStatus>,
     now: Timestamp,
 ) -> Vec<Wave> {
-    let before = |domain: &str| previous.and_then(|p| p.waves.iter().find(|w| w.domain == domain));
+    let before: BTreeMap<&str, &Wave> =
+        previous.into_iter().flat_map(|p| &p.waves).map(|w| (w.domain.as_str(), w)).collect();
+    // One pass over the nodes: (nodes, done, started) per domain.
+    let mut counts: BTreeMap<&str, (usize, usize, bool)> = BTreeMap::new();
+    for gated in nodes {
+        let entry = counts.entry(domains.domain(gated.node)).or_default();
+        entry.0 += 1;
+        entry.1 += usize::from(gated.state.finished());
+        entry.2 |= started(&gated.state);
+    }
     domains
         .order
         .iter()
         .map(|domain| {
-            let members: Vec<&GatedNode<'_>> = nodes.iter().filter(|g| domains.domain(g.node) == domain).collect();
-            let done = members.iter().filter(|g| g.state.finished()).count();
-            let started = members.iter().any(|g| started(&g.state));
-            let earlier = before(domain);
-            let finished = done == members.len() && started;
+            let (members, done, started) = counts.get(domain.as_str()).copied().unwrap_or_default();
+            let earlier = before.get(domain.as_str());
+            let finished = done == members && started;
             Wave {
                 domain: domain.clone(),
-                nodes: members.len() as u32,
+                nodes: members as u32,
                 done: done as u32,
                 started_at: started.then(|| earlier.and_then(|w| w.started_at.clone()).unwrap_or(Time(now))),
                 finished_at: finished.then(|| earlier.and_then(|w| w.finished_at.clone()).unwrap_or(Time(now))),
@@ -272,10 +283,11 @@ pub fn status(domains: &Domains, waves: Vec<Wave>, nodes: &[GatedNode<'_>]) -> T
 
 /// The Events of domains that started or finished since the previous status.
 pub fn news(previous: Option<&TopologyStatus>, now: &TopologyStatus) -> Vec<super::notice::Notice> {
-    let before = |domain: &str| previous.and_then(|p| p.waves.iter().find(|w| w.domain == domain));
+    let before: BTreeMap<&str, &Wave> =
+        previous.into_iter().flat_map(|p| &p.waves).map(|w| (w.domain.as_str(), w)).collect();
     let mut notices = Vec::new();
     for wave in &now.waves {
-        let earlier = before(&wave.domain);
+        let earlier = before.get(wave.domain.as_str()).copied();
         let domain = shown_domain(&wave.domain, &now.key);
         if wave.started_at.is_some() && earlier.is_none_or(|w| w.started_at.is_none()) {
             notices.push(super::notice::Notice::normal(

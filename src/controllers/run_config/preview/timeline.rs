@@ -81,7 +81,8 @@ pub fn node_domains(
 /// Under `status.topology`: each row's failure domain, and the rows grouped by domain in the order of the waves
 /// (within a domain, as they were).
 fn group_by_domain(rows: &mut [Row], topology: &crate::api::TopologyStatus, domains: &BTreeMap<String, String>) {
-    let wave = |domain: &str| topology.waves.iter().position(|w| w.domain == domain).unwrap_or(topology.waves.len());
+    let index: BTreeMap<&str, usize> = topology.waves.iter().enumerate().map(|(i, w)| (w.domain.as_str(), i)).collect();
+    let wave = |domain: &str| index.get(domain).copied().unwrap_or(topology.waves.len());
     for row in rows.iter_mut() {
         let domain = domains.get(&row.node).map_or("", String::as_str);
         row.group = Some(crate::controllers::run_config::plan::shown_domain(domain, &topology.key));
