@@ -138,8 +138,8 @@ assert_no_numo_finalizer() {
 
 # Fails when a numo log (the files named, default all of them) shows a request the API server denied. numo-1.log is
 # the first run, this tree's numo under the previous release's RBAC: there, and only there, the watches of the
-# health-check sources that release did not grant (ClusterOperators, PodDisruptionBudgets), and of MachineOSConfigs
-# (image mode), are denied by design; they are optional and never hold up the controller (src/watches.rs). So is the admission policy (and reading the CRD
+# health-check sources that release did not grant (ClusterOperators, PodDisruptionBudgets), of MachineOSConfigs
+# (image mode) and of ODF's StorageClusters (the default failure-domain key), are denied by design; they are optional and never hold up the controller (src/watches.rs). So is the admission policy (and reading the CRD
 # that owns it), which numo then reports as not in force (src/admission_policy.rs), and the rollout's timeline record
 # (a ConfigMap), which numo logs as not kept (src/rollout_record.rs).
 assert_never_denied() {
@@ -148,7 +148,7 @@ assert_never_denied() {
   for log in "${logs[@]}"; do
     lines="$(grep -h '"status":403\|forbidden' "$log" || true)"
     if [[ "$(basename "$log")" == numo-1.log ]]; then
-      lines="$(grep -v 'clusteroperators\|poddisruptionbudgets\|machineosconfigs\|machineconfignodes\|"kind":"ClusterOperators"\|"kind":"PodDisruptionBudgets"\|"kind":"MachineOSConfigs"\|"kind":"MachineConfigNodes"\|validatingadmissionpolic\|customresourcedefinitions\|configmaps' <<<"$lines" || true)"
+      lines="$(grep -v 'clusteroperators\|poddisruptionbudgets\|machineosconfigs\|machineconfignodes\|storageclusters\|"kind":"ClusterOperators"\|"kind":"PodDisruptionBudgets"\|"kind":"MachineOSConfigs"\|"kind":"MachineConfigNodes"\|"kind":"StorageClusters"\|validatingadmissionpolic\|customresourcedefinitions\|configmaps' <<<"$lines" || true)"
     fi
     [[ -n "$lines" ]] && denied+="$lines"$'\n'
   done
