@@ -38,22 +38,10 @@ impl Drop for TempDir {
 
 /// The binary: `$NUMO_ALERTMANAGER_BIN`, else the newest build in numo's cache (`alertmanager-*/`).
 pub fn binary() -> anyhow::Result<PathBuf> {
-    if let Some(path) = std::env::var_os(BINARY_ENV).filter(|v| !v.is_empty()) {
-        return Ok(PathBuf::from(path));
+    match crate::lock::tool(BINARY_ENV, "alertmanager-", &["alertmanager", "bin/alertmanager"]) {
+        Some(binary) => Ok(binary),
+        None => bail!("no Alertmanager binary: set {BINARY_ENV}, or build it with `hack/build-tools.sh alertmanager`"),
     }
-    let cache = crate::lock::cache_dir();
-    let mut found: Vec<PathBuf> =
-        std::fs::read_dir(&cache).map(|dir| dir.flatten().map(|e| e.path()).collect()).unwrap_or_default();
-    found.retain(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("alertmanager-")));
-    found.sort();
-    for dir in found.iter().rev() {
-        for candidate in [dir.join("alertmanager"), dir.join("bin/alertmanager")] {
-            if candidate.is_file() {
-                return Ok(candidate);
-            }
-        }
-    }
-    bail!("no Alertmanager binary: set {BINARY_ENV}, or build it with `hack/build-tools.sh alertmanager`")
 }
 
 impl Alertmanager {

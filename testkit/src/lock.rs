@@ -28,6 +28,19 @@ pub fn cache_dir() -> PathBuf {
         .unwrap_or_else(|| std::env::temp_dir().join("numo-cache"))
 }
 
+/// A test-world tool: the path `$env` names, else the newest build in numo's cache, the first of `candidates` (paths
+/// inside a `<prefix>*` folder) that exists; None when neither is there.
+pub fn tool(env: &str, prefix: &str, candidates: &[&str]) -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os(env).filter(|v| !v.is_empty()) {
+        return Some(PathBuf::from(path));
+    }
+    let mut found: Vec<PathBuf> =
+        std::fs::read_dir(cache_dir()).map(|dir| dir.flatten().map(|e| e.path()).collect()).unwrap_or_default();
+    found.retain(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with(prefix)));
+    found.sort();
+    found.iter().rev().flat_map(|dir| candidates.iter().map(move |c| dir.join(c))).find(|p| p.is_file())
+}
+
 /// Waits until the lock at `path` is free and takes it. Blocks the calling thread; call from `spawn_blocking`.
 pub fn acquire_blocking(path: &Path) -> anyhow::Result<ClusterLock> {
     if let Some(lock) = try_acquire(path)? {

@@ -11,15 +11,7 @@ pub const BINARY_ENV: &str = "NUMO_PROMTOOL_BIN";
 
 /// The binary: `$NUMO_PROMTOOL_BIN`, else the newest build in numo's cache (`prometheus-*/bin/promtool`).
 pub fn binary() -> anyhow::Result<PathBuf> {
-    if let Some(path) = std::env::var_os(BINARY_ENV).filter(|v| !v.is_empty()) {
-        return Ok(PathBuf::from(path));
-    }
-    let cache = crate::lock::cache_dir();
-    let mut found: Vec<PathBuf> =
-        std::fs::read_dir(&cache).map(|dir| dir.flatten().map(|e| e.path()).collect()).unwrap_or_default();
-    found.retain(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("prometheus-")));
-    found.sort();
-    match found.iter().rev().map(|dir| dir.join("bin/promtool")).find(|p| p.is_file()) {
+    match crate::lock::tool(BINARY_ENV, "prometheus-", &["bin/promtool"]) {
         Some(binary) => Ok(binary),
         None => bail!("no promtool binary: set {BINARY_ENV}, or build it with `hack/build-tools.sh prometheus`"),
     }
