@@ -17,7 +17,7 @@ import { createRoot } from 'react-dom/client';
 import i18next from 'i18next';
 import { initReactI18next } from 'react-i18next';
 import english from '../locales/en/plugin__numo-console-plugin.json';
-import { CONSOLE_I18N_OPTIONS, NAMESPACE } from '../src/i18n';
+import { englishOnly } from '../src/i18n';
 import {
   Button,
   Card,
@@ -54,17 +54,7 @@ type Action = {
 const GROUP = 'openshift-optional.skrzypek.io';
 const VERSION = 'v1alpha1';
 
-void i18next.use(initReactI18next).init({
-  ...CONSOLE_I18N_OPTIONS,
-  lng: 'en',
-  fallbackLng: 'en',
-  ns: [NAMESPACE],
-  defaultNS: NAMESPACE,
-  resources: { en: { [NAMESPACE]: english } },
-  initAsync: false,
-  showSupportNotice: false,
-  react: { useSuspense: false },
-});
+void i18next.use(initReactI18next).init(englishOnly(english));
 
 const query = new URLSearchParams(window.location.search);
 const namespace = query.get('ns') ?? '';

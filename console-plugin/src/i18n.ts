@@ -19,3 +19,20 @@ export const CONSOLE_I18N_OPTIONS = {
   contextSeparator: '~',
   interpolation: { escapeValue: false },
 } as const;
+
+/** i18next set up as the console sets up plugin namespaces, on pages the console does not serve (the jest setup,
+ * the standalone harness): English only, from `catalogue`, loaded at once. The catalogue is a parameter, so that
+ * the plugin's own bundle never carries it (the console loads it from numo). */
+export function englishOnly(catalogue: Record<string, string>) {
+  return {
+    ...CONSOLE_I18N_OPTIONS,
+    lng: 'en',
+    fallbackLng: 'en',
+    ns: [NAMESPACE],
+    defaultNS: NAMESPACE,
+    resources: { en: { [NAMESPACE]: catalogue } },
+    initAsync: false,
+    showSupportNotice: false,
+    react: { useSuspense: false },
+  };
+}

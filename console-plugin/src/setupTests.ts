@@ -5,20 +5,12 @@ import '@testing-library/jest-dom';
 import i18next from 'i18next';
 import { initReactI18next } from 'react-i18next';
 import english from '../locales/en/plugin__numo-console-plugin.json';
-import { CONSOLE_I18N_OPTIONS, NAMESPACE } from './i18n';
+import { englishOnly } from './i18n';
 
 const missing: string[] = [];
 
 void i18next.use(initReactI18next).init({
-  ...CONSOLE_I18N_OPTIONS,
-  lng: 'en',
-  fallbackLng: 'en',
-  ns: [NAMESPACE],
-  defaultNS: NAMESPACE,
-  resources: { en: { [NAMESPACE]: english } },
-  initAsync: false,
-  showSupportNotice: false,
-  react: { useSuspense: false },
+  ...englishOnly(english),
   saveMissing: true,
   missingKeyHandler: (_languages, namespace, key) => {
     missing.push(`${namespace}~${key}`);
