@@ -157,17 +157,21 @@ build_prometheus() {
   rm -rf "$PROMETHEUS_BIN" && mv "$PROMETHEUS_BIN.partial" "$PROMETHEUS_BIN"
 }
 
+# The directory of module $1 at version $2, downloaded from the module proxy into the module cache (nothing built).
+module_dir() {
+  local dir
+  dir="$(scratch)"
+  (cd "$dir" && GOFLAGS=-mod=mod go mod download -json "$1@$2" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  rm -rf "$dir"
+}
+
 build_prometheus_operator() {
   # Nothing to compile: the ServiceMonitor and PrometheusRule CRDs as the Prometheus Operator's module ships them.
   [[ -f "$PROMETHEUS_OPERATOR_CRDS/servicemonitors.crd.yaml" && -f "$PROMETHEUS_OPERATOR_CRDS/prometheusrules.crd.yaml" ]] &&
     return
   log "prometheus-operator $PROMETHEUS_OPERATOR_VERSION: the ServiceMonitor and PrometheusRule CRDs"
-  local dir module crds
-  dir="$(scratch)"
-  trap 'rm -rf "$dir"' RETURN
-  module="$(cd "$dir" && GOFLAGS=-mod=mod go mod download -json \
-    "github.com/prometheus-operator/prometheus-operator@$PROMETHEUS_OPERATOR_VERSION" |
-    sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+  local module crds
+  module="$(module_dir github.com/prometheus-operator/prometheus-operator "$PROMETHEUS_OPERATOR_VERSION")"
   crds="$module/example/prometheus-operator-crd"
   [[ -n "$module" && -f "$crds/monitoring.coreos.com_servicemonitors.yaml" ]] ||
     { log "error: prometheus-operator@$PROMETHEUS_OPERATOR_VERSION has no CRDs in example/prometheus-operator-crd"; return 1; }
@@ -224,15 +228,11 @@ build_openshift_api() {
   # the ConsolePlugin numo applies, and MachineOSConfig (machineconfiguration.openshift.io/v1), for image mode.
   [[ -f "$OPENSHIFT_API_CRDS/consoleplugins.crd.yaml" && -f "$OPENSHIFT_API_CRDS/machineosconfigs.crd.yaml" ]] && return
   log "openshift/api $OPENSHIFT_API_VERSION and $OPENSHIFT_API_IMAGE_MODE_VERSION: the ConsolePlugin and MachineOSConfig CRDs"
-  local dir module image_mode mosc
-  dir="$(scratch)"
-  trap 'rm -rf "$dir"' RETURN
-  module="$(cd "$dir" && GOFLAGS=-mod=mod go mod download -json "github.com/openshift/api@$OPENSHIFT_API_VERSION" |
-    sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+  local module image_mode mosc
+  module="$(module_dir github.com/openshift/api "$OPENSHIFT_API_VERSION")"
   [[ -n "$module" && -f "$module/console/v1/0000_10_consoleplugin.crd.yaml" ]] ||
     { log "error: github.com/openshift/api@$OPENSHIFT_API_VERSION has no console/v1 ConsolePlugin CRD"; return 1; }
-  image_mode="$(cd "$dir" && GOFLAGS=-mod=mod go mod download -json \
-    "github.com/openshift/api@$OPENSHIFT_API_IMAGE_MODE_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+  image_mode="$(module_dir github.com/openshift/api "$OPENSHIFT_API_IMAGE_MODE_VERSION")"
   mosc="$image_mode/machineconfiguration/v1/zz_generated.crd-manifests/0000_80_machine-config_01_machineosconfigs-TechPreviewNoUpgrade.crd.yaml"
   [[ -n "$image_mode" && -f "$mosc" ]] ||
     { log "error: github.com/openshift/api@$OPENSHIFT_API_IMAGE_MODE_VERSION has no MachineOSConfig CRD"; return 1; }
@@ -241,14 +241,6 @@ build_openshift_api() {
   cp "$mosc" "$OPENSHIFT_API_CRDS.partial/machineosconfigs.crd.yaml"
   chmod -R u+w "$OPENSHIFT_API_CRDS.partial"
   rm -rf "$OPENSHIFT_API_CRDS" && mv "$OPENSHIFT_API_CRDS.partial" "$OPENSHIFT_API_CRDS"
-}
-
-# The directory of module $1 at version $2, downloaded from the module proxy into the module cache (nothing built).
-module_dir() {
-  local dir
-  dir="$(scratch)"
-  (cd "$dir" && GOFLAGS=-mod=mod go mod download -json "$1@$2" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
-  rm -rf "$dir"
 }
 
 build_fleet_crds() {
