@@ -10,10 +10,8 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use futures::StreamExt;
 use k8s_openapi::api::core::v1::{ConfigMap, Node};
 use kube::api::{Patch, PatchParams};
-use kube::runtime::{watcher, WatchStreamExt};
 use kube::Api;
 use numo::api::{MutexRunConfig, NodePhase, RunPhase, Step};
 use numo_simulator::OpenShiftRelease;
@@ -37,21 +35,7 @@ async fn slow_drains(setup: &Setup) -> anyhow::Result<()> {
 
 /// Every node entry an Upgrading node had in the run config's status, as a watch saw them.
 fn record_upgrading(setup: &mut Setup, name: &str) -> Arc<Mutex<Vec<numo::api::NodeProgress>>> {
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let record = seen.clone();
-    let config = watcher::Config::default().fields(&format!("metadata.name={name}"));
-    let run_configs = setup.run_configs();
-    setup.world.spawn(async move {
-        let mut stream = watcher(run_configs, config).applied_objects().boxed();
-        while let Some(Ok(rc)) = stream.next().await {
-            let rc: MutexRunConfig = rc;
-            let entries = rc.status.map(|s| s.nodes).unwrap_or_default();
-            if let Ok(mut seen) = record.lock() {
-                seen.extend(entries.into_iter().filter(|e| e.phase == NodePhase::Upgrading));
-            }
-        }
-    });
-    seen
+    setup.record_statuses(name, |status| status.nodes.into_iter().filter(|e| e.phase == NodePhase::Upgrading).collect())
 }
 
 /// Runs a two-worker upgrade on `release` with slow drains; returns the completed run config, the Upgrading entries

@@ -9,10 +9,8 @@ use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use futures::StreamExt;
 use k8s_openapi::api::core::v1::Node;
 use kube::api::{Patch, PatchParams};
-use kube::runtime::{watcher, WatchStreamExt};
 use kube::Api;
 use numo::api::{MutexRunConfig, NodePhase, RunPhase, TopologyMode};
 use serde_json::json;
@@ -35,33 +33,10 @@ async fn rack_workers(setup: &Setup, racks: &[Option<&str>]) -> anyhow::Result<(
 type Seen = Arc<Mutex<Vec<(Vec<String>, Option<String>)>>>;
 
 fn watch_flights(setup: &mut Setup, name: &str) -> Seen {
-    let seen: Seen = Default::default();
-    let record = seen.clone();
-    let config = watcher::Config::default().fields(&format!("metadata.name={name}"));
-    let run_configs = setup.run_configs();
-    setup.world.spawn(async move {
-        let mut stream = watcher(run_configs, config).applied_objects().boxed();
-        while let Some(Ok(rc)) = stream.next().await {
-            let rc: MutexRunConfig = rc;
-            let status = rc.status.unwrap_or_default();
-            let flying = status
-                .nodes
-                .iter()
-                .filter(|e| {
-                    matches!(
-                        e.phase,
-                        NodePhase::Gating | NodePhase::Released | NodePhase::Upgrading | NodePhase::CleaningUp
-                    )
-                })
-                .map(|e| e.name.clone())
-                .collect();
-            let current = status.topology.and_then(|t| t.current);
-            if let Ok(mut seen) = record.lock() {
-                seen.push((flying, current));
-            }
-        }
-    });
-    seen
+    setup.record_statuses(name, |status| {
+        let flying = status.nodes.iter().filter(|e| e.phase.in_flight()).map(|e| e.name.clone()).collect();
+        vec![(flying, status.topology.and_then(|t| t.current))]
+    })
 }
 
 /// The order in which racks had nodes in flight (`rack_of` a node), each rack once per stretch.

@@ -456,6 +456,12 @@ impl NodePhase {
         NodePhase::Skipped,
         NodePhase::Ungated,
     ];
+
+    /// Whether a node in this phase is in flight: between its first gate Job and its last cleanup Job, as
+    /// `concurrency` counts it (a soaking node keeps a slot but is not in flight).
+    pub fn in_flight(self) -> bool {
+        matches!(self, NodePhase::Gating | NodePhase::Released | NodePhase::Upgrading | NodePhase::CleaningUp)
+    }
 }
 
 /// One Job numo created for a node. The record outlives the Job: a Job deleted after it finished (its TTL, an

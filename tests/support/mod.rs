@@ -280,6 +280,31 @@ impl Setup {
         }
     }
 
+    /// What `seen` takes of each status run config `name` has, as a watch sees them, from now until the test ends.
+    pub fn record_statuses<T: Send + 'static>(
+        &mut self,
+        name: &str,
+        seen: impl Fn(numo::api::MutexRunConfigStatus) -> Vec<T> + Send + 'static,
+    ) -> std::sync::Arc<std::sync::Mutex<Vec<T>>> {
+        use futures::StreamExt;
+        use kube::runtime::{watcher, WatchStreamExt};
+        let record: std::sync::Arc<std::sync::Mutex<Vec<T>>> = Default::default();
+        let kept = record.clone();
+        let config = watcher::Config::default().fields(&format!("metadata.name={name}"));
+        let run_configs = self.run_configs();
+        self.world.spawn(async move {
+            let mut stream = watcher(run_configs, config).applied_objects().boxed();
+            while let Some(Ok(rc)) = stream.next().await {
+                let rc: MutexRunConfig = rc;
+                let taken = seen(rc.status.unwrap_or_default());
+                if let Ok(mut kept) = kept.lock() {
+                    kept.extend(taken);
+                }
+            }
+        });
+        record
+    }
+
     pub async fn jobs(&self) -> anyhow::Result<Vec<Job>> {
         let params = kube::api::ListParams::default().labels("app.kubernetes.io/managed-by=numo");
         Ok(Api::<Job>::all(self.client.clone()).list(&params).await?.items)

@@ -103,16 +103,7 @@ impl Timeline {
                 }
                 let s = rc.status.as_ref()?;
                 let nodes: Vec<(String, NodePhase)> = s.nodes.iter().map(|e| (e.name.clone(), e.phase)).collect();
-                let in_flight = s
-                    .nodes
-                    .iter()
-                    .filter(|e| {
-                        matches!(
-                            e.phase,
-                            NodePhase::Gating | NodePhase::Released | NodePhase::Upgrading | NodePhase::CleaningUp
-                        )
-                    })
-                    .count();
+                let in_flight = s.nodes.iter().filter(|e| e.phase.in_flight()).count();
                 Some(Seen::Status { phase: s.phase, in_flight, nodes })
             });
             futures::pin_mut!(status);

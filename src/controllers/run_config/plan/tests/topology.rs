@@ -27,14 +27,7 @@ fn rack_of(f: &Fixture, node: &str) -> String {
 
 /// The nodes in flight (between their first gate Job and their last cleanup Job) in the status of `p`.
 fn in_flight(p: &Plan) -> Vec<String> {
-    p.status
-        .nodes
-        .iter()
-        .filter(|e| {
-            matches!(e.phase, NodePhase::Gating | NodePhase::Released | NodePhase::Upgrading | NodePhase::CleaningUp)
-        })
-        .map(|e| e.name.clone())
-        .collect()
+    p.status.nodes.iter().filter(|e| e.phase.in_flight()).map(|e| e.name.clone()).collect()
 }
 
 /// Runs the rollout to its end; returns, for each step, the nodes in flight.
