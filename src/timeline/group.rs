@@ -52,6 +52,13 @@ pub(super) fn drawn_rows(rows: &[Row]) -> Vec<DrawnRow> {
     drawn
 }
 
+/// A row's label, `domain · name` shortened to fit: the domain gives way first, so the node's name stays whole.
+fn label_in_domain(domain: Option<&str>, name: &str) -> String {
+    let Some(domain) = domain else { return shorten(name, LABEL_CHARS) };
+    let room = LABEL_CHARS.saturating_sub(name.chars().count() + 3).max(4);
+    shorten(&format!("{} · {name}", shorten(domain, room)), LABEL_CHARS)
+}
+
 /// `domain · name`, or the name alone outside a domain.
 fn in_domain(domain: Option<&str>, name: &str) -> String {
     domain.map_or_else(|| name.to_string(), |d| format!("{d} · {name}"))
@@ -59,7 +66,7 @@ fn in_domain(domain: Option<&str>, name: &str) -> String {
 
 fn single(row: &Row) -> DrawnRow {
     DrawnRow {
-        label: shorten(&in_domain(row.group.as_deref(), &row.node), LABEL_CHARS),
+        label: label_in_domain(row.group.as_deref(), &row.node),
         name: row.node.clone(),
         title: format!("{}: {}", in_domain(row.group.as_deref(), &row.node), row.outcome.word()),
         outcome: row.outcome,

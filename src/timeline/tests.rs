@@ -384,6 +384,9 @@ fn rows_of_failure_domains_are_drawn_as_groups_and_summaries_never_span_two() {
     assert!(svg.contains(">rack-b · worker-3<") && svg.contains(">rack-a · worker-0<"), "labels name the domain");
     assert_eq!(svg.matches("<title>failure domain rack-a</title>").count(), 1, "one rule where rack-a begins");
     assert_eq!(svg.matches("<title>failure domain").count(), 1, "no rule above the first domain");
+    // A long domain gives way to the node's name.
+    let long = render(&timeline(vec![in_rack("worker-4", "(nodes without the topology.rook.io/rack label)")]));
+    assert!(long.contains(" · worker-4<"), "the node's name stays whole in the label");
 
     // 301 nodes in two domains: the summary rows of one domain never take a node of the other.
     let many: Vec<Row> =
