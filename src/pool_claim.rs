@@ -24,6 +24,11 @@ pub struct PoolOriginal {
     /// `spec.maxUnavailable` before numo, when numo changes it (the canary, for `spec.concurrency`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_unavailable: Option<IntOrString>,
+    /// `spec.machineConfigSelector` before numo, recorded for the canary only: numo points the canary at the
+    /// MachineConfigs of the pool whose nodes it takes, so that a released node runs its own pool's config. Absent
+    /// in a claim made before numo steered it (numo then leaves it as it is).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine_config_selector: Option<LabelSelector>,
 }
 
 /// A pool's claim annotations as read from the pool.
@@ -163,8 +168,8 @@ mod tests {
 
     #[test]
     fn a_claim_round_trips_through_its_annotations() {
-        let original = PoolOriginal { paused: true, node_selector: None, max_unavailable: Some(IntOrString::Int(2)) };
-        let set = PoolOriginal { paused: true, node_selector: Some(LabelSelector::default()), max_unavailable: None };
+        let original = PoolOriginal { max_unavailable: Some(IntOrString::Int(2)), paused: true, ..Default::default() };
+        let set = PoolOriginal { paused: true, node_selector: Some(LabelSelector::default()), ..Default::default() };
         let annotations = PoolClaim::annotations("ops/rc", &original, &set).unwrap_or_else(|e| panic!("{e}"));
         let read = PoolClaim::read(&annotations.iter().map(|(k, v)| (k.to_string(), v.clone())).collect());
         let claim =

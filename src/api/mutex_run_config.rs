@@ -124,6 +124,14 @@ pub struct MutexRunConfigSpec {
     /// target order, then by name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub topology: Option<super::topology::Topology>,
+
+    /// Accept a second, ungated reboot per node of a target pool in image mode (a MachineOSConfig builds the pool's
+    /// OS image on the cluster). A node released into the canary boots the canary's build, and two builds never
+    /// share a digest, so the node reboots again into its own pool's build when it goes home at the restore. numo
+    /// refuses a target pool in image mode unless this is true (the canary then needs a MachineOSConfig that builds
+    /// the same image).
+    #[serde(default)]
+    pub accept_image_mode_second_reboot: bool,
 }
 
 /// What a run config gates.

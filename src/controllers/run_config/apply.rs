@@ -306,7 +306,7 @@ fn pool_ops(intent: &Intent, pool: &PoolView) -> Result<Vec<Value>> {
     Ok(ops)
 }
 
-/// The operations that set `paused` and, when given, `nodeSelector` and `maxUnavailable`.
+/// The operations that set `paused` and, when given, `nodeSelector`, `maxUnavailable` and `machineConfigSelector`.
 fn spec_ops(spec: &PoolSpec) -> Result<Vec<Value>> {
     let mut ops = vec![add("/spec/paused", json!(spec.paused))];
     if let Some(selector) = &spec.node_selector {
@@ -314,6 +314,9 @@ fn spec_ops(spec: &PoolSpec) -> Result<Vec<Value>> {
     }
     if let Some(max_unavailable) = &spec.max_unavailable {
         ops.push(add("/spec/maxUnavailable", serde_json::to_value(max_unavailable)?));
+    }
+    if let Some(selector) = &spec.machine_config_selector {
+        ops.push(add("/spec/machineConfigSelector", serde_json::to_value(selector)?));
     }
     Ok(ops)
 }
@@ -358,7 +361,7 @@ mod tests {
         let steer = Intent::SteerPool {
             pool: "worker".into(),
             owner: "ops/rc".into(),
-            spec: PoolSpec { paused: true, node_selector: None, max_unavailable: None },
+            spec: PoolSpec { paused: true, ..Default::default() },
         };
         let release = Intent::ReleaseJob { namespace: "ops".into(), name: "check-1".into() };
         let intents = vec![
@@ -386,7 +389,7 @@ mod tests {
 
     #[test]
     fn only_the_first_claim_depends_on_the_resource_version() {
-        let spec = PoolSpec { paused: true, node_selector: None, max_unavailable: None };
+        let spec = PoolSpec { paused: true, ..Default::default() };
         let claim = Intent::ClaimPool {
             pool: "worker".into(),
             resource_version: "7".into(),
@@ -405,7 +408,7 @@ mod tests {
 
     #[test]
     fn a_pool_spec_sets_only_what_it_names() {
-        let spec = PoolSpec { paused: true, node_selector: None, max_unavailable: None };
+        let spec = PoolSpec { paused: true, ..Default::default() };
         let ops = spec_ops(&spec).unwrap_or_default();
         assert_eq!(ops, vec![json!({"op": "add", "path": "/spec/paused", "value": true})]);
     }

@@ -55,6 +55,7 @@ fn placeholder(metadata: ObjectMeta) -> MutexRunConfig {
         trigger: Default::default(),
         overdue_after: None,
         topology: None,
+        accept_image_mode_second_reboot: false,
     };
     MutexRunConfig { metadata, spec, status: None }
 }

@@ -392,6 +392,7 @@ fn pool_view(pool: &MachineConfigPool, sources: &[(String, &BTreeMap<String, Str
         paused: pool.spec.paused,
         node_selector: pool.spec.node_selector.clone(),
         max_unavailable: pool.spec.max_unavailable.clone(),
+        machine_config_selector: pool.spec.machine_config_selector.clone(),
         claim: PoolClaim::read(pool.annotations()),
         has_annotations: pool.metadata.annotations.is_some(),
         updated: current && pool.condition_true("Updated"),

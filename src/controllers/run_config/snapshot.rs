@@ -206,6 +206,8 @@ pub struct PoolView {
     pub node_selector: Option<LabelSelector>,
     /// `spec.maxUnavailable`.
     pub max_unavailable: Option<IntOrString>,
+    /// `spec.machineConfigSelector`: the MachineConfigs the pool renders its config from.
+    pub machine_config_selector: Option<LabelSelector>,
     /// numo's claim annotations.
     pub claim: ClaimAnnotations,
     /// Whether the pool has any annotations (a JSON Patch must create the map first otherwise).

@@ -79,8 +79,9 @@ pub fn rollout(snapshot: &Snapshot, resolved: &Resolved<'_>, version: &str, hold
     }
     match gated.end {
         Some(progress) => {
-            draft.intents.extend(settle(snapshot, resolved));
+            // Labels and marks first: a node back in its own (still steered) pool never matches two custom pools.
             restoring(snapshot, resolved, draft);
+            draft.intents.extend(settle(snapshot, resolved));
             Stage::Restoring { upgrade, progress, waiting_for: Vec::new() }
         }
         None => Stage::Gating(upgrade, gated.summary),
@@ -95,7 +96,8 @@ fn waited(snapshot: &Snapshot, draft: &Draft) -> Option<(std::time::Duration, st
 }
 
 /// A rollout that has run longer than `overdueAfter`: the `ConfigChangeOverdue` condition, and a Warning Event when it
-/// becomes overdue. A held rollout delays whatever waits in it — a kubelet-CA rotation among them.
+/// becomes overdue. A held rollout delays the MachineConfig changes waiting in it (not the kubelet CA: the
+/// machine-config daemon writes that to every node from the ControllerConfig, paused pool or not).
 fn overdue(snapshot: &Snapshot, upgrade: &Upgrade, draft: &mut Draft) {
     let spec = &snapshot.run_config.spec;
     let Some((waited, limit)) = waited(snapshot, draft) else { return };
@@ -161,12 +163,13 @@ fn start(snapshot: &Snapshot, resolved: &Resolved<'_>, version: &str, upgrade: &
     key
 }
 
-/// The pools between rollouts: each target as recorded but paused (or unpaused for a rename), the canary restored
-/// (after the targets, so a released node always has a pool), and no rule label left.
+/// The pools between rollouts: no rule label or release mark left (first: a node leaves the canary for its own
+/// pool, still steered to take it, and never matches two custom pools or none), each target as recorded but paused
+/// (or unpaused for a rename), then the canary restored.
 fn settle(snapshot: &Snapshot, resolved: &Resolved<'_>) -> Vec<Intent> {
     let labelled = snapshot.nodes.values().any(|n| resolved.rules.iter().any(|r| n.labels.contains_key(&r.label)));
     let canary_claimed = resolved.canary.owner() == Some(resolved.owner.as_str());
-    let mut intents = Vec::new();
+    let mut intents = finalize::unlabel(snapshot, &resolved.labels(), &resolved.canary.name);
     for pool in &resolved.targets {
         let Some(Ok(original)) = pool.claim.claim().map(|c| &c.original) else { continue };
         let paused = !(renames(resolved, pool) && !labelled && !canary_claimed);
@@ -178,14 +181,13 @@ fn settle(snapshot: &Snapshot, resolved: &Resolved<'_>) -> Vec<Intent> {
             intents.push(Intent::SteerPool {
                 pool: pool.name.clone(),
                 owner: resolved.owner.clone(),
-                spec: PoolSpec { paused, node_selector: selector, max_unavailable: None },
+                spec: PoolSpec { paused, node_selector: selector, ..Default::default() },
             });
         }
     }
     if canary_claimed {
         intents.push(pools::restore(resolved.canary, &resolved.owner));
     }
-    intents.extend(finalize::unlabel(snapshot, &resolved.labels(), &resolved.canary.name));
     intents
 }
 

@@ -45,8 +45,8 @@ pub fn unlabel_own(snapshot: &Snapshot, resolved: &Resolved<'_>) -> Vec<Intent> 
         .collect()
 }
 
-/// Deletion: restore every claimed pool (targets before the canary), remove every rule label (the spec's, and any
-/// that a claimed pool's selector still names), let go of every Job, then of the run config. Returns the intents
+/// Deletion: remove every rule label (the spec's, and any that a claimed pool's selector still names) and release
+/// mark, restore every claimed pool (targets before the canary), let go of every Job, then of the run config. Returns the intents
 /// and whether anything is left to restore.
 pub fn plan(snapshot: &Snapshot) -> (Vec<Intent>, bool) {
     let owner = snapshot.run_config.key();
@@ -57,8 +57,10 @@ pub fn plan(snapshot: &Snapshot) -> (Vec<Intent>, bool) {
             labels.push(key.to_string());
         }
     }
-    let mut intents = pools::restore_all(claimed.iter().copied(), &owner, &snapshot.run_config.spec.canary.name);
-    intents.extend(unlabel(snapshot, &labels, &snapshot.run_config.spec.canary.name));
+    // Labels and marks first: a released node goes back to its own pool, still steered to take it, so it never
+    // matches two custom pools (the target restored while the canary still takes it) or none.
+    let mut intents = unlabel(snapshot, &labels, &snapshot.run_config.spec.canary.name);
+    intents.extend(pools::restore_all(claimed.iter().copied(), &owner, &snapshot.run_config.spec.canary.name));
     let restoring = !intents.is_empty();
     intents.extend(
         snapshot

@@ -419,6 +419,7 @@ pub fn written_after(pool: &PoolView, spec: &PoolSpec) -> PoolOriginal {
         paused: spec.paused,
         node_selector: spec.node_selector.clone().or(before.node_selector),
         max_unavailable: spec.max_unavailable.clone().or(before.max_unavailable),
+        machine_config_selector: None,
     }
 }
 
@@ -428,5 +429,6 @@ pub fn as_is(pool: &PoolView) -> PoolOriginal {
         paused: pool.paused,
         node_selector: pool.node_selector.clone(),
         max_unavailable: pool.max_unavailable.clone(),
+        machine_config_selector: None,
     }
 }

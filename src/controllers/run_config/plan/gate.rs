@@ -11,6 +11,7 @@ use super::node_state::{self, GatedNode, Inputs, NextJob, NodeState, Retry};
 use super::notice::Notice;
 use super::pools;
 use super::readiness::{self, Readiness};
+use super::canary;
 use super::resolve::{Resolved, Rule};
 use super::target::Target;
 use super::topology;
@@ -117,14 +118,21 @@ pub fn plan<'a>(
     // Released nodes get numo's mark before the pools are steered: a node numo 0.2 released by removing its labels
     // then stays in the canary when the canary starts to select by mark.
     intents.extend(nodes.iter().filter(|g| g.state == NodeState::Releasing).map(|g| release(resolved, g.node)));
+    // A finished node goes home at once (a config change holds it again instead, above): its paused pool renders
+    // the content it runs, under the pool's own name, so the move is a rename that reboots nothing, and the canary
+    // is free to serve the next pool's config.
+    if !inputs.target.is_config_change() {
+        intents.extend(nodes.iter().filter(|g| matches!(g.state, NodeState::Done { .. })).filter_map(|g| {
+            let marked = g.node.labels.get(crate::labels::RELEASED) == Some(&resolved.release_mark);
+            marked.then(|| Intent::UnlabelNode {
+                node: g.node.name.clone(),
+                labels: vec![crate::labels::RELEASED.to_string()],
+            })
+        }));
+    }
 
-    // Step 5: steer the pools once every held node is labelled.
+    // Step 6 first asks: a retry, and which nodes may start within the concurrency limit.
     let spec = &snapshot.run_config.spec;
-    let steering = if labels_applied { pools::steer(resolved, spec.concurrency, ledger) } else { Vec::new() };
-    let steered = labels_applied && steering.is_empty();
-    intents.extend(steering);
-
-    // Step 6: a retry, new starts within the concurrency limit, then each node's next step.
     let retried = snapshot.run_config.retry.as_deref().map(|name| retry(inputs, &mut nodes, name, &mut notices));
     let hold = spec.on_failure == FailurePolicy::Hold;
     let any_failed = nodes.iter().any(|g| g.state.holds());
@@ -135,7 +143,17 @@ pub fn plan<'a>(
     let domains = resolved.domains.as_ref();
     let previous = snapshot.run_config.status.topology.as_ref();
     let waves = domains.map(|d| topology::waves(d, &nodes, previous, snapshot.now)).unwrap_or_default();
-    let startable = topology::startable(domains, &nodes, &waves, free, snapshot.now);
+    let mut startable = topology::startable(domains, &nodes, &waves, free, snapshot.now);
+    // The canary serves one pool's config at a time: nodes of a pool with other content wait until it is empty.
+    let serving = canary::serving(resolved, &nodes, &startable.nodes);
+    let other_pools_wait = canary::keep_compatible(resolved, &nodes, serving, &mut startable.nodes);
+
+    // Step 5: steer the pools once every held node is labelled, the canary to the config of the pool it serves.
+    let steering = if labels_applied { pools::steer(resolved, spec.concurrency, ledger, serving) } else { Vec::new() };
+    let steered = labels_applied && steering.is_empty();
+    intents.extend(steering);
+
+    // Step 6: new starts, then each node's next step.
     // The windows and health checks, whenever a node waits to start (with no free slot, the checks of the next
     // node itself are left until one frees); under DomainAtATime they are made again before each domain starts.
     let readiness = (pending > 0).then(|| {
@@ -149,6 +167,8 @@ pub fn plan<'a>(
             readiness.blockers.extend(soaking(&nodes, spec.concurrency as usize, inputs));
         }
         readiness.blockers.extend(startable.blocker.clone());
+        // Only when no node of the canary's pool may start: those that may, start.
+        readiness.blockers.extend(other_pools_wait.clone().filter(|_| startable.nodes.is_empty()));
         if !readiness.blockers.is_empty() {
             // Held anyway: no need to list pods or ask Alertmanager (a window may hold for days).
             readiness.needs_budget_pods.clear();

@@ -15,8 +15,9 @@ pub enum PoolPrecondition {
     ClaimedBy(String),
 }
 
-/// A pool's new `spec.paused`, `spec.nodeSelector` and `spec.maxUnavailable`.
-#[derive(Clone, Debug, PartialEq)]
+/// A pool's new `spec.paused`, `spec.nodeSelector`, `spec.maxUnavailable` and (the canary's)
+/// `spec.machineConfigSelector`.
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PoolSpec {
     /// `spec.paused`.
     pub paused: bool,
@@ -24,6 +25,8 @@ pub struct PoolSpec {
     pub node_selector: Option<LabelSelector>,
     /// `spec.maxUnavailable`; None leaves it as it is.
     pub max_unavailable: Option<IntOrString>,
+    /// `spec.machineConfigSelector`; None leaves it as it is.
+    pub machine_config_selector: Option<LabelSelector>,
 }
 
 /// What a put-back writes: each field that is `Some`, set to the value numo last wrote (`Some(None)`: removed).

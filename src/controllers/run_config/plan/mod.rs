@@ -15,6 +15,7 @@
 //! drives and how they were before (pool annotations), which nodes are held (rule labels), which steps ran (Jobs
 //! with deterministic names, and their results recorded in the status).
 
+mod canary;
 mod config_change;
 mod draft;
 pub(crate) mod eta;

@@ -1,8 +1,8 @@
 //! The pool writes of a rollout: claiming (recording each pool as it was, pausing the targets), steering the
 //! selectors (the canary takes only nodes numo marked released, custom targets only unmarked ones, the built-in
 //! pools' selectors stay the machine-config operator's; the canary's `maxUnavailable` follows
-//! `spec.concurrency`), and restoring exactly what was recorded — target pools before the canary, so a released
-//! node always has a pool.
+//! `spec.concurrency`, its `machineConfigSelector` the MachineConfigs of the pool it serves), and restoring exactly
+//! what was recorded, once no node carries numo's release mark.
 
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 
@@ -47,6 +47,11 @@ fn claim_pools(resolved: &Resolved<'_>, pools: Vec<&PoolView>, held: &[HeldPool]
                 paused: pool.paused,
                 node_selector: pool.node_selector.as_ref().map(selector::without_rule_labels),
                 max_unavailable: pool.max_unavailable.clone(),
+                // The canary's, which numo points at the MachineConfigs of the pool whose nodes it takes.
+                machine_config_selector: pool
+                    .machine_config_selector
+                    .clone()
+                    .filter(|_| pool.name == resolved.canary.name),
             },
         };
         intents.push(Intent::ClaimPool {
@@ -54,11 +59,7 @@ fn claim_pools(resolved: &Resolved<'_>, pools: Vec<&PoolView>, held: &[HeldPool]
             resource_version: pool.resource_version.clone(),
             owner: resolved.owner.clone(),
             original,
-            spec: PoolSpec {
-                paused: resolved.is_target(&pool.name) || pool.paused,
-                node_selector: None,
-                max_unavailable: None,
-            },
+            spec: PoolSpec { paused: resolved.is_target(&pool.name) || pool.paused, ..Default::default() },
         });
     }
     intents
@@ -80,14 +81,15 @@ fn canary_max_unavailable(original: Option<&IntOrString>, concurrency: u32) -> O
 /// replacing its own expressions), a custom target pool only nodes without a mark (`<mark> DoesNotExist`). The
 /// built-in pools' selectors are the machine-config operator's ([`membership::is_built_in`]) and stay as they are:
 /// a released node matches `worker` and the canary, and the MCO gives it to the one custom pool. Only a built-in
-/// pool that still carries numo 0.2's steering gets its own selector back. Returns the writes still needed (none:
-/// steered). A field numo stopped fighting over (`ledger`) is left as it is.
-pub fn steer(resolved: &Resolved<'_>, concurrency: u32, ledger: &Ledger) -> Vec<Intent> {
+/// pool that still carries numo 0.2's steering gets its own selector back. The canary renders the MachineConfigs of
+/// `serving`, the pool whose nodes it takes ([`serving`]), so a released node runs its own pool's config. Returns
+/// the writes still needed (none: steered). A field numo stopped fighting over (`ledger`) is left as it is.
+pub fn steer(resolved: &Resolved<'_>, concurrency: u32, ledger: &Ledger, serving: Option<&PoolView>) -> Vec<Intent> {
     let mut intents = Vec::new();
     for pool in resolved.involved() {
         let original = match pool.claim.claim().map(|c| &c.original) {
             Some(Ok(original)) => original.clone(),
-            _ => PoolOriginal { paused: pool.paused, node_selector: pool.node_selector.clone(), max_unavailable: None },
+            _ => PoolOriginal { paused: pool.paused, node_selector: pool.node_selector.clone(), ..Default::default() },
         };
         let is_canary = pool.name == resolved.canary.name;
         let (selector, max_unavailable) = if is_canary {
@@ -110,13 +112,19 @@ pub fn steer(resolved: &Resolved<'_>, concurrency: u32, ledger: &Ledger) -> Vec<
         let selector = selector
             .filter(|s| pool.node_selector.as_ref() != Some(s))
             .filter(|_| !ledger.conceded(&object, foreign::NODE_SELECTOR));
+        // Only where the claim recorded the canary's own selector, to put it back at the end.
+        let machine_config_selector = serving
+            .filter(|_| is_canary && original.machine_config_selector.is_some())
+            .and_then(|p| p.machine_config_selector.clone())
+            .filter(|s| pool.machine_config_selector.as_ref() != Some(s));
         // A claim without the record of what numo wrote (numo 0.1's) gets it with this write.
         let unrecorded = pool.claim.claim().is_some_and(|c| c.written.is_none());
-        if selector.is_some() || pool.paused != paused || max_unavailable.is_some() || unrecorded {
+        let changes = selector.is_some() || max_unavailable.is_some() || machine_config_selector.is_some();
+        if changes || pool.paused != paused || unrecorded {
             intents.push(Intent::SteerPool {
                 pool: pool.name.clone(),
                 owner: resolved.owner.clone(),
-                spec: PoolSpec { paused, node_selector: selector, max_unavailable },
+                spec: PoolSpec { paused, node_selector: selector, max_unavailable, machine_config_selector },
             });
         }
     }
@@ -143,7 +151,7 @@ pub fn pause_targets(resolved: &Resolved<'_>) -> Vec<Intent> {
         .map(|t| Intent::SteerPool {
             pool: t.name.clone(),
             owner: resolved.owner.clone(),
-            spec: PoolSpec { paused: true, node_selector: None, max_unavailable: None },
+            spec: PoolSpec { paused: true, ..Default::default() },
         })
         .collect()
 }
@@ -157,11 +165,16 @@ pub fn restore(pool: &PoolView, owner: &str) -> Intent {
             paused: original.paused,
             node_selector: original.node_selector.clone(),
             max_unavailable: original.max_unavailable.clone(),
+            machine_config_selector: original
+                .machine_config_selector
+                .clone()
+                .filter(|s| pool.machine_config_selector.as_ref() != Some(s)),
         },
         _ => PoolSpec {
             paused: false,
             node_selector: pool.node_selector.as_ref().map(selector::without_rule_labels),
             max_unavailable: pool.max_unavailable.clone(),
+            machine_config_selector: None,
         },
     };
     if membership::is_built_in(&pool.name) {
@@ -181,8 +194,9 @@ pub fn restore(pool: &PoolView, owner: &str) -> Intent {
     Intent::RestorePool { pool: pool.name.clone(), precondition, spec, remove, annotations: pool.claim.present_keys() }
 }
 
-/// Restores every pool in `pools` that this run config claims: target pools first, the canary last, so that a
-/// released node never matches no pool.
+/// Restores every pool in `pools` that this run config claims: target pools first, the canary last. The caller
+/// removes numo's release marks first, so no node is in the canary when its target's selector is restored (it would
+/// match two custom pools) or when the canary's is (it would match none of them).
 pub fn restore_all<'p>(pools: impl IntoIterator<Item = &'p PoolView>, owner: &str, canary: &str) -> Vec<Intent> {
     let mut claimed: Vec<&PoolView> = pools.into_iter().filter(|p| p.owner() == Some(owner)).collect();
     claimed.sort_by_key(|p| (p.name == canary, p.name.clone()));

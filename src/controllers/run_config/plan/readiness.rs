@@ -243,32 +243,43 @@ pub fn windows_now(snapshot: &Snapshot, schedule: &windows::Schedule) -> Verdict
 }
 
 /// Holds the next node while the canary cannot bring it the config its pool renders: the canary's rendered config
-/// has other content (a MachineConfig for the target pool's own role, which the canary does not select, or one for
-/// the canary's), or a target pool cannot render at all.
+/// has other content (numo pointed the canary at the pool's MachineConfigs and the machine-config operator has not
+/// rendered them yet; or, under a claim that did not record the canary's own selector, the canary selects other
+/// MachineConfigs), the canary has a render to do, or a target pool cannot render at all. For an upgrade and a
+/// config change alike: a node released into a canary of other content would boot a config that is not its pool's,
+/// and reboot again, ungated, on its way home.
 pub fn canary_blocker(resolved: &Resolved<'_>, target: &Target, next: &[&str]) -> Option<Blocker> {
-    if !target.is_config_change() {
-        return None;
-    }
     let mut problems = Vec::new();
-    for pool in &resolved.targets {
-        if let Some(why) = &pool.render_failure {
-            problems.push(format!("MachineConfigPool {} cannot render its config: {why}", pool.name));
+    if target.is_config_change() {
+        for pool in &resolved.targets {
+            if let Some(why) = &pool.render_failure {
+                problems.push(format!("MachineConfigPool {} cannot render its config: {why}", pool.name));
+            }
         }
     }
     let canary = resolved.canary;
+    let steered = canary.claim.claim().and_then(|c| c.original.as_ref().ok()).is_some_and(|o| o.machine_config_selector.is_some());
     for node in next {
-        let (Some(wanted), Some(pool)) = (target.config_of(node), resolved.home_pool(node)) else { continue };
+        let Some(pool) = resolved.home_pool(node) else { continue };
+        let Some(wanted) = target.config_of(node).or(pool.configuration.as_deref()) else { continue };
         let offered = canary.configuration.as_deref().unwrap_or_default();
-        if crate::openshift::config_content(offered) != crate::openshift::config_content(wanted) {
-            let problem = format!(
+        let same = crate::openshift::config_content(offered) == crate::openshift::config_content(wanted);
+        let problem = match (same && !canary.render_pending, steered) {
+            (true, _) => continue,
+            (false, true) => format!(
+                "numo pointed the canary MachineConfigPool {} at the MachineConfigs of MachineConfigPool {}; the next \
+                 node starts once the canary renders them (it renders {offered}, {} renders {wanted})",
+                canary.name, pool.name, pool.name
+            ),
+            (false, false) => format!(
                 "the canary MachineConfigPool {} renders {offered}, whose content differs from {wanted} of {}: a node \
                  released into the canary would not get its pool's config. Make the canary select exactly the \
                  MachineConfigs {} selects (its machineConfigSelector), or wait if a render is under way",
                 canary.name, pool.name, pool.name
-            );
-            if !problems.contains(&problem) {
-                problems.push(problem);
-            }
+            ),
+        };
+        if !problems.contains(&problem) {
+            problems.push(problem);
         }
     }
     (!problems.is_empty()).then(|| Blocker { check: check::CANARY_CONFIG.to_string(), message: problems.join("; ") })

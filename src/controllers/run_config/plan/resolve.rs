@@ -277,26 +277,43 @@ fn topology_problems(topology: &crate::api::Topology) -> Vec<String> {
     problems
 }
 
-/// Target pools in image mode (a MachineOSConfig builds their OS image on the cluster) while the canary is not: a
-/// node released into the canary would boot the canary's image, not the one its pool built, so such a run config is
-/// refused. A canary with a MachineOSConfig of its own is accepted: that it builds the same image is the admin's to
-/// keep (docs/install.md).
+/// Target pools in image mode (a MachineOSConfig builds their OS image on the cluster). A released node boots the
+/// canary's build, and two builds never share a digest (the MCO compares a node's image with its pool's build by
+/// digest), so going home at the restore reboots it a second time, outside its gated turn: refused unless the spec
+/// accepts that second reboot (`acceptImageModeSecondReboot`). Accepted, the canary needs a MachineOSConfig of its
+/// own that builds the same image (that it does is the admin's to keep, docs/install.md); without one a released
+/// node would boot the canary's plain OS.
 fn image_mode_mismatch(snapshot: &Snapshot, targets: &[&PoolView], canary: &str) -> Vec<String> {
+    let layered: Vec<(&str, &String)> =
+        targets.iter().filter_map(|t| Some((t.name.as_str(), snapshot.image_builds.get(&t.name)?))).collect();
+    if !snapshot.run_config.spec.accept_image_mode_second_reboot {
+        return layered
+            .iter()
+            .map(|(pool, build)| {
+                format!(
+                    "target MachineConfigPool {pool} builds its own OS image on the cluster (MachineOSConfig \
+                     {build}): a node released into the canary boots the canary's image and reboots a second time, \
+                     ungated, into its own pool's image when it goes home at the restore (two builds never share a \
+                     digest). Take {pool} out of the targets, or accept that second reboot per node with \
+                     spec.acceptImageModeSecondReboot: true and give the canary a MachineOSConfig that builds the \
+                     same image"
+                )
+            })
+            .collect();
+    }
     if snapshot.image_builds.contains_key(canary) {
         return Vec::new();
     }
-    targets
+    layered
         .iter()
-        .filter_map(|t| {
-            let build = snapshot.image_builds.get(&t.name)?;
-            Some(format!(
-                "target MachineConfigPool {} builds its own OS image on the cluster (MachineOSConfig {build}), but \
-                 canary MachineConfigPool {canary} has no MachineOSConfig: a node released into the canary would \
-                 boot the canary's image instead of its own. Give the canary a MachineOSConfig that builds the same \
-                 image (a copy of {build} with spec.machineConfigPool.name: {canary}) and let it build before the \
-                 rollout, or choose a canary that has one",
-                t.name
-            ))
+        .map(|(pool, build)| {
+            format!(
+                "target MachineConfigPool {pool} builds its own OS image on the cluster (MachineOSConfig {build}), \
+                 but canary MachineConfigPool {canary} has no MachineOSConfig: a node released into the canary \
+                 would boot the canary's image instead of its own. Give the canary a MachineOSConfig that builds the \
+                 same image (a copy of {build} with spec.machineConfigPool.name: {canary}) and let it build before \
+                 the rollout, or choose a canary that has one"
+            )
         })
         .collect()
 }

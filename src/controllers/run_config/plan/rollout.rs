@@ -118,8 +118,9 @@ pub fn rollout(
     let gate = gate_nodes(snapshot, resolved, target, upgrade.control_plane_done, draft);
     match gate.end {
         Some(progress) => {
-            draft.intents.extend(pools::restore_all(snapshot.pools.values(), &resolved.owner, &resolved.canary.name));
+            // Labels and marks first: a node back in its own (still steered) pool never matches two custom pools.
             restoring(snapshot, resolved, draft);
+            draft.intents.extend(pools::restore_all(snapshot.pools.values(), &resolved.owner, &resolved.canary.name));
             Stage::Restoring { upgrade, progress, waiting_for: Vec::new() }
         }
         None => Stage::Gating(upgrade, gate.summary),
@@ -139,7 +140,7 @@ pub fn claim_removed(resolved: &Resolved<'_>, held: &[crate::api::HeldPool], led
     }
 }
 
-/// The Events and label removals of a rollout whose every node finished, once its pools are restored.
+/// The label removals and Events of a rollout whose every node finished, before its pools are restored.
 pub fn restoring(snapshot: &Snapshot, resolved: &Resolved<'_>, draft: &mut Draft) {
     let owner = resolved.owner.as_str();
     draft.intents.extend(finalize::unlabel_own(snapshot, resolved));

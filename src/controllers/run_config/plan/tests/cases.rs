@@ -212,7 +212,7 @@ fn every_reconcile_states_every_condition_and_a_conflict_that_ended_is_false() {
     let mut f = Fixture::new(1);
     f.s.run_configs.insert("team/other".into());
     let original =
-        PoolOriginal { paused: false, node_selector: f.s.pools["worker"].node_selector.clone(), max_unavailable: None };
+        PoolOriginal { paused: false, node_selector: f.s.pools["worker"].node_selector.clone(), ..Default::default() };
     f.s.pools.get_mut("worker").unwrap().claim = ClaimAnnotations::Claimed(PoolClaim {
         owner: "team/other".into(),
         original: Ok(original),

@@ -84,16 +84,28 @@ fn the_canary_must_exist_be_unpaused_and_not_be_a_target() {
 }
 
 #[test]
-fn a_target_pool_in_image_mode_needs_a_canary_in_image_mode_too() {
+fn a_target_pool_in_image_mode_is_refused_unless_its_second_reboot_is_accepted_with_a_canary_in_image_mode() {
     let mut f = Fixture::new(2);
     f.s.image_builds.insert("worker".into(), "worker-image".into());
+    f.s.image_builds.insert("canary".into(), "canary-image".into());
+    let p = f.step();
+    let validated = condition(&p, condition::CONFIG_VALIDATED);
+    assert_eq!(validated.status, "False", "a canary in image mode is not enough: two builds never share a digest");
+    assert!(validated.message.contains("MachineOSConfig worker-image"), "{}", validated.message);
+    assert!(validated.message.contains("reboots a second time"), "{}", validated.message);
+    assert!(validated.message.contains("spec.acceptImageModeSecondReboot: true"), "{}", validated.message);
+    assert!(only_finalizer_or_nothing(&p), "nothing is changed: {:?}", p.intents);
+
+    // Accepted, but the canary has no image of its own: a released node would boot the plain OS.
+    f.s.run_config.spec.accept_image_mode_second_reboot = true;
+    f.s.image_builds.remove("canary");
     let p = f.step();
     let validated = condition(&p, condition::CONFIG_VALIDATED);
     assert_eq!(validated.status, "False");
-    assert!(validated.message.contains("MachineOSConfig worker-image"), "{}", validated.message);
     assert!(validated.message.contains("Give the canary a MachineOSConfig"), "{}", validated.message);
     assert!(only_finalizer_or_nothing(&p), "nothing is changed: {:?}", p.intents);
-    // The canary builds its own image too: the admin keeps the two alike, numo goes on.
+
+    // Accepted, and the canary builds its own image too: the admin keeps the two alike, numo goes on.
     f.s.image_builds.insert("canary".into(), "canary-image".into());
     let p = f.step();
     assert_eq!(condition(&p, condition::CONFIG_VALIDATED).status, "True");

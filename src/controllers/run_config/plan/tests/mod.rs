@@ -8,6 +8,7 @@ mod estimate;
 mod flow;
 mod node_reads;
 mod other_hands;
+mod pool_shapes;
 mod safe_to_proceed;
 mod topology;
 
@@ -126,6 +127,7 @@ impl Fixture {
             trigger: Default::default(),
             overdue_after: None,
             topology: None,
+            accept_image_mode_second_reboot: false,
         };
         let run_config = RunConfigView {
             namespace: "ops".into(),
@@ -222,6 +224,9 @@ impl Fixture {
                     }
                     if spec.max_unavailable.is_some() || remove.contains(&"/spec/maxUnavailable") {
                         view.max_unavailable = spec.max_unavailable.clone();
+                    }
+                    if spec.machine_config_selector.is_some() {
+                        view.machine_config_selector = spec.machine_config_selector.clone();
                     }
                     view.claim = ClaimAnnotations::None;
                     // The MCO moves the pool's nodes to its own rendered config before it reports Updated again.
@@ -337,6 +342,9 @@ fn apply_spec(view: &mut PoolView, spec: &PoolSpec) {
     }
     if spec.max_unavailable.is_some() {
         view.max_unavailable = spec.max_unavailable.clone();
+    }
+    if spec.machine_config_selector.is_some() {
+        view.machine_config_selector = spec.machine_config_selector.clone();
     }
 }
 
