@@ -323,7 +323,7 @@ pub struct HeldPool {
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub uid: String,
     /// How the pool was before numo changed it, as the JSON of its `original` annotation (`paused`, `nodeSelector`,
-    /// `maxUnavailable`): what the restore puts back.
+    /// `maxUnavailable`, and the canary's `machineConfigSelector`): what the restore puts back.
     pub original: String,
 }
 
