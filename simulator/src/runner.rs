@@ -32,6 +32,7 @@ use crate::machine_config_nodes::{MachineConfigNode, MachineConfigNodes};
 use crate::mco::{Mco, View};
 use crate::nfd::Nfd;
 use crate::operator_sync::OperatorSync;
+use crate::record::SharedRecord;
 use crate::{storage, Platform, SimConfig};
 
 /// The caches the passes read.
@@ -48,11 +49,13 @@ struct Caches {
 /// The record of the storage world, when it is played.
 pub(crate) type StorageLedger = Option<Arc<std::sync::Mutex<storage::ledger::Ledger>>>;
 
-/// Starts the watches and the loop (and the storage world's, when configured); returns their tasks.
+/// Starts the watches and the loop (and the storage world's, when configured), recording into `record`; returns
+/// their tasks.
 pub(crate) fn start(
     client: kube::Client,
     platform: Platform,
     config: Arc<SimConfig>,
+    record: SharedRecord,
 ) -> (Vec<AbortHandle>, StorageLedger) {
     let notify = Arc::new(Notify::new());
     let (nodes, nodes_writer) = reflector::store();
@@ -81,7 +84,7 @@ pub(crate) fn start(
     let drainer = config.storage.as_ref().zip(ledger.as_ref()).map(|(storage, ledger)| {
         storage::drain::Drainer::new(platform.drain_evictions.clone(), storage.drain, ledger.clone())
     });
-    let run = tokio::spawn(run(client, platform, config, caches, notify, drainer));
+    let run = tokio::spawn(run(client, platform, config, caches, notify, drainer, record));
     (tasks.into_iter().chain([run.abort_handle()]).collect(), ledger)
 }
 
@@ -112,6 +115,7 @@ async fn run(
     caches: Caches,
     notify: Arc<Notify>,
     drainer: Option<storage::drain::Drainer>,
+    record: SharedRecord,
 ) {
     let ready = async {
         caches.nodes.wait_until_ready().await?;
@@ -128,7 +132,7 @@ async fn run(
     let mut operators = ClusterOperators::new(client.clone());
     let mut nfd = config.nfd_labels.then(|| Nfd::new(client.clone()));
     let timing = daemon::Timing { drain: config.drain, reboot: config.reboot };
-    let mut mco = Mco::new(client, timing, config.retry, notify.clone());
+    let mut mco = Mco::new(client, timing, config.retry, notify.clone(), record);
     if let Some(drainer) = drainer {
         mco = mco.with_drainer(drainer);
     }
