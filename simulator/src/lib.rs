@@ -123,6 +123,7 @@ pub mod node_state;
 pub mod operator_sync;
 pub mod record;
 pub mod render;
+pub mod required_pools;
 pub mod rollout;
 mod runner;
 mod seed;
@@ -172,6 +173,9 @@ pub struct SimConfig {
     /// Also play ODF's storage nodes and Rook's managed disruption budgets ([`storage`]), and let the drain evict OSD
     /// pods through the Eviction API. Off by default.
     pub storage: Option<storage::StorageConfig>,
+    /// How long the machine-config operator waits for its required pools, per machine in them, before its sync
+    /// fails with `RequiredPoolsFailed` ([`required_pools`]); the MCO's 10 minutes by default.
+    pub required_pool_wait_per_machine: Duration,
 }
 
 impl Default for SimConfig {
@@ -184,6 +188,7 @@ impl Default for SimConfig {
             nfd_labels: false,
             openshift: OpenShiftRelease::default(),
             storage: None,
+            required_pool_wait_per_machine: required_pools::WAIT_PER_MACHINE,
         }
     }
 }
