@@ -14,7 +14,8 @@
 //!   (`Working towards <version>`) while an operator updates, then its new `operator` version and
 //!   `Progressing=False`.
 //!
-//! - on `machine-config`, the machine-config operator's own sync of the built-in pools ([`report_sync`]).
+//! - on `machine-config`, the machine-config operator's own sync ([`report_sync`]: its MachineConfigNode, pool and
+//!   required-pool steps) and its reaction to a degraded pool ([`report_upgradeable`]).
 //!
 //! Operators outside [`PAYLOAD`] (created by a test) are never updated, as the real CVO leaves operators that are not
 //! in its payload alone. The CVO does not wait for the ClusterOperators, nor does it report a degraded one.
@@ -27,11 +28,14 @@ use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, Patch, PatchParams};
 use kube::ResourceExt;
 pub use numo::openshift::{ClusterOperator, ClusterOperatorSpec, ClusterOperatorStatus, OperandVersion};
-use numo::openshift::{ClusterVersion, ClusterVersionCondition, MachineConfig, CLUSTER_VERSION_NAME};
+use numo::openshift::{
+    ClusterVersion, ClusterVersionCondition, MachineConfig, MachineConfigPool, CLUSTER_VERSION_NAME,
+};
 use serde_json::json;
 
 use crate::cvo::{self, OperatorRelease};
-use crate::operator_sync::POOLS_FAILED;
+use crate::operator_sync::SyncReport;
+use crate::required_pools::{DEGRADED_POOL, DEGRADED_POOL_MESSAGE};
 use crate::{faults, render, FIELD_MANAGER};
 
 /// Condition: the operator is functional and available in the cluster.
@@ -139,21 +143,37 @@ pub fn compute(operator: &ClusterOperator, release: Option<OperatorRelease<'_>>,
     status
 }
 
-/// The machine-config operator's own report of its sync ([`crate::operator_sync`]): `Degraded=True` with reason
-/// `MachineConfigPoolsFailed` and `Failed to resync <version> because: <error>` while `failure` is Some, and
-/// `Degraded=False` again once a sync succeeds (only where the sync had set it).
-pub fn report_sync(status: &mut ClusterOperatorStatus, failure: Option<&str>, now: &Time) {
+/// The machine-config operator's own report of its sync ([`crate::operator_sync`], `pkg/operator/status.go`
+/// `syncDegradedStatus` and `clearDegradedStatus`, release-4.21): `Degraded=True` with reason `<step>Failed`
+/// (`MachineConfigNodeFailed`, `MachineConfigPoolsFailed`, `RequiredPoolsFailed`) and `Failed to resync <version>
+/// because: <error>` when a step failed; a step that passed clears a `Degraded` of its own reason (other reasons,
+/// a fault's among them, are left alone).
+pub fn report_sync(status: &mut ClusterOperatorStatus, sync: &SyncReport, now: &Time) {
     let version = status.operator_version().unwrap_or_default().to_string();
-    match failure {
-        Some(error) => {
-            let message = format!("Failed to resync {version} because: {error}");
-            cvo::set_condition(&mut status.conditions, DEGRADED, true, POOLS_FAILED, &message, now);
+    let reason = status.condition(DEGRADED).and_then(|c| c.reason.clone()).unwrap_or_default();
+    match &sync.failed {
+        Some(failure) => {
+            let message = format!("Failed to resync {version} because: {}", failure.error);
+            cvo::set_condition(&mut status.conditions, DEGRADED, true, &failure.reason(), &message, now);
         }
-        None if status.condition(DEGRADED).is_some_and(|c| c.reason.as_deref() == Some(POOLS_FAILED)) => {
+        None if sync.passed.iter().any(|task| reason == format!("{task}Failed")) => {
             let (reason, message) = healthy_reason(MACHINE_CONFIG, DEGRADED, &version);
             cvo::set_condition(&mut status.conditions, DEGRADED, false, reason, &message, now);
         }
         None => {}
+    }
+}
+
+/// The machine-config operator's `Upgradeable` ([`crate::required_pools`]): `False`, reason `DegradedPool`, while
+/// `pool_degraded`; back to `True` once no pool is (only where it had set `DegradedPool`).
+pub fn report_upgradeable(status: &mut ClusterOperatorStatus, pool_degraded: bool, now: &Time) {
+    let version = status.operator_version().unwrap_or_default().to_string();
+    let ours = status.condition(UPGRADEABLE).is_some_and(|c| c.reason.as_deref() == Some(DEGRADED_POOL));
+    if pool_degraded {
+        cvo::set_condition(&mut status.conditions, UPGRADEABLE, false, DEGRADED_POOL, DEGRADED_POOL_MESSAGE, now);
+    } else if ours {
+        let (reason, message) = healthy_reason(MACHINE_CONFIG, UPGRADEABLE, &version);
+        cvo::set_condition(&mut status.conditions, UPGRADEABLE, true, reason, &message, now);
     }
 }
 
@@ -205,8 +225,10 @@ impl ClusterOperators {
         operators: &[Arc<ClusterOperator>],
         versions: &[Arc<ClusterVersion>],
         configs: &[Arc<MachineConfig>],
-        mco_sync_failure: Option<&str>,
+        mco_sync: &SyncReport,
+        pools: &[Arc<MachineConfigPool>],
     ) -> anyhow::Result<()> {
+        let pool_degraded = crate::required_pools::any_degraded(pools.iter().map(Arc::as_ref));
         let cv = versions.iter().find(|v| v.metadata.name.as_deref() == Some(CLUSTER_VERSION_NAME));
         let templates: Vec<&MachineConfig> =
             configs.iter().map(Arc::as_ref).filter(|c| render::is_template(c)).collect();
@@ -228,7 +250,8 @@ impl ClusterOperators {
                 .and_then(|cv| cvo::operator_release(cv, &templates, &name));
             let mut status = compute(operator, release, &now);
             if name == MACHINE_CONFIG {
-                report_sync(&mut status, mco_sync_failure, &now);
+                report_sync(&mut status, mco_sync, &now);
+                report_upgradeable(&mut status, pool_degraded, &now);
             }
             if operator.status.clone().unwrap_or_default() == status {
                 continue;
@@ -432,6 +455,38 @@ mod tests {
                 OperandVersion { name: "kube-apiserver".into(), version: "1.29.6".into() },
             ]
         );
+    }
+
+    #[test]
+    fn a_failed_step_degrades_machine_config_until_that_step_passes() {
+        use crate::operator_sync::{SyncFailure, MACHINE_CONFIG_NODE_TASK, POOLS_TASK};
+        let mut s = healthy_status(MACHINE_CONFIG, "4.20.1", &at(10));
+        let error = "node worker-1 belongs to 2 custom roles, cannot proceed with this Node";
+        let failed = SyncReport {
+            passed: vec![],
+            failed: Some(SyncFailure { task: MACHINE_CONFIG_NODE_TASK, error: error.into() }),
+        };
+        report_sync(&mut s, &failed, &at(20));
+        let message = format!("Failed to resync 4.20.1 because: {error}");
+        assert_eq!(condition(&s, DEGRADED), ("True", "MachineConfigNodeFailed", message.as_str(), Some(&at(20))));
+        report_sync(&mut s, &SyncReport { passed: vec![POOLS_TASK], failed: None }, &at(30));
+        assert_eq!(condition(&s, DEGRADED).0, "True", "another step passing does not clear it");
+        report_sync(&mut s, &SyncReport { passed: vec![MACHINE_CONFIG_NODE_TASK], failed: None }, &at(40));
+        assert_eq!(condition(&s, DEGRADED), ("False", "AsExpected", "", Some(&at(40))));
+    }
+
+    #[test]
+    fn a_degraded_pool_makes_machine_config_not_upgradeable_until_none_is() {
+        let mut s = healthy_status(MACHINE_CONFIG, "4.16.4", &at(10));
+        report_upgradeable(&mut s, true, &at(20));
+        assert_eq!(condition(&s, UPGRADEABLE), ("False", DEGRADED_POOL, DEGRADED_POOL_MESSAGE, Some(&at(20))));
+        report_upgradeable(&mut s, false, &at(30));
+        assert_eq!(condition(&s, UPGRADEABLE), ("True", "AsExpected", "", Some(&at(30))));
+        let mut other = s.clone();
+        cvo::set_condition(&mut other.conditions, UPGRADEABLE, false, "ClusterOnCgroupV1", "v1", &at(40));
+        let before = other.clone();
+        report_upgradeable(&mut other, false, &at(50));
+        assert_eq!(other, before, "another writer's reason is left alone");
     }
 
     #[test]

@@ -15,7 +15,7 @@
 //! before releasing it never races the simulator.
 
 use std::collections::BTreeMap;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use anyhow::Context as _;
 use k8s_openapi::api::core::v1::Node;
@@ -29,6 +29,7 @@ use crate::machine_config_nodes::steps::{steps, Stage, Update};
 use crate::machine_config_nodes::{MachineConfigNodes, NodeReport};
 use crate::membership::is_windows;
 use crate::node_state::{self, STATE_DEGRADED, STATE_DONE, STATE_UNRECONCILABLE, STATE_WORKING};
+use crate::record::{self, Reboot, SharedRecord};
 use crate::FIELD_MANAGER;
 
 /// How an update ended.
@@ -83,6 +84,8 @@ pub struct Context {
     pub machine_config_nodes: Option<MachineConfigNodes>,
     /// The drain controller's evictions of OSD pods, when the storage world is played ([`crate::storage`]).
     pub drainer: Option<crate::storage::drain::Drainer>,
+    /// Where the reboots are recorded ([`crate::record`]).
+    pub record: SharedRecord,
 }
 
 /// The default drain and reboot times.
@@ -162,6 +165,21 @@ pub async fn update(context: Context, name: String, pool: Option<String>) -> any
     if !failing {
         reach(&mut report, &plan, Stage::Applied, &current).await;
     }
+    let reboot = (cordon && !rebootless).then(|| Reboot {
+        node: name.clone(),
+        at: SystemTime::now(),
+        from: current.clone(),
+        to: desired.clone(),
+        pool: pool.clone(),
+    });
+    // An update that fails before it writes anything does not reboot into the new config; the one that reboots
+    // into it is recorded as it goes down.
+    let mut unrecorded = None;
+    match reboot {
+        Some(reboot) if failing => unrecorded = Some(reboot),
+        Some(reboot) => record::with(&context.record, |r| r.reboot(reboot)),
+        None => {}
+    }
     if cordon {
         let reboot = faults::reboot_time(&annotations, context.timing.reboot);
         tokio::time::sleep_until(Instant::now() + reboot).await;
@@ -177,6 +195,10 @@ pub async fn update(context: Context, name: String, pool: Option<String>) -> any
         return Ok(Outcome::Failed { config: desired });
     }
     if failing {
+        // The fault was removed during the reboot: the node came back on the new config after all.
+        if let Some(reboot) = unrecorded.take() {
+            record::with(&context.record, |r| r.reboot(reboot));
+        }
         reach(&mut report, &plan, Stage::Applied, &current).await;
     }
     reach(&mut report, &plan, Stage::Resuming, &current).await;

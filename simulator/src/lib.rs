@@ -66,6 +66,11 @@
 //!   is clean, blocking `rook-ceph-osd-<type>-<domain>` (`maxUnavailable: 0`) on every other failure domain while
 //!   one domain's OSDs are down and for [`storage::StorageConfig::pgs_clean`] after; the drain then evicts the node's
 //!   OSD pods through the Eviction API and waits while a budget refuses, as the MCO's drain controller.
+//! - **Record** ([`record`], [`SimulatorHandle::reboots`], [`SimulatorHandle::multi_pool_nodes`]): every reboot the
+//!   daemon performs (node, wall-clock time, the rendered configs it rebooted from and into, the pool managing the
+//!   node), written by the daemon as it reboots; rebootless updates are none. And every stretch of time in which the
+//!   controller found a node matched by two or more custom pools, written where it decides membership, so no
+//!   moment it acted on is missed.
 //!
 //! # Fault injection
 //! Node annotations (see [`faults`]):
@@ -116,7 +121,9 @@ pub mod membership;
 pub mod nfd;
 pub mod node_state;
 pub mod operator_sync;
+pub mod record;
 pub mod render;
+pub mod required_pools;
 pub mod rollout;
 mod runner;
 mod seed;
@@ -166,6 +173,9 @@ pub struct SimConfig {
     /// Also play ODF's storage nodes and Rook's managed disruption budgets ([`storage`]), and let the drain evict OSD
     /// pods through the Eviction API. Off by default.
     pub storage: Option<storage::StorageConfig>,
+    /// How long the machine-config operator waits for its required pools, per machine in them, before its sync
+    /// fails with `RequiredPoolsFailed` ([`required_pools`]); the MCO's 10 minutes by default.
+    pub required_pool_wait_per_machine: Duration,
 }
 
 impl Default for SimConfig {
@@ -178,6 +188,7 @@ impl Default for SimConfig {
             nfd_labels: false,
             openshift: OpenShiftRelease::default(),
             storage: None,
+            required_pool_wait_per_machine: required_pools::WAIT_PER_MACHINE,
         }
     }
 }
@@ -186,6 +197,7 @@ impl Default for SimConfig {
 pub struct SimulatorHandle {
     tasks: Vec<tokio::task::AbortHandle>,
     storage: Option<Arc<std::sync::Mutex<storage::ledger::Ledger>>>,
+    record: record::SharedRecord,
 }
 
 impl SimulatorHandle {
@@ -196,6 +208,18 @@ impl SimulatorHandle {
     pub fn storage_report(&self) -> Option<storage::StorageReport> {
         let ledger = self.storage.as_ref()?.lock().ok()?;
         Some(ledger.report(tokio::time::Instant::now()))
+    }
+
+    /// Every reboot the daemon performed so far, by node, each node's in order ([`record`]): rebootless updates
+    /// are not reboots.
+    pub fn reboots(&self) -> std::collections::BTreeMap<String, Vec<record::Reboot>> {
+        record::with(&self.record, |r| r.reboots())
+    }
+
+    /// Every stretch of time so far in which the controller found a node matched by two or more custom pools
+    /// ([`record`]), in the order they began.
+    pub fn multi_pool_nodes(&self) -> Vec<record::MultiPoolNode> {
+        record::with(&self.record, |r| r.multi_pool_nodes())
     }
 }
 
@@ -279,7 +303,8 @@ impl Simulator {
 
     /// Starts the simulated operators, the components of `platform` acting through their own clients.
     pub fn start_with(client: kube::Client, platform: Platform, config: SimConfig) -> SimulatorHandle {
-        let (tasks, storage) = runner::start(client, platform, Arc::new(config));
-        SimulatorHandle { tasks, storage }
+        let record = record::SharedRecord::default();
+        let (tasks, storage) = runner::start(client, platform, Arc::new(config), record.clone());
+        SimulatorHandle { tasks, storage, record }
     }
 }

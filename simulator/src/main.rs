@@ -74,6 +74,10 @@ enum Commands {
         /// How long to wait before retrying after an API error.
         #[arg(long, value_parser = parse_duration, default_value = "1s")]
         retry: Duration,
+        /// How long the machine-config operator waits for its required (master) pool, per machine in it, while a
+        /// pool is degraded or the masters update, before it reports Degraded RequiredPoolsFailed.
+        #[arg(long, value_parser = parse_duration, default_value = "10m")]
+        required_pool_wait: Duration,
         /// Also play Node Feature Discovery: label every node with the release it runs
         /// (machineconfiguration.openshift.io/release-image-version). Off by default: the MCO writes no such label.
         #[arg(long)]
@@ -140,6 +144,7 @@ async fn main() -> anyhow::Result<()> {
             drain,
             control_plane,
             retry,
+            required_pool_wait,
             nfd_labels,
             openshift_version,
             storage_domains,
@@ -156,7 +161,16 @@ async fn main() -> anyhow::Result<()> {
                 storage.drain.eviction_retry = eviction_retry;
                 storage
             });
-            let config = SimConfig { reboot, drain, control_plane, retry, nfd_labels, openshift, storage };
+            let config = SimConfig {
+                reboot,
+                drain,
+                control_plane,
+                retry,
+                nfd_labels,
+                openshift,
+                storage,
+                required_pool_wait_per_machine: required_pool_wait,
+            };
             let simulator = Simulator::start_with(client, platform, config);
             shutdown_signal().await?;
             tracing::info!("stopping");

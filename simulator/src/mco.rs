@@ -9,7 +9,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use anyhow::Context as _;
 use k8s_openapi::api::core::v1::Node;
@@ -25,6 +25,7 @@ use tokio::task::{AbortHandle, Id, JoinSet};
 use crate::daemon::{self, Outcome};
 use crate::machine_config_nodes::MachineConfigNodes;
 use crate::membership::Membership;
+use crate::record::{self, SharedRecord};
 use crate::render::{self, Rendered};
 use crate::{rollout, status, FIELD_MANAGER};
 
@@ -61,9 +62,21 @@ pub struct Mco {
 impl Mco {
     /// A controller writing through `client`; daemons drain and "reboot" for `timing`, wait `retry` after an
     /// error, and poke `notify` when they end.
-    pub fn new(client: kube::Client, timing: daemon::Timing, retry: Duration, notify: Arc<Notify>) -> Self {
+    pub fn new(
+        client: kube::Client,
+        timing: daemon::Timing,
+        retry: Duration,
+        notify: Arc<Notify>,
+        record: SharedRecord,
+    ) -> Self {
         Self {
-            daemon: daemon::Context { client: client.clone(), timing, machine_config_nodes: None, drainer: None },
+            daemon: daemon::Context {
+                client: client.clone(),
+                timing,
+                machine_config_nodes: None,
+                drainer: None,
+                record,
+            },
             client,
             retry,
             notify,
@@ -101,6 +114,7 @@ impl Mco {
         pools.sort_by_key(|p| p.name_any());
         let configs: Vec<&MachineConfig> = view.configs.iter().map(Arc::as_ref).collect();
         let membership = Membership::of(nodes.values(), &pools);
+        record::with(&self.daemon.record, |r| r.membership(SystemTime::now(), membership.multi_pool_nodes()));
 
         for pool in &pools {
             if let Err(err) = self.sync_pool(pool, &configs, &membership, &mut nodes).await {

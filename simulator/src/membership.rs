@@ -137,6 +137,12 @@ impl Membership {
         self.members.iter().find(|(_, names)| manages(names)).map(|(pool, _)| pool.as_str())
     }
 
+    /// Every node matched by several custom pools, once each (in the order of its first pool's name).
+    pub fn multi_pool_nodes(&self) -> impl Iterator<Item = &MultipleCustomPools> {
+        (self.conflicts.iter())
+            .flat_map(|(pool, conflicts)| conflicts.iter().filter(move |c| c.pools.first() == Some(pool)))
+    }
+
     /// The conflicts that keep nodes out of `pool`.
     pub fn conflicts_of(&self, pool: &str) -> &[MultipleCustomPools] {
         self.conflicts.get(pool).map(Vec::as_slice).unwrap_or_default()
@@ -205,6 +211,7 @@ mod tests {
         assert_eq!(m.conflicts_of("infra").len(), 1);
         assert_eq!(m.conflicts_of("gpu").len(), 1);
         assert!(m.conflicts_of("worker").is_empty());
+        assert_eq!(m.multi_pool_nodes().map(|c| c.node.as_str()).collect::<Vec<_>>(), ["w-1"], "once");
     }
 
     #[test]

@@ -40,6 +40,52 @@ pub const OPERATOR_SERVICE_ACCOUNT: &str = "machine-config-operator";
 pub const OPERATOR_FIELD_MANAGER: &str = "machine-config-operator";
 /// The reason of `machine-config` `Degraded=True` when the pool sync fails (`taskFailed("MachineConfigPools")`).
 pub const POOLS_FAILED: &str = "MachineConfigPoolsFailed";
+/// The step of the operator's sync that writes MachineConfigNodes ([`crate::machine_config_nodes::operator`]).
+pub const MACHINE_CONFIG_NODE_TASK: &str = "MachineConfigNode";
+/// The step of the operator's sync that puts the built-in pools back to their manifests ([`OperatorSync`]).
+pub const POOLS_TASK: &str = "MachineConfigPools";
+/// The reason of `machine-config` `Degraded=True` when the MachineConfigNode sync fails.
+pub const MACHINE_CONFIG_NODE_FAILED: &str = "MachineConfigNodeFailed";
+/// The reason of `machine-config` `Degraded=True` when the wait for the required pools fails
+/// ([`crate::required_pools`]).
+pub const REQUIRED_POOLS_FAILED: &str = "RequiredPoolsFailed";
+
+/// The steps of the operator's sync the simulator plays, in the order the operator runs them.
+pub const TASKS: [&str; 3] = [MACHINE_CONFIG_NODE_TASK, POOLS_TASK, crate::required_pools::TASK];
+
+/// The step of the operator's sync that failed, and its error (`syncError`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SyncFailure {
+    /// The step, one of [`TASKS`].
+    pub task: &'static str,
+    /// Its error, as the operator prints it.
+    pub error: String,
+}
+
+impl SyncFailure {
+    /// The reason of `machine-config` `Degraded=True` (`taskFailed`: the step and `Failed`).
+    pub fn reason(&self) -> String {
+        format!("{}Failed", self.task)
+    }
+}
+
+/// What one pass of the operator's sync did: the steps that passed (each clears a `Degraded` of its own reason,
+/// `clearDegradedStatus`), and the one that failed, which stops the sync there (`syncAll`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SyncReport {
+    /// The steps that passed.
+    pub passed: Vec<&'static str>,
+    /// The step that failed.
+    pub failed: Option<SyncFailure>,
+}
+
+impl SyncReport {
+    /// Whether the sync stopped before it handed the release's templates to the controllers
+    /// (`MachineConfigController` comes after the MachineConfigNode and pool steps, before `RequiredPools`).
+    pub fn stopped_before_controllers(&self) -> bool {
+        self.failed.as_ref().is_some_and(|f| f.task != crate::required_pools::TASK)
+    }
+}
 
 /// An OpenShift release the simulator plays, `4.<minor>`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]

@@ -1,7 +1,8 @@
 //! Runs the simulated operators: one watch (reflector) per kind fills a cache and wakes a single loop, which runs the
-//! machine-config operator's MachineConfigNode sync (on releases that have them) and pool sync, a CVO pass, a
-//! ClusterOperators pass, an MCO pass and (when enabled) an NFD stand-in pass over the caches. Besides events, the
-//! loop wakes only at the end of the control-plane step and after an API error.
+//! machine-config operator's sync (its MachineConfigNode step on releases that have them, its pool step and its
+//! wait for the required pools), a CVO pass, a ClusterOperators pass, an MCO pass and (when enabled) an NFD
+//! stand-in pass over the caches. Besides events, the loop wakes only at the end of the control-plane step, at the
+//! end of the operator's wait for the required pools, and after an API error.
 //!
 //! The loop starts once the caches of nodes, pools, MachineConfigs and ClusterVersions are filled; the
 //! ClusterOperators pass runs only once theirs is, so a cluster without the ClusterOperator CRD still gets a CVO and
@@ -28,10 +29,13 @@ use tokio::time::Instant;
 use crate::cluster_operators::{ClusterOperator, ClusterOperators};
 use crate::cvo::Cvo;
 use crate::daemon;
-use crate::machine_config_nodes::{MachineConfigNode, MachineConfigNodes};
+use crate::machine_config_nodes::{MachineConfigNode, MachineConfigNodes, SyncError};
 use crate::mco::{Mco, View};
 use crate::nfd::Nfd;
-use crate::operator_sync::OperatorSync;
+use crate::operator_sync::{OperatorSync, SyncFailure, SyncReport, MACHINE_CONFIG_NODE_TASK, POOLS_TASK};
+use crate::record::SharedRecord;
+use crate::render;
+use crate::required_pools::{self, RequiredPools};
 use crate::{storage, Platform, SimConfig};
 
 /// The caches the passes read.
@@ -48,11 +52,13 @@ struct Caches {
 /// The record of the storage world, when it is played.
 pub(crate) type StorageLedger = Option<Arc<std::sync::Mutex<storage::ledger::Ledger>>>;
 
-/// Starts the watches and the loop (and the storage world's, when configured); returns their tasks.
+/// Starts the watches and the loop (and the storage world's, when configured), recording into `record`; returns
+/// their tasks.
 pub(crate) fn start(
     client: kube::Client,
     platform: Platform,
     config: Arc<SimConfig>,
+    record: SharedRecord,
 ) -> (Vec<AbortHandle>, StorageLedger) {
     let notify = Arc::new(Notify::new());
     let (nodes, nodes_writer) = reflector::store();
@@ -81,7 +87,7 @@ pub(crate) fn start(
     let drainer = config.storage.as_ref().zip(ledger.as_ref()).map(|(storage, ledger)| {
         storage::drain::Drainer::new(platform.drain_evictions.clone(), storage.drain, ledger.clone())
     });
-    let run = tokio::spawn(run(client, platform, config, caches, notify, drainer));
+    let run = tokio::spawn(run(client, platform, config, caches, notify, drainer, record));
     (tasks.into_iter().chain([run.abort_handle()]).collect(), ledger)
 }
 
@@ -112,6 +118,7 @@ async fn run(
     caches: Caches,
     notify: Arc<Notify>,
     drainer: Option<storage::drain::Drainer>,
+    record: SharedRecord,
 ) {
     let ready = async {
         caches.nodes.wait_until_ready().await?;
@@ -128,7 +135,7 @@ async fn run(
     let mut operators = ClusterOperators::new(client.clone());
     let mut nfd = config.nfd_labels.then(|| Nfd::new(client.clone()));
     let timing = daemon::Timing { drain: config.drain, reboot: config.reboot };
-    let mut mco = Mco::new(client, timing, config.retry, notify.clone());
+    let mut mco = Mco::new(client, timing, config.retry, notify.clone(), record);
     if let Some(drainer) = drainer {
         mco = mco.with_drainer(drainer);
     }
@@ -138,23 +145,17 @@ async fn run(
         mco = mco.with_machine_config_nodes(writers.clone());
     }
     let operator_sync = OperatorSync::new(platform.machine_config_operator.clone(), config.openshift);
+    let mut required_pools = RequiredPools::new(config.required_pool_wait_per_machine);
     loop {
         let view = View { nodes: caches.nodes.state(), pools: caches.pools.state(), configs: caches.configs.state() };
-        // The operator syncs its MachineConfigNodes before its pools (`syncAll`); a failure here stops nothing.
-        let mut nodes_incomplete = false;
-        if let Some(writers) = &machine_config_nodes {
-            if let Err(err) = writers.sync(&view.nodes, &view.pools).await {
-                tracing::debug!(error = %format!("{err:#}"), "MachineConfigNode sync incomplete; retrying");
-                nodes_incomplete = true;
-            }
+        let (sync, nodes_incomplete, sync_wake) =
+            sync_operator(&view, machine_config_nodes.as_ref(), &operator_sync, &mut required_pools).await;
+        if let Some(failure) = &sync.failed {
+            tracing::warn!(task = failure.task, error = %failure.error, "machine-config operator: its sync failed");
         }
-        let sync_failure = operator_sync.reconcile(&view.pools).await.err();
-        if let Some(error) = &sync_failure {
-            tracing::warn!(%error, "machine-config operator: syncing the pools failed; its sync stops there");
-        }
-        let failed = sync_failure.is_some();
+        let failed = sync.stopped_before_controllers();
         let mut wake = match cvo.reconcile(&caches.versions.state(), &view.pools, &view.configs, failed).await {
-            Ok(at) => at.map(instant_of),
+            Ok(at) => earliest(at.map(instant_of), sync_wake),
             Err(err) => {
                 tracing::warn!(error = %format!("{err:#}"), "CVO pass failed; retrying");
                 Some(Instant::now() + config.retry)
@@ -164,8 +165,7 @@ async fn run(
         if matches!(caches.operators.wait_until_ready().now_or_never(), Some(Ok(()))) {
             let versions = caches.versions.state();
             let operator_states = caches.operators.state();
-            let reconciled =
-                operators.reconcile(&operator_states, &versions, &view.configs, sync_failure.as_deref()).await;
+            let reconciled = operators.reconcile(&operator_states, &versions, &view.configs, &sync, &view.pools).await;
             if let Err(err) = reconciled {
                 tracing::debug!(error = %format!("{err:#}"), "ClusterOperators pass incomplete; retrying");
                 wake = earliest(wake, Some(Instant::now() + config.retry));
@@ -181,7 +181,7 @@ async fn run(
                 wake = earliest(wake, Some(Instant::now() + config.retry));
             }
         }
-        if failed || nodes_incomplete {
+        if sync.failed.is_some() || nodes_incomplete {
             // The real operator requeues a failed sync with a rate limit.
             wake = earliest(wake, Some(Instant::now() + config.retry));
         }
@@ -195,6 +195,63 @@ async fn run(
             None => notify.notified().await,
         }
     }
+}
+
+/// One pass of the machine-config operator's sync (`syncAll`, of which the simulator plays three steps in order):
+/// its MachineConfigNodes (on releases that have them), its pools, then the wait for the required pools
+/// ([`crate::required_pools`]); a failed step stops the sync, and while the wait is under way nothing before it runs.
+/// Returns the report, whether a MachineConfigNode write failed (to retry; it stops nothing), and when to look at
+/// the wait again.
+async fn sync_operator(
+    view: &View,
+    machine_config_nodes: Option<&MachineConfigNodes>,
+    operator_sync: &OperatorSync,
+    required_pools: &mut RequiredPools,
+) -> (SyncReport, bool, Option<Instant>) {
+    let mut report = SyncReport::default();
+    let mut nodes_incomplete = false;
+    let release = operator_release(&view.configs);
+    if !required_pools.waiting(&release) {
+        match machine_config_nodes {
+            Some(writers) => match writers.sync(&view.nodes, &view.pools).await {
+                Ok(()) => report.passed.push(MACHINE_CONFIG_NODE_TASK),
+                Err(SyncError::Stopped(conflict)) => {
+                    let error = conflict.to_string();
+                    report.failed = Some(SyncFailure { task: MACHINE_CONFIG_NODE_TASK, error });
+                    return (report, false, None);
+                }
+                Err(SyncError::Write(err)) => {
+                    tracing::debug!(error = %format!("{err:#}"), "MachineConfigNode sync incomplete; retrying");
+                    nodes_incomplete = true;
+                    report.passed.push(MACHINE_CONFIG_NODE_TASK);
+                }
+            },
+            // Before 4.20 the step does nothing (the feature gate is off) and passes.
+            None => report.passed.push(MACHINE_CONFIG_NODE_TASK),
+        }
+        if let Err(error) = operator_sync.reconcile(&view.pools).await {
+            report.failed = Some(SyncFailure { task: POOLS_TASK, error });
+            return (report, nodes_incomplete, None);
+        }
+        report.passed.push(POOLS_TASK);
+    }
+    let pools: Vec<&MachineConfigPool> = view.pools.iter().map(Arc::as_ref).collect();
+    let mut wake = None;
+    match required_pools.step(Instant::now(), &pools, &release) {
+        required_pools::Outcome::Passed => report.passed.push(required_pools::TASK),
+        required_pools::Outcome::Waiting(until) => wake = Some(until),
+        required_pools::Outcome::NotYet => {}
+        required_pools::Outcome::Failed(error) => {
+            report.failed = Some(SyncFailure { task: required_pools::TASK, error });
+        }
+    }
+    (report, nodes_incomplete, wake)
+}
+
+/// The release the machine-config operator runs: that of its templates (the CVO moves them when it updates it).
+fn operator_release(configs: &[Arc<MachineConfig>]) -> String {
+    let templates = configs.iter().filter(|c| render::is_template(c));
+    templates.filter_map(|c| c.release_version()).max().unwrap_or_default().to_string()
 }
 
 /// The monotonic instant of a wall-clock time (now if it has passed).

@@ -234,6 +234,12 @@ pub(crate) fn manifest_pool(role: &str) -> MachineConfigPool {
         ("machineconfiguration.openshift.io/mco-built-in".to_string(), String::new()),
         (format!("pools.operator.machineconfiguration.openshift.io/{role}"), String::new()),
     ]));
+    // Only the master pool's manifest marks it required for upgrades (release-4.16 to release-4.23
+    // `manifests/master.machineconfigpool.yaml`).
+    if role == MASTER {
+        let labels = pool.metadata.labels.get_or_insert_with(BTreeMap::new);
+        labels.insert(crate::required_pools::REQUIRED_FOR_UPGRADE.to_string(), String::new());
+    }
     pool
 }
 

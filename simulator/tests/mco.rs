@@ -5,7 +5,7 @@ mod support;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use numo::openshift::{MachineConfigPool, MachineConfigPoolSpec, MCD_REASON, MC_ROLE};
+use numo::openshift::MCD_REASON;
 use numo_simulator::faults::{FAIL_UPDATE, REBOOT_SECONDS};
 use numo_simulator::ClusterShape;
 use serde_json::json;
@@ -13,16 +13,6 @@ use support::*;
 
 fn shape(workers: usize) -> ClusterShape {
     ClusterShape { version: OLD.into(), workers, masters: 1 }
-}
-
-/// A custom pool that renders the worker configs plus its own, selecting nodes labelled
-/// `node-role.kubernetes.io/<name>`, as the OpenShift docs create one.
-fn custom_pool(name: &str) -> anyhow::Result<MachineConfigPool> {
-    let spec: MachineConfigPoolSpec = serde_json::from_value(json!({
-        "machineConfigSelector": {"matchExpressions": [{"key": MC_ROLE, "operator": "In", "values": ["worker", name]}]},
-        "nodeSelector": {"matchLabels": {format!("node-role.kubernetes.io/{name}"): ""}},
-    }))?;
-    Ok(MachineConfigPool::new(name, spec))
 }
 
 #[tokio::test]

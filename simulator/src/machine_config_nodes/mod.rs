@@ -34,7 +34,7 @@ pub mod operator;
 pub mod steps;
 pub mod write;
 
-pub use write::{MachineConfigNodes, NodeReport};
+pub use write::{MachineConfigNodes, NodeReport, SyncError};
 
 /// The placeholder of a config or pool name not known yet (`upgrademonitor.NotYetSet`; the CRD wants a lowercase
 /// RFC 1123 subdomain).

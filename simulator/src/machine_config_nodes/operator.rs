@@ -13,9 +13,14 @@
 //! [`plan`] decides from the caches, so a sync with nothing to do makes no request; [`apply`] reads each object
 //! before it writes, as the operator does, since the cache lags.
 //!
-//! Unlike the real operator, whose sync stops at a node in two custom pools (and then reports
-//! `MachineConfigNodeFailed`), the simulator skips that node and goes on: its MachineConfigNode writes never hold
-//! anything else up.
+//! A node matched by two or more custom pools stops the sync there, as `GetPrimaryPoolNameForMCN` returns
+//! `GetPoolsForNode`'s error ("node %s belongs to %d custom roles, cannot proceed with this Node",
+//! `pkg/helpers/helpers.go`, release-4.20 to release-4.23) and `syncMachineConfigNodes` returns it: the nodes after
+//! it get no object, no object of a gone node is deleted, and the operator's sync stops before its pools (`syncAll`),
+//! reporting `machine-config` `Degraded=True`, reason `MachineConfigNodeFailed` ([`crate::operator_sync`]). The
+//! real operator lists nodes from its informer's cache, in no set order; the simulator goes in name order. A failed
+//! write, on the other hand, never holds anything up here (the real sync would stop at it too): the next sync
+//! retries it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -30,7 +35,7 @@ use serde_json::json;
 
 use super::write::{node_owner, object, spec};
 use super::*;
-use crate::membership::pool_of;
+use crate::membership::{pool_of, MultipleCustomPools};
 use crate::node_state;
 use crate::operator_sync::OPERATOR_FIELD_MANAGER;
 
@@ -53,8 +58,18 @@ pub enum Action {
     Delete(String),
 }
 
-/// The writes that make `objects` what the operator wants for `nodes` and `pools`.
-pub fn plan(nodes: &[Arc<Node>], pools: &[Arc<MachineConfigPool>], objects: &[Arc<MachineConfigNode>]) -> Vec<Action> {
+/// What one sync does: its writes, and the node it stopped at, if any.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Plan {
+    /// The writes, in order.
+    pub actions: Vec<Action>,
+    /// The node matched by several custom pools the sync stopped at (after the writes before it).
+    pub stopped_at: Option<MultipleCustomPools>,
+}
+
+/// The writes that make `objects` what the operator wants for `nodes` and `pools`, up to the first node (in name
+/// order) matched by several custom pools.
+pub fn plan(nodes: &[Arc<Node>], pools: &[Arc<MachineConfigPool>], objects: &[Arc<MachineConfigNode>]) -> Plan {
     let pools: Vec<&MachineConfigPool> = pools.iter().map(Arc::as_ref).collect();
     let existing: BTreeMap<String, &MachineConfigNode> = objects.iter().map(|o| (o.name_any(), o.as_ref())).collect();
     let mut sorted: Vec<&Node> = nodes.iter().map(Arc::as_ref).collect();
@@ -67,10 +82,7 @@ pub fn plan(nodes: &[Arc<Node>], pools: &[Arc<MachineConfigPool>], objects: &[Ar
         }
         let pool = match pool_of(node, pools.iter().copied()) {
             Ok(pool) => pool.unwrap_or(NOT_YET_SET),
-            Err(conflict) => {
-                tracing::debug!(error = %conflict, "machine-config operator: no MachineConfigNode for this node");
-                continue;
-            }
+            Err(conflict) => return Plan { actions, stopped_at: Some(conflict) },
         };
         let (name, uid, desired) = (node.name_any(), node.uid().unwrap_or_default(), node_state::desired_config(node));
         let wanted = match existing.get(&name) {
@@ -88,7 +100,7 @@ pub fn plan(nodes: &[Arc<Node>], pools: &[Arc<MachineConfigPool>], objects: &[Ar
     }
     let names: BTreeSet<String> = sorted.iter().map(|n| n.name_any()).collect();
     actions.extend(existing.keys().filter(|name| !names.contains(*name)).map(|name| Action::Delete(name.clone())));
-    actions
+    Plan { actions, stopped_at: None }
 }
 
 /// Whether `object` carries the owner reference to the Node `node` of `uid`.
@@ -209,7 +221,7 @@ mod tests {
     #[test]
     fn every_node_gets_an_object_in_its_primary_pool() {
         let nodes = [node("master-0", "master", "rendered-master-1"), node("worker-0", "worker", "")];
-        let actions = plan(&nodes, &pools(), &[]);
+        let actions = plan(&nodes, &pools(), &[]).actions;
         assert_eq!(
             actions,
             [
@@ -233,7 +245,7 @@ mod tests {
     fn a_node_in_no_pool_is_not_yet_set_and_a_pending_one_waits() {
         let mut pending = Node::clone(&node("new-0", "worker", ""));
         pending.status = Some(NodeStatus { phase: Some("Pending".into()), ..NodeStatus::default() });
-        let actions = plan(&[node("odd-0", "infra", ""), Arc::new(pending)], &pools(), &[]);
+        let actions = plan(&[node("odd-0", "infra", ""), Arc::new(pending)], &pools(), &[]).actions;
         assert!(matches!(&actions[..], [Action::Ensure { node, pool, .. }] if node == "odd-0" && pool == NOT_YET_SET));
     }
 
@@ -241,16 +253,40 @@ mod tests {
     fn objects_as_wanted_need_nothing_and_those_of_gone_nodes_go() {
         let nodes = [node("worker-0", "worker", "rendered-worker-1")];
         let objects = [stored("worker-0", "worker", "rendered-worker-1"), stored("worker-9", "worker", "r")];
-        assert_eq!(plan(&nodes, &pools(), &objects), [Action::Delete("worker-9".into())]);
+        assert_eq!(plan(&nodes, &pools(), &objects).actions, [Action::Delete("worker-9".into())]);
     }
 
     #[test]
     fn a_moved_node_or_a_missing_desired_config_is_put_right() {
         let nodes = [node("worker-0", "worker", "rendered-worker-1")];
-        assert_eq!(plan(&nodes, &pools(), &[stored("worker-0", "infra", "rendered-worker-1")]).len(), 1);
-        assert_eq!(plan(&nodes, &pools(), &[stored("worker-0", "worker", NOT_YET_SET)]).len(), 1);
+        assert_eq!(plan(&nodes, &pools(), &[stored("worker-0", "infra", "rendered-worker-1")]).actions.len(), 1);
+        assert_eq!(plan(&nodes, &pools(), &[stored("worker-0", "worker", NOT_YET_SET)]).actions.len(), 1);
         let mut orphan = MachineConfigNode::clone(&stored("worker-0", "worker", "rendered-worker-1"));
         orphan.metadata.owner_references = None;
-        assert_eq!(plan(&nodes, &pools(), &[Arc::new(orphan)]).len(), 1, "the owner goes back");
+        assert_eq!(plan(&nodes, &pools(), &[Arc::new(orphan)]).actions.len(), 1, "the owner goes back");
+    }
+
+    #[test]
+    fn a_node_in_two_custom_pools_stops_the_sync_there() {
+        let mut both = Node::clone(&node("worker-1", "worker", ""));
+        both.labels_mut().insert("node-role.kubernetes.io/infra".into(), String::new());
+        both.labels_mut().insert("node-role.kubernetes.io/gpu".into(), String::new());
+        let custom = |name: &str| {
+            let mut pool = manifest_pool("worker");
+            pool.metadata.name = Some(name.into());
+            pool.spec.node_selector = Some(k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector {
+                match_labels: Some([(format!("node-role.kubernetes.io/{name}"), String::new())].into()),
+                match_expressions: None,
+            });
+            Arc::new(pool)
+        };
+        let mut pools = pools();
+        pools.extend([custom("infra"), custom("gpu")]);
+        let nodes = [node("worker-0", "worker", ""), Arc::new(both), node("worker-2", "worker", "")];
+        let gone = [stored("worker-9", "worker", "r")];
+        let plan = plan(&nodes, &pools, &gone);
+        assert!(matches!(&plan.actions[..], [Action::Ensure { node, .. }] if node == "worker-0"), "{plan:?}");
+        let stopped = plan.stopped_at.unwrap_or_else(|| panic!("the sync stops"));
+        assert_eq!(stopped.to_string(), "node worker-1 belongs to 2 custom roles, cannot proceed with this Node");
     }
 }

@@ -20,6 +20,17 @@ use super::steps::{Step, Writer};
 use super::*;
 use crate::{OpenShiftRelease, Platform};
 
+/// Why the operator's MachineConfigNode sync did not complete.
+#[derive(Debug, thiserror::Error)]
+pub enum SyncError {
+    /// It stopped at a node matched by several custom pools: the operator's whole sync stops.
+    #[error(transparent)]
+    Stopped(crate::membership::MultipleCustomPools),
+    /// A write failed.
+    #[error("{0:#}")]
+    Write(anyhow::Error),
+}
+
 /// The platform's MachineConfigNode writers of a release that has them
 /// ([`OpenShiftRelease::writes_machine_config_nodes`]).
 #[derive(Clone)]
@@ -49,15 +60,20 @@ impl MachineConfigNodes {
         matches!(self.cache.wait_until_ready().now_or_never(), Some(Ok(())))
     }
 
-    /// The operator's sync over the cached nodes and pools ([`super::operator`]); Err when a write failed (the
-    /// next sync retries).
-    pub async fn sync(&self, nodes: &[Arc<Node>], pools: &[Arc<MachineConfigPool>]) -> anyhow::Result<()> {
+    /// The operator's sync over the cached nodes and pools ([`super::operator`]): Err([`SyncError::Stopped`]) when
+    /// it stopped at a node in several custom pools (after the writes before it), Err([`SyncError::Write`]) when a
+    /// write failed (the next sync retries).
+    pub async fn sync(&self, nodes: &[Arc<Node>], pools: &[Arc<MachineConfigPool>]) -> Result<(), SyncError> {
         if !self.served() {
             return Ok(());
         }
         let objects = self.cache.state();
-        let actions = operator::plan(nodes, pools, &objects);
-        operator::apply(&self.operator, actions).await
+        let plan = operator::plan(nodes, pools, &objects);
+        let written = operator::apply(&self.operator, plan.actions).await;
+        match plan.stopped_at {
+            Some(conflict) => Err(SyncError::Stopped(conflict)),
+            None => written.map_err(SyncError::Write),
+        }
     }
 
     /// The node controller sets `spec.configVersion.desired` of `node`'s object to `desired` (a read and an

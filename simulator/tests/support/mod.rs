@@ -14,8 +14,8 @@ use kube::runtime::watcher::{self, Event};
 use kube::runtime::WatchStreamExt;
 use kube::ResourceExt;
 use numo::openshift::{
-    ClusterVersion, MachineConfig, MachineConfigPool, MachineConfigSpec, CLUSTER_VERSION_NAME, CURRENT_CONFIG,
-    DESIRED_CONFIG, MCD_STATE, MC_ROLE, RELEASE_VERSION,
+    ClusterVersion, MachineConfig, MachineConfigPool, MachineConfigPoolSpec, MachineConfigSpec, CLUSTER_VERSION_NAME,
+    CURRENT_CONFIG, DESIRED_CONFIG, MCD_STATE, MC_ROLE, RELEASE_VERSION,
 };
 use numo_simulator::cluster_operators::ClusterOperator;
 use numo_simulator::SimConfig;
@@ -70,6 +70,16 @@ pub fn machine_config(name: &str, role: &str, config: Value) -> MachineConfig {
 /// The hash part of a rendered config's name: `rendered-<pool>-<hash>`.
 pub fn hash_of(rendered: &str) -> &str {
     rendered.rsplit('-').next().unwrap_or_default()
+}
+
+/// A custom pool that renders the worker configs plus its own, selecting nodes labelled
+/// `node-role.kubernetes.io/<name>`, as the OpenShift docs create one.
+pub fn custom_pool(name: &str) -> anyhow::Result<MachineConfigPool> {
+    let spec: MachineConfigPoolSpec = serde_json::from_value(json!({
+        "machineConfigSelector": {"matchExpressions": [{"key": MC_ROLE, "operator": "In", "values": ["worker", name]}]},
+        "nodeSelector": {"matchLabels": {format!("node-role.kubernetes.io/{name}"): ""}},
+    }))?;
+    Ok(MachineConfigPool::new(name, spec))
 }
 
 /// Merge-patches an object with `body`.
