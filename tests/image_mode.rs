@@ -1,7 +1,9 @@
 //! Image mode (on-cluster layering, OpenShift 4.19+) against the real API server with the MachineOSConfig CRD of
 //! openshift/api (`$NUMO_OPENSHIFT_API_CRDS/machineosconfigs.crd.yaml`, make test sets it): a target pool that
-//! builds its own OS image with a canary that does not is refused, naming the fix, with nothing changed in the
-//! cluster; once the canary builds one too, the run config is valid.
+//! builds its own OS image is refused, saying that each node would reboot a second time, ungated, at the restore,
+//! with nothing changed in the cluster; accepted in the spec (`acceptImageModeSecondReboot`), it is still refused
+//! while the canary builds no image of its own, naming the fix; once the canary builds one too, the run config is
+//! valid.
 
 mod support;
 
@@ -52,7 +54,8 @@ fn validated(rc: &MutexRunConfig) -> Option<(String, String)> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_target_pool_in_image_mode_is_refused_until_the_canary_builds_its_image_too() -> anyhow::Result<()> {
+async fn a_target_pool_in_image_mode_is_refused_until_its_second_reboot_is_accepted_and_the_canary_builds_too(
+) -> anyhow::Result<()> {
     let cluster = numo_testkit::cluster().await?;
     let crds = Api::<CustomResourceDefinition>::all(cluster.client());
     crds.patch(
@@ -91,6 +94,18 @@ async fn a_target_pool_in_image_mode_is_refused_until_the_canary_builds_its_imag
     .await?;
     let (_, message) = validated(&refused).unwrap_or_default();
     assert!(message.contains("MachineOSConfig worker"), "{message}");
+    assert!(message.contains("reboots a second time, ungated"), "{message}");
+    assert!(message.contains("spec.acceptImageModeSecondReboot: true"), "{message}");
+    assert_eq!(setup.pools().await?, before, "nothing changed in the cluster");
+
+    // The admin accepts the second reboot; the canary has no build yet.
+    let accept = json!({"spec": {"acceptImageModeSecondReboot": true}});
+    setup.run_configs().patch("layered", &PatchParams::default(), &Patch::Merge(&accept)).await?;
+    let refused = numo_testkit::wait_until(&setup.run_configs(), "layered", Duration::from_secs(60), "refused", |rc| {
+        validated(rc).is_some_and(|(status, message)| status == "False" && message.contains("Give the canary"))
+    })
+    .await?;
+    let (_, message) = validated(&refused).unwrap_or_default();
     assert!(message.contains("Give the canary a MachineOSConfig that builds the same image"), "{message}");
     assert_eq!(setup.pools().await?, before, "nothing changed in the cluster");
     let events = setup.events_about("layered").await?;
