@@ -29,6 +29,7 @@ use crate::machine_config_nodes::steps::{steps, Stage, Update};
 use crate::machine_config_nodes::{MachineConfigNodes, NodeReport};
 use crate::membership::is_windows;
 use crate::node_state::{self, STATE_DEGRADED, STATE_DONE, STATE_UNRECONCILABLE, STATE_WORKING};
+use crate::reconcile::reason_prefix;
 use crate::record::{self, Reboot, SharedRecord};
 use crate::FIELD_MANAGER;
 
@@ -60,6 +61,11 @@ pub fn has_work(node: &Node) -> bool {
     let state = node_state::state(node);
     let annotations = node.metadata.annotations.clone().unwrap_or_default();
     if matches!(state, STATE_DEGRADED | STATE_UNRECONCILABLE) && faults::fails_updates(&annotations) {
+        return false;
+    }
+    // Found unreconcilable: the same move fails the same way until the desired config changes.
+    let current = node_state::current_config(node);
+    if state == STATE_UNRECONCILABLE && node_state::reason(node).starts_with(&reason_prefix(current, desired)) {
         return false;
     }
     desired != node_state::current_config(node) || state != STATE_DONE
@@ -125,6 +131,16 @@ pub async fn update(context: Context, name: String, pool: Option<String>) -> any
         c => configs.get_opt(c).await.with_context(|| format!("reading MachineConfig {c}"))?,
     };
     let rebootless = is_rebootless(source.as_ref(), &target);
+    if let Some(reason) = source.as_ref().and_then(|s| crate::reconcile::unreconcilable_reason(s, &target)) {
+        // Nothing is applied: no cordon, no drain, no reboot (`update.go` `update`, `daemon.go` `updateErrorState`).
+        tracing::info!(node = %name, %reason, "node update unreconcilable");
+        let error = reason.split_once(": ").map(|(_, e)| e.to_string()).unwrap_or_default();
+        let plan = Update { node: &name, current: &current, desired: &desired, ..Update::default() };
+        reach(&mut report, &plan, Stage::Unreconcilable(error), &current).await;
+        let body = json!({"metadata": {"annotations": {MCD_STATE: STATE_UNRECONCILABLE, MCD_REASON: reason}}});
+        patch(&nodes, &name, body).await?;
+        return Ok(Outcome::Failed { config: desired });
+    }
     let failing = faults::fails_updates(&annotations);
     let cordon = !rebootless || failing;
     let plan = Update {
@@ -245,6 +261,12 @@ mod tests {
         assert!(has_work(&node("a", "r1", "r2", STATE_WORKING)), "an interrupted update resumes");
         assert!(has_work(&node("a", "r1", "r1", STATE_DEGRADED)), "a degraded node on its config recovers");
         assert!(!has_work(&node("a", "", "", "")), "no desired config: not managed yet");
+        let mut unreconcilable = node("a", "r1", "r2", STATE_UNRECONCILABLE);
+        let reason = format!("{} configs r1, r2 are not reconcilable: ...", reason_prefix("r1", "r2"));
+        unreconcilable.metadata.annotations.as_mut().unwrap().insert(MCD_REASON.into(), reason);
+        assert!(!has_work(&unreconcilable), "an unreconcilable move is not tried again");
+        unreconcilable.metadata.annotations.as_mut().unwrap().insert(DESIRED_CONFIG.into(), "r1".into());
+        assert!(has_work(&unreconcilable), "back to its own config: the daemon reports Done again");
     }
 
     #[test]

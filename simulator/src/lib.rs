@@ -45,7 +45,19 @@
 //!   targets nodes at most `maxUnavailable` at a time, tainting the others `UpdateInProgress:PreferNoSchedule` until
 //!   they are targeted ([`rollout`]); runs the daemon on targeted nodes
 //!   ([`daemon`]: Working, cordon, drain ([`SimConfig::drain`], a wait: no pod is evicted), reboot, Done, uncordon;
-//!   never on Windows nodes); keeps each pool's status true ([`status`]).
+//!   never on Windows nodes); keeps each pool's status true ([`status`]). Rendered content also carries the
+//!   sources' `storage.disks`, `filesystems`, `raid` and `luks`; a move between configs whose disks, filesystems or
+//!   raid differ cannot be reconciled ([`reconcile`]): the daemon applies nothing and marks the node
+//!   `Unreconcilable` with the MCO's reason (`... ignition disks section contains changes`), its pool
+//!   `NodeDegraded`; a change of files (or luks) stays reconcilable.
+//! - **The operator's reactions** ([`operator_sync`], [`required_pools`], [`cluster_operators`]): its sync runs its
+//!   MachineConfigNode step, its pool step and its wait for the required (master) pool in order, and the first that
+//!   fails stops it, with `machine-config` `Degraded=True`, reason `<step>Failed`, until that step passes. On 4.20
+//!   and later a node matched by two custom pools fails the MachineConfigNode step (`MachineConfigNodeFailed`,
+//!   "node <n> belongs to 2 custom roles, cannot proceed with this Node"). A degraded pool makes `machine-config`
+//!   `Upgradeable=False` (`DegradedPool`) and holds the operator's sync in its wait for the required pools, which
+//!   fails after 10 minutes per master ([`SimConfig::required_pool_wait_per_machine`], `RequiredPoolsFailed`);
+//!   both clear once no pool is degraded.
 //! - **MachineConfigNodes** ([`machine_config_nodes`], OpenShift 4.20 and later:
 //!   [`OpenShiftRelease::writes_machine_config_nodes`]; none on 4.16–4.19): the operator keeps one per node (named
 //!   after it, owned by it, `spec.pool` its primary pool) and deletes those of nodes that are gone; the node
@@ -95,16 +107,19 @@
 //!
 //! # Not modelled
 //! The drain's work beyond OSD pods (other pods are not evicted, so only the storage world's budgets hold a drain),
-//! Events,
-//! layered (OS image) pools, the content of Ignition beyond files and units, and the MCO's 5-second delay before it
-//! acts on a change. Of MachineConfigNodes: pinned image sets, image mode (`ImagePulledFromRegistry` is only listed,
-//! on 4.21), irreconcilable differences, node disruption policies other than reboot and none, the daemon's
-//! drainer annotations (named in the messages, not written on the node), the operator degrading on a failed sync,
-//! and the 4.22 node controller reading them for pool status; the daemon's and controller's other writes (nodes,
-//! pools, MachineConfigs) still go through the simulator's own client. Of ClusterOperators, only their
-//! conditions and `operator` version: no operands' versions, `relatedObjects` or `extension`, the control-plane
-//! operators update all at once (not in run levels), and the CVO neither waits for them nor turns `Failing` when one
-//! is degraded.
+//! Events, layered (OS image) pools, the content of Ignition beyond files, units and the storage sections (so of
+//! the unreconcilable changes only disks, filesystems and raid: not kernel arguments, directories, links, passwd or
+//! FIPS), and the MCO's 5-second delay before it acts on a change. Of MachineConfigNodes: pinned image sets, image
+//! mode (`ImagePulledFromRegistry` is only listed, on 4.21), the irreconcilable differences of 4.23, node
+//! disruption policies other than reboot and none, the daemon's drainer annotations (named in the messages, not
+//! written on the node), the operator degrading on a failed MachineConfigNode write (only a node in two custom
+//! pools fails its step), and the 4.22 node controller reading them for pool status; the daemon's and
+//! controller's other writes (nodes, pools, MachineConfigs) still go through the simulator's own client. Of the
+//! operator's wait for the required pools: the check that their config was rendered by the running operator, and
+//! the other reasons of `Upgradeable=False` (kubelet skew, cgroup v1, interrupted builds, boot image skew). Of
+//! ClusterOperators, only their conditions and `operator` version: no operands' versions, `relatedObjects` or
+//! `extension`, the control-plane operators update all at once (not in run levels), and the CVO neither waits for
+//! them nor turns `Failing` when one is degraded.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -121,6 +136,7 @@ pub mod membership;
 pub mod nfd;
 pub mod node_state;
 pub mod operator_sync;
+pub mod reconcile;
 pub mod record;
 pub mod render;
 pub mod required_pools;

@@ -3,7 +3,8 @@
 //! the MachineConfigs its `machineConfigSelector` picks and named `rendered-<pool>-<hash>`.
 //!
 //! The content is a small model of Ignition: the merged config holds the `storage.files` and `systemd.units` of its
-//! sources (in name order) and the OS image of the release. Names are content-addressed as the MCO's are: the hash
+//! sources (in name order), their `storage.disks`, `filesystems`, `raid` and `luks` ([`STORAGE_SECTIONS`]) and the
+//! OS image of the release. Names are content-addressed as the MCO's are: the hash
 //! covers the rendered spec only, not the pool, so pools with equal content get rendered configs that differ only in
 //! the pool part of their name, and moving a node between them needs no reboot (as on a real cluster, where the
 //! daemon sees an empty diff). A release changes the hash through the content (the OS image), and rendering the
@@ -233,10 +234,17 @@ pub fn rendered_config(pool: &MachineConfigPool, rendered: &Rendered) -> Machine
     }
 }
 
-/// The merged Ignition config of `sources`: their `storage.files` and `systemd.units`, in order.
+/// The storage sections besides `files` that take part in the rendered content (and its hash) when a source has
+/// them: a change of the first three cannot be reconciled ([`crate::reconcile`]).
+pub const STORAGE_SECTIONS: [&str; 4] = ["disks", "filesystems", "raid", "luks"];
+
+/// The merged Ignition config of `sources`: their `storage.files` and `systemd.units`, in order, and the
+/// [`STORAGE_SECTIONS`] any of them has (appended in order, as Ignition's merge appends lists; left out when all are
+/// empty, so content without them hashes as before).
 fn merge(sources: &[&MachineConfig]) -> Value {
     let mut files = Vec::new();
     let mut units = Vec::new();
+    let mut storage: BTreeMap<&str, Vec<Value>> = BTreeMap::new();
     for source in sources {
         let Some(config) = source.spec.config.as_ref() else { continue };
         if let Some(f) = config.pointer("/storage/files").and_then(Value::as_array) {
@@ -245,12 +253,21 @@ fn merge(sources: &[&MachineConfig]) -> Value {
         if let Some(u) = config.pointer("/systemd/units").and_then(Value::as_array) {
             units.extend(u.iter().cloned());
         }
+        for section in STORAGE_SECTIONS {
+            if let Some(items) = config.pointer(&format!("/storage/{section}")).and_then(Value::as_array) {
+                storage.entry(section).or_default().extend(items.iter().cloned());
+            }
+        }
     }
-    json!({
+    let mut merged = json!({
         "ignition": { "version": IGNITION_VERSION },
         "storage": { "files": files },
         "systemd": { "units": units },
-    })
+    });
+    for (section, items) in storage.into_iter().filter(|(_, items)| !items.is_empty()) {
+        merged["storage"][section] = Value::Array(items);
+    }
+    merged
 }
 
 /// The first `len` hex digits of the SHA-256 of `input`.
@@ -429,6 +446,24 @@ mod tests {
         }
         let master_pool = pool("master", &["master"]);
         assert!(render(&master_pool, &sources(&master_pool, &configs)).is_ok(), "a pool not selecting it renders");
+    }
+
+    #[test]
+    fn storage_sections_take_part_in_the_content_and_its_hash() {
+        let worker_pool = pool("worker", &["worker"]);
+        let template = template_config("worker", "4.16.4");
+        let plain = render(&worker_pool, &sources(&worker_pool, std::slice::from_ref(&template))).unwrap();
+        let mut disk = user_config("99-worker-disk", "worker", "/etc/x");
+        disk.spec.config = Some(json!({"ignition": {"version": "3.2.0"}, "storage": {
+            "disks": [{"device": "/dev/sdb"}], "filesystems": [{"device": "/dev/sdb1", "format": "xfs"}], "raid": [],
+        }}));
+        let with_disk = render(&worker_pool, &sources(&worker_pool, &[template, disk])).unwrap();
+        assert_ne!(with_disk.name, plain.name, "a disk is content");
+        let storage = with_disk.spec.config.as_ref().and_then(|c| c.get("storage")).cloned().unwrap_or_default();
+        assert_eq!(storage["disks"], json!([{"device": "/dev/sdb"}]));
+        assert_eq!(storage["filesystems"][0]["format"], "xfs");
+        assert!(storage.get("raid").is_none() && storage.get("luks").is_none(), "empty sections are left out");
+        assert!(plain.spec.config.as_ref().and_then(|c| c.pointer("/storage/disks")).is_none());
     }
 
     #[test]

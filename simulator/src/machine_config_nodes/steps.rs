@@ -16,6 +16,7 @@
 //! | [`Stage::Resuming`] | daemon | `RebootedNode=True` `Node has rebooted`; `Resumed=True` `... Applying proper annotations.` |
 //! | [`Stage::Completed`] | controller, daemon | `UpdateComplete=True` + `Uncordoned=True`; `Resumed=True` `... Resumed normal operations.`; `Updated=True` `Node <n> Updated` (the reset) |
 //! | [`Stage::Failed`] | daemon | `NodeDegraded=True` `Node <n> upgrade failure. <reason>` |
+//! | [`Stage::Unreconcilable`] | daemon | `Updated=False` `Node <n> needs an update`; `UpdatePrepared=Unknown` `Update Failed compatibility validation. ...` |
 //!
 //! A rebootless update has `Drain Required: false`, `UpdateExecuted=Unknown` + `Drained=False` `Node Drain Not
 //! required for this update.` instead of the cordon and drain, `UpdatePostActionComplete=True` (reason `None`)
@@ -80,6 +81,8 @@ pub enum Stage {
     Completed,
     /// The update failed with this reason.
     Failed(String),
+    /// The configs cannot be reconciled ([`crate::reconcile`]): `update.go` `reconcilable`'s error.
+    Unreconcilable(String),
 }
 
 /// The writes of `update` on reaching `stage`, in order.
@@ -108,6 +111,9 @@ pub fn steps(update: &Update<'_>, stage: &Stage) -> Vec<Step> {
         (Stage::Completed, true) => vec![uncordoned(true), resumed(desired), updated(node)],
         (Stage::Completed, false) => vec![uncordoned(update.was_cordoned), degraded(node, None), updated(node)],
         (Stage::Failed(reason), _) => vec![degraded(node, Some(reason))],
+        (Stage::Unreconcilable(error), _) => {
+            vec![needs_update(node), update_not_compatible(update.current, desired, error)]
+        }
     }
 }
 
@@ -130,6 +136,15 @@ fn updated(node: &str) -> Step {
 fn update_prepared(drain: bool) -> Step {
     let message = format!("Update Compatible. Post Cfg Actions: [] Drain Required: {drain}");
     daemon(Phase::new(UPDATE_PREPARED, TRUE, UPDATE_PREPARED, message))
+}
+
+/// `pkg/daemon/update.go` `update` (release-4.20 to release-4.22): the configs are not reconcilable; the daemon
+/// writes no `NodeDegraded` for it (`updateErrorState` → `SetUnreconcilable` reports no MachineConfigNode condition).
+fn update_not_compatible(current: &str, desired: &str, error: &str) -> Step {
+    let message = format!(
+        "Update Failed compatibility validation. MachineConfigs {current} and {desired} are not compatible. Err: {error}"
+    );
+    daemon(Phase::new(UPDATE_PREPARED, UNKNOWN, UPDATE_PREPARED, message))
 }
 
 /// `pkg/controller/drain/drain_controller.go` `drainNode`: cordoned; `unschedulable` is the node as the controller
