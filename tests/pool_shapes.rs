@@ -62,14 +62,16 @@ fn container_storage_disk() -> Value {
 }
 
 /// Four workers at [`OLD`]; worker-2 and worker-3 are infra nodes (labelled so, worker too) in an `infra` pool that
-/// selects the worker configs and its own (`configs`), settled on its config before numo is set up.
+/// selects the worker configs and its own (`configs`). The infra nodes were provisioned into their pool (their first
+/// boot's Ignition is the pool's config, as a MachineSet's user data gives it): they run its rendered config from
+/// the start, so a storage section needs no change on them.
 async fn infra_world(test: &str, release: OpenShiftRelease, configs: &[Value]) -> anyhow::Result<Setup> {
     let setup = Setup::on(test, 4, Nfd::Off, release).await?;
-    let nodes: Api<Node> = Api::all(setup.client.clone());
-    for node in INFRA {
-        let patch = json!({"metadata": {"labels": {"node-role.kubernetes.io/infra": ""}}});
-        nodes.patch(node, &PatchParams::default(), &Patch::Merge(&patch)).await?;
+    for config in configs {
+        let config: MachineConfig = serde_json::from_value(config.clone())?;
+        Api::<MachineConfig>::all(setup.client.clone()).create(&PostParams::default(), &config).await?;
     }
+    let pools: Api<MachineConfigPool> = Api::all(setup.client.clone());
     let pool: MachineConfigPool = serde_json::from_value(json!({
         "apiVersion": "machineconfiguration.openshift.io/v1", "kind": "MachineConfigPool",
         "metadata": {"name": "infra"},
@@ -77,16 +79,36 @@ async fn infra_world(test: &str, release: OpenShiftRelease, configs: &[Value]) -
             "machineConfigSelector": {"matchExpressions": [{"key": "machineconfiguration.openshift.io/role",
                                                             "operator": "In", "values": ["worker", "infra"]}]},
             "nodeSelector": {"matchLabels": {"node-role.kubernetes.io/infra": ""}},
-            "paused": false
+            "paused": true
         }
     }))?;
-    Api::<MachineConfigPool>::all(setup.client.clone()).create(&PostParams::default(), &pool).await?;
-    for config in configs {
-        let config: MachineConfig = serde_json::from_value(config.clone())?;
-        Api::<MachineConfig>::all(setup.client.clone()).create(&PostParams::default(), &config).await?;
+    pools.create(&PostParams::default(), &pool).await?;
+    let rendered = rendered_config(&setup, "infra").await?;
+    let nodes: Api<Node> = Api::all(setup.client.clone());
+    for node in INFRA {
+        let patch = json!({"metadata": {
+            "labels": {"node-role.kubernetes.io/infra": ""},
+            "annotations": {numo::openshift::CURRENT_CONFIG: rendered, numo::openshift::DESIRED_CONFIG: rendered}
+        }});
+        nodes.patch(node, &PatchParams::default(), &Patch::Merge(&patch)).await?;
     }
+    pools.patch("infra", &PatchParams::default(), &Patch::Merge(&json!({"spec": {"paused": false}}))).await?;
     settled(&setup, "infra", &INFRA).await?;
     Ok(setup)
+}
+
+/// The rendered config `pool` wants, once the machine-config operator has rendered one.
+async fn rendered_config(setup: &Setup, pool: &str) -> anyhow::Result<String> {
+    let pools: Api<MachineConfigPool> = Api::all(setup.client.clone());
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let wanted = pools.get(pool).await?.spec.configuration.and_then(|c| c.name).unwrap_or_default();
+        if !wanted.is_empty() {
+            return Ok(wanted);
+        }
+        anyhow::ensure!(std::time::Instant::now() < deadline, "pool {pool} rendered no config");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
 }
 
 /// Waits until every node of `members` runs `pool`'s rendered config with the daemon Done.
