@@ -19,7 +19,7 @@ use support::*;
 fn on(minor: u32) -> SimConfig {
     SimConfig {
         openshift: OpenShiftRelease { minor },
-        required_pool_wait_per_machine: Duration::from_secs(3),
+        required_pool_wait_per_machine: Duration::from_secs(6),
         ..fast()
     }
 }
@@ -114,7 +114,7 @@ async fn a_degraded_pool_makes_machine_config_not_upgradeable_then_degraded_when
     );
     assert_eq!(condition(&not_upgradeable, DEGRADED).status, "False", "not before the wait times out");
 
-    // One master: the operator waits 3 s (the test's 10 minutes) for the pools, then fails its sync.
+    // One master: the operator waits 6 s (the test's 10 minutes) for the pools, then fails its sync.
     let degraded = wait_condition(&world, "Degraded", |d, _| d.status == "True").await?;
     let degraded = condition(&degraded, DEGRADED);
     assert_eq!(degraded.reason.as_deref(), Some("RequiredPoolsFailed"));
