@@ -318,8 +318,8 @@ async fn a_restart_in_the_middle_of_a_config_change_resumes_it_with_no_job_twice
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_change_the_canary_does_not_select_is_brought_by_pointing_the_canary_at_the_pools_configs() -> anyhow::Result<()>
-{
+async fn a_change_the_canary_does_not_select_is_brought_by_pointing_the_canary_at_the_pools_configs(
+) -> anyhow::Result<()> {
     // The admin changes the worker pool's machineConfigSelector, which only 4.22 and later leave to the admin (up to
     // 4.21 the machine-config operator puts it back at once).
     let mut setup = config_change_setup_on("config-not-in-canary", 2, numo_simulator::OpenShiftRelease::NEWEST).await?;

@@ -190,8 +190,7 @@ async fn one_gated_reboot_per_node(test: &str, release: OpenShiftRelease, config
         .collect();
     let jobs = setup.jobs().await?;
     for (node, pool) in WORKERS.iter().map(|n| (n, "worker")).chain(INFRA.iter().map(|n| (n, "infra"))) {
-        let during: Vec<_> =
-            reboots.get(*node).into_iter().flatten().filter(|r| r.at >= started).collect();
+        let during: Vec<_> = reboots.get(*node).into_iter().flatten().filter(|r| r.at >= started).collect();
         assert_eq!(during.len(), 1, "{node} rebooted {} times during the rollout: {during:?}", during.len());
         let reboot = during[0];
         let own = pools[pool].spec.configuration.as_ref().and_then(|c| c.name.clone()).unwrap_or_default();
@@ -203,7 +202,9 @@ async fn one_gated_reboot_per_node(test: &str, release: OpenShiftRelease, config
         );
         let of_node = |phase: &str| {
             jobs.iter()
-                .filter(|j| j.annotations().get("openshift-optional.skrzypek.io/node").map(String::as_str) == Some(*node))
+                .filter(|j| {
+                    j.annotations().get("openshift-optional.skrzypek.io/node").map(String::as_str) == Some(*node)
+                })
                 .filter(|j| j.labels().get("openshift-optional.skrzypek.io/phase").map(String::as_str) == Some(phase))
                 .filter_map(|j| j.status.clone())
                 .collect::<Vec<_>>()
@@ -225,13 +226,15 @@ async fn one_gated_reboot_per_node(test: &str, release: OpenShiftRelease, config
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_infra_pool_with_kernel_arguments_reboots_each_node_once_into_its_own_config_on_4_21() -> anyhow::Result<()> {
+async fn an_infra_pool_with_kernel_arguments_reboots_each_node_once_into_its_own_config_on_4_21() -> anyhow::Result<()>
+{
     let release = OpenShiftRelease::parse("4.21").map_err(anyhow::Error::msg)?;
     one_gated_reboot_per_node("pool-shapes-421", release, &[kernel_arguments()]).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_infra_pool_with_kernel_arguments_reboots_each_node_once_into_its_own_config_on_4_22() -> anyhow::Result<()> {
+async fn an_infra_pool_with_kernel_arguments_reboots_each_node_once_into_its_own_config_on_4_22() -> anyhow::Result<()>
+{
     let release = OpenShiftRelease::parse("4.22").map_err(anyhow::Error::msg)?;
     one_gated_reboot_per_node("pool-shapes-422", release, &[kernel_arguments()]).await
 }

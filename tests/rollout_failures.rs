@@ -294,3 +294,53 @@ async fn a_node_that_never_reaches_the_version_times_out_and_can_be_skipped() ->
     assert_eq!(status.completed_nodes, vec!["worker-1".to_string(), "worker-2".to_string()]);
     Ok(())
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_node_skipped_by_the_admin_lets_the_rollout_go_on_with_health_checks_on() -> anyhow::Result<()> {
+    // The machine-config operator gives up waiting for its degraded pools after 3 s per master (10 min on a real
+    // cluster), then says Degraded RequiredPoolsFailed.
+    let config = numo_simulator::SimConfig {
+        openshift: openshift_release(),
+        required_pool_wait_per_machine: Duration::from_secs(3),
+        ..Default::default()
+    };
+    let mut setup = Setup::with_config("skip-with-checks", 3, config).await?;
+    let broken = json!({"metadata": {"annotations": {"sim.numo.openshift-optional.skrzypek.io/fail-update": "true"}}});
+    Api::<k8s_openapi::api::core::v1::Node>::all(setup.client.clone())
+        .patch("worker-0", &PatchParams::default(), &Patch::Merge(&broken))
+        .await?;
+    setup.rule("check", job_spec("1s", false), None).await?;
+    setup.target("workers", &["worker"]).await?;
+    let spec = json!({"nodeTimeout": "20s", "healthChecks": {"clusterOperators": {"enabled": true},
+                      "machineConfigPools": {"enabled": true}, "nodes": {"enabled": true}}});
+    setup.run_config("checked", &["check"], &["workers"], spec).await?;
+    setup.start_operator().await?;
+    setup.upgrade_cluster(NEW).await?;
+    setup.wait_phase("checked", RunPhase::Failed, ROLLOUT).await?;
+
+    // The admin skips it: its pool stays degraded (the daemon keeps failing), and the health checks leave that out.
+    let skip = json!({"metadata": {"annotations": {numo::labels::SKIP_ANNOTATION: "worker-0"}}});
+    setup.run_configs().patch("checked", &PatchParams::default(), &Patch::Merge(&skip)).await?;
+    let left_out = numo_testkit::wait_until(
+        &setup.run_configs(),
+        "checked",
+        ROLLOUT,
+        "the health checks say what they leave out",
+        |rc| {
+            rc.status.as_ref().is_some_and(|s| {
+                s.conditions.iter().any(|c| {
+                    c.type_ == "ReadyForNextNode"
+                        && c.message.contains("MachineConfigPool worker is degraded while node worker-0")
+                })
+            })
+        },
+    )
+    .await?;
+    let message = left_out.status.unwrap_or_default().conditions.into_iter().find(|c| c.type_ == "ReadyForNextNode");
+    assert!(message.is_some_and(|c| c.status == "True" && c.message.contains("which an admin skipped")));
+    let done = setup.wait_phase("checked", RunPhase::Completed, ROLLOUT).await?;
+    let status = done.status.unwrap_or_default();
+    assert_eq!(status.skipped_nodes, vec!["worker-0".to_string()]);
+    assert_eq!(status.completed_nodes, vec!["worker-1".to_string(), "worker-2".to_string()]);
+    Ok(())
+}

@@ -5,13 +5,13 @@
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 
+use super::canary;
 use super::foreign::{self, Ledger};
 use super::intent::Intent;
 use super::node_state::{self, GatedNode, Inputs, NextJob, NodeState, Retry};
 use super::notice::Notice;
 use super::pools;
 use super::readiness::{self, Readiness};
-use super::canary;
 use super::resolve::{Resolved, Rule};
 use super::target::Target;
 use super::topology;

@@ -26,6 +26,9 @@ pub struct Readiness {
     pub needs_budget_pods: Vec<String>,
     /// A node would start and the alert check has not asked Alertmanager yet: the controller asks and plans again.
     pub needs_alerts: bool,
+    /// What the checks left out and why, as sentences: a degradation numo reported already and an admin skipped
+    /// (the skipped node's pool, and the machine-config operator's wait for it) holds nothing.
+    pub left_out: Vec<String>,
 }
 
 /// Assesses the windows and health checks before the nodes `next` start (none when no slot is free: the checks
@@ -34,13 +37,23 @@ pub fn assess(snapshot: &Snapshot, verdict: &Verdict, nodes: &[GatedNode<'_>], n
     let mut out = Readiness::default();
     out.blockers.extend(verdict.closed.iter().map(|closed| window_blocker(closed, verdict)));
     let Some(checks) = &snapshot.run_config.spec.health_checks else { return out };
-    out.blockers.extend(cluster_operators(snapshot, checks));
+    let skipped = skipped_down(snapshot);
+    out.blockers.extend(cluster_operators(snapshot, checks, &skipped, &mut out.left_out));
     if checks.machine_config_pools.enabled {
-        let degraded: Vec<String> = snapshot
-            .pools
-            .values()
-            .filter_map(|p| Some(format!("MachineConfigPool {} is {}", p.name, p.degraded.as_ref()?)))
-            .collect();
+        let mut degraded = Vec::new();
+        for pool in snapshot.pools.values() {
+            let Some(why) = &pool.degraded else { continue };
+            if !skipped.is_empty() && pool.render_failure.is_none() {
+                out.left_out.push(format!(
+                    "MachineConfigPool {} is degraded while {} (numo reported the failure; the machine-config \
+                     daemon keeps retrying the update)",
+                    pool.name,
+                    skipped_nodes(&skipped)
+                ));
+            } else {
+                degraded.push(format!("MachineConfigPool {} is {why}", pool.name));
+            }
+        }
         if !degraded.is_empty() {
             out.blockers.push(blocker(check::MACHINE_CONFIG_POOLS, listed(&degraded)));
         }
@@ -114,7 +127,42 @@ fn listed(problems: &[String]) -> String {
     }
 }
 
-fn cluster_operators(snapshot: &Snapshot, checks: &HealthChecks) -> Option<Blocker> {
+/// The skipped nodes the machine-config daemon reports `Degraded` or `Unreconcilable`, when every node it reports
+/// so is skipped (else none: a degradation of another node is not excused).
+fn skipped_down(snapshot: &Snapshot) -> Vec<&str> {
+    let down = |n: &&NodeView| matches!(n.mcd_state.as_deref(), Some("Degraded" | "Unreconcilable"));
+    let (skipped, others): (Vec<&NodeView>, Vec<&NodeView>) =
+        snapshot.nodes.values().filter(down).partition(|n| snapshot.run_config.skip.contains(&n.name));
+    if others.is_empty() {
+        skipped.iter().map(|n| n.name.as_str()).collect()
+    } else {
+        Vec::new()
+    }
+}
+
+fn skipped_nodes(skipped: &[&str]) -> String {
+    match skipped {
+        [one] => format!("node {one}, which an admin skipped, fails its update"),
+        many => format!("nodes {}, which an admin skipped, fail their update", many.join(", ")),
+    }
+}
+
+/// Whether the machine-config operator's problem is only its wait for pools that a skipped node degrades
+/// (`Degraded=True` `RequiredPoolsFailed`: openshift/machine-config-operator `pkg/operator/sync.go`
+/// `syncRequiredMachineConfigPools` waits while any pool is degraded).
+fn waits_for_skipped(name: &str, why: &str, skipped: &[&str]) -> bool {
+    name == "machine-config"
+        && !skipped.is_empty()
+        && why.contains("RequiredPoolsFailed")
+        && !why.contains("not Available")
+}
+
+fn cluster_operators(
+    snapshot: &Snapshot,
+    checks: &HealthChecks,
+    skipped: &[&str],
+    left_out: &mut Vec<String>,
+) -> Option<Blocker> {
     let config = &checks.cluster_operators;
     if !config.enabled {
         return None;
@@ -122,11 +170,14 @@ fn cluster_operators(snapshot: &Snapshot, checks: &HealthChecks) -> Option<Block
     let message = match &snapshot.health.cluster_operators {
         Err(why) => format!("ClusterOperators cannot be read, so their health is unknown: {why}"),
         Ok(unhealthy) => {
-            let problems: Vec<String> = unhealthy
-                .iter()
-                .filter(|(name, _)| !config.ignore.contains(name))
-                .map(|(name, why)| format!("ClusterOperator {name} {why}"))
-                .collect();
+            let mut problems = Vec::new();
+            for (name, why) in unhealthy.iter().filter(|(name, _)| !config.ignore.contains(name)) {
+                if waits_for_skipped(name, why, skipped) {
+                    left_out.push(format!("ClusterOperator {name} {why}, while {}", skipped_nodes(skipped)));
+                } else {
+                    problems.push(format!("ClusterOperator {name} {why}"));
+                }
+            }
             if problems.is_empty() {
                 return None;
             }
@@ -258,7 +309,11 @@ pub fn canary_blocker(resolved: &Resolved<'_>, target: &Target, next: &[&str]) -
         }
     }
     let canary = resolved.canary;
-    let steered = canary.claim.claim().and_then(|c| c.original.as_ref().ok()).is_some_and(|o| o.machine_config_selector.is_some());
+    let steered = canary
+        .claim
+        .claim()
+        .and_then(|c| c.original.as_ref().ok())
+        .is_some_and(|o| o.machine_config_selector.is_some());
     for node in next {
         let Some(pool) = resolved.home_pool(node) else { continue };
         let Some(wanted) = target.config_of(node).or(pool.configuration.as_deref()) else { continue };

@@ -235,6 +235,7 @@ pub fn gate_nodes(
         paused_by_spec: spec.paused,
         progress,
         blockers,
+        left_out: gate.readiness.as_ref().map(|r| r.left_out.clone()).unwrap_or_default(),
     };
     Gated { summary, end }
 }

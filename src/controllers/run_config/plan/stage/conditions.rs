@@ -266,10 +266,18 @@ impl Stage {
                 no_conflict,
                 match &g.blockers {
                     None => nothing_waits,
-                    Some(blockers) if blockers.is_empty() => Desired::true_(
+                    Some(blockers) if blockers.is_empty() && g.left_out.is_empty() => Desired::true_(
                         READY_FOR_NEXT_NODE,
                         "NothingHolds",
                         "No window, health check or soak holds the next node.",
+                    ),
+                    Some(blockers) if blockers.is_empty() => Desired::true_(
+                        READY_FOR_NEXT_NODE,
+                        "NothingHolds",
+                        format!(
+                            "No window, health check or soak holds the next node. The health checks leave out: {}.",
+                            g.left_out.join("; ")
+                        ),
                     ),
                     Some(blockers) => Desired::false_(
                         READY_FOR_NEXT_NODE,
@@ -386,6 +394,7 @@ mod tests {
             paused_by_spec: false,
             progress: "1/2".into(),
             blockers: None,
+            left_out: Vec::new(),
         };
         let stages = [
             Stage::Deleting { restoring: true },

@@ -115,6 +115,8 @@ pub struct Gating {
     pub progress: String,
     /// What holds the next node (empty: nothing); None when no node waits to start.
     pub blockers: Option<Vec<Blocker>>,
+    /// What the health checks left out and why (a degradation of a skipped node).
+    pub left_out: Vec<String>,
 }
 
 /// Where the rollout is.

@@ -45,7 +45,10 @@ fn fixture(workers: usize, infra: usize) -> Fixture {
             ("node-role.kubernetes.io/worker".to_string(), String::new()),
             ("node-role.kubernetes.io/infra".to_string(), String::new()),
         ]);
-        f.s.nodes.insert(name.clone(), NodeView { name, labels, ready: true, version: Some(OLD.into()), ..Default::default() });
+        f.s.nodes.insert(
+            name.clone(),
+            NodeView { name, labels, ready: true, version: Some(OLD.into()), ..Default::default() },
+        );
     }
     f.s.targets[0].found = Some(Ok(vec!["worker".into(), "infra".into()]));
     f
@@ -124,8 +127,10 @@ fn a_custom_pools_nodes_run_their_own_config_in_the_canary_and_go_home_when_done
     assert_eq!(f.s.pools["canary"].machine_config_selector, Some(role("worker")), "the canary's own selector is back");
     // Every node went home as soon as it was done (the last one in the plan that restores, before the restore).
     let unmarked = |p: &Plan, node: &str| {
-        p.intents.iter().position(|i| matches!(i, Intent::UnlabelNode { node: n, labels }
-            if n == node && labels.iter().any(|l| l == crate::labels::RELEASED)))
+        p.intents.iter().position(|i| {
+            matches!(i, Intent::UnlabelNode { node: n, labels }
+            if n == node && labels.iter().any(|l| l == crate::labels::RELEASED))
+        })
     };
     for node in ["worker-0", "worker-1", "infra-0"] {
         let home = plans.iter().position(|p| unmarked(p, node).is_some()).expect("went home");
@@ -193,8 +198,10 @@ fn marks_go_before_the_pools_are_restored_so_no_node_is_in_two_custom_pools() {
     assert_eq!(marked(&f), vec!["infra-0".to_string()], "infra-0 is in the canary");
     f.s.run_config.deleting = true;
     let p = f.plan();
-    let unmark = position(&p, |i| matches!(i, Intent::UnlabelNode { node, labels }
-        if node == "infra-0" && labels.iter().any(|l| l == crate::labels::RELEASED)));
+    let unmark = position(&p, |i| {
+        matches!(i, Intent::UnlabelNode { node, labels }
+        if node == "infra-0" && labels.iter().any(|l| l == crate::labels::RELEASED))
+    });
     let first_restore = position(&p, |i| matches!(i, Intent::RestorePool { .. }));
     assert!(unmark.is_some() && unmark < first_restore, "{:?}", p.intents);
     assert!(first_restore.is_some());

@@ -237,6 +237,44 @@ fn a_degraded_pool_holds_the_next_node() {
 }
 
 #[test]
+fn a_degradation_of_a_node_an_admin_skipped_holds_nothing_and_the_status_says_what_was_left_out() {
+    let mut f = Fixture::new(3);
+    health_checks(&mut f);
+    f.advance_to_gating();
+    // worker-0's update failed: the daemon says Degraded, its pool NodeDegraded, and the machine-config operator's
+    // wait for the degraded pool ended in RequiredPoolsFailed.
+    let degrade = |f: &mut Fixture| {
+        f.s.nodes.get_mut("worker-0").unwrap().mcd_state = Some("Degraded".into());
+        f.s.pools.get_mut("worker").unwrap().degraded =
+            Some("NodeDegraded: 1 node is reporting degraded status".into());
+        f.s.health.cluster_operators = Ok(vec![(
+            "machine-config".into(),
+            "is Degraded (RequiredPoolsFailed: error during syncRequiredMachineConfigPools)".into(),
+        )]);
+    };
+    degrade(&mut f);
+    let p = f.step();
+    let (status, reason, _) = ready_for_next(&p);
+    assert_eq!((status.as_str(), reason.as_str()), ("False", "ClusterOperators"), "not skipped: it holds");
+
+    f.s.run_config.skip.insert("worker-0".into());
+    let p = f.step();
+    let (status, reason, message) = ready_for_next(&p);
+    assert_eq!((status.as_str(), reason.as_str()), ("True", "NothingHolds"), "{message}");
+    assert!(message.contains("leave out"), "{message}");
+    assert!(message.contains("MachineConfigPool worker is degraded while node worker-0, which an admin skipped"));
+    assert!(message.contains("ClusterOperator machine-config is Degraded (RequiredPoolsFailed"), "{message}");
+    assert_eq!(jobs_created(&p).len(), 1, "worker-1 starts");
+
+    // Another node degraded too: nothing is excused.
+    f.s.nodes.get_mut("worker-2").unwrap().mcd_state = Some("Degraded".into());
+    let p = f.step();
+    let message = ready_for_next(&p).2;
+    assert!(!message.contains("leave out"), "{message}");
+    assert!(p.status.blocked_by.iter().any(|b| b.check == "MachineConfigPools"), "{:?}", p.status.blocked_by);
+}
+
+#[test]
 fn a_node_down_elsewhere_holds_the_next_node_but_the_node_in_flight_does_not() {
     let mut f = Fixture::new(3);
     health_checks(&mut f);
