@@ -106,15 +106,15 @@ pub struct MutexRunConfigSpec {
 
     /// What numo gates. `Upgrade` (default): cluster upgrades only, exactly as the Ansible operator; the target
     /// pools are paused only while an upgrade rolls. `AnyConfigChange`: every change of the target pools' rendered
-    /// MachineConfig (an upgrade, or a new or changed MachineConfig such as kernel arguments or a kubelet-CA
-    /// rotation); numo keeps the target pools paused for as long as the run config exists and restores them on
+    /// MachineConfig (an upgrade, or a new or changed MachineConfig such as kernel arguments or a registry
+    /// config); numo keeps the target pools paused for as long as the run config exists and restores them on
     /// delete.
     #[serde(default)]
     pub trigger: Trigger,
 
     /// Under `AnyConfigChange`: how long a target node may stay behind its pool's rendered config before numo says
     /// so (a `ConfigChangeOverdue` condition, a Warning Event and the `numo_config_change_overdue` metric), e.g.
-    /// `24h` (the default). A kubelet-CA rotation waiting behind a held rollout shows up here.
+    /// `24h` (the default).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(regex(pattern = r"^([0-9]+(\.[0-9]+)?(s|m|h))+$"))]
     pub overdue_after: Option<String>,

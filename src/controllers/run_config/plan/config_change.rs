@@ -107,7 +107,7 @@ fn overdue(snapshot: &Snapshot, upgrade: &Upgrade, draft: &mut Draft) {
     let since = draft.status.target_config.as_ref().and_then(|t| t.behind_since.as_ref()).map(|t| t.0);
     let message = format!(
         "{} of {} target nodes have waited for {} since {} (longer than overdueAfter {}): see what holds the \
-         rollout. Certificate rotations (kubelet CA) wait in it too.",
+         rollout.",
         upgrade.behind,
         upgrade.total,
         upgrade.goal,
