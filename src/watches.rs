@@ -41,6 +41,12 @@ pub const FIRST_DELAY: Duration = Duration::from_millis(500);
 pub const MAX_DELAY: Duration = Duration::from_secs(4);
 /// A failure this long after the previous one starts a new series of delays at [`FIRST_DELAY`].
 pub const FRESH_AFTER: Duration = Duration::from_secs(60);
+/// The first wait before an optional watch whose kind the API server does not serve (404) looks again: most
+/// clusters never serve it (no ODF, no image mode), so it doubles up to [`ABSENT_MAX_DELAY`].
+pub const ABSENT_FIRST_DELAY: Duration = Duration::from_secs(60);
+/// The longest wait between two looks for a kind the API server does not serve: a kind installed later (an
+/// operator's CRD) is seen within this long.
+pub const ABSENT_MAX_DELAY: Duration = Duration::from_secs(600);
 
 /// One controller's watches: create them with [`Watches::watch`] (all of them before the first `.await`), wait for
 /// their caches with [`Watches::wait_listed`]. Cloning shares the state.
@@ -155,7 +161,9 @@ impl Watches {
     {
         let api = Api::<K>::all(self.shared.client.clone());
         let (store, writer) = reflector::store();
-        let events = relisting(move || watcher(api.clone(), config.clone()), RetryDelays::default())
+        let optional = self.shared.with(|health| health.get(kind).is_some_and(|h| h.optional));
+        let absent = optional.then(|| RetryDelays::new(ABSENT_FIRST_DELAY, ABSENT_MAX_DELAY));
+        let events = relisting(move || watcher(api.clone(), config.clone()), RetryDelays::default(), absent)
             .modify(move |object| {
                 crate::field_managers::prune(&mut object.meta_mut().managed_fields, keep);
                 trim(object);
@@ -277,17 +285,29 @@ impl Shared {
         });
     }
 
-    /// The watch failed; it lists again after a delay. Only the first error of a failure is logged as a warning.
+    /// The watch failed; it lists again after a delay. Only the first error of a failure is logged as a warning; an
+    /// optional kind the API server does not serve is one line of information.
     fn failed(&self, kind: &'static str, error: &watcher::Error) {
         let controller = self.controller;
         self.with(|health| {
             let entry = health.entry(kind).or_default();
+            let absent = entry.optional && not_served(error);
             match &mut entry.failure {
                 Some(failure) => {
                     failure.errors += 1;
                     failure.last_error = error.to_string();
                     let errors = failure.errors;
                     tracing::debug!(controller, kind, %error, errors, "watch still failing; listing again");
+                }
+                None if absent => {
+                    let minutes = ABSENT_MAX_DELAY.as_secs() / 60;
+                    tracing::info!(
+                        controller,
+                        kind,
+                        "optional kind not served by this cluster; the checks that read it say so, and numo looks \
+                         for it again at most every {minutes} minutes"
+                    );
+                    entry.failure = Some(Failure { since: Instant::now(), errors: 1, last_error: error.to_string() });
                 }
                 None => {
                     tracing::warn!(controller, kind, %error, "watch failed; listing again until it succeeds");
@@ -318,8 +338,24 @@ impl Shared {
     }
 }
 
-/// A watch that starts over (from `start`, a fresh list) after every error, after waiting the next of `delays`.
-fn relisting<K, S, F>(start: F, delays: RetryDelays) -> impl Stream<Item = Result<Event<K>, watcher::Error>> + Send
+/// Whether a watch error says the API server does not serve the kind (its list or watch answered 404).
+fn not_served(error: &watcher::Error) -> bool {
+    match error {
+        watcher::Error::InitialListFailed(kube::Error::Api(status))
+        | watcher::Error::WatchStartFailed(kube::Error::Api(status))
+        | watcher::Error::WatchFailed(kube::Error::Api(status)) => status.code == 404,
+        watcher::Error::WatchError(status) => status.code == 404,
+        _ => false,
+    }
+}
+
+/// A watch that starts over (from `start`, a fresh list) after every error, after waiting the next of `delays`;
+/// with `absent`, after a 404 (the kind is not served) it waits the next of those instead.
+fn relisting<K, S, F>(
+    start: F,
+    delays: RetryDelays,
+    absent: Option<RetryDelays>,
+) -> impl Stream<Item = Result<Event<K>, watcher::Error>> + Send
 where
     S: Stream<Item = Result<Event<K>, watcher::Error>> + Send,
     F: FnMut() -> S + Send,
@@ -329,9 +365,10 @@ where
         start: F,
         current: Option<Pin<Box<S>>>,
         delays: RetryDelays,
+        absent: Option<RetryDelays>,
         wait: Option<Duration>,
     }
-    let state = State { start, current: None, delays, wait: None };
+    let state = State { start, current: None, delays, absent, wait: None };
     futures::stream::unfold(state, |mut state| async move {
         loop {
             if let Some(delay) = state.wait.take() {
@@ -342,7 +379,10 @@ where
                 Some(Ok(event)) => return Some((Ok(event), state)),
                 Some(Err(error)) => {
                     state.current = None;
-                    state.wait = Some(state.delays.next_delay());
+                    state.wait = Some(match state.absent.as_mut().filter(|_| not_served(&error)) {
+                        Some(absent) => absent.next_delay(),
+                        None => state.delays.next_delay(),
+                    });
                     return Some((Err(error), state));
                 }
                 // kube's watcher never ends; should a source end, it starts over like after an error.

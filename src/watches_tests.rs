@@ -154,7 +154,7 @@ async fn after_an_error_the_watch_waits_for_itself_and_starts_over_with_a_fresh_
         }
     };
     let first = Duration::from_millis(20);
-    let mut watch = Box::pin(relisting(start, RetryDelays::new(first, Duration::from_secs(1))));
+    let mut watch = Box::pin(relisting(start, RetryDelays::new(first, Duration::from_secs(1)), None));
     let at = Instant::now();
     assert!(matches!(watch.next().await, Some(Ok(Event::Init))));
     assert!(matches!(watch.next().await, Some(Err(_))));
@@ -180,6 +180,7 @@ async fn after_an_error_the_watch_waits_for_itself_and_starts_over_with_a_fresh_
             }
         },
         RetryDelays::new(Duration::from_secs(3600), Duration::from_secs(3600)),
+        None,
     ));
     let healthy =
         futures::stream::iter([Ok::<_, watcher::Error>(Event::Apply(node("b")))]).chain(futures::stream::pending());
@@ -187,6 +188,84 @@ async fn after_an_error_the_watch_waits_for_itself_and_starts_over_with_a_fresh_
     assert!(matches!(both.next().await, Some(Err(_))), "the failing watch's error comes first");
     assert!(matches!(both.next().await, Some(Ok(Event::Apply(_)))));
     assert_eq!(attempts.load(Ordering::SeqCst), 1, "the failing watch still waits");
+}
+
+/// What the API server answers a list of a kind it does not serve.
+fn not_served_error() -> watcher::Error {
+    let status = kube::core::Status { code: 404, reason: "NotFound".into(), ..Default::default() };
+    watcher::Error::InitialListFailed(kube::Error::Api(Box::new(status)))
+}
+
+#[tokio::test]
+async fn an_optional_kind_the_cluster_does_not_serve_waits_the_absent_delays_and_other_errors_the_usual_ones() {
+    let started = Arc::new(AtomicUsize::new(0));
+    let start = {
+        let started = started.clone();
+        move || {
+            let attempt = started.fetch_add(1, Ordering::SeqCst);
+            let items = match attempt {
+                0 | 1 => vec![Err(not_served_error())],
+                // The CRD was installed meanwhile.
+                _ => vec![Ok(Event::<Node>::Init), Ok(Event::InitDone)],
+            };
+            futures::stream::iter(items).chain(futures::stream::pending())
+        }
+    };
+    // The usual delays are an hour here: a watch that used them would never get past its first error.
+    let usual = RetryDelays::new(Duration::from_secs(3600), Duration::from_secs(3600));
+    let absent = RetryDelays::new(Duration::from_millis(20), Duration::from_millis(40));
+    let mut watch = Box::pin(relisting(start, usual, Some(absent)));
+    let at = Instant::now();
+    assert!(matches!(watch.next().await, Some(Err(_))));
+    assert!(matches!(watch.next().await, Some(Err(_))));
+    assert!(matches!(watch.next().await, Some(Ok(Event::Init))));
+    assert!(at.elapsed() >= Duration::from_millis(60), "it waited the absent delays, doubling: {:?}", at.elapsed());
+    assert_eq!(started.load(Ordering::SeqCst), 3);
+
+    // Any other error of that watch waits the usual delays.
+    let attempts = Arc::new(AtomicUsize::new(0));
+    let mut other = Box::pin(relisting(
+        {
+            let attempts = attempts.clone();
+            move || {
+                attempts.fetch_add(1, Ordering::SeqCst);
+                futures::stream::iter([Err::<Event<Node>, _>(error())]).chain(futures::stream::pending())
+            }
+        },
+        RetryDelays::new(Duration::from_secs(3600), Duration::from_secs(3600)),
+        Some(RetryDelays::new(Duration::from_millis(1), Duration::from_millis(1))),
+    ));
+    assert!(matches!(other.next().await, Some(Err(_))));
+    assert!(tokio::time::timeout(Duration::from_millis(100), other.next()).await.is_err(), "still waiting");
+    assert_eq!(attempts.load(Ordering::SeqCst), 1);
+    // The defaults: minutes, not seconds.
+    assert!(ABSENT_FIRST_DELAY >= Duration::from_secs(60) && ABSENT_MAX_DELAY >= Duration::from_secs(300));
+}
+
+#[tokio::test]
+async fn an_optional_kind_not_served_is_one_line_of_information_not_a_warning() {
+    let logs = Arc::new(Mutex::new(Vec::<u8>::new()));
+    let writer = {
+        let logs = logs.clone();
+        move || Captured(logs.clone())
+    };
+    let subscriber = tracing_subscriber::fmt().with_writer(writer).with_ansi(false).finish();
+    let readable = tracing::subscriber::with_default(subscriber, || {
+        let watches = watches("run_config", Readiness::default());
+        watches.shared.with(|health| health.entry("StorageClusters").or_default().optional = true);
+        let (storage, mut events) = fed(&watches, "StorageClusters");
+        for _ in 0..5 {
+            send(&storage, Err(not_served_error()));
+        }
+        drain(&mut events);
+        watches.sources().readable("StorageClusters")
+    });
+    let text = String::from_utf8(logs.lock().map(|l| l.clone()).unwrap_or_default()).unwrap_or_default();
+    assert!(!text.lines().any(|line| line.contains("WARN")), "{text}");
+    let said: Vec<&str> = text.lines().filter(|line| line.contains("not served")).collect();
+    assert_eq!(said.len(), 1, "{text}");
+    assert!(said[0].contains("INFO") && said[0].contains("StorageClusters"), "{text}");
+    assert!(readable.is_err(), "the checks that read it say it cannot be read");
 }
 
 #[test]
