@@ -3,7 +3,8 @@
 //! happened and publishes Events.
 
 pub mod apply;
-pub mod custom_sources;
+mod created_jobs;
+mod custom_sources;
 mod malformed;
 pub mod node_interest;
 pub mod observe;
@@ -51,6 +52,8 @@ struct RunConfigContext {
     written: status::Written,
     /// What each run config's next plan reads of the nodes, so that a node event wakes only the ones it concerns.
     interest: node_interest::NodeInterest,
+    /// The Jobs numo created that the cache does not show yet: never created twice.
+    created: created_jobs::CreatedJobs,
 }
 
 type Guarded = guard::Guarded<MutexRunConfig>;
@@ -180,7 +183,14 @@ pub async fn run(ctx: Context) {
         sources: watches.sources(),
         custom: Some(custom),
     };
-    let shared = Arc::new(RunConfigContext { ctx, stores, watches, written: Default::default(), interest });
+    let shared = Arc::new(RunConfigContext {
+        ctx,
+        stores,
+        watches,
+        written: Default::default(),
+        interest,
+        created: Default::default(),
+    });
     controller
         .run(reconcile, error_policy, shared)
         .for_each(|result| async move {
@@ -324,6 +334,9 @@ async fn reconcile(obj: Arc<Guarded>, shared: Arc<RunConfigContext>) -> Result<A
     let (mut vouched, writes): (Vec<plan::Intent>, Vec<plan::Intent>) =
         before.iter().cloned().partition(|i| matches!(i, plan::Intent::CreateJob(_)));
     vouched.extend(after.iter().cloned());
+    // A Job numo created and the cache does not show yet is not created again.
+    shared.created.saw(&snapshot.jobs, std::time::Instant::now());
+    let vouched = shared.created.not_created(vouched);
     let applied = apply::apply(&shared.ctx.client, rc, &snapshot, &writes).await;
     if let Err(failed) = &applied {
         if !matches!(failed.error, Error::Conflict(_)) {
@@ -345,7 +358,13 @@ async fn reconcile(obj: Arc<Guarded>, shared: Arc<RunConfigContext>) -> Result<A
     }
     status::write(&shared.ctx.client, &shared.ctx.metrics, &shared.written, rc, &plan.status).await?;
     let vouched = match (&applied, vouched.is_empty()) {
-        (Ok(()), false) => apply::apply(&shared.ctx.client, rc, &snapshot, &vouched).await,
+        (Ok(()), false) => {
+            let done = apply::apply(&shared.ctx.client, rc, &snapshot, &vouched).await;
+            if done.is_ok() {
+                shared.created.created(&vouched, std::time::Instant::now());
+            }
+            done
+        }
         _ => Ok(()),
     };
     if let Err(failed) = &vouched {
