@@ -15,8 +15,8 @@ pub use estimate::{Estimate, EstimateBasis, RolloutFigures, Step, StepFigure, St
 pub use mutex_rule::{JobRendering, MutexRule, MutexRuleSpec, MutexRuleStatus, RuleType, RuleUnusable};
 pub use mutex_run_config::{
     parse_duration, CanaryPool, FailurePolicy, ForeignChange, HeldPool, JobRecord, JobResult, MutexRunConfig,
-    MutexRunConfigSpec, MutexRunConfigStatus, NodePhase, NodeProgress, PoolConfig, RunPhase, TargetConfig, Trigger,
-    VersionSource,
+    MutexRunConfigSpec, MutexRunConfigStatus, NodePhase, NodeProgress, PoolConfig, RunPhase, TargetChange,
+    TargetConfig, Trigger, VersionSource,
 };
 pub use mutex_target::{MutexTarget, MutexTargetSpec, MutexTargetStatus};
 pub use safe_to_proceed::check;

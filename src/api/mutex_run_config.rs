@@ -280,12 +280,33 @@ pub struct MutexRunConfigStatus {
     /// Under `spec.topology`: the failure domains in the order numo takes them, the one in progress and those done.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub topology: Option<super::topology::TopologyStatus>,
+    /// Changes of the cluster's target release while this rollout ran (a z-stream fix asked for mid-rollout, the
+    /// second hop of an EUS-to-EUS update): the nodes then in their gated turn went on to the new release inside
+    /// it, the others go straight to it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub target_changes: Vec<TargetChange>,
     /// The reference's condition types (ConfigValidated, UpgradeChecked, UpgradeAvailable, UpgradeReady,
     /// TargetPoolsPaused, MutexRulesApplied, MCPUpdated, JobRun, NodeUpgrade) plus Conflict, ReadyForNextNode,
     /// ConfigChangeOverdue, Contested and ForeignWritesRefused.
     #[serde(default)]
     #[schemars(schema_with = "crate::api::conditions_schema")]
     pub conditions: Vec<Condition>,
+}
+
+/// A change of the cluster's target release while a rollout ran.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TargetChange {
+    /// The release the rollout was going to.
+    pub from: String,
+    /// The release it goes to since.
+    pub to: String,
+    /// When numo saw the change.
+    pub at: Time,
+    /// The nodes in their gated turn at that moment: they went on to the new release inside it, their gate Jobs
+    /// not run again.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub in_flight: Vec<String>,
 }
 
 /// A change by someone other than numo to a field numo holds, and what numo did about it.

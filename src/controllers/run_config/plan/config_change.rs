@@ -130,7 +130,7 @@ fn until_overdue(snapshot: &Snapshot, draft: &Draft) -> Option<std::time::Durati
 /// Whether some gated node has not finished rollout `key` (as the status and its Jobs record it) towards `target`.
 fn unfinished(snapshot: &Snapshot, resolved: &Resolved<'_>, target: &Target, key: &str) -> bool {
     let history = History::of(&snapshot.run_config.status, key);
-    let jobs = jobs_of(snapshot, key);
+    let jobs = jobs_of(snapshot, key, &history);
     let inputs = Inputs::of(snapshot, resolved, target, &history, &jobs);
     resolved.gated.iter().any(|node| {
         let (records, _) = node_state::job_records(&inputs, &node.name);

@@ -79,6 +79,7 @@ pub fn carried(snapshot: &Snapshot) -> MutexRunConfigStatus {
         history: previous.history.clone(),
         held_since: previous.held_since.clone(),
         topology: previous.topology.clone(),
+        target_changes: previous.target_changes.clone(),
         ..Default::default()
     }
 }

@@ -140,6 +140,16 @@ impl NodeState {
     }
 }
 
+/// Whether a node's entry goes on in the rollout that takes over when the cluster's target changes: the node is
+/// in its gated turn (gating, released, upgrading, cleaning up, soaking, or failed after its release), so it finishes
+/// to the new target inside that turn; its gate Jobs ran and are not run again.
+pub fn carried_on(entry: &NodeProgress) -> bool {
+    matches!(
+        entry.phase,
+        NodePhase::Gating | NodePhase::Released | NodePhase::Upgrading | NodePhase::CleaningUp | NodePhase::Soaking
+    ) || (entry.phase == NodePhase::Failed && entry.released_at.is_some())
+}
+
 /// `names` with those in `before` first, in `before`'s order.
 fn finishing_order(before: &[String], names: Vec<String>) -> Vec<String> {
     let now: BTreeSet<&str> = names.iter().map(String::as_str).collect();
@@ -165,6 +175,19 @@ pub struct History<'a> {
 }
 
 impl<'a> History<'a> {
+    /// The previous status's facts about the rollout `key` (see [`MutexRunConfigStatus::rollout_key`]); when the
+    /// status describes the rollout `carried` (the one this rollout took over when the cluster's target changed
+    /// mid-way), only its nodes in flight, which go on in this one.
+    pub fn of_carrying(status: &'a MutexRunConfigStatus, key: &str, carried: Option<&str>) -> Self {
+        let mut history = Self::of(status, carried.filter(|c| status.rollout_key() == Some(c)).unwrap_or(key));
+        if status.rollout_key() != Some(key) {
+            history.entries.retain(|_, e| carried_on(e));
+            (history.completed, history.skipped) = (BTreeSet::new(), BTreeSet::new());
+            history.lists = (&[], &[]);
+        }
+        history
+    }
+
     /// The previous status's facts about the rollout `key` (see [`MutexRunConfigStatus::rollout_key`]).
     pub fn of(status: &'a MutexRunConfigStatus, key: &str) -> Self {
         if status.rollout_key() != Some(key) {

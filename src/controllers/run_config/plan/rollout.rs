@@ -7,7 +7,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use super::draft::Draft;
 use super::foreign::{self, Ledger};
-use super::node_state::{History, Inputs, NodeState};
+use super::node_state::{self, History, Inputs, NodeState};
 use super::notice::Notice;
 use super::resolve::Resolved;
 use super::stage::{condition, Failure, Gating, Stage, Upgrade};
@@ -33,6 +33,20 @@ pub fn upgrade_of(snapshot: &Snapshot, resolved: &Resolved<'_>, target: &Target)
         unknown,
         version_source: format!("{:?}", snapshot.run_config.spec.version_source),
     }
+}
+
+/// A rollout under way (numo holds its pools, some node in its gated turn or waiting) whose target the cluster
+/// changed to `version`: the change, with the nodes in their gated turn (they go on in the new rollout).
+fn retargeted(previous: &MutexRunConfigStatus, version: &str, holding: bool) -> Option<crate::api::TargetChange> {
+    let from =
+        previous.target_version.as_deref().filter(|from| *from != version && previous.target_config.is_none())?;
+    let under_way = matches!(previous.phase, Some(RunPhase::Upgrading | RunPhase::Waiting | RunPhase::Failed));
+    (holding && under_way).then(|| crate::api::TargetChange {
+        from: from.to_string(),
+        to: version.to_string(),
+        at: Time(k8s_openapi::jiff::Timestamp::UNIX_EPOCH),
+        in_flight: previous.nodes.iter().filter(|e| node_state::carried_on(e)).map(|e| e.name.clone()).collect(),
+    })
 }
 
 /// The first involved pool that another live run config drives: (pool, that run config).
@@ -72,8 +86,29 @@ pub fn rollout(
 ) -> Stage {
     let previous = &snapshot.run_config.status;
     let version = target.version.as_str();
+    let carried = retargeted(previous, version, holding);
+    let target = &target.carrying(carried.as_ref().map(|c| c.from.clone()));
     if previous.target_version.as_deref() != Some(version) || previous.target_config.is_some() {
         draft.status = MutexRunConfigStatus { target_version: Some(version.to_string()), ..Default::default() };
+        if let Some(change) = carried {
+            // The same rollout goes on to the new target: its start, its record of target changes.
+            draft.status.started_at = previous.started_at.clone();
+            draft.status.target_changes = previous.target_changes.clone();
+            let at = Time(snapshot.now);
+            let note = format!(
+                "The cluster's target changed from {} to {} at {}; {}the other nodes go straight to {}.",
+                change.from,
+                change.to,
+                super::readiness::shown(&crate::windows::utc(&snapshot.now)),
+                match change.in_flight.as_slice() {
+                    [] => String::new(),
+                    nodes => format!("{} in its gated turn goes on to {} inside it; ", nodes.join(", "), change.to),
+                },
+                change.to
+            );
+            draft.notices.push(Notice::normal("TargetChanged", "Retarget", note));
+            draft.status.target_changes.push(crate::api::TargetChange { at, ..change });
+        }
     }
     let upgrade = upgrade_of(snapshot, resolved, target);
     let conflict = conflict(snapshot, resolved);
@@ -160,10 +195,12 @@ pub struct Gated {
     pub end: Option<String>,
 }
 
-/// The Jobs of rollout `key`, by node.
-pub fn jobs_of<'a>(snapshot: &'a Snapshot, key: &str) -> BTreeMap<&'a str, Vec<&'a JobView>> {
+/// The Jobs of rollout `key`, by node, and those its `history` records (a node that went on from a rollout whose
+/// target changed keeps the Jobs of its gated turn).
+pub fn jobs_of<'a>(snapshot: &'a Snapshot, key: &str, history: &History<'_>) -> BTreeMap<&'a str, Vec<&'a JobView>> {
     let mut jobs: BTreeMap<&str, Vec<&JobView>> = BTreeMap::new();
-    for job in snapshot.jobs.iter().filter(|j| j.target_version == key) {
+    let recorded = |job: &JobView| history.entry(&job.node).is_some_and(|e| e.jobs.iter().any(|r| r.name == job.name));
+    for job in snapshot.jobs.iter().filter(|j| j.target_version == key || recorded(j)) {
         jobs.entry(job.node.as_str()).or_default().push(job);
     }
     jobs
@@ -177,8 +214,8 @@ pub fn gate_nodes(
     control_plane_done: bool,
     draft: &mut Draft,
 ) -> Gated {
-    let history = History::of(&snapshot.run_config.status, &target.key);
-    let jobs = jobs_of(snapshot, &target.key);
+    let history = History::of_carrying(&snapshot.run_config.status, &target.key, target.carried.as_deref());
+    let jobs = jobs_of(snapshot, &target.key, &history);
     let inputs = Inputs::of(snapshot, resolved, target, &history, &jobs);
     let spec = &snapshot.run_config.spec;
     let gate = gate::plan(snapshot, &inputs, control_plane_done, &mut draft.ledger);

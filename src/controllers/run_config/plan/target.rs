@@ -25,12 +25,15 @@ pub struct Target {
     /// Under `AnyConfigChange`: each gated node's pool's rendered config (a node whose pool has rendered none is
     /// absent); None under `Upgrade`.
     configs: Option<BTreeMap<String, String>>,
+    /// Under `Upgrade`, when the cluster's target changed while a rollout ran: that rollout's name. Its nodes in
+    /// flight go on in this one, to the new target, inside their gated turn.
+    pub carried: Option<String>,
 }
 
 impl Target {
     /// Trigger `Upgrade`: the version, named by itself.
     pub fn upgrade(version: &str) -> Self {
-        Self { key: version.to_string(), version: version.to_string(), configs: None }
+        Self { key: version.to_string(), version: version.to_string(), configs: None, carried: None }
     }
 
     /// Trigger `AnyConfigChange`: the version and each gated node's pool's rendered config, for the rollout `key`.
@@ -43,7 +46,12 @@ impl Target {
                 Some((node.name.clone(), pool.configuration.clone()?))
             })
             .collect();
-        Self { key: key.to_string(), version: version.to_string(), configs: Some(configs) }
+        Self { key: key.to_string(), version: version.to_string(), configs: Some(configs), carried: None }
+    }
+
+    /// This target, taking over the rollout `carried` whose target the cluster changed (see [`Target::carried`]).
+    pub fn carrying(&self, carried: Option<String>) -> Self {
+        Self { carried, ..self.clone() }
     }
 
     /// Whether this is a config-change rollout (`AnyConfigChange`).
@@ -179,6 +187,7 @@ mod tests {
             key: "4.16.4-abc".into(),
             version: "4.16.4".into(),
             configs: Some(BTreeMap::from([("worker-1".to_string(), "rendered-worker-0badc0de".to_string())])),
+            carried: None,
         };
         // The MCO gives a node the canary's rendered config: the target's content under the canary's name.
         assert!(target.started_ungated(&node("rendered-worker-0ff1ce", "rendered-canary-0badc0de", "4.16.4")));

@@ -9,6 +9,7 @@ mod flow;
 mod node_reads;
 mod other_hands;
 mod pool_shapes;
+mod retarget;
 mod safe_to_proceed;
 mod topology;
 
