@@ -57,13 +57,12 @@ fn a_new_release_mid_rollout_takes_the_node_in_flight_on_inside_its_turn_and_the
     assert_eq!(gate_jobs(&f, "worker-0"), vec![NEW.to_string(), NEWER.to_string()]);
     assert_eq!(gate_jobs(&f, "worker-1"), vec![NEW.to_string()]);
     assert_eq!(gate_jobs(&f, "worker-2"), vec![NEWER.to_string()]);
-    let cleanup: Vec<&str> = f
-        .s
-        .jobs
-        .iter()
-        .filter(|j| j.node == "worker-1" && j.phase == JobPhase::Cleanup)
-        .map(|j| j.target_version.as_str())
-        .collect();
+    let cleanup: Vec<&str> =
+        f.s.jobs
+            .iter()
+            .filter(|j| j.node == "worker-1" && j.phase == JobPhase::Cleanup)
+            .map(|j| j.target_version.as_str())
+            .collect();
     assert_eq!(cleanup, vec![NEWER]);
     assert!(f.s.nodes.values().filter(|n| n.name.starts_with("worker")).all(|n| n.version.as_deref() == Some(NEWER)));
 }
