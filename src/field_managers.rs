@@ -15,8 +15,11 @@ pub const SPEC_PAUSED: FieldPath = &["f:spec", "f:paused"];
 pub const SPEC_NODE_SELECTOR: FieldPath = &["f:spec", "f:nodeSelector"];
 /// `spec.maxUnavailable`.
 pub const SPEC_MAX_UNAVAILABLE: FieldPath = &["f:spec", "f:maxUnavailable"];
+/// `spec.machineConfigSelector` (the canary's, which numo points at the pool it serves).
+pub const SPEC_MACHINE_CONFIG_SELECTOR: FieldPath = &["f:spec", "f:machineConfigSelector"];
 /// The pool fields numo holds during a rollout.
-pub const POOL_FIELDS: &[FieldPath] = &[SPEC_PAUSED, SPEC_NODE_SELECTOR, SPEC_MAX_UNAVAILABLE];
+pub const POOL_FIELDS: &[FieldPath] =
+    &[SPEC_PAUSED, SPEC_NODE_SELECTOR, SPEC_MAX_UNAVAILABLE, SPEC_MACHINE_CONFIG_SELECTOR];
 
 /// The last writer of a field.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -272,6 +272,9 @@ fn pool_ops(intent: &Intent, pool: &PoolView) -> Result<Vec<Value>> {
             if let Some(paused) = put_back.paused {
                 ops.push(add("/spec/paused", json!(paused)));
             }
+            if let Some(selector) = &put_back.machine_config_selector {
+                ops.push(add("/spec/machineConfigSelector", serde_json::to_value(selector)?));
+            }
             for (path, value) in [
                 ("/spec/nodeSelector", put_back.node_selector.as_ref().map(|s| s.as_ref().map(serde_json::to_value))),
                 (

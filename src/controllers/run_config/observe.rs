@@ -412,6 +412,10 @@ fn pool_view(pool: &MachineConfigPool, sources: &[(String, &BTreeMap<String, Str
                 paused: field_managers::writer_of(managed, field_managers::SPEC_PAUSED),
                 node_selector: field_managers::writer_of(managed, field_managers::SPEC_NODE_SELECTOR),
                 max_unavailable: field_managers::writer_of(managed, field_managers::SPEC_MAX_UNAVAILABLE),
+                machine_config_selector: field_managers::writer_of(
+                    managed,
+                    field_managers::SPEC_MACHINE_CONFIG_SELECTOR,
+                ),
             }
         },
     }

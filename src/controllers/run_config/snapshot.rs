@@ -242,6 +242,8 @@ pub struct PoolWriters {
     pub node_selector: Option<Writer>,
     /// `spec.maxUnavailable`.
     pub max_unavailable: Option<Writer>,
+    /// `spec.machineConfigSelector`.
+    pub machine_config_selector: Option<Writer>,
 }
 
 impl PoolView {

@@ -43,6 +43,8 @@ pub const PAUSED: &str = "spec.paused";
 pub const NODE_SELECTOR: &str = "spec.nodeSelector";
 /// See [`PAUSED`].
 pub const MAX_UNAVAILABLE: &str = "spec.maxUnavailable";
+/// See [`PAUSED`]: the canary's, while numo points it at the MachineConfigs of the pool it serves.
+pub const MACHINE_CONFIG_SELECTOR: &str = "spec.machineConfigSelector";
 /// numo's claim annotation on a pool.
 pub const CLAIM: &str = "metadata.annotations";
 /// A held node's rule labels.
@@ -404,6 +406,16 @@ pub fn pools(snapshot: &Snapshot, owner: &str, ledger: &mut Ledger) -> Vec<Inten
                 put_back.max_unavailable = Some(written.max_unavailable.clone());
             }
         }
+        // The canary's, once numo pointed it at a pool's MachineConfigs: changed under a released node, it would
+        // reboot that node into another pool's config.
+        if let Some(selector) = &written.machine_config_selector {
+            if pool.machine_config_selector.as_ref() != Some(selector) {
+                let by = who(pool.writers.machine_config_selector.as_ref());
+                if ledger.saw(&object, MACHINE_CONFIG_SELECTOR, &by, true) == Answer::PutBack {
+                    put_back.machine_config_selector = Some(selector.clone());
+                }
+            }
+        }
         if put_back != PutBack::default() {
             intents.push(Intent::PutBackPool { pool: pool.name.clone(), owner: owner.to_string(), put_back });
         }
@@ -419,7 +431,7 @@ pub fn written_after(pool: &PoolView, spec: &PoolSpec) -> PoolOriginal {
         paused: spec.paused,
         node_selector: spec.node_selector.clone().or(before.node_selector),
         max_unavailable: spec.max_unavailable.clone().or(before.max_unavailable),
-        machine_config_selector: None,
+        machine_config_selector: spec.machine_config_selector.clone().or(before.machine_config_selector),
     }
 }
 

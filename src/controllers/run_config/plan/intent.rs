@@ -38,6 +38,8 @@ pub struct PutBack {
     pub node_selector: Option<Option<LabelSelector>>,
     /// `spec.maxUnavailable`.
     pub max_unavailable: Option<Option<IntOrString>>,
+    /// `spec.machineConfigSelector` (the canary's, as numo pointed it at the pool it serves).
+    pub machine_config_selector: Option<LabelSelector>,
 }
 
 /// A change to make in the cluster.

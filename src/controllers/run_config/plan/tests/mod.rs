@@ -216,6 +216,9 @@ impl Fixture {
                     if let Some(max) = &put_back.max_unavailable {
                         view.max_unavailable = max.clone();
                     }
+                    if let Some(selector) = &put_back.machine_config_selector {
+                        view.machine_config_selector = Some(selector.clone());
+                    }
                 }
                 Intent::RestorePool { pool, spec, remove, .. } => {
                     let view = self.s.pools.get_mut(pool).unwrap();

@@ -234,6 +234,31 @@ fn a_canary_claimed_without_its_selector_on_record_is_left_as_it_is_and_holds_th
     assert_eq!(node_phase(&p, "infra-0"), None, "infra-0 has not started");
 }
 
+#[test]
+fn another_hand_that_changes_the_canarys_selector_under_a_released_node_is_put_back_and_named() {
+    let mut f = fixture(0, 1);
+    for _ in 0..20 {
+        render_canary(&mut f);
+        f.step();
+        f.finish_jobs(JobResult::Succeeded);
+        if marked(&f).contains(&"infra-0".to_string()) {
+            break;
+        }
+    }
+    assert_eq!(f.s.pools["canary"].machine_config_selector, Some(roles(&["worker", "infra"])));
+    // A GitOps controller puts the canary back as git has it while infra-0 is in it.
+    f.s.pools.get_mut("canary").unwrap().machine_config_selector = Some(role("worker"));
+    let p = f.step();
+    let put_back = p.intents.iter().find_map(|i| match i {
+        Intent::PutBackPool { pool, put_back, .. } if pool == "canary" => put_back.machine_config_selector.clone(),
+        _ => None,
+    });
+    assert_eq!(put_back, Some(roles(&["worker", "infra"])));
+    let change = p.status.foreign_changes.iter().find(|c| c.field == "spec.machineConfigSelector").expect("recorded");
+    assert_eq!(change.object, "MachineConfigPool/canary");
+    assert_eq!(f.s.pools["canary"].machine_config_selector, Some(roles(&["worker", "infra"])));
+}
+
 fn position(p: &Plan, wanted: impl Fn(&Intent) -> bool) -> Option<usize> {
     p.intents.iter().position(wanted)
 }
