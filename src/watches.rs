@@ -124,6 +124,23 @@ impl Watches {
         self.watch(kind, config)
     }
 
+    /// [`Watches::watch_optional`] with `trim` applied to every object before it is cached (see
+    /// [`Watches::watch_trimmed`]).
+    pub fn watch_optional_trimmed<K, F>(
+        &self,
+        kind: &'static str,
+        config: watcher::Config,
+        trim: F,
+    ) -> (Store<K>, impl Stream<Item = Result<Event<K>, watcher::Error>> + Send + use<K, F>)
+    where
+        K: Resource + Clone + Debug + DeserializeOwned + Send + Sync + 'static,
+        K::DynamicType: Default + Eq + Hash + Clone + Send + Sync,
+        F: Fn(&mut K) + Send + 'static,
+    {
+        self.shared.with(|health| health.entry(kind).or_default().optional = true);
+        self.watch_trimmed(kind, config, trim)
+    }
+
     /// What tells whether an optional watch's cache can be read (see [`Sources::readable`]).
     pub fn sources(&self) -> Sources {
         self.shared.health.clone()

@@ -86,8 +86,11 @@ pub async fn run(ctx: Context) {
         watches.watch_optional::<guard::Guarded<PodDisruptionBudget>>(observe::BUDGETS, any.clone());
     let (machine_os_configs, mosc_events) =
         watches.watch_optional::<guard::Guarded<MachineOSConfig>>(observe::MACHINE_OS_CONFIGS, any.clone());
-    let (machine_config_nodes, mcn_events) =
-        watches.watch_optional::<guard::Guarded<MachineConfigNode>>(observe::MACHINE_CONFIG_NODES, any.clone());
+    let (machine_config_nodes, mcn_events) = watches.watch_optional_trimmed::<guard::Guarded<MachineConfigNode>, _>(
+        observe::MACHINE_CONFIG_NODES,
+        any.clone(),
+        crate::trim::machine_config_node,
+    );
     let (storage_clusters, storage_events) =
         watches.watch_optional::<guard::Guarded<StorageCluster>>(observe::STORAGE_CLUSTERS, any.clone());
 
