@@ -537,8 +537,11 @@ fn validations() -> Vec<Validation> {
                 .to_string(),
             format!(
                 "'MachineConfigPool ' + oldObject.metadata.name + ' is held paused by numo for the MutexRunConfig ' \
-                 + variables.runConfig + ', so that no node upgrades without its gate Jobs; only numo unpauses it. ' \
-                 + {}",
+                 + variables.runConfig + ', so that no node upgrades without its gate Jobs; only numo unpauses it. \
+                 If you paused it yourself before numo held it (an EUS-to-EUS update) and now want its nodes \
+                 updated, let numo gate them instead: annotate that MutexRunConfig \
+                 {}=' + oldObject.metadata.name + ' (numo leaves the pool unpaused at the end). ' + {}",
+                crate::labels::GO_AHEAD_ANNOTATION,
                 how_to_end("variables.runConfig")
             ),
         ),

@@ -52,6 +52,10 @@ pub const POOL_WRITTEN: &str = "openshift-optional.skrzypek.io/written";
 pub const RETRY_ANNOTATION: &str = "openshift-optional.skrzypek.io/retry";
 /// Run-config annotation: comma-separated names of nodes to mark Skipped (they are not gated by this rollout).
 pub const SKIP_ANNOTATION: &str = "openshift-optional.skrzypek.io/skip";
+/// Run-config annotation: the target pools (comma-separated) an admin had paused before numo held them (their own
+/// hold, e.g. for an EUS-to-EUS update) and now lets numo roll: numo gates their nodes and leaves them unpaused at
+/// the end, then removes the annotation.
+pub const GO_AHEAD_ANNOTATION: &str = "openshift-optional.skrzypek.io/go-ahead";
 
 /// Finalizer on run configs: pools are restored and node labels removed before the object goes away.
 pub const FINALIZER: &str = "openshift-optional.skrzypek.io/restore-pools";

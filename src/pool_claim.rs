@@ -115,6 +115,11 @@ impl PoolClaim {
         ])
     }
 
+    /// The `original` annotation recording that the pool was `original` before numo.
+    pub fn original_annotation(original: &PoolOriginal) -> Result<(&'static str, String), serde_json::Error> {
+        Ok((POOL_ORIGINAL, serde_json::to_string(original)?))
+    }
+
     /// The `written` annotation recording that numo set the pool to `written`.
     pub fn written_annotation(written: &PoolOriginal) -> Result<(&'static str, String), serde_json::Error> {
         Ok((POOL_WRITTEN, serde_json::to_string(written)?))

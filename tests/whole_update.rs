@@ -68,3 +68,91 @@ async fn a_z_stream_update_asked_for_mid_rollout_completes_at_the_newest_release
     assert_eq!(during("worker-2"), 1, "worker-2 went straight to {NEWEST}");
     Ok(())
 }
+
+/// OpenShift's EUS-to-EUS (Control Plane Only) procedure done literally: the admin pauses the worker pool, updates
+/// the control plane twice, then lets the workers go. With numo's admission policy in force the admin's unpause is
+/// refused with a message that says to give numo the go-ahead instead; without it, the unpause is the go-ahead.
+async fn eus_to_eus(test: &str, policy: bool) -> anyhow::Result<()> {
+    use kube::api::{Patch, PatchParams};
+    use kube::Api;
+    use numo::openshift::MachineConfigPool;
+
+    let mut setup = Setup::new(test, 2).await?;
+    setup.policy = policy;
+    let pools: Api<MachineConfigPool> = Api::all(setup.client.clone());
+    let pause = |paused: bool| json!({"spec": {"paused": paused}});
+    pools.patch("worker", &PatchParams::default(), &Patch::Merge(&pause(true))).await?;
+    setup.rule("check", job_spec("1s", false), Some(job_spec("1s", false))).await?;
+    setup.target("workers", &["worker"]).await?;
+    setup.run_config("eus", &["check"], &["workers"], json!({})).await?;
+    setup.start_operator().await?;
+    setup.wait_phase("eus", RunPhase::Idle, Duration::from_secs(60)).await?;
+    let started = SystemTime::now();
+    for hop in ["4.17.0", "4.18.0"] {
+        setup.upgrade_cluster(hop).await?;
+        numo_testkit::wait_until(&setup.run_configs(), "eus", ROLLOUT, "held by the admin's pause", |rc| {
+            rc.status.as_ref().is_some_and(|s| {
+                s.target_version.as_deref() == Some(hop) && s.blocked_by.iter().any(|b| b.check == "AdminHold")
+            })
+        })
+        .await?;
+        assert!(setup.jobs().await?.is_empty(), "no worker is gated towards {hop} while the admin holds the pool");
+    }
+    let rc = setup.run_configs().get("eus").await?;
+    let held = rc.status.unwrap_or_default().blocked_by.into_iter().find(|b| b.check == "AdminHold").expect("held");
+    assert!(held.message.contains("openshift-optional.skrzypek.io/go-ahead=worker"), "{}", held.message);
+
+    // The admin's last step (where numo's policy is in force: once the API server enforces it).
+    if policy {
+        let dry_run = PatchParams { dry_run: true, ..Default::default() };
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+        while pools.patch("worker", &dry_run, &Patch::Merge(&pause(false))).await.is_ok() {
+            anyhow::ensure!(tokio::time::Instant::now() < deadline, "numo's policy is not in force");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+    let unpaused = pools.patch("worker", &PatchParams::default(), &Patch::Merge(&pause(false))).await;
+    if policy {
+        let refused = unpaused.expect_err("numo's policy refuses the unpause of a pool it holds");
+        assert!(refused.to_string().contains("openshift-optional.skrzypek.io/go-ahead=worker"), "{refused}");
+        let go_ahead = json!({"metadata": {"annotations": {numo::labels::GO_AHEAD_ANNOTATION: "worker"}}});
+        setup.run_configs().patch("eus", &PatchParams::default(), &Patch::Merge(&go_ahead)).await?;
+    } else {
+        unpaused?;
+    }
+    let done = setup.wait_phase("eus", RunPhase::Completed, ROLLOUT).await?;
+    assert_eq!(done.status.unwrap_or_default().target_version.as_deref(), Some("4.18.0"));
+    let versions = setup.node_versions().await?;
+    let reboots = setup.world.simulator().expect("the simulator runs").reboots();
+    for node in ["worker-0", "worker-1"] {
+        assert_eq!(versions[node].as_deref(), Some("4.18.0"), "{node}");
+        let during: Vec<_> = reboots.get(node).into_iter().flatten().filter(|r| r.at >= started).collect();
+        assert_eq!(during.len(), 1, "{node} rebooted once, straight to the final release: {during:?}");
+    }
+    let jobs = setup.jobs().await?;
+    assert!(
+        jobs.iter()
+            .all(|j| j.labels().get("openshift-optional.skrzypek.io/target-version").map(String::as_str)
+                == Some("4.18.0"))
+    );
+    assert_eq!(
+        jobs.iter()
+            .filter(|j| j.labels().get("openshift-optional.skrzypek.io/phase").map(String::as_str) == Some("gate"))
+            .count(),
+        2
+    );
+    assert!(!pools.get("worker").await?.spec.paused, "the admin's unpause is kept at the end");
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn eus_to_eus_done_literally_with_numos_policy_gates_every_worker_once_to_the_final_release() -> anyhow::Result<()>
+{
+    eus_to_eus("eus-policy", true).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn eus_to_eus_done_literally_without_the_policy_gates_every_worker_once_to_the_final_release(
+) -> anyhow::Result<()> {
+    eus_to_eus("eus-no-policy", false).await
+}

@@ -135,6 +135,7 @@ export const CHECKS = [
   'CanaryConfig',
   'ForeignChange',
   'DomainSoak',
+  'AdminHold',
 ] as const;
 export type Check = (typeof CHECKS)[number];
 

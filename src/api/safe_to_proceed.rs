@@ -213,15 +213,19 @@ pub mod check {
     pub const CUSTOM: &str = "Custom";
     /// A node's soak holds its slot.
     pub const SOAK: &str = "Soak";
-    /// Under `trigger: AnyConfigChange`: the canary cannot bring the next node its pool's config.
+    /// The canary does not render the next node's own pool's config yet, or serves another pool's nodes.
     pub const CANARY_CONFIG: &str = "CanaryConfig";
     /// Someone else changed what numo holds and it is not put back yet, or keeps changing it back.
     pub const FOREIGN_CHANGE: &str = "ForeignChange";
     /// Under `spec.topology.domainSoakTime`: the last domain's soak holds the first node of the next domain.
     pub const DOMAIN_SOAK: &str = "DomainSoak";
+    /// An admin paused a target pool before numo held it (their own hold, e.g. an EUS-to-EUS update): numo releases
+    /// none of its nodes until the admin lets it (the go-ahead annotation, or unpausing it where numo's admission
+    /// policy is not in force).
+    pub const ADMIN_HOLD: &str = "AdminHold";
 
     /// Every check.
-    pub const ALL: [&str; 12] = [
+    pub const ALL: [&str; 13] = [
         MAINTENANCE_WINDOW,
         BLACKOUT_WINDOW,
         CLUSTER_OPERATORS,
@@ -234,5 +238,6 @@ pub mod check {
         CANARY_CONFIG,
         FOREIGN_CHANGE,
         DOMAIN_SOAK,
+        ADMIN_HOLD,
     ];
 }

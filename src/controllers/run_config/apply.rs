@@ -113,6 +113,8 @@ pub fn describe(intent: &Intent) -> String {
         }
         Intent::ReleaseJob { namespace, name } => format!("remove numo's finalizer from Job {namespace}/{name}"),
         Intent::ClearRetry => "remove the retry annotation".into(),
+        Intent::ClearGoAhead => "remove the go-ahead annotation".into(),
+        Intent::TakeOverHold { pool, .. } => format!("take over the admin's hold of MachineConfigPool {pool}"),
         Intent::RecordRollout { .. } => "add to the rollout's timeline record".into(),
     }
 }
@@ -137,7 +139,12 @@ async fn apply_one(client: &kube::Client, rc: &MutexRunConfig, snapshot: &Snapsh
             let patch = json!({"metadata": {"annotations": {labels::RETRY_ANNOTATION: null}}});
             run_configs.patch(&rc.name_any(), &params, &Patch::Merge(&patch)).await?;
         }
+        Intent::ClearGoAhead => {
+            let patch = json!({"metadata": {"annotations": {labels::GO_AHEAD_ANNOTATION: null}}});
+            run_configs.patch(&rc.name_any(), &params, &Patch::Merge(&patch)).await?;
+        }
         Intent::ClaimPool { pool, .. }
+        | Intent::TakeOverHold { pool, .. }
         | Intent::SteerPool { pool, .. }
         | Intent::PutBackPool { pool, .. }
         | Intent::RestorePool { pool, .. } => {
@@ -265,6 +272,18 @@ fn pool_ops(intent: &Intent, pool: &PoolView) -> Result<Vec<Value>> {
             ops.push(claim_test(owner));
             ops.extend(spec_ops(spec)?);
             let (key, value) = PoolClaim::written_annotation(&written_after(pool, spec))?;
+            ops.push(add(&annotation_path(key), json!(value)));
+        }
+        Intent::TakeOverHold { owner, original, .. } => {
+            ops.push(claim_test(owner));
+            ops.push(add("/spec/paused", json!(true)));
+            let (key, value) = PoolClaim::original_annotation(original)?;
+            ops.push(add(&annotation_path(key), json!(value)));
+            let written = PoolOriginal {
+                paused: true,
+                ..pool.claim.claim().and_then(|c| c.written.clone()).unwrap_or_else(|| as_is(pool))
+            };
+            let (key, value) = PoolClaim::written_annotation(&written)?;
             ops.push(add(&annotation_path(key), json!(value)));
         }
         Intent::PutBackPool { owner, put_back, .. } => {

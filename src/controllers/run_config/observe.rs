@@ -93,10 +93,8 @@ pub fn snapshot(stores: &Stores, rc: &MutexRunConfig, now: Timestamp) -> Snapsho
         deleting: rc.metadata.deletion_timestamp.is_some(),
         has_finalizer: rc.finalizers().iter().any(|f| f == labels::FINALIZER),
         retry: annotations.get(labels::RETRY_ANNOTATION).map(|v| v.trim().to_string()).filter(|v| !v.is_empty()),
-        skip: annotations
-            .get(labels::SKIP_ANNOTATION)
-            .map(|v| v.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect())
-            .unwrap_or_default(),
+        skip: listed(annotations.get(labels::SKIP_ANNOTATION)),
+        go_ahead: listed(annotations.get(labels::GO_AHEAD_ANNOTATION)),
     };
     let avoid = rc.spec.avoid_target_node;
     let rules =
@@ -514,3 +512,8 @@ fn job_view(job: &Guarded<CachedJob>, own: &(String, String)) -> Option<JobView>
 #[cfg(test)]
 #[path = "observe_tests.rs"]
 mod tests;
+
+/// A comma-separated annotation's names.
+fn listed(value: Option<&String>) -> BTreeSet<String> {
+    value.map(|v| v.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect()).unwrap_or_default()
+}

@@ -124,6 +124,8 @@ pub struct RunConfigView {
     pub retry: Option<String>,
     /// The nodes named by the skip annotation.
     pub skip: BTreeSet<String>,
+    /// The pools the go-ahead annotation names ([`crate::labels::GO_AHEAD_ANNOTATION`]).
+    pub go_ahead: BTreeSet<String>,
 }
 
 impl RunConfigView {

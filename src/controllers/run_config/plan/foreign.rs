@@ -385,7 +385,10 @@ pub fn pools(snapshot: &Snapshot, owner: &str, ledger: &mut Ledger) -> Vec<Inten
         let Some(written) = pool.claim.claim().and_then(|c| c.written.as_ref()) else { continue };
         let object = format!("MachineConfigPool/{}", pool.name);
         let mut put_back = PutBack::default();
-        if pool.paused != written.paused {
+        // An admin's unpause of a pool they had paused before numo held it is their go-ahead (`admin_hold`), not
+        // another hand: numo pauses it again there, without a contest.
+        let go_ahead = super::admin_hold::holds(pool) && written.paused && !pool.paused;
+        if pool.paused != written.paused && !go_ahead {
             // Unpausing a pool numo holds paused releases its held nodes to the MCO: never conceded.
             let may_concede = !written.paused;
             if ledger.saw(&object, PAUSED, &who(pool.writers.paused.as_ref()), may_concede) == Answer::PutBack {

@@ -5,6 +5,7 @@
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 
+use super::admin_hold;
 use super::canary;
 use super::foreign::{self, Ledger};
 use super::intent::Intent;
@@ -147,6 +148,8 @@ pub fn plan<'a>(
     // The canary serves one pool's config at a time: nodes of a pool with other content wait until it is empty.
     let serving = canary::serving(resolved, &nodes, &startable.nodes);
     let other_pools_wait = canary::keep_compatible(resolved, &nodes, serving, &mut startable.nodes);
+    // Nodes of a pool an admin paused before numo held it wait for the admin's go-ahead.
+    let admin_holds = admin_hold::keep_released(resolved, &nodes, &mut startable.nodes);
 
     // Step 5: steer the pools once every held node is labelled, the canary to the config of the pool it serves.
     let steering = if labels_applied { pools::steer(resolved, spec.concurrency, ledger, serving) } else { Vec::new() };
@@ -169,6 +172,7 @@ pub fn plan<'a>(
         readiness.blockers.extend(startable.blocker.clone());
         // Only when no node of the canary's pool may start: those that may, start.
         readiness.blockers.extend(other_pools_wait.clone().filter(|_| startable.nodes.is_empty()));
+        readiness.blockers.extend(admin_holds.clone());
         if !readiness.blockers.is_empty() {
             // Held anyway: no need to list pods or ask Alertmanager (a window may hold for days).
             readiness.needs_budget_pods.clear();

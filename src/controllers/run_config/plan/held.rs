@@ -34,6 +34,12 @@ pub fn track(previous: &[HeldPool], snapshot: &Snapshot, owner: &str, intents: &
                 held.push(HeldPool { name: pool.clone(), uid: uid_of(pool), original });
             }
             Intent::RestorePool { pool, .. } => held.retain(|h| h.name != *pool),
+            // The admin's go-ahead: the pool is restored as the admin now wants it.
+            Intent::TakeOverHold { pool, original, .. } => {
+                if let Some(entry) = held.iter_mut().find(|h| h.name == *pool) {
+                    entry.original = serde_json::to_string(original).unwrap_or_default();
+                }
+            }
             _ => {}
         }
     }

@@ -80,6 +80,18 @@ pub enum Intent {
         /// The fields to put back.
         put_back: PutBack,
     },
+    /// An admin lets numo roll a target pool they had paused before numo held it: it stays paused while numo gates
+    /// its nodes, and its recorded original becomes `original` (unpaused), which the restore puts back.
+    TakeOverHold {
+        /// The pool.
+        pool: String,
+        /// The claim value, `namespace/name`.
+        owner: String,
+        /// The pool as the admin wants it after the rollout.
+        original: PoolOriginal,
+    },
+    /// Remove the go-ahead annotation from the run config (numo acted on it).
+    ClearGoAhead,
     /// Put a pool back as recorded and drop numo's annotations.
     RestorePool {
         /// The pool.

@@ -15,6 +15,7 @@
 //! drives and how they were before (pool annotations), which nodes are held (rule labels), which steps ran (Jobs
 //! with deterministic names, and their results recorded in the status).
 
+mod admin_hold;
 mod canary;
 mod config_change;
 mod draft;
@@ -112,6 +113,10 @@ pub fn plan(snapshot: &Snapshot) -> Plan {
             return finish(snapshot, draft, stage, "");
         }
     };
+    // An admin's go-ahead for a target pool they paused before numo held it goes first.
+    let (go_ahead, told) = admin_hold::go_ahead(snapshot, &resolved);
+    draft.put_back.extend(go_ahead);
+    draft.notices.extend(told);
     let mut validated =
         "Every MutexRule and MutexTarget exists and is valid, and the canary pool is usable.".to_string();
     for finding in &resolved.findings {

@@ -1,6 +1,7 @@
 //! Every transition of the run-config state machine, from hand-built snapshots: the fixture here, the tests in
 //! the submodules.
 
+mod admin_hold;
 mod cases;
 mod config_change;
 mod ends;
@@ -141,6 +142,7 @@ impl Fixture {
             has_finalizer: true,
             retry: None,
             skip: BTreeSet::new(),
+            go_ahead: BTreeSet::new(),
         };
         let s = Snapshot {
             now: Timestamp::from_second(1_000_000).unwrap(),
@@ -283,6 +285,17 @@ impl Fixture {
                     }
                 }
                 Intent::ClearRetry => self.s.run_config.retry = None,
+                Intent::ClearGoAhead => self.s.run_config.go_ahead.clear(),
+                Intent::TakeOverHold { pool, original, .. } => {
+                    let view = self.s.pools.get_mut(pool).unwrap();
+                    view.paused = true;
+                    if let ClaimAnnotations::Claimed(claim) = &mut view.claim {
+                        claim.original = Ok(original.clone());
+                        if let Some(written) = &mut claim.written {
+                            written.paused = true;
+                        }
+                    }
+                }
                 Intent::RecordRollout { .. } => {}
                 Intent::AddFinalizer => self.s.run_config.has_finalizer = true,
                 Intent::RemoveFinalizer => self.s.run_config.has_finalizer = false,
