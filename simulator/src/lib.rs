@@ -124,6 +124,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+pub mod admission_policies;
 pub mod cluster_operators;
 pub mod crds;
 pub mod cvo;
