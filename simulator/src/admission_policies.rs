@@ -164,7 +164,8 @@ where
     let name = required.meta().name.clone().unwrap_or_default();
     let kind = K::kind(&());
     let params = PostParams { field_manager: Some(OPERATOR_FIELD_MANAGER.into()), ..Default::default() };
-    let Some(existing) = api.get_opt(&name).await.map_err(api_error).with_context(|| format!("reading {kind} {name}"))?
+    let Some(existing) =
+        api.get_opt(&name).await.map_err(api_error).with_context(|| format!("reading {kind} {name}"))?
     else {
         api.create(&params, required).await.map_err(api_error).with_context(|| format!("creating {kind} {name}"))?;
         tracing::info!(%kind, %name, "machine-config operator: created its admission policy");
