@@ -58,6 +58,14 @@
 //!   `Upgradeable=False` (`DegradedPool`) and holds the operator's sync in its wait for the required pools, which
 //!   fails after 10 minutes per master ([`SimConfig::required_pool_wait_per_machine`], `RequiredPoolsFailed`);
 //!   both clear once no pool is degraded.
+//! - **The MCO's admission policies** ([`admission_policies`]): from 4.18
+//!   ([`OpenShiftRelease::has_custom_pool_selector_policy`]) the operator's sync installs, as its ServiceAccount,
+//!   `custom-machine-config-pool-selector` and its binding, and puts them back when deleted or changed (its
+//!   `MachineConfigController` step; a failed write is `MachineConfigControllerFailed`). The API server then refuses
+//!   any pool (created or updated) whose `machineConfigSelector` selects neither `matchLabels` role `master` or
+//!   `worker` (or `arbiter` from 4.19) nor, by an expression on the role key, `worker` (`In` with it, `NotIn`
+//!   without it), with the MCO's message ("All custom MachineConfigPools must inherit from the worker pool ...").
+//!   None on 4.16–4.17.
 //! - **MachineConfigNodes** ([`machine_config_nodes`], OpenShift 4.20 and later:
 //!   [`OpenShiftRelease::writes_machine_config_nodes`]; none on 4.16–4.19): the operator keeps one per node (named
 //!   after it, owned by it, `spec.pool` its primary pool) and deletes those of nodes that are gone; the node
@@ -119,11 +127,15 @@
 //! the other reasons of `Upgradeable=False` (kubelet skew, cgroup v1, interrupted builds, boot image skew). Of
 //! ClusterOperators, only their conditions and `operator` version: no operands' versions, `relatedObjects` or
 //! `extension`, the control-plane operators update all at once (not in run levels), and the CVO neither waits for
-//! them nor turns `Failing` when one is degraded.
+//! them nor turns `Failing` when one is degraded. Of the MCO's admission policies: `mcn-guards` (4.17+, the
+//! daemon's MachineConfigNode writes only for its own node, by its credential's node-name claim), the TechPreview
+//! `machineconfigpool-osimagestream-reference-validation` (4.21+), and those on kinds the simulator has not
+//! (`MachineConfiguration`, boot images); the pool-selector rule's evaluation errors are refusals with its message.
 
 use std::sync::Arc;
 use std::time::Duration;
 
+pub mod admission_policies;
 pub mod cluster_operators;
 pub mod crds;
 pub mod cvo;

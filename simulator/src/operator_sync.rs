@@ -51,7 +51,8 @@ pub const MACHINE_CONFIG_NODE_FAILED: &str = "MachineConfigNodeFailed";
 pub const REQUIRED_POOLS_FAILED: &str = "RequiredPoolsFailed";
 
 /// The steps of the operator's sync the simulator plays, in the order the operator runs them.
-pub const TASKS: [&str; 3] = [MACHINE_CONFIG_NODE_TASK, POOLS_TASK, crate::required_pools::TASK];
+pub const TASKS: [&str; 4] =
+    [MACHINE_CONFIG_NODE_TASK, POOLS_TASK, crate::admission_policies::CONTROLLER_TASK, crate::required_pools::TASK];
 
 /// The step of the operator's sync that failed, and its error (`syncError`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -125,6 +126,13 @@ impl OpenShiftRelease {
     /// 4.20, where the `MachineConfigNodes` feature gate is in the Default set.
     pub fn writes_machine_config_nodes(self) -> bool {
         self.minor >= 20
+    }
+
+    /// Whether the operator installs its `custom-machine-config-pool-selector` admission policy
+    /// ([`crate::admission_policies`]): from 4.18 (release-4.18 `pkg/operator/sync.go`
+    /// `syncMachineConfigController`).
+    pub fn has_custom_pool_selector_policy(self) -> bool {
+        self.minor >= 18
     }
 }
 
@@ -266,6 +274,13 @@ mod tests {
         assert!(OpenShiftRelease::parse("4.23").is_err());
         assert!(OpenShiftRelease::parse("5.1").is_err());
         assert_eq!(OpenShiftRelease::default().to_string(), "4.22");
+    }
+
+    #[test]
+    fn the_pool_selector_policy_comes_with_4_18() {
+        let has = |minor| OpenShiftRelease { minor }.has_custom_pool_selector_policy();
+        assert!(!has(16) && !has(17));
+        assert!(has(18) && has(21) && has(22));
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Runs the simulated operators: one watch (reflector) per kind fills a cache and wakes a single loop, which runs the
-//! machine-config operator's sync (its MachineConfigNode step on releases that have them, its pool step and its
-//! wait for the required pools), a CVO pass, a ClusterOperators pass, an MCO pass and (when enabled) an NFD
+//! machine-config operator's sync (its MachineConfigNode step on releases that have them, its pool step, its
+//! controller's admission policies and its wait for the required pools), a CVO pass, a ClusterOperators pass, an MCO pass and (when enabled) an NFD
 //! stand-in pass over the caches. Besides events, the loop wakes only at the end of the control-plane step, at the
 //! end of the operator's wait for the required pools, and after an API error.
 //!
@@ -26,6 +26,7 @@ use tokio::sync::Notify;
 use tokio::task::AbortHandle;
 use tokio::time::Instant;
 
+use crate::admission_policies::{AdmissionPolicies, CONTROLLER_TASK};
 use crate::cluster_operators::{ClusterOperator, ClusterOperators};
 use crate::cvo::Cvo;
 use crate::daemon;
@@ -145,11 +146,12 @@ async fn run(
         mco = mco.with_machine_config_nodes(writers.clone());
     }
     let operator_sync = OperatorSync::new(platform.machine_config_operator.clone(), config.openshift);
+    let policies = AdmissionPolicies::new(platform.machine_config_operator.clone(), config.openshift);
     let mut required_pools = RequiredPools::new(config.required_pool_wait_per_machine);
     loop {
         let view = View { nodes: caches.nodes.state(), pools: caches.pools.state(), configs: caches.configs.state() };
         let (sync, nodes_incomplete, sync_wake) =
-            sync_operator(&view, machine_config_nodes.as_ref(), &operator_sync, &mut required_pools).await;
+            sync_operator(&view, machine_config_nodes.as_ref(), (&operator_sync, &policies), &mut required_pools).await;
         if let Some(failure) = &sync.failed {
             tracing::warn!(task = failure.task, error = %failure.error, "machine-config operator: its sync failed");
         }
@@ -197,15 +199,16 @@ async fn run(
     }
 }
 
-/// One pass of the machine-config operator's sync (`syncAll`, of which the simulator plays three steps in order):
-/// its MachineConfigNodes (on releases that have them), its pools, then the wait for the required pools
-/// ([`crate::required_pools`]); a failed step stops the sync, and while the wait is under way nothing before it runs.
+/// One pass of the machine-config operator's sync (`syncAll`, of which the simulator plays four steps in order):
+/// its MachineConfigNodes (on releases that have them), its pools, its controller's admission policies
+/// ([`crate::admission_policies`]), then the wait for the required pools ([`crate::required_pools`]); a failed step
+/// stops the sync, and while the wait is under way nothing before it runs.
 /// Returns the report, whether a MachineConfigNode write failed (to retry; it stops nothing), and when to look at
 /// the wait again.
 async fn sync_operator(
     view: &View,
     machine_config_nodes: Option<&MachineConfigNodes>,
-    operator_sync: &OperatorSync,
+    (operator_sync, policies): (&OperatorSync, &AdmissionPolicies),
     required_pools: &mut RequiredPools,
 ) -> (SyncReport, bool, Option<Instant>) {
     let mut report = SyncReport::default();
@@ -234,6 +237,11 @@ async fn sync_operator(
             return (report, nodes_incomplete, None);
         }
         report.passed.push(POOLS_TASK);
+        if let Err(error) = policies.apply().await {
+            report.failed = Some(SyncFailure { task: CONTROLLER_TASK, error });
+            return (report, nodes_incomplete, None);
+        }
+        report.passed.push(CONTROLLER_TASK);
     }
     let pools: Vec<&MachineConfigPool> = view.pools.iter().map(Arc::as_ref).collect();
     let mut wake = None;

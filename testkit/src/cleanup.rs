@@ -1,8 +1,9 @@
 //! Removes what earlier tests left in the shared cluster, so each test starts from an empty world: numo's
-//! ValidatingAdmissionPolicy and its binding, numo's objects (finalizers of a killed operator removed first), test
-//! namespaces with their pods, the OpenShift objects (the ClusterVersion, every ClusterOperator — so a test's world
-//! has only the healthy ones seeding creates —, pools, MachineConfigs, MachineConfigNodes where that API is served),
-//! the simulated storage world's OSD Deployments, budgets and state map, and nodes. Every step waits until the
+//! ValidatingAdmissionPolicy and its binding, the machine-config operator's (as the simulator installs them),
+//! numo's objects (finalizers of a killed operator removed first), test namespaces with their pods, the OpenShift
+//! objects (the ClusterVersion, every ClusterOperator — so a test's world has only the healthy ones seeding
+//! creates —, pools, MachineConfigs, MachineConfigNodes where that API is served), the simulated storage world's
+//! OSD Deployments, budgets and state map, and nodes. Every step waits until the
 //! objects are really gone.
 //!
 //! Objects are read through numo's `Guarded`, so a leftover that cannot be decoded (a hostile test's rule nesting
@@ -126,6 +127,16 @@ pub async fn remove_leftovers(client: &Client) -> anyhow::Result<()> {
         Kind::of::<ValidatingAdmissionPolicy>(false).labelled(&managed),
     ] {
         delete_all(client, &kind).await?;
+    }
+    // The machine-config operator's (numo_simulator::admission_policies), which only some releases install: left
+    // in force, they would judge the pools of a later test's world on a release without them.
+    for (policy, binding) in numo_simulator::admission_policies::ALL {
+        for kind in [
+            Kind::of::<ValidatingAdmissionPolicyBinding>(false).named(binding),
+            Kind::of::<ValidatingAdmissionPolicy>(false).named(policy),
+        ] {
+            delete_all(client, &kind).await?;
+        }
     }
     // numo's objects first (and its Jobs, which keep a finalizer until their result is recorded): their finalizers
     // would otherwise hold their namespaces in Terminating forever.
