@@ -115,7 +115,8 @@ async fn invalid_configurations_are_reported_and_change_nothing() -> anyhow::Res
     let mut paused_canary = serde_json::from_value::<numo::openshift::MachineConfigPool>(json!({
         "apiVersion": "machineconfiguration.openshift.io/v1", "kind": "MachineConfigPool",
         "metadata": {"name": "paused-canary"},
-        "spec": {"nodeSelector": {"matchLabels": {"never": ""}}, "paused": true}
+        "spec": {"machineConfigSelector": {"matchLabels": {"machineconfiguration.openshift.io/role": "worker"}},
+                 "nodeSelector": {"matchLabels": {"never": ""}}, "paused": true}
     }))?;
     paused_canary.metadata.namespace = None;
     Api::<numo::openshift::MachineConfigPool>::all(setup.client.clone())
