@@ -135,9 +135,17 @@ async fn pools_replaced_mid_rollout_are_held_again_with_their_originals() -> any
     let pools = Api::<MachineConfigPool>::all(setup.client.clone());
     let replace = PostParams { field_manager: Some("kubectl-replace".into()), ..Default::default() };
     for name in ["worker", "canary"] {
-        let mut put = manifest(&before[name]);
-        put.metadata.resource_version = pools.get(name).await?.resource_version();
-        pools.replace(name, &replace, &put).await?;
+        // As a GitOps tool's replace: read, put, and again on a conflict (the machine-config operator writes the
+        // pool's status meanwhile).
+        let mut attempts = 0;
+        loop {
+            let mut put = manifest(&before[name]);
+            put.metadata.resource_version = pools.get(name).await?.resource_version();
+            match pools.replace(name, &replace, &put).await {
+                Err(kube::Error::Api(status)) if status.code == 409 && attempts < 5 => attempts += 1,
+                other => break other.map(|_| ())?,
+            }
+        }
     }
     ends_well(&setup, &desired, &before, "kubectl-replace").await
 }
