@@ -13,7 +13,7 @@ use super::target::Target;
 use crate::api::check;
 use crate::api::{Blocker, CustomCheck, HealthChecks};
 use crate::cel_check;
-use crate::controllers::run_config::snapshot::{NodeView, Snapshot};
+use crate::controllers::run_config::snapshot::{NodeView, PoolView, Snapshot};
 use crate::windows::{self, Closed, Verdict};
 
 /// What the checks decided.
@@ -319,7 +319,13 @@ pub fn canary_blocker(resolved: &Resolved<'_>, target: &Target, next: &[&str]) -
         let Some(wanted) = target.config_of(node).or(pool.configuration.as_deref()) else { continue };
         let offered = canary.configuration.as_deref().unwrap_or_default();
         let same = crate::openshift::config_content(offered) == crate::openshift::config_content(wanted);
-        let problem = match (same && !canary.render_pending, steered) {
+        // Rendered from the same MachineConfigs, the two carry the same content once both rendered the release: a
+        // pool that renders the new release a moment after the canary (an upgrade) is no reason to hold.
+        let same_sources = !canary.sources.is_empty()
+            && sources(canary) == sources(pool)
+            && !pool.render_pending
+            && !target.is_config_change();
+        let problem = match ((same || same_sources) && !canary.render_pending, steered) {
             (true, _) => continue,
             (false, true) => format!(
                 "numo pointed the canary MachineConfigPool {} at the MachineConfigs of MachineConfigPool {}; the next \
@@ -338,4 +344,9 @@ pub fn canary_blocker(resolved: &Resolved<'_>, target: &Target, next: &[&str]) -
         }
     }
     (!problems.is_empty()).then(|| Blocker { check: check::CANARY_CONFIG.to_string(), message: problems.join("; ") })
+}
+
+/// The MachineConfigs a pool's rendered config was merged from.
+fn sources(pool: &PoolView) -> BTreeSet<&str> {
+    pool.sources.iter().map(String::as_str).collect()
 }

@@ -259,6 +259,32 @@ fn another_hand_that_changes_the_canarys_selector_under_a_released_node_is_put_b
     assert_eq!(f.s.pools["canary"].machine_config_selector, Some(roles(&["worker", "infra"])));
 }
 
+#[test]
+fn a_pool_that_renders_the_new_release_a_moment_after_the_canary_holds_nothing_when_both_select_the_same_configs() {
+    let mut f = fixture(1, 0);
+    for pool in ["worker", "canary"] {
+        f.s.pools.get_mut(pool).unwrap().sources = vec!["00-worker".into(), "99-worker-ssh".into()];
+    }
+    // The canary rendered the new release; the paused worker pool still names the old one.
+    f.s.pools.get_mut("canary").unwrap().configuration = Some(format!("rendered-canary-{INFRA}"));
+    for _ in 0..6 {
+        f.step();
+    }
+    let p = f.step();
+    assert!(p.status.blocked_by.iter().all(|b| b.check != check::CANARY_CONFIG), "{:?}", p.status.blocked_by);
+    assert!(f.s.jobs.iter().any(|j| j.node == "worker-0"), "worker-0 started");
+    // Another MachineConfig in the canary's sources: held.
+    let mut f = fixture(1, 0);
+    f.s.pools.get_mut("worker").unwrap().sources = vec!["00-worker".into()];
+    f.s.pools.get_mut("canary").unwrap().sources = vec!["00-worker".into(), "50-canary-only".into()];
+    f.s.pools.get_mut("canary").unwrap().configuration = Some(format!("rendered-canary-{INFRA}"));
+    for _ in 0..6 {
+        f.step();
+    }
+    let p = f.step();
+    assert!(p.status.blocked_by.iter().any(|b| b.check == check::CANARY_CONFIG), "{:?}", p.status.blocked_by);
+}
+
 fn position(p: &Plan, wanted: impl Fn(&Intent) -> bool) -> Option<usize> {
     p.intents.iter().position(wanted)
 }
