@@ -135,6 +135,7 @@ export const CHECKS = [
   'CanaryConfig',
   'ForeignChange',
   'DomainSoak',
+  'OtherOperator',
 ] as const;
 export type Check = (typeof CHECKS)[number];
 

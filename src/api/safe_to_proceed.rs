@@ -219,9 +219,11 @@ pub mod check {
     pub const FOREIGN_CHANGE: &str = "ForeignChange";
     /// Under `spec.topology.domainSoakTime`: the last domain's soak holds the first node of the next domain.
     pub const DOMAIN_SOAK: &str = "DomainSoak";
+    /// Another operator (the SR-IOV network operator) paused the canary for a drain of its own; numo waits for it.
+    pub const OTHER_OPERATOR: &str = "OtherOperator";
 
     /// Every check.
-    pub const ALL: [&str; 12] = [
+    pub const ALL: [&str; 13] = [
         MAINTENANCE_WINDOW,
         BLACKOUT_WINDOW,
         CLUSTER_OPERATORS,
@@ -234,5 +236,6 @@ pub mod check {
         CANARY_CONFIG,
         FOREIGN_CHANGE,
         DOMAIN_SOAK,
+        OTHER_OPERATOR,
     ];
 }
