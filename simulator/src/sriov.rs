@@ -117,6 +117,8 @@ pub struct Sriov {
     drain: Duration,
     retry: Duration,
     steps: BTreeMap<String, Step>,
+    /// Nodes SR-IOV is done with, until the cache shows their request cleared.
+    done: std::collections::BTreeSet<String>,
     /// No step before then (a write failed).
     backoff: Option<Instant>,
     report: SharedReport,
@@ -133,7 +135,7 @@ enum Outcome {
 impl Sriov {
     /// SR-IOV acting through `client`, each drain taking `drain`, trying again `retry` after a failed write.
     pub fn new(client: kube::Client, drain: Duration, retry: Duration, report: SharedReport) -> Self {
-        Self { client, drain, retry, steps: BTreeMap::new(), backoff: None, report }
+        Self { client, drain, retry, steps: BTreeMap::new(), done: Default::default(), backoff: None, report }
     }
 
     /// One pass over the nodes that want SR-IOV; returns when to look again (a drain's end, a retry).
@@ -143,7 +145,9 @@ impl Sriov {
             return self.backoff;
         }
         self.backoff = None;
-        let wanted: Vec<&Node> = view.nodes.iter().map(AsRef::as_ref).filter(|n| wants(n)).collect();
+        let asking: Vec<&Node> = view.nodes.iter().map(AsRef::as_ref).filter(|n| wants(n)).collect();
+        self.done.retain(|name| asking.iter().any(|n| n.name_any() == *name));
+        let wanted: Vec<&Node> = asking.into_iter().filter(|n| !self.done.contains(&n.name_any())).collect();
         self.steps.retain(|name, _| wanted.iter().any(|n| n.name_any() == *name));
         // `tryDrainNode`: the default pool config lets one node drain at a time.
         if self.steps.is_empty() {
@@ -200,6 +204,7 @@ impl Sriov {
                 });
                 tracing::info!(node = %name, "SR-IOV completed its drain of the node");
                 self.steps.remove(&name);
+                self.done.insert(name.clone());
                 // The config daemon is back to Idle: the request is fulfilled.
                 let body = json!({"metadata": {"annotations": {faults::SRIOV_RECONFIGURE: null}}});
                 let params = PatchParams { field_manager: Some(FIELD_MANAGER.into()), ..Default::default() };

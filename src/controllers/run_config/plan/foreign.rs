@@ -433,7 +433,7 @@ pub fn sriov_turn(pool: &PoolView, numo_paused: bool) -> bool {
 
 /// What holds the next node while the SR-IOV network operator has paused the canary for its drain.
 pub fn sriov_blocker(canary: &PoolView) -> Option<Blocker> {
-    let written = canary.claim.claim().and_then(|c| c.written.as_ref()).map_or(false, |w| w.paused);
+    let written = canary.claim.claim().and_then(|c| c.written.as_ref()).is_some_and(|w| w.paused);
     sriov_turn(canary, written).then(|| Blocker {
         check: crate::api::check::OTHER_OPERATOR.to_string(),
         message: format!(
