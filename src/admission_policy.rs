@@ -13,7 +13,11 @@
 //!
 //! It never refuses the platform's own components ([`PLATFORM_USERS`]): the machine-config operator puts the
 //! built-in pools' selectors back on every sync on OpenShift 4.16–4.21, and a refused write would stop its whole
-//! sync and degrade `machine-config`.
+//! sync and degrade `machine-config`. Nor does it refuse the SR-IOV network operator the end of its own turn
+//! ([`crate::taking_turns`]): it may unpause a held pool that carries its `sriovnetwork.openshift.io/state: Paused`
+//! when numo keeps that pool unpaused (the canary, which SR-IOV paused), or when the unpause releases no node (the
+//! pool's `spec.configuration` is its `status.configuration`: the check SR-IOV itself makes before it pauses);
+//! numo then pauses a target pool again at once. Only its unpause is let through, nothing else.
 //!
 //! numo puts the policy and its binding in place itself when it starts leading ([`ensure`]), by server-side apply,
 //! owned by its `mutexrunconfigs` CRD, so that removing numo's CRDs removes the policy too. Where the API is not
@@ -38,9 +42,10 @@ use kube::{CustomResourceExt, Resource, ResourceExt};
 use serde::Serialize;
 
 use crate::api::MutexRunConfig;
-use crate::labels::{POOL_CLAIMED_BY, RELEASED, RULE_LABEL_PREFIX};
+use crate::labels::{POOL_CLAIMED_BY, POOL_WRITTEN, RELEASED, RULE_LABEL_PREFIX};
 use crate::membership::{ARBITER, MASTER, WORKER};
 use crate::openshift::MachineConfigPool;
+use crate::taking_turns::{SRIOV_PAUSED, SRIOV_STATE, SRIOV_USER};
 
 /// The name of the policy and of its binding.
 pub const NAME: &str = "numo-holds";
@@ -471,6 +476,11 @@ fn variables() -> Vec<(&'static str, String)> {
             "newSpec",
             "variables.pool && !variables.deleting && has(object.spec) ? dyn(object.spec) : dyn({})".to_string(),
         ),
+        (
+            "oldStatus",
+            "variables.pool && has(oldObject.status) ? dyn(oldObject.status) : dyn({})".to_string(),
+        ),
+        ("sriovTurn", sriov_turn()),
         ("builtInPool", format!("variables.pool && oldObject.metadata.name in ['{MASTER}', '{WORKER}', '{ARBITER}']")),
         (
             "claimKept",
@@ -497,6 +507,26 @@ fn variables() -> Vec<(&'static str, String)> {
             ),
         ),
     ]
+}
+
+/// The SR-IOV network operator ends its own turn (`AfterCompleteDrainNode` of openshift/sriov-network-operator
+/// `pkg/orchestrator/openshift/openshift.go`): its user, on a pool that says it holds it, which numo keeps unpaused
+/// (numo's `written` record begins `{"paused":false`, see [`crate::pool_claim::PoolOriginal`]) or whose unpause
+/// releases no node (both configurations named and equal).
+fn sriov_turn() -> String {
+    let (state, written) = (cel_string(SRIOV_STATE), cel_string(POOL_WRITTEN));
+    let numo_unpaused = cel_string(r#"{"paused":false"#);
+    format!(
+        "variables.pool && request.userInfo.username == {user} && has(oldObject.metadata.annotations) \
+         && {state} in oldObject.metadata.annotations && oldObject.metadata.annotations[{state}] == {paused} \
+         && ({written} in oldObject.metadata.annotations \
+             && oldObject.metadata.annotations[{written}].startsWith({numo_unpaused}) \
+             || has(variables.oldSpec.configuration) && has(variables.oldSpec.configuration.name) \
+             && has(variables.oldStatus.configuration) && has(variables.oldStatus.configuration.name) \
+             && variables.oldSpec.configuration.name == variables.oldStatus.configuration.name)",
+        user = cel_string(SRIOV_USER),
+        paused = cel_string(SRIOV_PAUSED),
+    )
 }
 
 /// The checks: a held pool stays paused and keeps its selector; a held node keeps its rule labels.
@@ -533,7 +563,7 @@ fn validations() -> Vec<Validation> {
         ),
         check(
             "!variables.pool || variables.deleting || !(has(variables.oldSpec.paused) && variables.oldSpec.paused == true) \
-             || has(variables.newSpec.paused) && variables.newSpec.paused == true"
+             || has(variables.newSpec.paused) && variables.newSpec.paused == true || variables.sriovTurn"
                 .to_string(),
             format!(
                 "'MachineConfigPool ' + oldObject.metadata.name + ' is held paused by numo for the MutexRunConfig ' \

@@ -435,3 +435,68 @@ async fn every_new_status_is_told_once_and_a_repeated_one_not_at_all() {
     drop(state);
     assert_eq!(changes.next().await, None, "the stream ends with the state");
 }
+
+/// A pool SR-IOV says it holds (`sriovnetwork.openshift.io/state: Paused`), claimed by numo, numo's `written`
+/// record saying `paused`, with `spec.configuration` and `status.configuration` as given.
+fn sriov_pool(numo_paused: bool, spec_config: &str, status_config: &str, paused: bool) -> Value {
+    let mut annotations = claimed();
+    annotations["sriovnetwork.openshift.io/state"] = json!("Paused");
+    annotations["openshift-optional.skrzypek.io/written"] =
+        json!(serde_json::to_string(&crate::pool_claim::PoolOriginal { paused: numo_paused, ..Default::default() })
+            .unwrap_or_default());
+    let mut object = pool(annotations, json!({"paused": paused, "configuration": {"name": spec_config}}));
+    object["status"] = json!({"configuration": {"name": status_config}});
+    object
+}
+
+#[test]
+fn sriov_ends_its_turn_on_the_canary_it_paused() {
+    let old = sriov_pool(false, "rendered-canary-b", "rendered-canary-a", true);
+    let new = sriov_pool(false, "rendered-canary-b", "rendered-canary-a", false);
+    allowed(&update(crate::taking_turns::SRIOV_USER, "machineconfigpools", old.clone(), new.clone()));
+    // Not another user, even with SR-IOV's annotation on the pool.
+    refused(&update(ADMIN, "machineconfigpools", old, new));
+}
+
+#[test]
+fn sriov_unpauses_a_pool_numo_holds_only_when_that_releases_no_node() {
+    let sriov = crate::taking_turns::SRIOV_USER;
+    let settled = sriov_pool(true, "rendered-worker-a", "rendered-worker-a", true);
+    allowed(&update(
+        sriov,
+        "machineconfigpools",
+        settled.clone(),
+        sriov_pool(true, "rendered-worker-a", "rendered-worker-a", false),
+    ));
+    let pending = sriov_pool(true, "rendered-worker-b", "rendered-worker-a", true);
+    let message = refused(&update(
+        sriov,
+        "machineconfigpools",
+        pending,
+        sriov_pool(true, "rendered-worker-b", "rendered-worker-a", false),
+    ));
+    assert!(message.contains("held paused by numo"), "{message}");
+    // Without its own annotation saying Paused, SR-IOV is any other hand.
+    let mut idle = settled.clone();
+    idle["metadata"]["annotations"]["sriovnetwork.openshift.io/state"] = json!("Idle");
+    let mut new = idle.clone();
+    new["spec"]["paused"] = json!(false);
+    refused(&update(sriov, "machineconfigpools", idle, new));
+    // Nothing else of a held pool.
+    let mut moved = settled.clone();
+    moved["spec"]["nodeSelector"] = selector("y");
+    refused(&update(sriov, "machineconfigpools", settled, moved));
+}
+
+#[test]
+fn numos_written_record_begins_with_its_paused_flag() {
+    for paused in [false, true] {
+        let text = serde_json::to_string(&crate::pool_claim::PoolOriginal {
+            paused,
+            node_selector: Some(Default::default()),
+            ..Default::default()
+        })
+        .unwrap_or_default();
+        assert!(text.starts_with(&format!("{{\"paused\":{paused}")), "the policy reads this prefix: {text}");
+    }
+}

@@ -30,6 +30,7 @@ pub mod metrics;
 pub mod pool_claim;
 pub mod rollout_record;
 pub mod server;
+pub mod taking_turns;
 pub mod telemetry;
 pub mod timeline;
 pub mod trim;

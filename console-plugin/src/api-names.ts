@@ -136,6 +136,7 @@ export const CHECKS = [
   'ForeignChange',
   'DomainSoak',
   'AdminHold',
+  'OtherOperator',
 ] as const;
 export type Check = (typeof CHECKS)[number];
 

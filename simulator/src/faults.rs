@@ -7,6 +7,7 @@
 //! | Node | [`FAIL_UPDATE`]` = "true"` | the node's next update ends in state `Degraded` with a reason, cordoned, on its old config |
 //! | Node | [`REBOOT_SECONDS`]` = "30"` | the node's updates "reboot" this many seconds (fractions allowed) instead of [`crate::SimConfig::reboot`] |
 //! | Node | [`DRAIN_SECONDS`]` = "30"` | the node's updates drain this many seconds (fractions allowed) after the cordon instead of [`crate::SimConfig::drain`] |
+//! | Node | [`SRIOV_RECONFIGURE`]` = "true"` | with [`crate::SimConfig::sriov`]: the SR-IOV network operator wants to reconfigure the node's NICs and pauses its pool around its drain ([`crate::sriov`]); removed once SR-IOV is done |
 //! | ClusterOperator | [`DEGRADED`]` = "<message>"` | the operator reports `Degraded=True`, reason [`SIMULATED_FAULT`], the value as message |
 //! | ClusterOperator | [`UNAVAILABLE`]` = "<message>"` | the operator reports `Available=False`, reason [`SIMULATED_FAULT`], the value as message |
 //!
@@ -23,6 +24,9 @@ pub const FAIL_UPDATE: &str = "sim.numo.openshift-optional.skrzypek.io/fail-upda
 pub const REBOOT_SECONDS: &str = "sim.numo.openshift-optional.skrzypek.io/reboot-seconds";
 /// Node annotation: the node's simulated drain time in seconds (e.g. `"30"` or `"0.5"`), a node with slow pods.
 pub const DRAIN_SECONDS: &str = "sim.numo.openshift-optional.skrzypek.io/drain-seconds";
+/// Node annotation: `"true"` makes the SR-IOV network operator drain the node, pausing its pool around the drain
+/// ([`crate::sriov`], with [`crate::SimConfig::sriov`]).
+pub const SRIOV_RECONFIGURE: &str = "sim.numo.openshift-optional.skrzypek.io/sriov-reconfigure";
 
 /// ClusterOperator annotation: while present, the operator reports `Degraded=True` with this message.
 pub const DEGRADED: &str = "sim.numo.openshift-optional.skrzypek.io/degraded";
@@ -44,6 +48,11 @@ pub fn unavailable(annotations: &BTreeMap<String, String>) -> Option<&str> {
 /// Whether the node's updates are set to fail.
 pub fn fails_updates(annotations: &BTreeMap<String, String>) -> bool {
     annotations.get(FAIL_UPDATE).is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
+}
+
+/// Whether the SR-IOV network operator is asked to reconfigure the node ([`SRIOV_RECONFIGURE`]).
+pub fn sriov_reconfigure(annotations: &BTreeMap<String, String>) -> bool {
+    annotations.get(SRIOV_RECONFIGURE).is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
 }
 
 /// How long the node's updates "reboot": its [`REBOOT_SECONDS`] annotation when that is a non-negative number of

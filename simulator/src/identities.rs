@@ -24,6 +24,15 @@ pub const ROOK_SERVICE_ACCOUNT: &str = "rook-ceph-system";
 /// The user Rook's operator runs as.
 pub const ROOK_USER: &str = "system:serviceaccount:openshift-storage:rook-ceph-system";
 
+/// The SR-IOV network operator's namespace and ServiceAccount (openshift/sriov-network-operator
+/// `config/manager/manager.yaml`, `deploy/operator.yaml`): its drain controller pauses and unpauses pools as it
+/// ([`crate::sriov`]).
+pub const SRIOV_NAMESPACE: &str = "openshift-sriov-network-operator";
+/// See [`SRIOV_NAMESPACE`].
+pub const SRIOV_SERVICE_ACCOUNT: &str = "sriov-network-operator";
+/// The user the SR-IOV network operator runs as.
+pub const SRIOV_USER: &str = "system:serviceaccount:openshift-sriov-network-operator:sriov-network-operator";
+
 /// The user of ServiceAccount `account` in the MCO's namespace.
 pub fn service_account_user(account: &str) -> String {
     format!("system:serviceaccount:{OPERATOR_NAMESPACE}:{account}")
@@ -41,6 +50,7 @@ mod tests {
             crate::operator_sync::OPERATOR_USER,
             service_account_user(crate::operator_sync::OPERATOR_SERVICE_ACCOUNT)
         );
+        assert_eq!(SRIOV_USER, format!("system:serviceaccount:{SRIOV_NAMESPACE}:{SRIOV_SERVICE_ACCOUNT}"));
         assert_eq!(ROOK_USER, format!("system:serviceaccount:{}:{ROOK_SERVICE_ACCOUNT}", crate::storage::NAMESPACE));
     }
 }

@@ -86,6 +86,10 @@
 //!   is clean, blocking `rook-ceph-osd-<type>-<domain>` (`maxUnavailable: 0`) on every other failure domain while
 //!   one domain's OSDs are down and for [`storage::StorageConfig::pgs_clean`] after; the drain then evicts the node's
 //!   OSD pods through the Eviction API and waits while a budget refuses, as the MCO's drain controller.
+//! - **The SR-IOV network operator** ([`sriov`], opt-in with [`SimConfig::sriov`]): as its own ServiceAccount, its
+//!   drain controller pauses a node's pool (annotating it `sriovnetwork.openshift.io/state: Paused`) around its
+//!   drain of a node annotated [`faults::SRIOV_RECONFIGURE`], and unpauses it (`Idle`) after, one node at a time;
+//!   a refused write is tried again. [`SimulatorHandle::sriov`] tells its drains and refused writes.
 //! - **Record** ([`record`], [`SimulatorHandle::reboots`], [`SimulatorHandle::multi_pool_nodes`]): every reboot the
 //!   daemon performs (node, wall-clock time, the rendered configs it rebooted from and into, the pool managing the
 //!   node), written by the daemon as it reboots; rebootless updates are none. And every stretch of time in which the
@@ -100,6 +104,8 @@
 //! - `sim.numo.openshift-optional.skrzypek.io/reboot-seconds: "30"`: the node reboots that long (a slow node).
 //! - `sim.numo.openshift-optional.skrzypek.io/drain-seconds: "30"`: the node drains that long after its cordon,
 //!   before its reboot (pods that are slow to go), on every release.
+//! - `sim.numo.openshift-optional.skrzypek.io/sriov-reconfigure: "true"` (with [`SimConfig::sriov`]): SR-IOV
+//!   wants to reconfigure the node's NICs: it pauses the node's pool, drains the node, unpauses ([`sriov`]).
 //!
 //! ClusterOperator annotations, any ClusterOperator (see [`faults`] and [`cluster_operators`]):
 //! - `sim.numo.openshift-optional.skrzypek.io/degraded: "<message>"`: while present the operator reports
@@ -155,6 +161,7 @@ pub mod required_pools;
 pub mod rollout;
 mod runner;
 mod seed;
+pub mod sriov;
 pub mod status;
 pub mod storage;
 
@@ -204,6 +211,11 @@ pub struct SimConfig {
     /// How long the machine-config operator waits for its required pools, per machine in them, before its sync
     /// fails with `RequiredPoolsFailed` ([`required_pools`]); the MCO's 10 minutes by default.
     pub required_pool_wait_per_machine: Duration,
+    /// Also play the SR-IOV network operator's drain controller ([`sriov`]): it pauses a node's pool around its
+    /// drain of a node annotated [`faults::SRIOV_RECONFIGURE`]. Off by default.
+    pub sriov: bool,
+    /// How long SR-IOV's drain of a node takes, between its pause and its unpause ([`sriov`]).
+    pub sriov_drain: Duration,
 }
 
 impl Default for SimConfig {
@@ -217,6 +229,8 @@ impl Default for SimConfig {
             openshift: OpenShiftRelease::default(),
             storage: None,
             required_pool_wait_per_machine: required_pools::WAIT_PER_MACHINE,
+            sriov: false,
+            sriov_drain: Duration::from_secs(2),
         }
     }
 }
@@ -226,6 +240,7 @@ pub struct SimulatorHandle {
     tasks: Vec<tokio::task::AbortHandle>,
     storage: Option<Arc<std::sync::Mutex<storage::ledger::Ledger>>>,
     record: record::SharedRecord,
+    sriov: sriov::SharedReport,
 }
 
 impl SimulatorHandle {
@@ -244,6 +259,11 @@ impl SimulatorHandle {
         record::with(&self.record, |r| r.reboots())
     }
 
+    /// What the SR-IOV network operator did so far ([`sriov::Report`]): its drains completed, its writes refused.
+    /// Empty unless [`SimConfig::sriov`] is set.
+    pub fn sriov(&self) -> sriov::Report {
+        self.sriov.lock().map(|r| r.clone()).unwrap_or_default()
+    }
     /// Every stretch of time so far in which the controller found a node matched by two or more custom pools
     /// ([`record`]), in the order they began.
     pub fn multi_pool_nodes(&self) -> Vec<record::MultiPoolNode> {
@@ -283,6 +303,9 @@ pub struct Platform {
     pub drain_evictions: kube::Client,
     /// Acts as Rook's operator ([`identities::ROOK_USER`]): the OSDs, budgets and state map of [`storage`].
     pub rook_operator: kube::Client,
+    /// Acts as the SR-IOV network operator ([`identities::SRIOV_USER`]): its pauses and unpauses of pools
+    /// ([`sriov`]).
+    pub sriov_operator: kube::Client,
 }
 
 impl Platform {
@@ -293,7 +316,8 @@ impl Platform {
             machine_config_daemon: client.clone(),
             machine_config_controller: client.clone(),
             drain_evictions: client.clone(),
-            rook_operator: client,
+            rook_operator: client.clone(),
+            sriov_operator: client,
         }
     }
 
@@ -315,6 +339,7 @@ impl Platform {
             machine_config_controller: acting_as(identities::CONTROLLER_USER)?,
             drain_evictions: acting_as_with(identities::CONTROLLER_USER, false)?,
             rook_operator: acting_as(identities::ROOK_USER)?,
+            sriov_operator: acting_as(identities::SRIOV_USER)?,
         })
     }
 }
@@ -332,7 +357,8 @@ impl Simulator {
     /// Starts the simulated operators, the components of `platform` acting through their own clients.
     pub fn start_with(client: kube::Client, platform: Platform, config: SimConfig) -> SimulatorHandle {
         let record = record::SharedRecord::default();
-        let (tasks, storage) = runner::start(client, platform, Arc::new(config), record.clone());
-        SimulatorHandle { tasks, storage, record }
+        let sriov = sriov::SharedReport::default();
+        let (tasks, storage) = runner::start(client, platform, Arc::new(config), record.clone(), sriov.clone());
+        SimulatorHandle { tasks, storage, record, sriov }
     }
 }

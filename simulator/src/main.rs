@@ -98,6 +98,13 @@ enum Commands {
         /// How long the drain waits before evicting again a pod a budget protected, in seconds (the MCO's: 5).
         #[arg(long = "eviction-retry-seconds", value_parser = parse_seconds, default_value = "5")]
         eviction_retry: Duration,
+        /// Also play the SR-IOV network operator: it pauses a node's pool around its drain of a node annotated
+        /// sim.numo.openshift-optional.skrzypek.io/sriov-reconfigure=true.
+        #[arg(long)]
+        sriov: bool,
+        /// How long SR-IOV's drain of a node takes (e.g. 2s).
+        #[arg(long, value_parser = parse_duration, default_value = "2s")]
+        sriov_drain: Duration,
     },
     /// Request an upgrade: set the ClusterVersion's spec.desiredUpdate.
     Upgrade {
@@ -150,6 +157,8 @@ async fn main() -> anyhow::Result<()> {
             storage_domains,
             pgs_clean,
             eviction_retry,
+            sriov,
+            sriov_drain,
         } => {
             let config = kube::Config::infer().await.context("reading the kubeconfig")?;
             let platform = Platform::impersonating(&config).context("building the platform components' clients")?;
@@ -170,6 +179,8 @@ async fn main() -> anyhow::Result<()> {
                 openshift,
                 storage,
                 required_pool_wait_per_machine: required_pool_wait,
+                sriov,
+                sriov_drain,
             };
             let simulator = Simulator::start_with(client, platform, config);
             shutdown_signal().await?;

@@ -60,6 +60,7 @@ pub(crate) fn start(
     platform: Platform,
     config: Arc<SimConfig>,
     record: SharedRecord,
+    sriov: crate::sriov::SharedReport,
 ) -> (Vec<AbortHandle>, StorageLedger) {
     let notify = Arc::new(Notify::new());
     let (nodes, nodes_writer) = reflector::store();
@@ -88,7 +89,10 @@ pub(crate) fn start(
     let drainer = config.storage.as_ref().zip(ledger.as_ref()).map(|(storage, ledger)| {
         storage::drain::Drainer::new(platform.drain_evictions.clone(), storage.drain, ledger.clone())
     });
-    let run = tokio::spawn(run(client, platform, config, caches, notify, drainer, record));
+    let sriov = config
+        .sriov
+        .then(|| crate::sriov::Sriov::new(platform.sriov_operator.clone(), config.sriov_drain, config.retry, sriov));
+    let run = tokio::spawn(run(client, platform, config, caches, notify, drainer, record, sriov));
     (tasks.into_iter().chain([run.abort_handle()]).collect(), ledger)
 }
 
@@ -111,7 +115,8 @@ where
     .abort_handle()
 }
 
-/// The loop: a CVO pass, a ClusterOperators pass, an MCO pass (and an NFD pass) per wake-up.
+/// The loop: a CVO pass, a ClusterOperators pass, an MCO pass (and an NFD pass, an SR-IOV pass) per wake-up.
+#[allow(clippy::too_many_arguments)]
 async fn run(
     client: kube::Client,
     platform: Platform,
@@ -120,6 +125,7 @@ async fn run(
     notify: Arc<Notify>,
     drainer: Option<storage::drain::Drainer>,
     record: SharedRecord,
+    mut sriov: Option<crate::sriov::Sriov>,
 ) {
     let ready = async {
         caches.nodes.wait_until_ready().await?;
@@ -182,6 +188,9 @@ async fn run(
                 tracing::debug!(error = %format!("{err:#}"), "NFD stand-in pass incomplete; retrying");
                 wake = earliest(wake, Some(Instant::now() + config.retry));
             }
+        }
+        if let Some(sriov) = sriov.as_mut() {
+            wake = earliest(wake, sriov.reconcile(&view).await);
         }
         if sync.failed.is_some() || nodes_incomplete {
             // The real operator requeues a failed sync with a rate limit.

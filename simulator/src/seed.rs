@@ -100,6 +100,35 @@ async fn ensure_platform_accounts(client: &kube::Client) -> anyhow::Result<()> {
         }))?;
         create_if_missing(client, binding).await?;
     }
+    ensure_sriov_account(client).await
+}
+
+/// The SR-IOV network operator's namespace, ServiceAccount, ClusterRole and binding, with the rules of its
+/// `config/rbac/clusterrole.yaml` on the kinds the simulator has (every verb on `machineconfiguration.openshift.io`;
+/// nodes, which its drain reads and cordons): [`crate::sriov`] acts as it.
+async fn ensure_sriov_account(client: &kube::Client) -> anyhow::Result<()> {
+    use crate::identities::{SRIOV_NAMESPACE, SRIOV_SERVICE_ACCOUNT};
+    use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
+    use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
+    let namespace: Namespace = serde_json::from_value(json!({"metadata": {"name": SRIOV_NAMESPACE}}))?;
+    create_if_missing(client, namespace).await?;
+    let account: ServiceAccount =
+        serde_json::from_value(json!({"metadata": {"name": SRIOV_SERVICE_ACCOUNT, "namespace": SRIOV_NAMESPACE}}))?;
+    create_or_read(Api::namespaced(client.clone(), SRIOV_NAMESPACE), account).await?;
+    let role: ClusterRole = serde_json::from_value(json!({
+        "metadata": {"name": SRIOV_SERVICE_ACCOUNT},
+        "rules": [
+            {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "watch", "patch", "update"]},
+            {"apiGroups": ["machineconfiguration.openshift.io"], "resources": ["*"], "verbs": ["*"]},
+        ],
+    }))?;
+    create_if_missing(client, role).await?;
+    let binding: ClusterRoleBinding = serde_json::from_value(json!({
+        "metadata": {"name": SRIOV_SERVICE_ACCOUNT},
+        "subjects": [{"kind": "ServiceAccount", "name": SRIOV_SERVICE_ACCOUNT, "namespace": SRIOV_NAMESPACE}],
+        "roleRef": {"kind": "ClusterRole", "name": SRIOV_SERVICE_ACCOUNT, "apiGroup": "rbac.authorization.k8s.io"},
+    }))?;
+    create_if_missing(client, binding).await?;
     Ok(())
 }
 

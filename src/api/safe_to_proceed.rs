@@ -223,9 +223,11 @@ pub mod check {
     /// none of its nodes until the admin lets it (the go-ahead annotation, or unpausing it where numo's admission
     /// policy is not in force).
     pub const ADMIN_HOLD: &str = "AdminHold";
+    /// Another operator (the SR-IOV network operator) paused the canary for a drain of its own; numo waits for it.
+    pub const OTHER_OPERATOR: &str = "OtherOperator";
 
     /// Every check.
-    pub const ALL: [&str; 13] = [
+    pub const ALL: [&str; 14] = [
         MAINTENANCE_WINDOW,
         BLACKOUT_WINDOW,
         CLUSTER_OPERATORS,
@@ -239,5 +241,6 @@ pub mod check {
         FOREIGN_CHANGE,
         DOMAIN_SOAK,
         ADMIN_HOLD,
+        OTHER_OPERATOR,
     ];
 }

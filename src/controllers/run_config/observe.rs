@@ -393,6 +393,7 @@ fn pool_view(pool: &MachineConfigPool, sources: &[(String, &BTreeMap<String, Str
         machine_config_selector: pool.spec.machine_config_selector.clone(),
         claim: PoolClaim::read(pool.annotations()),
         has_annotations: pool.metadata.annotations.is_some(),
+        sriov_holds: crate::taking_turns::sriov_holds(pool.annotations()),
         updated: current && pool.condition_true("Updated"),
         machine_count: status.map(|s| u32::try_from(s.machine_count).unwrap_or_default()),
         degraded: degraded(pool),

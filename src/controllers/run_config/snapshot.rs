@@ -233,6 +233,9 @@ pub struct PoolView {
     pub render_pending: bool,
     /// Who last set `spec.paused`, `spec.nodeSelector` and `spec.maxUnavailable` (from `managedFields`).
     pub writers: PoolWriters,
+    /// The SR-IOV network operator says it holds the pool paused for its drain
+    /// ([`crate::taking_turns::sriov_holds`]).
+    pub sriov_holds: bool,
 }
 
 /// Who last set each pool field numo holds.

@@ -166,6 +166,7 @@ pub fn plan<'a>(
         let names: Vec<&str> = next.iter().map(|n| n.name.as_str()).collect();
         readiness.blockers.extend(readiness::canary_blocker(resolved, inputs.target, &names));
         readiness.blockers.extend(ledger.holding());
+        readiness.blockers.extend(super::foreign::sriov_blocker(resolved.canary));
         if free == 0 {
             readiness.blockers.extend(soaking(&nodes, spec.concurrency as usize, inputs));
         }

@@ -140,7 +140,8 @@ pub fn resolve(snapshot: &Snapshot) -> Verdict<'_> {
     match canary {
         None => problems.push(format!("canary MachineConfigPool {canary_name} not found")),
         Some(pool) => {
-            if pool.paused {
+            // Paused by the SR-IOV network operator for its drain: its turn, which it ends itself.
+            if pool.paused && !super::foreign::sriov_turn(pool, false) {
                 problems.push(format!(
                     "canary MachineConfigPool {canary_name} is paused; the canary must be unpaused so it can \
                      upgrade released nodes"

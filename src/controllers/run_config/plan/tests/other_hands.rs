@@ -482,3 +482,83 @@ fn a_pool_deleted_and_created_again_is_held_again_and_reported() {
     let held = f.plan().status.held_pools;
     assert_eq!(held.iter().find(|h| h.name == "worker").map(|h| h.uid.as_str()), Some("uid-worker-2"));
 }
+
+/// The SR-IOV network operator pauses `pool` for its drain (`BeforeDrainNode`): its annotation, then `spec.paused`.
+fn sriov_pauses(f: &mut Fixture, pool: &str) {
+    let view = f.s.pools.get_mut(pool).unwrap();
+    view.sriov_holds = true;
+    view.paused = true;
+    view.writers.paused = by("sriov-network-operator");
+}
+
+/// It unpauses `pool` after its drain (`AfterCompleteDrainNode`): `spec.paused: false`, then `Idle`.
+fn sriov_unpauses(f: &mut Fixture, pool: &str) {
+    let view = f.s.pools.get_mut(pool).unwrap();
+    view.paused = false;
+    view.sriov_holds = false;
+}
+
+#[test]
+fn sriovs_pause_of_the_canary_is_its_turn_numo_waits_and_goes_on_after() {
+    let mut f = Fixture::new(3);
+    f.advance_to_gating();
+    f.finish_jobs(JobResult::Succeeded);
+    for _ in 0..3 {
+        f.step();
+        f.upgrade("worker-0");
+        f.finish_jobs(JobResult::Succeeded);
+    }
+    sriov_pauses(&mut f, "canary");
+    let p = f.step();
+    assert!(put_backs(&p).is_empty(), "SR-IOV's pause is not put back: {:?}", p.intents);
+    assert!(warnings(&p, "ForeignChange").is_empty(), "{:?}", p.notices);
+    assert!(p.status.foreign_changes.is_empty(), "{:?}", p.status.foreign_changes);
+    assert_eq!(condition(&p, condition::CONTESTED).status, "False");
+    assert_eq!(started(&p), 0, "the next node waits for SR-IOV: {:?}", p.intents);
+    let held = p.status.blocked_by.iter().find(|b| b.check == crate::api::check::OTHER_OPERATOR);
+    let held = held.unwrap_or_else(|| panic!("{:?}", p.status.blocked_by));
+    assert!(held.message.contains("SR-IOV network operator") && held.message.contains("canary"), "{}", held.message);
+    assert_eq!(condition(&p, condition::CONFIG_VALIDATED).status, "True", "a canary SR-IOV paused is no bad config");
+    assert!(f.s.pools["canary"].paused, "numo left SR-IOV's pause alone");
+    // SR-IOV's drain is done: it unpauses and numo goes on.
+    sriov_unpauses(&mut f, "canary");
+    let p = f.step();
+    assert!(!p.status.blocked_by.iter().any(|b| b.check == crate::api::check::OTHER_OPERATOR), "{:?}", p.status);
+    assert!(p.status.foreign_changes.is_empty());
+}
+
+#[test]
+fn a_pause_of_the_canary_without_sriovs_annotation_is_put_back() {
+    let mut f = Fixture::new(2);
+    f.advance_to_gating();
+    let view = f.s.pools.get_mut("canary").unwrap();
+    view.paused = true;
+    view.writers.paused = by("kubectl-patch");
+    let p = f.step();
+    assert!(
+        put_backs(&p).iter().any(|(pool, back)| *pool == "canary" && back.paused == Some(false)),
+        "{:?}",
+        p.intents
+    );
+    assert!(!p.status.blocked_by.iter().any(|b| b.check == crate::api::check::OTHER_OPERATOR));
+}
+
+#[test]
+fn sriovs_unpause_of_a_target_pool_numo_holds_is_paused_again_first() {
+    let mut f = Fixture::new(2);
+    f.advance_to_gating();
+    // SR-IOV's pause of the held pool changes nothing: numo holds it paused already.
+    sriov_pauses(&mut f, "worker");
+    let p = f.step();
+    assert!(put_backs(&p).is_empty(), "{:?}", p.intents);
+    assert!(!p.status.blocked_by.iter().any(|b| b.check == crate::api::check::OTHER_OPERATOR));
+    // Its unpause (let through by the policy only when it releases no node) is paused again before anything else.
+    sriov_unpauses(&mut f, "worker");
+    let p = f.step();
+    assert!(
+        matches!(p.intents.first(), Some(Intent::PutBackPool { pool, put_back, .. })
+        if pool == "worker" && put_back.paused == Some(true)),
+        "{:?}",
+        p.intents
+    );
+}
