@@ -56,7 +56,7 @@ pub struct Recorded {
     pub finished_jobs: Vec<JobRecord>,
 }
 
-/// Records every gated node.
+/// Records every gated node; `reached` says whether a node runs the target.
 pub fn record(
     gated: &[GatedNode<'_>],
     history: &History<'_>,
@@ -64,12 +64,13 @@ pub fn record(
     now: &Time,
     timeout: Option<Duration>,
     soak: Option<Duration>,
+    reached: &dyn Fn(&crate::controllers::run_config::snapshot::NodeView) -> bool,
 ) -> Recorded {
     let mut out = NodesStatus { total: gated.len() as u32, ..Default::default() };
     let mut notices = Vec::new();
     let mut requeue_after: Option<Duration> = None;
     let mut finished_jobs = Vec::new();
-    for GatedNode { node, state, records, timer_reset, .. } in gated {
+    for GatedNode { node, state, records, timer_reset, released, .. } in gated {
         let finished = || records.values().filter(|r| r.result != JobResult::Running).cloned();
         let name = node.name.as_str();
         let phase = state.phase();
@@ -96,6 +97,27 @@ pub fn record(
                         format!("Node {name} is skipped as the skip annotation asks; it is not gated."),
                     ));
                 }
+                // The machine-config daemon retries a failed update wherever the node is (openshift/
+                // machine-config-operator `pkg/daemon/daemon.go`): a skipped node may finish it during the rollout,
+                // with no gate and no cleanup Job. Said once, and kept in the node's entry.
+                // A node skipped after it started keeps its entry: the record of its Jobs, which stay numo's own.
+                let previous = history.entry(name);
+                let upgraded_before = previous.is_some_and(|e| e.upgraded_at.is_some());
+                let mut entry = previous.cloned().map(|e| NodeProgress { phase: NodePhase::Skipped, ..e });
+                if *released && !upgraded_before && reached(node) {
+                    let message = format!(
+                        "Node {name}, skipped, now runs {version}: the machine-config daemon finished the update it \
+                         had failed. numo ran no cleanup Job for it; run them by hand if the node needs them."
+                    );
+                    notices.push(Notice::warning("SkippedNodeUpgraded", "Skip", message.clone()));
+                    let base = entry.take().unwrap_or_else(|| NodeProgress {
+                        name: name.to_string(),
+                        phase: NodePhase::Skipped,
+                        ..Default::default()
+                    });
+                    entry = Some(NodeProgress { upgraded_at: Some(now.clone()), message: Some(message), ..base });
+                }
+                out.entries.extend(entry);
                 continue;
             }
             NodeState::Pending => {

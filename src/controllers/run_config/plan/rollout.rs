@@ -226,6 +226,7 @@ pub fn gate_nodes(
         &Time(snapshot.now),
         spec.node_timeout(),
         spec.soak_time(),
+        &|node| !target.behind(node),
     );
     draft.intents.extend(gate.intents);
     draft.notices.extend(gate.notices);

@@ -518,3 +518,31 @@ fn alertmanager_is_not_asked_while_a_window_holds_the_rollout() {
     assert_eq!(ready_for_next(&p).1, "MaintenanceWindow");
     assert!(!p.needs_alerts && p.needs_budget_pods.is_empty(), "nothing is asked while the window is closed");
 }
+
+#[test]
+fn a_skipped_node_the_daemon_later_finishes_is_said_once_with_no_cleanup_job_run() {
+    let mut f = Fixture::new(2);
+    for _ in 0..20 {
+        let p = f.step();
+        if node_phase(&p, "worker-0") == Some(NodePhase::Upgrading) {
+            break;
+        }
+        f.finish_jobs(JobResult::Succeeded);
+    }
+    // worker-0's update failed in the canary; the admin skips it.
+    f.s.run_config.skip.insert("worker-0".into());
+    let p = f.step();
+    assert_eq!(events(&p, "SkippedNodeUpgraded"), 0);
+    // The daemon's own retry finishes it later.
+    f.upgrade("worker-0");
+    let p = f.step();
+    assert_eq!(events(&p, "SkippedNodeUpgraded"), 1, "{:?}", p.notices);
+    let entry = p.status.nodes.iter().find(|e| e.name == "worker-0").expect("kept in an entry");
+    assert!(entry.message.as_deref().unwrap_or_default().contains("numo ran no cleanup Job"), "{entry:?}");
+    let cleanups =
+        |f: &Fixture| f.s.jobs.iter().filter(|j| j.node == "worker-0" && j.phase == JobPhase::Cleanup).count();
+    assert_eq!(cleanups(&f), 0);
+    let p = f.step();
+    assert_eq!(events(&p, "SkippedNodeUpgraded"), 0, "said once");
+    assert_eq!(p.status.skipped_nodes, vec!["worker-0".to_string()]);
+}
