@@ -79,7 +79,8 @@ pub fn go_ahead(snapshot: &Snapshot, resolved: &Resolved<'_>) -> (Vec<Intent>, V
     (intents, notices)
 }
 
-/// Keeps in `next` only the nodes whose pool no admin holds; returns what holds the others, when no node may start.
+/// Keeps in `next` only the nodes whose pool no admin holds; returns what holds the others (shown when no node may
+/// start).
 pub fn keep_released(resolved: &Resolved<'_>, nodes: &[GatedNode<'_>], next: &mut Vec<usize>) -> Option<Blocker> {
     let mut held: Vec<&str> = Vec::new();
     next.retain(|i| {
@@ -94,7 +95,7 @@ pub fn keep_released(resolved: &Resolved<'_>, nodes: &[GatedNode<'_>], next: &mu
             _ => true,
         }
     });
-    if held.is_empty() || !next.is_empty() {
+    if held.is_empty() {
         return None;
     }
     let annotate = format!(

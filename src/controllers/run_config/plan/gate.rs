@@ -145,11 +145,11 @@ pub fn plan<'a>(
     let previous = snapshot.run_config.status.topology.as_ref();
     let waves = domains.map(|d| topology::waves(d, &nodes, previous, snapshot.now)).unwrap_or_default();
     let mut startable = topology::startable(domains, &nodes, &waves, free, snapshot.now);
+    // Nodes of a pool an admin paused before numo held it wait for the admin's go-ahead.
+    let admin_holds = admin_hold::keep_released(resolved, &nodes, &mut startable.nodes);
     // The canary serves one pool's config at a time: nodes of a pool with other content wait until it is empty.
     let serving = canary::serving(resolved, &nodes, &startable.nodes);
     let other_pools_wait = canary::keep_compatible(resolved, &nodes, serving, &mut startable.nodes);
-    // Nodes of a pool an admin paused before numo held it wait for the admin's go-ahead.
-    let admin_holds = admin_hold::keep_released(resolved, &nodes, &mut startable.nodes);
 
     // Step 5: steer the pools once every held node is labelled, the canary to the config of the pool it serves.
     let steering = if labels_applied { pools::steer(resolved, spec.concurrency, ledger, serving) } else { Vec::new() };
@@ -173,7 +173,7 @@ pub fn plan<'a>(
         readiness.blockers.extend(startable.blocker.clone());
         // Only when no node of the canary's pool may start: those that may, start.
         readiness.blockers.extend(other_pools_wait.clone().filter(|_| startable.nodes.is_empty()));
-        readiness.blockers.extend(admin_holds.clone());
+        readiness.blockers.extend(admin_holds.clone().filter(|_| startable.nodes.is_empty()));
         if !readiness.blockers.is_empty() {
             // Held anyway: no need to list pods or ask Alertmanager (a window may hold for days).
             readiness.needs_budget_pods.clear();
