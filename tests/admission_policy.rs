@@ -174,7 +174,9 @@ async fn refuses_other_hands(admin: &Client, run_config: &str) -> anyhow::Result
     // ... a changed selector of a held custom pool ...
     let infra: MachineConfigPool = serde_json::from_value(json!({
         "metadata": {"name": "infra", "annotations": {POOL_CLAIMED_BY: run_config, POOL_ORIGINAL: "{\"paused\":false}"}},
-        "spec": {"paused": true, "nodeSelector": {"matchLabels": {"node-role.kubernetes.io/infra": ""}}},
+        "spec": {"paused": true, "nodeSelector": {"matchLabels": {"node-role.kubernetes.io/infra": ""}},
+                 "machineConfigSelector": {"matchExpressions": [{"key": "machineconfiguration.openshift.io/role",
+                                                                 "operator": "In", "values": ["worker", "infra"]}]}},
     }))?;
     pools(admin).create(&Default::default(), &infra).await?;
     let steer = json!({"spec": {"nodeSelector": {"matchLabels": {"node-role.kubernetes.io/worker": ""},
