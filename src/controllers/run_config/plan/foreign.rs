@@ -362,7 +362,8 @@ fn stop_advice(field: &str) -> String {
         }
         _ => format!(
             "If a GitOps controller keeps MachineConfigPools as git has them, make it ignore /spec/paused and \
-             /spec/nodeSelector of MachineConfigPools (Argo CD: ignoreDifferences with RespectIgnoreDifferences=true; \
+             /spec/nodeSelector (and the canary's /spec/maxUnavailable and /spec/machineConfigSelector) of \
+             MachineConfigPools (Argo CD: ignoreDifferences with RespectIgnoreDifferences=true; \
              see docs/install.md); otherwise stop whoever changes {field} while numo holds the pool."
         ),
     }
