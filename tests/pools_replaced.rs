@@ -184,9 +184,18 @@ async fn with_the_policy_a_held_pool_is_neither_replaced_nor_deleted_and_no_labe
     let pools = Api::<MachineConfigPool>::all(setup.client.clone());
     let replace = PostParams { field_manager: Some("kubectl-replace".into()), ..Default::default() };
     for name in ["worker", "canary"] {
-        let mut put = manifest(&before[name]);
-        put.metadata.resource_version = pools.get(name).await?.resource_version();
-        refused(pools.replace(name, &replace, &put).await.map(|_| ()), &format!("the replace of {name}"));
+        // Read again on a conflict (the machine-config operator writes the pool's status meanwhile), as a GitOps
+        // tool's replace does; the policy's answer is what counts.
+        let mut attempts = 0;
+        let result = loop {
+            let mut put = manifest(&before[name]);
+            put.metadata.resource_version = pools.get(name).await?.resource_version();
+            match pools.replace(name, &replace, &put).await {
+                Err(kube::Error::Api(status)) if status.code == 409 && attempts < 5 => attempts += 1,
+                other => break other.map(|_| ()),
+            }
+        };
+        refused(result, &format!("the replace of {name}"));
     }
     refused(pools.delete("worker", &DeleteParams::default()).await.map(|_| ()), "the delete of worker");
     // worker-2 waits, held by its rule label: removing it through the node's status is refused too.
