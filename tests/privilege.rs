@@ -200,6 +200,14 @@ async fn a_tenants_rule_cannot_run_jobs_as_another_namespaces_service_account_un
         valid_config(r).is_some_and(|(status, _, _)| status == "True")
     })
     .await?;
+    // The admin paused the workers before numo held them (their own hold): numo releases none until they give it
+    // the go-ahead.
+    numo_testkit::wait_until(&setup.run_configs(), "gated", TIMEOUT, "held by the admin's pause", |rc| {
+        rc.status.as_ref().is_some_and(|s| s.blocked_by.iter().any(|b| b.check == "AdminHold"))
+    })
+    .await?;
+    let go_ahead = json!({"metadata": {"annotations": {numo::labels::GO_AHEAD_ANNOTATION: "worker"}}});
+    setup.run_configs().patch("gated", &PatchParams::default(), &Patch::Merge(&go_ahead)).await?;
     // ... and the rollout runs its gate Job there, as that ServiceAccount.
     let deadline = tokio::time::Instant::now() + ROLLOUT;
     let mut updates = watcher::watcher(Api::<Job>::namespaced(admin.clone(), OPS), watcher::Config::default())
