@@ -120,8 +120,7 @@ impl Watches {
         K: Resource + Clone + Debug + DeserializeOwned + Send + Sync + 'static,
         K::DynamicType: Default + Eq + Hash + Clone + Send + Sync,
     {
-        self.shared.with(|health| health.entry(kind).or_default().optional = true);
-        self.watch(kind, config)
+        self.watch_optional_trimmed(kind, config, |_: &mut K| {})
     }
 
     /// [`Watches::watch_optional`] with `trim` applied to every object before it is cached (see
