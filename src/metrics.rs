@@ -102,6 +102,7 @@ pub struct Metrics {
     nodes_by_phase: Family<NodePhaseLabels, Gauge>,
     check_blocking: Family<CheckLabels, Gauge>,
     config_change_overdue: Family<TriggerLabels, Gauge>,
+    next_minor_held: Family<RunConfigLabels, Gauge>,
     estimated_end: Family<RunConfigLabels, Gauge>,
     held_since: Family<RunConfigLabels, Gauge>,
     pools_paused_since: Family<RunConfigLabels, Gauge>,
@@ -149,6 +150,13 @@ impl Default for Metrics {
             "1 while a run config's rollout has left a target node behind its pool's rendered config for longer than \
              overdueAfter, else 0; labelled with the run config's trigger",
             config_change_overdue.clone(),
+        );
+        let next_minor_held = Family::<RunConfigLabels, Gauge>::default();
+        registry.register(
+            "next_minor_update_held",
+            "1 while the kube-apiserver operator refuses the cluster's next minor update because nodes a run config \
+             holds behind are too far behind the API server (condition NextMinorUpdateHeld), else 0",
+            next_minor_held.clone(),
         );
         let estimated_end = Family::<RunConfigLabels, Gauge>::default();
         registry.register(
@@ -233,6 +241,7 @@ impl Default for Metrics {
             nodes_by_phase,
             check_blocking,
             config_change_overdue,
+            next_minor_held,
             estimated_end,
             held_since,
             pools_paused_since,
@@ -284,6 +293,13 @@ impl Metrics {
         }
         let labels = TriggerLabels { run_config: run_config.to_string(), trigger: trigger.as_str() };
         self.config_change_overdue.get_or_create(&labels).set(i64::from(overdue));
+    }
+
+    /// Sets whether nodes `run_config` holds behind hold the cluster's next minor update.
+    pub fn set_next_minor_held(&self, run_config: &str, held: bool) {
+        self.next_minor_held
+            .get_or_create(&RunConfigLabels { run_config: run_config.to_string() })
+            .set(i64::from(held));
     }
 
     /// Sets when `run_config`'s rollout should end (Unix seconds), or removes the series when nothing is estimated.
@@ -348,6 +364,7 @@ impl Metrics {
             self.awaiting_admin.remove(&labels);
         }
         self.estimated_end.remove(&RunConfigLabels { run_config: run_config.to_string() });
+        self.next_minor_held.remove(&RunConfigLabels { run_config: run_config.to_string() });
         self.counted.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).remove(run_config);
         for phase in NodePhase::ALL {
             let labels = NodePhaseLabels { run_config: run_config.to_string(), phase: node_phase_label(phase) };

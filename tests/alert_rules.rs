@@ -121,7 +121,8 @@ fn every_alert_follows_openshifts_conventions_and_has_a_runbook() {
         let name = name(alert);
         assert!(name.starts_with("Numo") && !name.contains(['-', '_', ' ']), "{name}: CamelCase, prefixed Numo");
         let severity = alert["labels"]["severity"].as_str().unwrap_or_default();
-        assert!(["warning", "critical"].contains(&severity), "{name}: severity {severity:?}");
+        // info: a notice that asks nothing of the admin.
+        assert!(["info", "warning", "critical"].contains(&severity), "{name}: severity {severity:?}");
         let precheck = &alert["labels"]["openShiftUpdatePrecheck"];
         assert!(precheck.is_null() || precheck == "true", "{name}: openShiftUpdatePrecheck {precheck}");
         for annotation in ["summary", "description"] {
@@ -323,6 +324,8 @@ fn the_series_the_tests_feed_the_rules_are_named_and_labelled_as_numo_serves_the
     metrics.set_held_since("ops/workers", Some(1));
     metrics.set_pools_paused_since("ops/workers", Some(1));
     metrics.set_held_pools("ops/workers", 2);
+    metrics.set_estimated_end("ops/workers", Some(1));
+    metrics.set_next_minor_held("ops/workers", true);
     metrics.set_nodes_awaiting_admin("ops/workers", 1, 1);
     metrics.set_contested("ops/workers", Some("ForeignChange"));
     metrics.set_contested("ops/infra", Some("ChangedBackRepeatedly"));

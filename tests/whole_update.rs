@@ -101,6 +101,15 @@ async fn eus_to_eus(test: &str, policy: bool) -> anyhow::Result<()> {
     let rc = setup.run_configs().get("eus").await?;
     let held = rc.status.unwrap_or_default().blocked_by.into_iter().find(|b| b.check == "AdminHold").expect("held");
     assert!(held.message.contains("openshift-optional.skrzypek.io/go-ahead=worker"), "{}", held.message);
+    // At an even minor, workers two minors behind would be three behind after the next minor: the kube-apiserver
+    // operator refuses it, and numo says the next minor update waits for its workers.
+    let next_minor = "held by kubelet skew, as the kube-apiserver operator says";
+    numo_testkit::wait_until(&setup.run_configs(), "eus", ROLLOUT, next_minor, |rc| {
+        let conditions = rc.status.as_ref().map(|s| s.conditions.as_slice()).unwrap_or_default();
+        numo::conditions::find(conditions, "NextMinorUpdateHeld")
+            .is_some_and(|c| c.status == "True" && c.message.contains("KubeletMinorVersionUnsupportedNextUpgrade"))
+    })
+    .await?;
 
     // The admin's last step (where numo's policy is in force: once the API server enforces it).
     if policy {
@@ -121,7 +130,7 @@ async fn eus_to_eus(test: &str, policy: bool) -> anyhow::Result<()> {
         unpaused?;
     }
     let done = setup.wait_phase("eus", RunPhase::Completed, ROLLOUT).await?;
-    assert_eq!(done.status.unwrap_or_default().target_version.as_deref(), Some("4.18.0"));
+    assert_eq!(done.status.clone().unwrap_or_default().target_version.as_deref(), Some("4.18.0"));
     let versions = setup.node_versions().await?;
     let reboots = setup.world.simulator().expect("the simulator runs").reboots();
     for node in ["worker-0", "worker-1"] {
@@ -142,6 +151,15 @@ async fn eus_to_eus(test: &str, policy: bool) -> anyhow::Result<()> {
         2
     );
     assert!(!pools.get("worker").await?.spec.paused, "the admin's unpause is kept at the end");
+    let said = done.status.unwrap_or_default().conditions;
+    let next_minor = numo::conditions::find(&said, "NextMinorUpdateHeld").expect("stated");
+    assert_eq!(next_minor.status, "False", "{}", next_minor.message);
+    let operators: Api<numo::openshift::ClusterOperator> = Api::all(setup.client.clone());
+    let synced = "the kube-apiserver operator allows the next minor update again";
+    numo_testkit::wait_until(&operators, "kube-apiserver", Duration::from_secs(60), synced, |co| {
+        co.status.as_ref().and_then(|s| s.condition("Upgradeable")).is_some_and(|c| c.status == "True")
+    })
+    .await?;
     Ok(())
 }
 

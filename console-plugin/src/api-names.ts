@@ -156,6 +156,7 @@ export const CONDITION_TYPES = [
   'ConfigChangeOverdue',
   'Contested',
   'ForeignWritesRefused',
+  'NextMinorUpdateHeld',
 ] as const;
 export type ConditionType = (typeof CONDITION_TYPES)[number];
 

@@ -15,7 +15,8 @@
 //!   `Progressing=False`.
 //!
 //! - on `machine-config`, the machine-config operator's own sync ([`report_sync`]: its MachineConfigNode, pool and
-//!   required-pool steps) and its reaction to a degraded pool ([`report_upgradeable`]).
+//!   required-pool steps) and its reaction to a degraded pool ([`report_upgradeable`]);
+//! - on `kube-apiserver`, its kubelet version skew controller's `Upgradeable` ([`crate::kubelet_skew`]).
 //!
 //! Operators outside [`PAYLOAD`] (created by a test) are never updated, as the real CVO leaves operators that are not
 //! in its payload alone. The CVO does not wait for the ClusterOperators, nor does it report a degraded one.
@@ -36,7 +37,7 @@ use serde_json::json;
 use crate::cvo::{self, OperatorRelease};
 use crate::operator_sync::SyncReport;
 use crate::required_pools::{DEGRADED_POOL, DEGRADED_POOL_MESSAGE};
-use crate::{faults, render, FIELD_MANAGER};
+use crate::{faults, kubelet_skew, render, OpenShiftRelease, FIELD_MANAGER};
 
 /// Condition: the operator is functional and available in the cluster.
 pub const AVAILABLE: &str = "Available";
@@ -207,18 +208,20 @@ pub fn status_patch(status: &ClusterOperatorStatus, resource_version: Option<&st
 /// The simulated cluster operators' memory between passes.
 pub struct ClusterOperators {
     client: kube::Client,
+    /// The release played (the wording of the operators' messages).
+    release: OpenShiftRelease,
     /// ClusterOperator → the resourceVersion its last status write was based on, until the cache moves past it.
     pending: HashMap<String, String>,
 }
 
 impl ClusterOperators {
-    /// The operators, writing through `client`.
-    pub fn new(client: kube::Client) -> Self {
-        Self { client, pending: HashMap::new() }
+    /// The operators of `release`, writing through `client`.
+    pub fn new(client: kube::Client, release: OpenShiftRelease) -> Self {
+        Self { client, release, pending: HashMap::new() }
     }
 
-    /// One pass over the cached ClusterOperators, ClusterVersion and MachineConfigs: writes the status of every
-    /// ClusterOperator whose faults or release changed it. Errors are reported together at the end (the caller
+    /// One pass over the cached ClusterOperators, ClusterVersion, MachineConfigs and nodes: writes the status of
+    /// every ClusterOperator whose faults, release or (for `kube-apiserver`) kubelets changed it. Errors are reported together at the end (the caller
     /// retries); a conflict means the cache is behind, and its next event brings the pass back.
     pub async fn reconcile(
         &mut self,
@@ -227,6 +230,7 @@ impl ClusterOperators {
         configs: &[Arc<MachineConfig>],
         mco_sync: &SyncReport,
         pools: &[Arc<MachineConfigPool>],
+        nodes: &[Arc<k8s_openapi::api::core::v1::Node>],
     ) -> anyhow::Result<()> {
         let pool_degraded = crate::required_pools::any_degraded(pools.iter().map(Arc::as_ref));
         let cv = versions.iter().find(|v| v.metadata.name.as_deref() == Some(CLUSTER_VERSION_NAME));
@@ -252,6 +256,14 @@ impl ClusterOperators {
             if name == MACHINE_CONFIG {
                 report_sync(&mut status, mco_sync, &now);
                 report_upgradeable(&mut status, pool_degraded, &now);
+            }
+            if name == kubelet_skew::KUBE_APISERVER {
+                let version = status.operator_version().unwrap_or_default().to_string();
+                let releases = render::releases(configs);
+                let kubelets = kubelet_skew::kubelets(nodes, &releases);
+                if let Some(verdict) = kubelet_skew::verdict(&version, &kubelets, self.release) {
+                    kubelet_skew::report(&mut status, &verdict, &now);
+                }
             }
             if operator.status.clone().unwrap_or_default() == status {
                 continue;

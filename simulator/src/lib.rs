@@ -148,6 +148,7 @@ pub mod cvo;
 pub mod daemon;
 pub mod faults;
 pub mod identities;
+pub mod kubelet_skew;
 pub mod machine_config_nodes;
 pub mod mco;
 pub mod membership;

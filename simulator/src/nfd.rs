@@ -45,11 +45,7 @@ impl Nfd {
     /// One pass: labels every node whose label is behind its current config. Errors are reported together at the
     /// end (the caller retries).
     pub async fn reconcile(&mut self, view: &View) -> anyhow::Result<()> {
-        let releases: BTreeMap<String, String> = view
-            .configs
-            .iter()
-            .filter_map(|c| Some((c.name_any(), c.annotations().get(RELEASE_VERSION)?.clone())))
-            .collect();
+        let releases = crate::render::releases(&view.configs);
         let nodes: BTreeMap<String, &Node> = view.nodes.iter().map(|n| (n.name_any(), n.as_ref())).collect();
         self.written
             .retain(|name, label| nodes.get(name).is_some_and(|n| n.labels().get(RELEASE_VERSION) != Some(&*label)));

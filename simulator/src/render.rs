@@ -38,6 +38,16 @@ pub fn release_image(version: &str) -> String {
     format!("quay.io/openshift-release-dev/ocp-release@sha256:{}", hex_digest(&format!("release {version}"), 64))
 }
 
+/// Each MachineConfig that names a release (the rendered ones do), by name: MachineConfig → release.
+pub fn releases(configs: &[std::sync::Arc<MachineConfig>]) -> std::collections::BTreeMap<String, String> {
+    configs
+        .iter()
+        .filter_map(|c| {
+            Some((c.metadata.name.clone()?, c.metadata.annotations.as_ref()?.get(RELEASE_VERSION)?.clone()))
+        })
+        .collect()
+}
+
 /// The RHCOS image a release boots (a digest derived from the version).
 pub fn os_image_url(version: &str) -> String {
     format!("quay.io/openshift-release-dev/ocp-v4.0-art-dev@sha256:{}", hex_digest(&format!("rhcos {version}"), 64))

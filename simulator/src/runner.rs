@@ -139,7 +139,7 @@ async fn run(
     }
     tracing::info!(nfd_labels = config.nfd_labels, "simulated CVO and MCO running");
     let mut cvo = Cvo::new(client.clone(), config.control_plane);
-    let mut operators = ClusterOperators::new(client.clone());
+    let mut operators = ClusterOperators::new(client.clone(), config.openshift);
     let mut nfd = config.nfd_labels.then(|| Nfd::new(client.clone()));
     let timing = daemon::Timing { drain: config.drain, reboot: config.reboot };
     let mut mco = Mco::new(client, timing, config.retry, notify.clone(), record);
@@ -173,7 +173,8 @@ async fn run(
         if matches!(caches.operators.wait_until_ready().now_or_never(), Some(Ok(()))) {
             let versions = caches.versions.state();
             let operator_states = caches.operators.state();
-            let reconciled = operators.reconcile(&operator_states, &versions, &view.configs, &sync, &view.pools).await;
+            let reconciled =
+                operators.reconcile(&operator_states, &versions, &view.configs, &sync, &view.pools, &view.nodes).await;
             if let Err(err) = reconciled {
                 tracing::debug!(error = %format!("{err:#}"), "ClusterOperators pass incomplete; retrying");
                 wake = earliest(wake, Some(Instant::now() + config.retry));

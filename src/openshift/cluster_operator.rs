@@ -51,7 +51,28 @@ pub struct OperandVersion {
     pub version: String,
 }
 
+/// The operator whose kubelet version skew controller says whether the kubelets allow the next minor update.
+pub const KUBE_APISERVER: &str = "kube-apiserver";
+/// The prefix of the `Upgradeable` reason the kube-apiserver operator gives for kubelet skew (library-go joins the
+/// operator condition's type, less `Upgradeable`, and its reason: `KubeletMinorVersion_<reason>`).
+const KUBELET_SKEW_REASON: &str = "KubeletMinorVersion_";
+
 impl ClusterOperator {
+    /// What the `kube-apiserver` operator says when kubelets too far behind the API server hold the next minor
+    /// update (`Upgradeable=False`, reason `KubeletMinorVersion_KubeletMinorVersionUnsupportedNextUpgrade` or
+    /// `..._KubeletMinorVersionUnsupported`, possibly among other reasons joined by `::`): its reason and message.
+    /// None for any other operator or reason.
+    pub fn kubelet_skew(&self) -> Option<(String, String)> {
+        if self.metadata.name.as_deref() != Some(KUBE_APISERVER) {
+            return None;
+        }
+        let upgradeable = self.status.as_ref()?.condition("Upgradeable")?;
+        let reason = upgradeable.reason.as_deref().unwrap_or_default();
+        let skew = reason.split("::").any(|r| r.starts_with(KUBELET_SKEW_REASON));
+        (upgradeable.status == "False" && skew)
+            .then(|| (reason.to_string(), upgradeable.message.clone().unwrap_or_default()))
+    }
+
     /// Why the operator is unhealthy (`Degraded=True`, `Available=False`), as a sentence; None when it is not.
     pub fn problem(&self) -> Option<String> {
         let conditions = self.status.as_ref().map(|s| s.conditions.as_slice()).unwrap_or_default();
@@ -81,6 +102,26 @@ mod tests {
             "metadata": {"name": "ingress"}, "spec": {}, "status": {"conditions": conditions}
         }))
         .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn the_kube_apiserver_says_when_kubelet_skew_holds_the_next_minor_update() {
+        let named = |name: &str, conditions| {
+            let mut o = operator(conditions);
+            o.metadata.name = Some(name.into());
+            o
+        };
+        let held = serde_json::json!([{"type": "Upgradeable", "status": "False",
+            "reason": "KubeletMinorVersion_KubeletMinorVersionUnsupportedNextUpgrade",
+            "message": "KubeletMinorVersionUpgradeable: Kubelet version (1.30.0) on node worker-0 will not be supported in the next OpenShift version upgrade."}]);
+        let (reason, message) = named(KUBE_APISERVER, held.clone()).kubelet_skew().unwrap();
+        assert_eq!(reason, "KubeletMinorVersion_KubeletMinorVersionUnsupportedNextUpgrade");
+        assert!(message.contains("worker-0"), "{message}");
+        assert_eq!(named("machine-config", held).kubelet_skew(), None, "only the kube-apiserver operator's");
+        let other = serde_json::json!([{"type": "Upgradeable", "status": "False", "reason": "FeatureGates_RestrictedFeatureGates_TechPreviewNoUpgrade"}]);
+        assert_eq!(named(KUBE_APISERVER, other).kubelet_skew(), None);
+        let behind_ok = serde_json::json!([{"type": "Upgradeable", "status": "True", "reason": "AsExpected"}]);
+        assert_eq!(named(KUBE_APISERVER, behind_ok).kubelet_skew(), None);
     }
 
     #[test]

@@ -13,7 +13,9 @@ pub mod machine_config_pool;
 pub mod machine_os_config;
 pub mod storage_cluster;
 
-pub use cluster_operator::{ClusterOperator, ClusterOperatorSpec, ClusterOperatorStatus, OperandVersion};
+pub use cluster_operator::{
+    ClusterOperator, ClusterOperatorSpec, ClusterOperatorStatus, OperandVersion, KUBE_APISERVER,
+};
 pub use cluster_version::{
     ClusterVersion, ClusterVersionCondition, ClusterVersionSpec, ClusterVersionStatus, Release, Update, UpdateHistory,
 };

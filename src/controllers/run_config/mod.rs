@@ -99,7 +99,7 @@ pub async fn run(ctx: Context) {
         move || all_run_configs(&store)
     };
     let (all_for_pools, all_for_mcs, all_for_cv, all_for_moscs) = (all.clone(), all.clone(), all.clone(), all.clone());
-    let all_for_storage = all;
+    let (all_for_storage, all_for_skew) = (all.clone(), all);
     let interest = node_interest::NodeInterest::default();
     let waking = {
         let (store, configs, interest) = (run_configs.clone(), machine_configs.clone(), interest.clone());
@@ -158,7 +158,11 @@ pub async fn run(ctx: Context) {
     .watches_stream(job_events.touched_objects(), job_owner)
     .watches_stream(
         co_events.touched_objects().predicate_filter(predicates::operator_predicate, Default::default()),
-        move |_| checking(),
+        // Every run config tells whether kubelet skew holds the next minor update (condition NextMinorUpdateHeld).
+        move |co| match co.meta().name.as_deref() == Some(openshift::KUBE_APISERVER) {
+            true => all_for_skew(),
+            false => checking(),
+        },
     )
     .watches_stream(
         budget_events.touched_objects().predicate_filter(predicates::budget_predicate, Default::default()),

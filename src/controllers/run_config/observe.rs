@@ -165,6 +165,7 @@ pub fn snapshot(stores: &Stores, rc: &MutexRunConfig, now: Timestamp) -> Snapsho
     };
     Snapshot {
         storage_domain_key: storage_domain_key(stores),
+        kubelet_skew: kubelet_skew(stores),
         now,
         run_config,
         rules,
@@ -209,6 +210,12 @@ fn nonce() -> u64 {
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
     hasher.write_u128(now.as_nanos());
     hasher.finish()
+}
+
+/// What the `kube-apiserver` ClusterOperator says of kubelet skew, when it holds the next minor update.
+fn kubelet_skew(stores: &Stores) -> Option<(String, String)> {
+    let operator = stores.cluster_operators.get(&ObjectRef::new(crate::openshift::KUBE_APISERVER))?;
+    operator.decoded()?.kubelet_skew()
 }
 
 /// The unhealthy ClusterOperators and the PodDisruptionBudgets at zero, or why they cannot be read.

@@ -88,13 +88,15 @@ pub fn node_predicate(node: &Guarded<Node>) -> Option<u64> {
     Some(hasher.finish())
 }
 
-/// A ClusterOperator matters when whether (and why) it is unhealthy changes.
+/// A ClusterOperator matters when whether (and why) it is unhealthy changes, or (the `kube-apiserver`'s) whether
+/// kubelet skew holds the next minor update.
 pub fn operator_predicate(co: &Guarded<ClusterOperator>) -> Option<u64> {
     let mut hasher = DefaultHasher::new();
     co.meta().uid.hash(&mut hasher);
     // A degraded operator deleted no longer holds anything (the watch marks a delete event so).
     co.meta().deletion_timestamp.is_some().hash(&mut hasher);
     co.decoded().map(ClusterOperator::problem).hash(&mut hasher);
+    co.decoded().map(ClusterOperator::kubelet_skew).hash(&mut hasher);
     Some(hasher.finish())
 }
 

@@ -232,6 +232,8 @@ pub fn record_metrics(
     }
     let overdue = crate::conditions::is_true(&status.conditions, super::plan::condition::CONFIG_CHANGE_OVERDUE);
     metrics.set_config_change_overdue(&key, rc.spec.trigger, overdue);
+    let next_minor = crate::conditions::is_true(&status.conditions, super::plan::condition::NEXT_MINOR_UPDATE_HELD);
+    metrics.set_next_minor_held(&key, next_minor);
     metrics.set_estimated_end(&key, status.estimate.as_ref().map(|e| e.end.0.as_second()));
     metrics.set_held_since(&key, status.held_since.as_ref().map(|t| t.0.as_second()));
     metrics.set_pools_paused_since(&key, pools_paused_since(rc.spec.trigger, status));

@@ -26,6 +26,7 @@ mod gate;
 mod held;
 mod intent;
 mod learn;
+mod next_minor;
 mod node_reads;
 mod node_state;
 mod notice;
@@ -171,8 +172,14 @@ fn finish(snapshot: &Snapshot, mut draft: Draft, stage: Stage, validated: &str) 
     let slow_at = eta::slow(snapshot, &mut status);
     let hold_at = eta::hold_refresh(snapshot, &status);
     let requeue_after = [draft.requeue_after, others.requeue_after, slow_at, hold_at].into_iter().flatten().min();
-    let besides =
-        stage::Besides { overdue: draft.overdue, contested: others.contested, policy: snapshot.policy.clone() };
+    let next_minor = next_minor::held(snapshot, &stage, &status);
+    notices.extend(next_minor::notice(snapshot, next_minor.as_ref()));
+    let besides = stage::Besides {
+        overdue: draft.overdue,
+        contested: others.contested,
+        policy: snapshot.policy.clone(),
+        next_minor,
+    };
     let mut desired = stage.conditions(validated, &besides);
     // Whatever the stage, an unresolved foreign change holds the next node.
     if let Some(blocker) = others.blocker {

@@ -13,6 +13,9 @@ pub struct Besides {
     pub contested: Option<(&'static str, String)>,
     /// Whether numo's admission policy refuses other hands' writes (`Err`: why not); None before numo knows.
     pub policy: Option<Result<(), String>>,
+    /// Why the cluster's next minor update waits for numo's rollout (see [`condition::NEXT_MINOR_UPDATE_HELD`]), if
+    /// it does.
+    pub next_minor: Option<String>,
 }
 
 impl Stage {
@@ -54,6 +57,14 @@ impl Stage {
                 condition::FOREIGN_WRITES_REFUSED,
                 "NotKnownYet",
                 "numo has not put its admission policy in place yet.",
+            ),
+        });
+        all.push(match &besides.next_minor {
+            Some(message) => Desired::true_(condition::NEXT_MINOR_UPDATE_HELD, "KubeletSkew", message.clone()),
+            None => Desired::false_(
+                condition::NEXT_MINOR_UPDATE_HELD,
+                "NotHeld",
+                "The nodes numo holds do not hold the cluster's next minor update.",
             ),
         });
         all

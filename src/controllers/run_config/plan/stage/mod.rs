@@ -9,8 +9,8 @@ pub use conditions::Besides;
 use crate::api::{Blocker, RunPhase};
 use crate::labels::{RETRY_ANNOTATION, SKIP_ANNOTATION};
 
-/// Condition types: the reference's, plus `Conflict`, `ReadyForNextNode`, `ConfigChangeOverdue`, `Contested` and
-/// `ForeignWritesRefused`.
+/// Condition types: the reference's, plus `Conflict`, `ReadyForNextNode`, `ConfigChangeOverdue`, `Contested`,
+/// `ForeignWritesRefused` and `NextMinorUpdateHeld`.
 pub mod condition {
     /// Every rule, target and the canary are valid.
     pub const CONFIG_VALIDATED: &str = "ConfigValidated";
@@ -42,9 +42,12 @@ pub mod condition {
     pub const CONTESTED: &str = "Contested";
     /// numo's ValidatingAdmissionPolicy refuses other writers' changes to what numo holds.
     pub const FOREIGN_WRITES_REFUSED: &str = "ForeignWritesRefused";
+    /// The kube-apiserver operator refuses the cluster's next minor update until the kubelets of the nodes numo
+    /// holds behind catch up (kubelet version skew); a notice, it holds nothing.
+    pub const NEXT_MINOR_UPDATE_HELD: &str = "NextMinorUpdateHeld";
 
     /// Every type the run-config controller owns; each reconcile states them all.
-    pub const ALL: [&str; 14] = [
+    pub const ALL: [&str; 15] = [
         CONFIG_VALIDATED,
         UPGRADE_CHECKED,
         UPGRADE_AVAILABLE,
@@ -59,6 +62,7 @@ pub mod condition {
         CONFIG_CHANGE_OVERDUE,
         CONTESTED,
         FOREIGN_WRITES_REFUSED,
+        NEXT_MINOR_UPDATE_HELD,
     ];
 }
 
@@ -194,6 +198,14 @@ pub enum Stage {
 }
 
 impl Stage {
+    /// The upgrade whose gated nodes numo holds while some are still behind (claiming the pools or gating).
+    pub fn held_behind(&self) -> Option<&Upgrade> {
+        match self {
+            Stage::Pausing(upgrade) | Stage::Gating(upgrade, _) if upgrade.behind > 0 => Some(upgrade),
+            _ => None,
+        }
+    }
+
     /// The phase and the status message.
     pub fn phase_and_message(&self) -> (RunPhase, String) {
         match self {

@@ -7,6 +7,7 @@ mod config_change;
 mod ends;
 mod estimate;
 mod flow;
+mod next_minor;
 mod node_reads;
 mod other_hands;
 mod pool_shapes;
@@ -162,6 +163,7 @@ impl Fixture {
             policy: None,
             image_builds: BTreeMap::new(),
             storage_domain_key: None,
+            kubelet_skew: None,
             nonce: 7,
         };
         Self { s }
