@@ -29,6 +29,19 @@ pub struct PoolOriginal {
     /// in a claim made before numo steered it (numo then leaves it as it is).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub machine_config_selector: Option<LabelSelector>,
+    /// `spec.osImageStream` before numo, recorded for the canary only: numo points the canary at the OS image
+    /// stream of the pool whose nodes it takes, so that a released node boots its own pool's OS image. Absent in a
+    /// claim made before numo steered it (numo then leaves it as it is).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub os_image_stream: Option<RecordedStream>,
+}
+
+/// A pool's own `spec.osImageStream` as numo recorded it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecordedStream {
+    /// The stream's name; None: the pool named none (it boots the default stream, or a custom pool `worker`'s).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
 }
 
 /// A pool's claim annotations as read from the pool.

@@ -65,14 +65,20 @@ fn container_storage_disk() -> Value {
 /// selects the worker configs and its own (`configs`). The infra nodes were provisioned into their pool (their first
 /// boot's Ignition is the pool's config, as a MachineSet's user data gives it): they run its rendered config from
 /// the start, so a storage section needs no change on them.
-async fn infra_world(test: &str, release: OpenShiftRelease, configs: &[Value]) -> anyhow::Result<Setup> {
+/// With `stream`, the infra pool boots an OS image stream of its own (`spec.osImageStream`, 4.23+).
+async fn infra_world(
+    test: &str,
+    release: OpenShiftRelease,
+    configs: &[Value],
+    stream: Option<&str>,
+) -> anyhow::Result<Setup> {
     let setup = Setup::on(test, 4, Nfd::Off, release).await?;
     for config in configs {
         let config: MachineConfig = serde_json::from_value(config.clone())?;
         Api::<MachineConfig>::all(setup.client.clone()).create(&PostParams::default(), &config).await?;
     }
     let pools: Api<MachineConfigPool> = Api::all(setup.client.clone());
-    let pool: MachineConfigPool = serde_json::from_value(json!({
+    let mut pool = json!({
         "apiVersion": "machineconfiguration.openshift.io/v1", "kind": "MachineConfigPool",
         "metadata": {"name": "infra"},
         "spec": {
@@ -81,7 +87,11 @@ async fn infra_world(test: &str, release: OpenShiftRelease, configs: &[Value]) -
             "nodeSelector": {"matchLabels": {"node-role.kubernetes.io/infra": ""}},
             "paused": true
         }
-    }))?;
+    });
+    if let Some(stream) = stream {
+        pool["spec"]["osImageStream"] = json!({"name": stream});
+    }
+    let pool: MachineConfigPool = serde_json::from_value(pool)?;
     pools.create(&PostParams::default(), &pool).await?;
     let rendered = rendered_config(&setup, "infra").await?;
     let nodes: Api<Node> = Api::all(setup.client.clone());
@@ -162,10 +172,15 @@ fn seconds(t: SystemTime) -> i64 {
 }
 
 /// Upgrades the infra world with numo gating `worker` and `infra` together, and checks what the admin would:
-/// one reboot per node into its own pool's config inside its gated turn, never a node in two custom pools, and
-/// `machine-config` never Degraded.
-async fn one_gated_reboot_per_node(test: &str, release: OpenShiftRelease, configs: &[Value]) -> anyhow::Result<()> {
-    let mut setup = infra_world(test, release, configs).await?;
+/// one reboot per node into its own pool's config (its OS image included) inside its gated turn, never a node in two
+/// custom pools, and `machine-config` never Degraded.
+async fn one_gated_reboot_per_node(
+    test: &str,
+    release: OpenShiftRelease,
+    configs: &[Value],
+    stream: Option<&str>,
+) -> anyhow::Result<()> {
+    let mut setup = infra_world(test, release, configs, stream).await?;
     setup.rule("check", job_spec("1s", false), Some(job_spec("1s", false))).await?;
     setup.target("gated", &["worker", "infra"]).await?;
     setup.run_config("pools", &["check"], &["gated"], json!({})).await?;
@@ -222,6 +237,8 @@ async fn one_gated_reboot_per_node(test: &str, release: OpenShiftRelease, config
     // The canary selects its own MachineConfigs again.
     let canary = serde_json::to_value(&pools["canary"].spec.machine_config_selector)?;
     assert_eq!(canary, json!({"matchLabels": {"machineconfiguration.openshift.io/role": "worker"}}));
+    // And its own OS image stream (none: it inherits worker's).
+    assert_eq!(pools["canary"].spec.os_image_stream, None);
     Ok(())
 }
 
@@ -229,18 +246,20 @@ async fn one_gated_reboot_per_node(test: &str, release: OpenShiftRelease, config
 async fn an_infra_pool_with_kernel_arguments_reboots_each_node_once_into_its_own_config_on_4_21() -> anyhow::Result<()>
 {
     let release = OpenShiftRelease::parse("4.21").map_err(anyhow::Error::msg)?;
-    one_gated_reboot_per_node("pool-shapes-421", release, &[kernel_arguments()]).await
+    one_gated_reboot_per_node("pool-shapes-421", release, &[kernel_arguments()], None).await
 }
 
+/// 4.23 boots OS image streams: an infra pool on a stream of its own boots another OS image than the canary, which
+/// inherits worker's, until numo points the canary at infra's stream.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_infra_pool_with_kernel_arguments_reboots_each_node_once_into_its_own_config_on_4_22() -> anyhow::Result<()>
-{
-    let release = OpenShiftRelease::parse("4.22").map_err(anyhow::Error::msg)?;
-    one_gated_reboot_per_node("pool-shapes-422", release, &[kernel_arguments()]).await
+async fn an_infra_pool_on_its_own_os_image_stream_reboots_each_node_once_into_its_own_config_on_4_23(
+) -> anyhow::Result<()> {
+    let release = OpenShiftRelease::parse("4.23").map_err(anyhow::Error::msg)?;
+    one_gated_reboot_per_node("pool-shapes-423", release, &[kernel_arguments()], Some("rhel-10")).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_infra_pool_with_a_kubelet_config_and_a_storage_disk_reboots_each_node_once() -> anyhow::Result<()> {
     let configs = [kubelet_config(), container_storage_disk()];
-    one_gated_reboot_per_node("pool-shapes-storage", OpenShiftRelease::NEWEST, &configs).await
+    one_gated_reboot_per_node("pool-shapes-storage", OpenShiftRelease::NEWEST, &configs, None).await
 }

@@ -24,8 +24,10 @@
 //!
 //! Not played: the MCO's other policies. `machine-configuration-guards` and `managed-bootimages-platform-check`
 //! (4.16+) judge `MachineConfiguration` objects, which the simulator has not;
-//! `machineconfigpool-osimagestream-reference-validation` (4.21+) judges pools' `spec.osImageStream` but is
-//! installed only with the TechPreview `OSStreams` feature gate; `mcn-guards` (4.17+, applied by the
+//! `machineconfigpool-osimagestream-reference-validation` (4.21+) judges pools' `spec.osImageStream` against the
+//! streams the OSImageStream `cluster` lists (installed with the `OSStreams` feature gate, Default from 4.23), and
+//! the simulator has no OSImageStream: every stream name is one it knows (numo only ever names a stream a target
+//! pool boots already); `mcn-guards` (4.17+, applied by the
 //! `MachineConfigDaemon` step) holds the daemon's MachineConfigNode writes to the node named by its
 //! `authentication.kubernetes.io/node-name` credential claim, which the daemon's impersonated client cannot carry.
 
@@ -201,7 +203,7 @@ mod tests {
     #[test]
     fn the_pool_selector_policy_is_installed_from_4_18() {
         assert!(manifests(release(16)).is_empty() && manifests(release(17)).is_empty());
-        for minor in 18..=22 {
+        for minor in 18..=OpenShiftRelease::NEWEST.minor {
             let installed = manifests(release(minor));
             assert_eq!(installed.len(), 1, "4.{minor}");
             let (policy, binding) = &installed[0];

@@ -57,6 +57,8 @@ pub struct Mco {
     /// Rendered configs created, until the cache shows them.
     created: HashSet<String>,
     daemons: Daemons,
+    /// Whether pools boot OS image streams (4.23+, [`crate::OpenShiftRelease::plays_os_image_streams`]).
+    os_image_streams: bool,
 }
 
 impl Mco {
@@ -86,7 +88,16 @@ impl Mco {
             statuses: HashMap::new(),
             created: HashSet::new(),
             daemons: Daemons::default(),
+            os_image_streams: false,
         }
+    }
+
+    /// The same controller, rendering each pool's OS image from its OS image stream (`spec.osImageStream`, a
+    /// custom pool inheriting `worker`'s; release-4.23 `pkg/controller/render/render_controller.go`
+    /// `getOSImageStreamForPool`).
+    pub fn with_os_image_streams(mut self) -> Self {
+        self.os_image_streams = true;
+        self
     }
 
     /// The same controller, also writing MachineConfigNodes as the node controller (`spec.configVersion.desired`)
@@ -116,8 +127,10 @@ impl Mco {
         let membership = Membership::of(nodes.values(), &pools);
         record::with(&self.daemon.record, |r| r.membership(SystemTime::now(), membership.multi_pool_nodes()));
 
+        let worker = pools.iter().copied().find(|p| p.metadata.name.as_deref() == Some("worker"));
         for pool in &pools {
-            if let Err(err) = self.sync_pool(pool, &configs, &membership, &mut nodes).await {
+            let stream = pool.effective_os_image_stream(worker).filter(|_| self.os_image_streams);
+            if let Err(err) = self.sync_pool(pool, stream, &configs, &membership, &mut nodes).await {
                 if is_conflict(&err) {
                     tracing::debug!(pool = %pool.name_any(), error = %format!("{err:#}"), "stale cache; retrying");
                 } else {
@@ -137,13 +150,14 @@ impl Mco {
     async fn sync_pool(
         &mut self,
         pool: &MachineConfigPool,
+        stream: Option<&str>,
         configs: &[&MachineConfig],
         membership: &Membership,
         nodes: &mut BTreeMap<String, Node>,
     ) -> anyhow::Result<()> {
         let name = pool.name_any();
         let sources = render::sources(pool, configs.iter().copied());
-        let (target, render_error) = match render::render(pool, &sources) {
+        let (target, render_error) = match render::render_on_stream(pool, &sources, stream) {
             Ok(rendered) => {
                 self.ensure_rendered(pool, &rendered, configs).await?;
                 self.ensure_target(pool, &rendered).await?;

@@ -99,7 +99,7 @@ impl OpenShiftRelease {
     /// The oldest release numo supports.
     pub const OLDEST: Self = Self { minor: 16 };
     /// The newest release numo supports, the simulator's default.
-    pub const NEWEST: Self = Self { minor: 22 };
+    pub const NEWEST: Self = Self { minor: 23 };
 
     /// Parses `4.<minor>` (a patch version, `4.21.3`, is accepted and ignored); only supported releases.
     pub fn parse(text: &str) -> Result<Self, String> {
@@ -126,6 +126,13 @@ impl OpenShiftRelease {
     /// 4.20, where the `MachineConfigNodes` feature gate is in the Default set.
     pub fn writes_machine_config_nodes(self) -> bool {
         self.minor >= 20
+    }
+
+    /// Whether pools boot OS image streams (`spec.osImageStream`, a custom pool inheriting `worker`'s): from 4.23,
+    /// where the `OSStreams` feature gate is in the Default set (openshift/api release-4.23
+    /// `features/features.go`; TechPreview before).
+    pub fn plays_os_image_streams(self) -> bool {
+        self.minor >= 23
     }
 
     /// Whether the operator installs its `custom-machine-config-pool-selector` admission policy
@@ -271,9 +278,9 @@ mod tests {
         assert_eq!(OpenShiftRelease::parse("4.21"), Ok(OpenShiftRelease { minor: 21 }));
         assert_eq!(OpenShiftRelease::parse("4.16.3"), Ok(OpenShiftRelease { minor: 16 }));
         assert!(OpenShiftRelease::parse("4.15").is_err());
-        assert!(OpenShiftRelease::parse("4.23").is_err());
+        assert!(OpenShiftRelease::parse("4.24").is_err());
         assert!(OpenShiftRelease::parse("5.1").is_err());
-        assert_eq!(OpenShiftRelease::default().to_string(), "4.22");
+        assert_eq!(OpenShiftRelease::default().to_string(), "4.23");
     }
 
     #[test]

@@ -53,6 +53,19 @@ pub fn os_image_url(version: &str) -> String {
     format!("quay.io/openshift-release-dev/ocp-v4.0-art-dev@sha256:{}", hex_digest(&format!("rhcos {version}"), 64))
 }
 
+/// The OS image a release boots on OS image stream `stream` (None: the cluster's default stream, the image of
+/// [`os_image_url`]); each stream of a release is its own image (the render controller takes the stream's
+/// `osImage` from the OSImageStream `cluster`, `pkg/controller/common/helpers.go` `GetBaseImageContainer`).
+pub fn os_image_url_of_stream(version: &str, stream: Option<&str>) -> String {
+    match stream {
+        None => os_image_url(version),
+        Some(stream) => format!(
+            "quay.io/openshift-release-dev/ocp-v4.0-art-dev@sha256:{}",
+            hex_digest(&format!("rhcos {version} stream {stream}"), 64)
+        ),
+    }
+}
+
 /// Name of the template MachineConfig of `role`, e.g. `00-worker`.
 pub fn template_name(role: &str) -> String {
     format!("00-{role}")
@@ -188,6 +201,15 @@ fn is_semver(version: &str) -> bool {
 /// Renders `pool` from `sources` (as returned by [`sources`]): every source must parse ([`check_ignition`]); the
 /// release is the one named by the first source that carries [`RELEASE_VERSION`]; the name hashes the merged spec.
 pub fn render(pool: &MachineConfigPool, sources: &[&MachineConfig]) -> Result<Rendered, RenderError> {
+    render_on_stream(pool, sources, None)
+}
+
+/// [`render`] with the pool's OS image stream (None: the default stream), which picks its OS image.
+pub fn render_on_stream(
+    pool: &MachineConfigPool,
+    sources: &[&MachineConfig],
+    stream: Option<&str>,
+) -> Result<Rendered, RenderError> {
     let pool_name = pool.metadata.name.as_deref().unwrap_or_default();
     let names: Vec<String> = sources.iter().filter_map(|c| c.metadata.name.clone()).collect();
     if sources.is_empty() {
@@ -205,7 +227,10 @@ pub fn render(pool: &MachineConfigPool, sources: &[&MachineConfig]) -> Result<Re
         .find_map(|c| c.release_version().filter(|v| !v.is_empty()))
         .ok_or_else(|| RenderError::NoRelease(names.join(", ")))?
         .to_string();
-    let spec = MachineConfigSpec { config: Some(merge(sources)), os_image_url: Some(os_image_url(&version)) };
+    let spec = MachineConfigSpec {
+        config: Some(merge(sources)),
+        os_image_url: Some(os_image_url_of_stream(&version, stream)),
+    };
     let name = rendered_name(pool_name, &spec);
     Ok(Rendered { name, version, spec, sources: names })
 }

@@ -146,6 +146,9 @@ async fn run(
     if let Some(drainer) = drainer {
         mco = mco.with_drainer(drainer);
     }
+    if config.openshift.plays_os_image_streams() {
+        mco = mco.with_os_image_streams();
+    }
     let machine_config_nodes =
         caches.machine_config_nodes.map(|store| MachineConfigNodes::new(&platform, config.openshift, store));
     if let Some(writers) = &machine_config_nodes {

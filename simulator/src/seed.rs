@@ -257,6 +257,7 @@ pub(crate) fn manifest_pool(role: &str) -> MachineConfigPool {
             paused: false,
             max_unavailable: None,
             configuration: None,
+            os_image_stream: None,
         },
     );
     pool.metadata.labels = Some(BTreeMap::from([

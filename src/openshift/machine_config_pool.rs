@@ -35,6 +35,29 @@ pub struct MachineConfigPoolSpec {
     /// The rendered configuration the pool's nodes should run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub configuration: Option<RenderedConfiguration>,
+    /// The OS image stream the pool's nodes boot (OpenShift 4.21+ behind the `OSStreams` feature gate, on by default
+    /// from 4.23); absent: the cluster's default stream, or for a custom pool the `worker` pool's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub os_image_stream: Option<OsImageStreamReference>,
+}
+
+/// A reference to an OS image stream by name.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct OsImageStreamReference {
+    /// The stream's name, as the cluster's OSImageStream `cluster` lists it (e.g. `rhel-10`).
+    pub name: String,
+}
+
+impl MachineConfigPool {
+    /// The OS image stream the pool's nodes boot, as the machine-config operator's render controller resolves it
+    /// (openshift/machine-config-operator release-4.23 `pkg/controller/common/helpers.go`
+    /// `GetEffectiveOSImageStreamName`): the pool's own `spec.osImageStream`, else for a custom pool the `worker`
+    /// pool's (`worker`), else None (the cluster's default).
+    pub fn effective_os_image_stream<'a>(&'a self, worker: Option<&'a MachineConfigPool>) -> Option<&'a str> {
+        let own = |pool: &'a MachineConfigPool| pool.spec.os_image_stream.as_ref().map(|s| s.name.as_str());
+        let name = self.metadata.name.as_deref().unwrap_or_default();
+        own(self).or_else(|| worker.filter(|_| !crate::membership::is_built_in(name)).and_then(own))
+    }
 }
 
 /// A reference to a rendered MachineConfig.

@@ -23,7 +23,7 @@ pub use machine_config::{MachineConfig, MachineConfigSpec};
 pub use machine_config_node::{MachineConfigNode, MachineConfigNodeSpec};
 pub use machine_config_pool::{
     config_content, ConfigSource, MachineConfigPool, MachineConfigPoolCondition, MachineConfigPoolSpec,
-    MachineConfigPoolStatus, RenderedConfiguration,
+    MachineConfigPoolStatus, OsImageStreamReference, RenderedConfiguration,
 };
 pub use machine_os_config::{MachineOSConfig, MachineOSConfigSpec};
 pub use storage_cluster::{StorageCluster, StorageClusterStatus};

@@ -328,7 +328,8 @@ fn pool_ops(intent: &Intent, pool: &PoolView) -> Result<Vec<Value>> {
     Ok(ops)
 }
 
-/// The operations that set `paused` and, when given, `nodeSelector`, `maxUnavailable` and `machineConfigSelector`.
+/// The operations that set `paused` and, when given, `nodeSelector`, `maxUnavailable`, `machineConfigSelector` and
+/// `osImageStream`.
 fn spec_ops(spec: &PoolSpec) -> Result<Vec<Value>> {
     let mut ops = vec![add("/spec/paused", json!(spec.paused))];
     if let Some(selector) = &spec.node_selector {
@@ -339,6 +340,12 @@ fn spec_ops(spec: &PoolSpec) -> Result<Vec<Value>> {
     }
     if let Some(selector) = &spec.machine_config_selector {
         ops.push(add("/spec/machineConfigSelector", serde_json::to_value(selector)?));
+    }
+    match &spec.os_image_stream {
+        Some(Some(name)) => ops.push(add("/spec/osImageStream", json!({"name": name}))),
+        // Planned only where the pool names one.
+        Some(None) => ops.push(json!({"op": "remove", "path": "/spec/osImageStream"})),
+        None => {}
     }
     Ok(ops)
 }

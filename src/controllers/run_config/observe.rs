@@ -107,11 +107,11 @@ pub fn snapshot(stores: &Stores, rc: &MutexRunConfig, now: Timestamp) -> Snapsho
         .map(|mc| (mc.name_any(), mc.labels()))
         .filter(|(name, _)| !name.starts_with("rendered-"))
         .collect();
-    let pools = stores
-        .pools
-        .state()
+    let pool_objects = stores.pools.state();
+    let worker = pool_objects.iter().filter_map(|p| p.decoded()).find(|p| p.name_any() == membership::WORKER);
+    let pools = pool_objects
         .iter()
-        .filter_map(|p| p.decoded().map(|p| (p.name_any(), pool_view(p, &sources))))
+        .filter_map(|p| p.decoded().map(|p| (p.name_any(), pool_view(p, worker, &sources))))
         .collect();
     let rendered_versions: BTreeMap<String, String> = configs
         .iter()
@@ -379,8 +379,13 @@ fn unreadable_member(stores: &Stores, pools: &[String]) -> Option<String> {
     None
 }
 
-/// `sources`: every MachineConfig that is not a rendered one, with its labels.
-fn pool_view(pool: &MachineConfigPool, sources: &[(String, &BTreeMap<String, String>)]) -> PoolView {
+/// `sources`: every MachineConfig that is not a rendered one, with its labels; `worker`: the `worker` pool (a custom
+/// pool boots its OS image stream unless it names its own).
+fn pool_view(
+    pool: &MachineConfigPool,
+    worker: Option<&MachineConfigPool>,
+    sources: &[(String, &BTreeMap<String, String>)],
+) -> PoolView {
     let status = pool.status.as_ref();
     let rendered_from: BTreeSet<String> =
         pool.spec.configuration.as_ref().map(|c| c.source_names()).unwrap_or_default().into_iter().collect();
@@ -398,6 +403,8 @@ fn pool_view(pool: &MachineConfigPool, sources: &[(String, &BTreeMap<String, Str
         node_selector: pool.spec.node_selector.clone(),
         max_unavailable: pool.spec.max_unavailable.clone(),
         machine_config_selector: pool.spec.machine_config_selector.clone(),
+        os_image_stream: pool.spec.os_image_stream.as_ref().map(|s| s.name.clone()),
+        effective_os_image_stream: pool.effective_os_image_stream(worker).map(String::from),
         claim: PoolClaim::read(pool.annotations()),
         has_annotations: pool.metadata.annotations.is_some(),
         sriov_holds: crate::taking_turns::sriov_holds(pool.annotations()),

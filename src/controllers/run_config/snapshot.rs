@@ -213,6 +213,10 @@ pub struct PoolView {
     pub max_unavailable: Option<IntOrString>,
     /// `spec.machineConfigSelector`: the MachineConfigs the pool renders its config from.
     pub machine_config_selector: Option<LabelSelector>,
+    /// `spec.osImageStream.name`: the OS image stream the pool names itself.
+    pub os_image_stream: Option<String>,
+    /// The OS image stream its nodes boot: its own, else for a custom pool `worker`'s, else None (the default).
+    pub effective_os_image_stream: Option<String>,
     /// numo's claim annotations.
     pub claim: ClaimAnnotations,
     /// Whether the pool has any annotations (a JSON Patch must create the map first otherwise).

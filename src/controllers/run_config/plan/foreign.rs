@@ -460,6 +460,9 @@ pub fn written_after(pool: &PoolView, spec: &PoolSpec) -> PoolOriginal {
         node_selector: spec.node_selector.clone().or(before.node_selector),
         max_unavailable: spec.max_unavailable.clone().or(before.max_unavailable),
         machine_config_selector: spec.machine_config_selector.clone().or(before.machine_config_selector),
+        // Not watched for other hands' changes: a canary on another stream than the pool it serves holds the next
+        // node (the CanaryConfig check compares the rendered content, the OS image included).
+        os_image_stream: None,
     }
 }
 
@@ -470,5 +473,6 @@ pub fn as_is(pool: &PoolView) -> PoolOriginal {
         node_selector: pool.node_selector.clone(),
         max_unavailable: pool.max_unavailable.clone(),
         machine_config_selector: None,
+        os_image_stream: None,
     }
 }

@@ -27,6 +27,8 @@ pub struct PoolSpec {
     pub max_unavailable: Option<IntOrString>,
     /// `spec.machineConfigSelector`; None leaves it as it is.
     pub machine_config_selector: Option<LabelSelector>,
+    /// `spec.osImageStream`: `Some(Some(name))` sets it, `Some(None)` removes it; None leaves it as it is.
+    pub os_image_stream: Option<Option<String>>,
 }
 
 /// What a put-back writes: each field that is `Some`, set to the value numo last wrote (`Some(None)`: removed).

@@ -12,7 +12,7 @@ use super::intent::{Intent, PoolPrecondition, PoolSpec};
 use super::resolve::Resolved;
 use crate::api::HeldPool;
 use crate::controllers::run_config::snapshot::PoolView;
-use crate::pool_claim::{ClaimAnnotations, PoolOriginal};
+use crate::pool_claim::{ClaimAnnotations, PoolOriginal, RecordedStream};
 use crate::{labels, membership, selector};
 
 /// Claims every involved pool not yet claimed by this run config, pausing the targets. `held`: numo's own record of
@@ -52,6 +52,9 @@ fn claim_pools(resolved: &Resolved<'_>, pools: Vec<&PoolView>, held: &[HeldPool]
                     .machine_config_selector
                     .clone()
                     .filter(|_| pool.name == resolved.canary.name),
+                // The canary's, which numo points at the OS image stream of the pool whose nodes it takes.
+                os_image_stream: (pool.name == resolved.canary.name)
+                    .then(|| RecordedStream { name: pool.os_image_stream.clone() }),
             },
         };
         intents.push(Intent::ClaimPool {
@@ -117,18 +120,39 @@ pub fn steer(resolved: &Resolved<'_>, concurrency: u32, ledger: &Ledger, serving
             .filter(|_| is_canary && original.machine_config_selector.is_some())
             .and_then(|p| p.machine_config_selector.clone())
             .filter(|s| pool.machine_config_selector.as_ref() != Some(s));
+        let os_image_stream = serving
+            .filter(|_| is_canary && original.os_image_stream.is_some())
+            .and_then(|p| os_image_stream_for(pool, p));
         // A claim without the record of what numo wrote (numo 0.1's) gets it with this write.
         let unrecorded = pool.claim.claim().is_some_and(|c| c.written.is_none());
-        let changes = selector.is_some() || max_unavailable.is_some() || machine_config_selector.is_some();
+        let changes = selector.is_some()
+            || max_unavailable.is_some()
+            || machine_config_selector.is_some()
+            || os_image_stream.is_some();
         if changes || pool.paused != paused || unrecorded {
             intents.push(Intent::SteerPool {
                 pool: pool.name.clone(),
                 owner: resolved.owner.clone(),
-                spec: PoolSpec { paused, node_selector: selector, max_unavailable, machine_config_selector },
+                spec: PoolSpec {
+                    paused,
+                    node_selector: selector,
+                    max_unavailable,
+                    machine_config_selector,
+                    os_image_stream,
+                },
             });
         }
     }
     intents
+}
+
+/// What the canary's `spec.osImageStream` must become for it to boot the OS image stream `serving`'s nodes boot;
+/// None when it boots that stream already. `Some(None)` removes the canary's own: `serving` boots the default
+/// stream, so `worker` does too, and the canary, a custom pool, inherits it (the machine-config operator's
+/// `GetEffectiveOSImageStreamName`).
+fn os_image_stream_for(canary: &PoolView, serving: &PoolView) -> Option<Option<String>> {
+    (canary.effective_os_image_stream != serving.effective_os_image_stream)
+        .then(|| serving.effective_os_image_stream.clone())
 }
 
 /// The only selector numo writes to a built-in pool: its own back, when it still carries numo 0.2's steering (a
@@ -169,12 +193,18 @@ pub fn restore(pool: &PoolView, owner: &str) -> Intent {
                 .machine_config_selector
                 .clone()
                 .filter(|s| pool.machine_config_selector.as_ref() != Some(s)),
+            os_image_stream: original
+                .os_image_stream
+                .as_ref()
+                .map(|recorded| recorded.name.clone())
+                .filter(|name| *name != pool.os_image_stream),
         },
         _ => PoolSpec {
             paused: false,
             node_selector: pool.node_selector.as_ref().map(selector::without_rule_labels),
             max_unavailable: pool.max_unavailable.clone(),
             machine_config_selector: None,
+            os_image_stream: None,
         },
     };
     if membership::is_built_in(&pool.name) {

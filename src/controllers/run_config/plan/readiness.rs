@@ -296,7 +296,8 @@ pub fn windows_now(snapshot: &Snapshot, schedule: &windows::Schedule) -> Verdict
 /// Holds the next node while the canary cannot bring it the config its pool renders: the canary's rendered config
 /// has other content (numo pointed the canary at the pool's MachineConfigs and the machine-config operator has not
 /// rendered them yet; or, under a claim that did not record the canary's own selector, the canary selects other
-/// MachineConfigs), the canary has a render to do, or a target pool cannot render at all. For an upgrade and a
+/// MachineConfigs), the canary boots another OS image stream, the canary has a render to do, or a target pool cannot
+/// render at all. For an upgrade and a
 /// config change alike: a node released into a canary of other content would boot a config that is not its pool's,
 /// and reboot again, ungated, on its way home.
 pub fn canary_blocker(resolved: &Resolved<'_>, target: &Target, next: &[&str]) -> Option<Blocker> {
@@ -321,12 +322,24 @@ pub fn canary_blocker(resolved: &Resolved<'_>, target: &Target, next: &[&str]) -
         let same = crate::openshift::config_content(offered) == crate::openshift::config_content(wanted);
         // Rendered from the same MachineConfigs, the two carry the same content once both rendered the release: a
         // pool that renders the new release a moment after the canary (an upgrade) is no reason to hold.
+        // ... and booted from the same OS image stream (4.23+): each stream is its own OS image.
+        let same_stream = canary.effective_os_image_stream == pool.effective_os_image_stream;
         let same_sources = !canary.sources.is_empty()
             && sources(canary) == sources(pool)
+            && same_stream
             && !pool.render_pending
             && !target.is_config_change();
+        let stream = |p: &PoolView| p.effective_os_image_stream.clone().unwrap_or_else(|| "the default".into());
         let problem = match ((same || same_sources) && !canary.render_pending, steered) {
             (true, _) => continue,
+            (false, _) if !same_stream => format!(
+                "the canary MachineConfigPool {} boots OS image stream {} and MachineConfigPool {} boots {}: the next \
+                 node starts once the canary boots its pool's stream (numo points the canary's osImageStream at it)",
+                canary.name,
+                stream(canary),
+                pool.name,
+                stream(pool)
+            ),
             (false, true) => format!(
                 "numo pointed the canary MachineConfigPool {} at the MachineConfigs of MachineConfigPool {}; the next \
                  node starts once the canary renders them (it renders {offered}, {} renders {wanted})",
