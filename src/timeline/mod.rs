@@ -18,7 +18,8 @@
 //! maintenance windows ([`WINDOW_COLOUR`]) and blackouts ([`BLACKOUT_COLOUR`], translucent) are bands behind the
 //! rows. Projected steps are their step's colour at 35 % with a dashed outline. A failed or ungated node has a
 //! [`FAILED_COLOUR`] marker and its outcome after its steps. Now is a dashed black line, the estimated end a solid
-//! one with its time. Every row, step, hold and band has a tooltip (`<title>`) with its times.
+//! one with its time. A marker (a new release asked for mid-rollout) is a dash-dot black line with its label above
+//! the chart. Every row, step, hold, band and marker has a tooltip (`<title>`) with its times.
 //!
 //! **Failure domains.** Rows with a [`Row::group`] (a node's failure domain under `spec.topology`) are drawn in
 //! their order with the domain before the node's name, a grey rule between two domains, and summary rows never
@@ -73,6 +74,19 @@ pub struct Timeline {
     pub restore: Option<Band>,
     /// The estimated end of the rollout.
     pub estimated_end: Option<DateTime<Utc>>,
+    /// Moments to mark across the rows, such as a new release asked for mid-rollout.
+    pub markers: Vec<Marker>,
+}
+
+/// A moment marked across the rows: a dash-dot line with its label above the chart and its note as tooltip.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Marker {
+    /// When.
+    pub at: DateTime<Utc>,
+    /// A few words above the line, e.g. `target 4.18.0`.
+    pub label: String,
+    /// The whole story, for the tooltip.
+    pub note: String,
 }
 
 /// One node.

@@ -69,6 +69,7 @@ pub fn render(timeline: &Timeline) -> String {
             LAYOUT.top + 11
         );
     }
+    canvas.markers(&timeline.markers);
     canvas.now_and_estimate(timeline.now, timeline.estimated_end);
     canvas.svg.push_str("</svg>\n");
     canvas.svg
@@ -305,6 +306,22 @@ impl Canvas {
             self.segment(y, Step::Restore, (band.start.max(now), band.end), true, &band.label);
         }
         self.svg.push_str("</g>");
+    }
+
+    /// Each marker inside the chart's time: a dash-dot line across the rows, its label above, its note as tooltip.
+    fn markers(&mut self, markers: &[super::Marker]) {
+        let bottom = self.chart_bottom;
+        for marker in markers.iter().filter(|m| m.at <= self.end) {
+            let x = self.scale.x(marker.at);
+            let _ = write!(
+                self.svg,
+                r#"<g><title>{}</title><line x1="{x:.1}" y1="{}" x2="{x:.1}" y2="{bottom}" stroke="{LINE_COLOUR}" stroke-dasharray="8,3,2,3"/><text x="{x:.1}" y="{}" text-anchor="start" font-size="11">{}</text></g>"#,
+                escape(&format!("{} ({})", marker.note, shown(marker.at))),
+                LAYOUT.top - 10,
+                LAYOUT.top - 12,
+                escape(&marker.label)
+            );
+        }
     }
 
     /// The now line, dashed, and the estimated end, solid with its time; both in black, a colour no step has.

@@ -47,6 +47,7 @@ fn timeline(rows: Vec<Row>) -> Timeline {
             label: "restore walk".into(),
         }),
         estimated_end: Some(start + Duration::minutes(55)),
+        markers: Vec::new(),
     }
 }
 
@@ -181,6 +182,23 @@ fn rows_holds_bands_and_outcomes_are_drawn_with_their_tooltips() {
     )));
     assert!(svg.contains(r#"font-size="9">ClusterOperators</text>"#), "the hold's check is its label");
     assert!(svg.contains("estimated end 2026-11-23 12:55:00 UTC"));
+}
+
+#[test]
+fn a_new_release_asked_for_mid_rollout_is_marked_across_the_rows_with_its_story() {
+    let mut t = timeline(vec![node("worker-0", at("2026-11-23T12:00:00Z"), false, RowOutcome::Done)]);
+    t.markers.push(Marker {
+        at: at("2026-11-23T12:15:00Z"),
+        label: "target 4.18.0".into(),
+        note: "target changed from 4.17.0 to 4.18.0; worker-1 went on to 4.18.0 inside its gated turn".into(),
+    });
+    let svg = render(&t);
+    let marked = svg.split("<g><title>").skip(1).find(|g| g.starts_with("target changed")).expect("the marker");
+    assert!(marked.contains("worker-1 went on to 4.18.0"), "{marked}");
+    assert!(marked.contains(r#"stroke-dasharray="8,3,2,3""#) && marked.contains(">target 4.18.0</text>"), "{marked}");
+    // At a quarter of the hour-wide chart.
+    let x = |at| LAYOUT.chart_left as f64 + (LAYOUT.chart_right - LAYOUT.chart_left) as f64 * at;
+    assert!(marked.contains(&format!(r#"x1="{:.1}""#, x(0.25))), "{marked}");
 }
 
 #[test]

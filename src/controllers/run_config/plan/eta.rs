@@ -105,6 +105,12 @@ pub fn refresh(
     if paused {
         estimate.assumes = format!("{PAUSED} {}", estimate.assumes);
     }
+    if let Some(change) = status.target_changes.last() {
+        estimate.assumes.push_str(&format!(
+            " The target changed from {} to {} at {}: every node still to go goes to {}.",
+            change.from, change.to, change.at.0, change.to
+        ));
+    }
     status.estimate = Some(estimate);
     Some(projected)
 }

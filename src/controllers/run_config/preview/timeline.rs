@@ -9,7 +9,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use super::Preview;
 use crate::api::{MutexRunConfig, NodePhase, Step};
 use crate::rollout_record::{self, RecordedNode};
-use crate::timeline::{Band, Hold, Row, RowOutcome, Segment, Timeline};
+use crate::timeline::{Band, Hold, Marker, Row, RowOutcome, Segment, Timeline};
 use crate::windows::{utc, Schedule};
 
 fn at(t: &Option<Time>) -> Option<DateTime<Utc>> {
@@ -230,5 +230,23 @@ pub fn timeline(
         kube::ResourceExt::name_any(rc),
         rollout.unwrap_or_else(|| "no rollout".into())
     );
-    Timeline { title, start, end, now, rows, windows, blackouts, holds, restore, estimated_end }
+    let markers = status
+        .target_changes
+        .iter()
+        .map(|change| Marker {
+            at: utc(&change.at.0),
+            label: format!("target {}", change.to),
+            note: match change.in_flight.as_slice() {
+                [] => format!("target changed from {} to {}", change.from, change.to),
+                nodes => format!(
+                    "target changed from {} to {}; {} went on to {} inside their gated turn",
+                    change.from,
+                    change.to,
+                    nodes.join(", "),
+                    change.to
+                ),
+            },
+        })
+        .collect();
+    Timeline { title, start, end, now, rows, windows, blackouts, holds, restore, estimated_end, markers }
 }

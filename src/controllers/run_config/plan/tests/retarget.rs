@@ -46,6 +46,8 @@ fn a_new_release_mid_rollout_takes_the_node_in_flight_on_inside_its_turn_and_the
     assert_eq!(told.len(), 1, "{:?}", p.notices);
     assert!(told[0].contains(&format!("from {NEW} to {NEWER}")) && told[0].contains("worker-1"), "{}", told[0]);
     assert_eq!(node_phase(&p, "worker-1"), Some(NodePhase::Upgrading), "in its gated turn, never Ungated");
+    let assumes = &p.status.estimate.as_ref().expect("estimated again for the new target").assumes;
+    assert!(assumes.contains(&format!("The target changed from {NEW} to {NEWER}")), "{assumes}");
     assert_eq!(p.status.phase, Some(RunPhase::Upgrading), "{:?}", p.status.message);
 
     let done = until(&mut f, NEWER, |p| p.status.phase == Some(RunPhase::Completed));
