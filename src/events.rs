@@ -24,7 +24,7 @@ use kube::api::{ObjectMeta, Patch, PatchParams, PostParams};
 use kube::{Api, Resource};
 
 /// Longest note the events.k8s.io API accepts.
-const MAX_NOTE: usize = 1024;
+pub const MAX_NOTE: usize = 1024;
 /// How long a published Event can still become a series (the Kubernetes event recorder's interval).
 const SERIES_WINDOW: SignedDuration = SignedDuration::from_secs(6 * 60);
 /// How often Events whose series window closed are forgotten.

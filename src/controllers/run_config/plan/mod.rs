@@ -53,7 +53,7 @@ use foreign::Ledger;
 pub use foreign::{as_is, written_after};
 pub use intent::{Intent, PoolPrecondition, PoolSpec, PutBack};
 pub use node_reads::NodeReads;
-pub use notice::Notice;
+pub use notice::{aggregated, Notice};
 use resolve::Verdict;
 pub use stage::condition;
 use stage::Stage;
