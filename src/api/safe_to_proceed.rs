@@ -187,7 +187,8 @@ pub struct WindowTimes {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Blocker {
     /// Which check holds it: `MaintenanceWindow`, `BlackoutWindow`, `ClusterOperators`, `MachineConfigPools`,
-    /// `Nodes`, `PodDisruptionBudgets`, `Alerts`, `Custom` or `Soak`.
+    /// `Nodes`, `PodDisruptionBudgets`, `Alerts`, `Custom`, `Soak`, `CanaryConfig`, `ForeignChange`, `DomainSoak`,
+    /// `AdminHold` or `OtherOperator`.
     pub check: String,
     /// What holds it, naming the objects.
     pub message: String,
@@ -243,4 +244,21 @@ pub mod check {
         ADMIN_HOLD,
         OTHER_OPERATOR,
     ];
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_documented_check_names_are_every_check_numo_has() {
+        let schema = serde_json::to_value(schemars::schema_for!(Blocker)).unwrap_or_default();
+        let described = schema["properties"]["check"]["description"].as_str().unwrap_or_default().to_string();
+        let named: Vec<&str> = described.split('`').skip(1).step_by(2).collect();
+        let mut all = check::ALL.to_vec();
+        all.sort();
+        let mut named_sorted = named.clone();
+        named_sorted.sort();
+        assert_eq!(named_sorted, all, "Blocker.check's doc names: {described}");
+    }
 }

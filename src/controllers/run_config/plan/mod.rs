@@ -1,15 +1,17 @@
 //! The run-config state machine as small pure steps: a [`Snapshot`] of the cluster in, the [`Plan`] (intents to
-//! apply, the status to write, the Events to publish, when to look again) out. Every step of SPEC.md's procedure is
-//! decided here; `apply` only carries the intents out, idempotently.
+//! apply, the status to write, the Events to publish, when to look again) out. Every step of the rollout (claim and
+//! pause the pools, label, gate, release, wait for the upgrade, clean up, restore) is decided here; `apply` only
+//! carries the intents out, idempotently.
 //!
 //! The steps, each its own module: `resolve` validates into a typed [`resolve::Resolved`] configuration;
 //! `foreign` notices and puts back what others changed of what numo holds; `rollout` (trigger `Upgrade`) and
-//! `config_change` (`AnyConfigChange`) run steps 2–7; `node_state` derives each node's state once; `pools` writes the
+//! `config_change` (`AnyConfigChange`) run the rollout; `node_state` derives each node's state once; `pools` writes the
 //! pools (claim, steer, restore); `gate` holds, starts and moves nodes on, asking `readiness` what holds the next
 //! one; `record` writes the per-node status; `stage` says where the rollout is and states every condition;
-//! `finalize` handles the end and deletion. They write into a `draft`; this module only composes them. Every arrow
-//! between them points one way: shared vocabulary (`intent`, `notice`, `node_state::GatedNode`, the check names in
-//! `crate::api::check`) sits below its users.
+//! `finalize` handles the end and deletion; `next_minor` tells whether the workers held behind hold the cluster's next
+//! minor update. They write into a `draft`; this module only composes them. Shared
+//! vocabulary (`intent`, `notice`, `node_state::GatedNode`, the check names in `crate::api::check`) sits below its
+//! users.
 //!
 //! The state a rollout needs lives in the cluster, so a restarted operator derives the same plan: which pools numo
 //! drives and how they were before (pool annotations), which nodes are held (rule labels), which steps ran (Jobs

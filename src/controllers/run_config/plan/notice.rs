@@ -75,6 +75,8 @@ mod tests {
         assert!(events.iter().all(|e| e.note.len() <= crate::events::MAX_NOTE));
         let listed: usize = events.iter().map(|e| e.note.matches("Gating node").count()).sum();
         assert_eq!(listed, 100, "every node is named");
-        assert!(events[0].note.starts_with("Gating node worker-0.") && events.last().unwrap().note.ends_with("worker-99."));
+        assert!(
+            events[0].note.starts_with("Gating node worker-0.") && events.last().unwrap().note.ends_with("worker-99.")
+        );
     }
 }
