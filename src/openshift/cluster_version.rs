@@ -64,7 +64,8 @@ pub struct ClusterVersionStatus {
     pub conditions: Vec<ClusterVersionCondition>,
 }
 
-/// A condition of the CVO (the ClusterOperatorStatusCondition shape: no observedGeneration).
+/// A condition as OpenShift's own types write it (the ClusterOperatorStatusCondition shape, no observedGeneration):
+/// the CVO's, the ClusterOperators' and the MachineConfigPools'.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterVersionCondition {

@@ -1,7 +1,7 @@
 //! `machineconfiguration.openshift.io/v1` MachineConfigPool: numo pauses pools and steers their node selectors.
 
 use k8s_openapi::apimachinery::pkg::{
-    apis::meta::v1::{LabelSelector, Time},
+    apis::meta::v1::LabelSelector,
     util::intstr::IntOrString,
 };
 use kube::CustomResource;
@@ -127,25 +127,8 @@ pub struct MachineConfigPoolStatus {
     pub conditions: Vec<MachineConfigPoolCondition>,
 }
 
-/// A pool condition (the MCO's own type, without observedGeneration).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct MachineConfigPoolCondition {
-    /// Condition type.
-    #[serde(rename = "type")]
-    pub type_: String,
-    /// True, False or Unknown.
-    pub status: String,
-    /// When the status last changed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_transition_time: Option<Time>,
-    /// Machine-readable reason.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    /// Human-readable message.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub message: Option<String>,
-}
+/// A pool condition (the MCO's own type, without observedGeneration: the shape ClusterVersion's conditions have).
+pub type MachineConfigPoolCondition = super::ClusterVersionCondition;
 
 impl MachineConfigPool {
     /// Whether the pool's condition `type_` is True.
