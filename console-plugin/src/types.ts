@@ -180,7 +180,17 @@ export type MutexRunConfigStatus = {
   history?: RolloutFigures[];
   foreignChanges?: ForeignChange[];
   topology?: Topology;
+  targetChanges?: TargetChange[];
   conditions?: Condition[];
+};
+
+/** A new release asked for during the rollout. */
+export type TargetChange = {
+  from: string;
+  to: string;
+  at: string;
+  /** The nodes in their gated turn then: they went on to `to` inside it. */
+  inFlight?: string[];
 };
 
 export type ObjectReference = { name: string; namespace?: string };

@@ -236,6 +236,15 @@ export const TimelineChart: React.FC<{ layout: TimelineLayout }> = ({ layout }) 
           {t('No node in this rollout yet.')}
         </text>
       )}
+      {layout.markers.map((m) => (
+        <g key={`marker-${m.at}`} data-test="timeline-marker">
+          <title>{m.title}</title>
+          <line x1={m.x} y1={layout.top - 10} x2={m.x} y2={bottom} stroke={LINE_COLOUR} strokeDasharray="8,3,2,3" />
+          <text x={m.x} y={layout.top - 12} textAnchor="start" fontSize={11}>
+            {m.label}
+          </text>
+        </g>
+      ))}
       <g data-test="timeline-now">
         <line
           x1={layout.nowX}

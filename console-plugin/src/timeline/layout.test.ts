@@ -311,6 +311,25 @@ describe('layoutTimeline', () => {
     expect(Math.max(...pending.segments.map((s) => s.end))).toBeCloseTo(sooner, -3);
   });
 
+  it('marks a new release asked for mid-rollout across the rows, with the nodes that went on to it', () => {
+    const rc = runConfig();
+    if (rc.status) {
+      rc.status.targetChanges = [
+        { from: '4.17.0', to: '4.18.0', at: '2026-11-25T09:00:00Z', inFlight: ['worker-1'] },
+        { from: '4.18.0', to: '4.18.1', at: '2026-11-25T09:30:00Z' },
+      ];
+    }
+    const layout = layoutTimeline(rc, record(), NOW, t);
+    const x = (when: string) => LAYOUT.chartLeft + ((at(when) - layout.start) / (layout.end - layout.start)) * 940;
+    expect(layout.markers.map((m) => [m.label, m.x])).toEqual([
+      ['target 4.18.0', x('2026-11-25T09:00:00Z')],
+      ['target 4.18.1', x('2026-11-25T09:30:00Z')],
+    ]);
+    expect(layout.markers[0].title).toContain('target changed from 4.17.0 to 4.18.0; worker-1 went on to 4.18.0');
+    expect(layout.markers[1].title).toContain('target changed from 4.18.0 to 4.18.1');
+    expect(layoutTimeline(runConfig(), record(), NOW, t).markers).toEqual([]);
+  });
+
   it('spans the rollout from its start to the estimated end, with now, holds, windows, blackouts and the restore walk', () => {
     const layout = layoutTimeline(runConfig(), record(), NOW, t);
     expect(layout.start).toBe(at('2026-11-25T08:00:00Z'));

@@ -108,8 +108,13 @@ export type TimelineLayout = {
   holds: TimelineBand[];
   windows: TimelineBand[];
   blackouts: TimelineBand[];
+  /** Moments marked across the rows: a new release asked for mid-rollout. */
+  markers: TimelineMarker[];
   ticks: { x: number; label: string }[];
 };
+
+/** A moment marked across the rows, as src/timeline's `Marker`. */
+export type TimelineMarker = { at: number; x: number; label: string; title: string };
 
 const median = (values: number[]): number | undefined => {
   if (!values.length) return undefined;
@@ -615,6 +620,28 @@ export const layoutTimeline = (
       };
     });
 
+  const markers: TimelineMarker[] = (status.targetChanges ?? [])
+    .map((change) => ({ change, at: ms(change.at) }))
+    .filter((m): m is { change: NonNullable<typeof status.targetChanges>[number]; at: number } => m.at !== undefined)
+    .filter(({ at }) => at <= end)
+    .map(({ change, at }) => ({
+      at,
+      x: x(at),
+      label: t('target {{version}}', { version: change.to }),
+      title: change.inFlight?.length
+        ? t('target changed from {{from}} to {{to}}; {{nodes}} went on to {{to}} inside their gated turn ({{at}})', {
+            from: change.from,
+            to: change.to,
+            nodes: change.inFlight.join(', '),
+            at: shownTime(at),
+          })
+        : t('target changed from {{from}} to {{to}} ({{at}})', {
+            from: change.from,
+            to: change.to,
+            at: shownTime(at),
+          }),
+    }));
+
   const name = rc.metadata?.name ?? '';
   const noRollout = t('no rollout');
   const ns = rc.metadata?.namespace ?? '';
@@ -639,6 +666,7 @@ export const layoutTimeline = (
     holds,
     windows: bands(windowItems, 'window'),
     blackouts: bands(blackoutItems, 'blackout'),
+    markers,
     ticks: ticks(start, end, x),
   };
 };
