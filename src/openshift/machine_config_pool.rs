@@ -1,9 +1,6 @@
 //! `machineconfiguration.openshift.io/v1` MachineConfigPool: numo pauses pools and steers their node selectors.
 
-use k8s_openapi::apimachinery::pkg::{
-    apis::meta::v1::LabelSelector,
-    util::intstr::IntOrString,
-};
+use k8s_openapi::apimachinery::pkg::{apis::meta::v1::LabelSelector, util::intstr::IntOrString};
 use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -310,11 +310,10 @@ pub fn canary_blocker(resolved: &Resolved<'_>, target: &Target, next: &[&str]) -
         }
     }
     let canary = resolved.canary;
-    let steered = canary
-        .claim
-        .claim()
-        .and_then(|c| c.original.as_ref().ok())
-        .is_some_and(|o| o.machine_config_selector.is_some());
+    let original = canary.claim.claim().and_then(|c| c.original.as_ref().ok());
+    let steered = original.is_some_and(|o| o.machine_config_selector.is_some());
+    // A claim made before numo steered the canary's stream leaves it to the admin.
+    let stream_steered = original.is_some_and(|o| o.os_image_stream.is_some());
     for node in next {
         let Some(pool) = resolved.home_pool(node) else { continue };
         let Some(wanted) = target.config_of(node).or(pool.configuration.as_deref()) else { continue };
@@ -334,11 +333,16 @@ pub fn canary_blocker(resolved: &Resolved<'_>, target: &Target, next: &[&str]) -
             (true, _) => continue,
             (false, _) if !same_stream => format!(
                 "the canary MachineConfigPool {} boots OS image stream {} and MachineConfigPool {} boots {}: the next \
-                 node starts once the canary boots its pool's stream (numo points the canary's osImageStream at it)",
+                 node starts once the canary boots its pool's stream ({})",
                 canary.name,
                 stream(canary),
                 pool.name,
-                stream(pool)
+                stream(pool),
+                if stream_steered {
+                    "numo points the canary's spec.osImageStream at it"
+                } else {
+                    "set the canary's spec.osImageStream to it: numo claimed the canary before it steered streams"
+                }
             ),
             (false, true) => format!(
                 "numo pointed the canary MachineConfigPool {} at the MachineConfigs of MachineConfigPool {}; the next \

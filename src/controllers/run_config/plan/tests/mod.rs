@@ -236,6 +236,9 @@ impl Fixture {
                     if spec.machine_config_selector.is_some() {
                         view.machine_config_selector = spec.machine_config_selector.clone();
                     }
+                    if let Some(stream) = &spec.os_image_stream {
+                        view.os_image_stream = stream.clone();
+                    }
                     view.claim = ClaimAnnotations::None;
                     // The MCO moves the pool's nodes to its own rendered config before it reports Updated again.
                     view.updated = false;
@@ -303,6 +306,7 @@ impl Fixture {
                 Intent::RemoveFinalizer => self.s.run_config.has_finalizer = false,
             }
         }
+        refresh_streams(&mut self.s.pools);
         self.s.run_config.status = p.status.clone();
         // A new nonce for each reconcile, as numo draws one.
         self.s.nonce += 1;
@@ -364,6 +368,18 @@ fn apply_spec(view: &mut PoolView, spec: &PoolSpec) {
     }
     if spec.machine_config_selector.is_some() {
         view.machine_config_selector = spec.machine_config_selector.clone();
+    }
+    if let Some(stream) = &spec.os_image_stream {
+        view.os_image_stream = stream.clone();
+    }
+}
+
+/// Each pool's effective OS image stream, as observe derives it: its own, else for a custom pool `worker`'s.
+fn refresh_streams(pools: &mut BTreeMap<String, PoolView>) {
+    let worker = pools.get("worker").and_then(|w| w.os_image_stream.clone());
+    for (name, pool) in pools.iter_mut() {
+        let inherited = worker.clone().filter(|_| !crate::membership::is_built_in(name));
+        pool.effective_os_image_stream = pool.os_image_stream.clone().or(inherited);
     }
 }
 

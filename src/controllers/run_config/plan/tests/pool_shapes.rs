@@ -7,6 +7,8 @@ use crate::api::check;
 
 const WORKER: &str = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
 const INFRA: &str = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+/// What the canary renders from a pool's MachineConfigs on another OS image stream than that pool's.
+const OTHER_STREAM: &str = "cccccccccccccccccccccccccccccccc";
 const ROLE: &str = "machineconfiguration.openshift.io/role";
 
 fn roles(values: &[&str]) -> LabelSelector {
@@ -58,7 +60,14 @@ fn fixture(workers: usize, infra: usize) -> Fixture {
 /// (those of `worker` or of `infra`, here told apart by the pools' selectors).
 fn render_canary(f: &mut Fixture) {
     let selects = f.s.pools["canary"].machine_config_selector.clone();
-    let content = if selects == f.s.pools["infra"].machine_config_selector { INFRA } else { WORKER };
+    let like = if selects == f.s.pools["infra"].machine_config_selector { "infra" } else { "worker" };
+    // The OS image is part of the content: on another stream than that pool's, the content is the canary's own.
+    let same_stream = f.s.pools["canary"].effective_os_image_stream == f.s.pools[like].effective_os_image_stream;
+    let content = match (like, same_stream) {
+        (_, false) => OTHER_STREAM,
+        ("infra", true) => INFRA,
+        _ => WORKER,
+    };
     f.s.pools.get_mut("canary").unwrap().configuration = Some(format!("rendered-canary-{content}"));
 }
 
@@ -83,6 +92,12 @@ fn run(f: &mut Fixture) -> Vec<Plan> {
         let p = f.plan();
         for intent in &p.intents {
             if let Intent::ReleaseNode { node, .. } = intent {
+                let home = if node.starts_with("infra") { "infra" } else { "worker" };
+                let (canary, own) = (&f.s.pools["canary"], &f.s.pools[home]);
+                assert_eq!(
+                    canary.effective_os_image_stream, own.effective_os_image_stream,
+                    "{node} released into a canary on another OS image stream"
+                );
                 let offered = f.s.pools["canary"].configuration.clone().unwrap_or_default();
                 assert_eq!(
                     crate::openshift::config_content(&offered),
@@ -287,4 +302,53 @@ fn a_pool_that_renders_the_new_release_a_moment_after_the_canary_holds_nothing_w
 
 fn position(p: &Plan, wanted: impl Fn(&Intent) -> bool) -> Option<usize> {
     p.intents.iter().position(wanted)
+}
+
+#[test]
+fn the_canary_boots_the_os_image_stream_of_the_pool_it_serves_and_its_own_again_at_the_end() {
+    let mut f = fixture(2, 2);
+    // infra was moved to a stream of its own; worker and the canary boot the default one.
+    f.s.pools.get_mut("infra").unwrap().os_image_stream = Some("rhel-10".into());
+    f.s.pools.get_mut("infra").unwrap().effective_os_image_stream = Some("rhel-10".into());
+    let plans = run(&mut f);
+    assert_eq!(plans.last().unwrap().status.progress.as_deref(), Some("4/4"));
+    let streams: Vec<Option<String>> = plans
+        .iter()
+        .flat_map(|p| &p.intents)
+        .filter_map(|i| match i {
+            Intent::SteerPool { pool, spec, .. } if pool == "canary" => spec.os_image_stream.clone(),
+            Intent::RestorePool { pool, spec, .. } if pool == "canary" => spec.os_image_stream.clone(),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(streams, vec![Some("rhel-10".to_string()), None], "pointed at infra's stream, then back to none");
+    assert_eq!(f.s.pools["canary"].os_image_stream, None);
+}
+
+#[test]
+fn a_canary_claimed_without_its_stream_on_record_is_left_as_it_is_and_holds_nodes_of_another_stream() {
+    let mut f = fixture(0, 1);
+    f.s.pools.get_mut("infra").unwrap().os_image_stream = Some("rhel-10".into());
+    f.s.pools.get_mut("infra").unwrap().effective_os_image_stream = Some("rhel-10".into());
+    while f.s.pools["canary"].owner().is_none() {
+        f.step();
+    }
+    // A claim an earlier numo made records no osImageStream.
+    if let ClaimAnnotations::Claimed(claim) = &mut f.s.pools.get_mut("canary").unwrap().claim {
+        if let Ok(original) = &mut claim.original {
+            original.os_image_stream = None;
+        }
+    }
+    let mut p = f.step();
+    for _ in 0..5 {
+        render_canary(&mut f);
+        p = f.step();
+    }
+    assert!(!p.intents.iter().any(|i| matches!(i, Intent::SteerPool { pool, spec, .. }
+        if pool == "canary" && spec.os_image_stream.is_some())));
+    let blocker = p.status.blocked_by.iter().find(|b| b.check == check::CANARY_CONFIG);
+    let blocker = blocker.unwrap_or_else(|| panic!("held: {:?} {:?}", p.status.blocked_by, f.s.pools["canary"]));
+    assert!(blocker.message.contains("boots OS image stream the default"), "{}", blocker.message);
+    assert!(blocker.message.contains("set the canary's spec.osImageStream"), "{}", blocker.message);
+    assert_eq!(node_phase(&p, "infra-0"), None, "infra-0 has not started");
 }
