@@ -95,9 +95,15 @@ async fn resume_all_updates_in_the_console_mid_rollout_is_undone_and_reported() 
         .events_when("console", |e| has_event(e, "ForeignChange", &["MachineConfigPool/worker spec.paused", "Mozilla"]))
         .await?;
     assert!(has_event(&events, "ForeignChange", &["MachineConfigPool/worker spec.paused", "Mozilla"]), "{events:?}");
-    let rc = setup.run_configs().get("console").await?;
-    let record = rc.status.as_ref().and_then(|s| s.foreign_changes.iter().find(|r| r.field == "spec.paused").cloned());
-    assert!(record.is_some_and(|r| r.changed_by.contains("Mozilla") && r.object == "MachineConfigPool/worker"));
+    // numo queues its Events before it writes the status that records the change.
+    let recorded = "status.foreignChanges names the console's write";
+    numo_testkit::wait_until(&setup.run_configs(), "console", Duration::from_secs(30), recorded, |rc| {
+        let records = rc.status.as_ref().map(|s| s.foreign_changes.as_slice()).unwrap_or_default();
+        records.iter().any(|r| {
+            r.field == "spec.paused" && r.changed_by.contains("Mozilla") && r.object == "MachineConfigPool/worker"
+        })
+    })
+    .await?;
     let rc = finish(&setup, "console").await?;
     let ungated = honest(&setup, &rc, &desired).await?;
     eprintln!("ungated: {ungated:?} (the simulated MCO moves an unpaused pool's nodes as soon as it sees it)");

@@ -14,7 +14,7 @@ use crate::controllers::run_config::snapshot::Snapshot;
 
 /// Why the next minor update waits for numo's rollout, as the condition's message; None when it does not.
 pub fn held(snapshot: &Snapshot, stage: &Stage, status: &MutexRunConfigStatus) -> Option<String> {
-    let (reason, said) = snapshot.kubelet_skew.as_ref()?;
+    let (reason, _) = snapshot.kubelet_skew.as_ref()?;
     let upgrade = stage.held_behind()?;
     let expected = match &status.estimate {
         Some(estimate) => format!("numo expects to finish at {}", estimate.end.0),
@@ -22,8 +22,9 @@ pub fn held(snapshot: &Snapshot, stage: &Stage, status: &MutexRunConfigStatus) -
     };
     Some(format!(
         "The cluster's next minor update waits for numo: the kube-apiserver operator says Upgradeable=False ({reason}: \
-         {said}), because {behind} of the {total} node(s) numo gates are not at {goal} yet; {expected}. Nothing to \
-         do but let the rollout finish (see the NumoHoldsNextMinorUpdate runbook).",
+         kubelets too far behind the API server for the next minor), and {behind} of the {total} node(s) numo gates \
+         are not at {goal} yet; {expected}. Nothing to do but let the rollout finish (see the \
+         NumoHoldsNextMinorUpdate runbook).",
         behind = upgrade.behind,
         total = upgrade.total,
         goal = upgrade.goal,
