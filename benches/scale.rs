@@ -14,7 +14,9 @@
 //! - **peak / idle RSS**: numo's `VmHWM`, and its `VmRSS` at the end of the idle window (before the upgrade) and
 //!   once more after the rollout, with every Job in its caches; **CPU**: numo's user+system time
 //!   during the rollout; **writes/node**: numo's create/update/patch/delete requests (its own
-//!   `numo_api_requests_total`) during the rollout, per node; **status**: bytes of run-config status writes.
+//!   `numo_api_requests_total`) during the rollout, per node, with its Job creates against the Jobs the watch saw
+//!   made (a create answered 409 AlreadyExists is one more) and its Event creates per node; **status**: bytes of
+//!   run-config status writes.
 //! - **idle**: the requests numo sent and the CPU it used in `IDLE` seconds while it was Idle before the upgrade,
 //!   every cache filled and nothing moving (watch requests are the renewals of its watches and are counted apart).
 //!   After a rollout the test world is not quiet: the simulated MCO moves each node back from the canary's rendered
@@ -109,12 +111,16 @@ async fn main() -> anyhow::Result<()> {
     let rollout_s = rollout.as_secs_f64();
     let gating_s = gating.as_secs_f64();
     let writes = after.writes - before.writes;
+    let job_creates = after.job_creates - before.job_creates;
+    let event_creates = after.event_creates - before.event_creates;
+    let jobs_made = seen.job_created.len();
     let status_writes = after.status_writes - before.status_writes;
     let status_written = after.status_bytes - before.status_bytes;
     println!(
         "N={workers} C={concurrency}: rollout {rollout_s:.1}s (every node done after {gating_s:.1}s, then \
          {:.1}s restoring the pools), ideal {ideal:.1}s, overhead {:.1}%, {:.2} nodes/s, \
-         peak RSS {:.0} MiB, idle RSS {:.0} MiB (after the rollout {:.0} MiB), numo CPU {:.1}s, {:.1} writes/node, \
+         peak RSS {:.0} MiB, idle RSS {:.0} MiB (after the rollout {:.0} MiB), numo CPU {:.1}s, {:.1} writes/node \
+         ({job_creates} Job creates for {jobs_made} Jobs, {:.1} Events/node), \
          status {} writes of {:.1} KB mean (stored {:.1} KB); idle {}s: {} requests besides {} watch renewals, \
          {:.2}s CPU; load {} → {}; \
          CPU during the rollout: numo {:.0}s, simulator {:.0}s, API server + etcd + kwok + others {:.0}s; \
@@ -127,6 +133,7 @@ async fn main() -> anyhow::Result<()> {
         end.rss_kib as f64 / 1024.0,
         after.cpu - before.cpu,
         writes as f64 / workers as f64,
+        event_creates as f64 / workers as f64,
         status_writes,
         status_written as f64 / status_writes.max(1) as f64 / 1000.0,
         status_bytes as f64 / 1000.0,
@@ -201,6 +208,10 @@ struct Sample {
     requests: u64,
     watches: u64,
     writes: u64,
+    /// Job creates sent (those answered 409 AlreadyExists included).
+    job_creates: u64,
+    /// Event creates sent.
+    event_creates: u64,
     status_writes: u64,
     status_bytes: u64,
     /// The run-config controller's reconciles (that ran to the status write).
@@ -229,13 +240,22 @@ impl Numo {
     async fn sample(&mut self) -> anyhow::Result<Sample> {
         let text = scrape(&self.metrics).await?;
         let mut requests = BTreeMap::<String, u64>::new();
+        let (mut job_creates, mut event_creates) = (0, 0);
         let (mut status_writes, mut status_bytes, mut reconciles) = (0, 0, 0);
         for line in text.lines().filter(|l| !l.starts_with('#')) {
             let Some((series, value)) = line.rsplit_once(' ') else { continue };
             let value = value.parse::<f64>().unwrap_or(0.0) as u64;
             if let Some(labels) = series.strip_prefix("numo_api_requests_total{") {
-                let verb = labels.split("verb=\"").nth(1).and_then(|v| v.split('"').next()).unwrap_or("");
+                let label = |name: &str| {
+                    labels.split(&format!("{name}=\"")).nth(1).and_then(|v| v.split('"').next()).unwrap_or("")
+                };
+                let verb = label("verb");
                 *requests.entry(verb.to_string()).or_default() += value;
+                match (verb, label("resource")) {
+                    ("create", "jobs") => job_creates += value,
+                    ("create", "events") => event_creates += value,
+                    _ => {}
+                }
             } else if series == "numo_status_writes_total" {
                 status_writes = value;
             } else if series == "numo_status_write_bytes_total" {
@@ -256,6 +276,8 @@ impl Numo {
             requests: requests.values().sum::<u64>() - watches,
             watches,
             writes,
+            job_creates,
+            event_creates,
             status_writes,
             status_bytes,
             reconciles,
