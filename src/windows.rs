@@ -9,7 +9,7 @@
 //! opens it once, the first time. `duration` is elapsed time, so a 4 h window over a transition ends 4 real hours
 //! later, whatever the wall clock shows.
 
-use chrono::{DateTime, TimeZone, Utc};
+use chrono::{DateTime, SecondsFormat, TimeZone, Utc};
 use chrono_tz::Tz;
 use croner::parser::{CronParser, Seconds, Year};
 use croner::Cron;
@@ -307,6 +307,14 @@ fn fires(cron: &Cron, text: &str) -> bool {
 /// The schedules [`fires`] searched, in order (tests count them).
 #[cfg(test)]
 pub static SEARCHED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// An instant as RFC 3339 in its own time zone, to the second.
+pub fn shown<Tz: TimeZone>(t: &DateTime<Tz>) -> String
+where
+    Tz::Offset: std::fmt::Display,
+{
+    t.to_rfc3339_opts(SecondsFormat::Secs, true)
+}
 
 /// A jiff timestamp (the Kubernetes API types') as chrono's.
 pub fn utc(t: &k8s_openapi::jiff::Timestamp) -> DateTime<Utc> {

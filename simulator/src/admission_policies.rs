@@ -39,7 +39,8 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use crate::operator_sync::{OpenShiftRelease, OPERATOR_FIELD_MANAGER};
+use crate::identities::OPERATOR_FIELD_MANAGER;
+use crate::release::OpenShiftRelease;
 
 /// The policy on pools' `machineConfigSelector` (4.18+).
 pub const POOL_SELECTOR_POLICY: &str = "custom-machine-config-pool-selector";
@@ -57,7 +58,7 @@ pub const CONTROLLER_TASK: &str = "MachineConfigController";
 
 /// The roles a pool's `matchLabels` may select on `release` (`arbiter` added in release-4.19).
 fn accepted_roles(release: OpenShiftRelease) -> &'static [&'static str] {
-    if release.minor >= 19 {
+    if release.has_arbiter_pool() {
         &["master", "worker", "arbiter"]
     } else {
         &["master", "worker"]

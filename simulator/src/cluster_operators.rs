@@ -49,8 +49,7 @@ pub const DEGRADED: &str = "Degraded";
 pub const UPGRADEABLE: &str = "Upgradeable";
 /// Name of the `status.versions` entry of the operator itself.
 pub const OPERATOR_VERSION: &str = "operator";
-/// The machine-config operator: it reports a new release only once the master pool runs it.
-pub const MACHINE_CONFIG: &str = "machine-config";
+pub use crate::cvo::MACHINE_CONFIG;
 /// The cluster operators of the simulated release payload: [`crate::seed()`] creates them and the CVO updates them.
 pub const PAYLOAD: [&str; 6] = ["dns", "ingress", "kube-apiserver", MACHINE_CONFIG, "monitoring", "network"];
 

@@ -24,6 +24,9 @@ use serde_json::{json, Value};
 use crate::membership::MASTER;
 use crate::{render, FIELD_MANAGER};
 
+/// The machine-config operator: it reports a new release only once the master pool runs it.
+pub const MACHINE_CONFIG: &str = "machine-config";
+
 /// History state of an update being applied.
 pub const PARTIAL: &str = "Partial";
 /// History state of an update fully applied.
@@ -175,7 +178,7 @@ pub enum OperatorRelease<'a> {
 /// The release the payload's cluster operator `operator` reports, following the newest history entry of the
 /// ClusterVersion: once the entry is `Completed`, every operator is at its release. While it is `Partial`, the
 /// control-plane operators work towards it during the control-plane step and are at it once the step has ended (the
-/// `templates` carry the release); `machine-config` ([`crate::cluster_operators::MACHINE_CONFIG`]) starts working
+/// `templates` carry the release); `machine-config` ([`MACHINE_CONFIG`]) starts working
 /// towards it only then and is at it when the entry completes (the master pool has rolled), as the real MCO reports
 /// its new version only after the master pool updated. `None` (report nothing new) without history, and for
 /// `machine-config` during the control-plane step.
@@ -190,7 +193,7 @@ pub fn operator_release<'a>(
         return Some(OperatorRelease::At(target));
     }
     let control_plane_done = templates.iter().all(|t| t.release_version() == Some(target));
-    match (operator == crate::cluster_operators::MACHINE_CONFIG, control_plane_done) {
+    match (operator == MACHINE_CONFIG, control_plane_done) {
         (false, false) => Some(OperatorRelease::Towards(target)),
         (false, true) => Some(OperatorRelease::At(target)),
         (true, false) => None,

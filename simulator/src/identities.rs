@@ -1,11 +1,18 @@
 //! The users the machine-config daemon and controller act as: their ServiceAccounts in
 //! `openshift-machine-config-operator`, as the MCO's manifests create them (`manifests/machineconfigdaemon/`,
-//! `manifests/machineconfigcontroller/`). The operator's own is [`crate::operator_sync::OPERATOR_USER`].
+//! `manifests/machineconfigcontroller/`). The operator's own is [`OPERATOR_USER`].
 //!
 //! Only their MachineConfigNode writes ([`crate::machine_config_nodes`]) go through these identities; the daemon's
 //! and controller's node, pool and MachineConfig writes still use the simulator's own client.
 
-use crate::operator_sync::OPERATOR_NAMESPACE;
+/// The user the real operator runs as.
+pub const OPERATOR_USER: &str = "system:serviceaccount:openshift-machine-config-operator:machine-config-operator";
+/// The namespace of the operator's ServiceAccount.
+pub const OPERATOR_NAMESPACE: &str = "openshift-machine-config-operator";
+/// The operator's ServiceAccount.
+pub const OPERATOR_SERVICE_ACCOUNT: &str = "machine-config-operator";
+/// The field manager of the operator's writes (the client-go default: the binary's name).
+pub const OPERATOR_FIELD_MANAGER: &str = "machine-config-operator";
 
 /// The machine-config daemon's ServiceAccount (in [`OPERATOR_NAMESPACE`]).
 pub const DAEMON_SERVICE_ACCOUNT: &str = "machine-config-daemon";
@@ -46,10 +53,7 @@ mod tests {
     fn users_name_their_service_accounts() {
         assert_eq!(DAEMON_USER, service_account_user(DAEMON_SERVICE_ACCOUNT));
         assert_eq!(CONTROLLER_USER, service_account_user(CONTROLLER_SERVICE_ACCOUNT));
-        assert_eq!(
-            crate::operator_sync::OPERATOR_USER,
-            service_account_user(crate::operator_sync::OPERATOR_SERVICE_ACCOUNT)
-        );
+        assert_eq!(OPERATOR_USER, service_account_user(OPERATOR_SERVICE_ACCOUNT));
         assert_eq!(SRIOV_USER, format!("system:serviceaccount:{SRIOV_NAMESPACE}:{SRIOV_SERVICE_ACCOUNT}"));
         assert_eq!(ROOK_USER, format!("system:serviceaccount:{}:{ROOK_SERVICE_ACCOUNT}", crate::storage::NAMESPACE));
     }

@@ -21,10 +21,12 @@ use k8s_openapi::api::core::v1::Node;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::ResourceExt;
 
-use crate::cluster_operators::{ClusterOperatorCondition, ClusterOperatorStatus, UPGRADEABLE};
 use crate::node_state;
 use crate::OpenShiftRelease;
+use numo::openshift::{ClusterOperatorStatus, ClusterVersionCondition};
 
+/// The ClusterOperator condition the controller's verdict feeds.
+const UPGRADEABLE: &str = "Upgradeable";
 /// The operator that runs the controller.
 pub const KUBE_APISERVER: &str = "kube-apiserver";
 /// The operator condition the controller sets (its prefix names it in the ClusterOperator's reason and message).
@@ -96,7 +98,7 @@ pub fn verdict(version: &str, kubelets: &BTreeMap<String, u64>, release: OpenShi
         }
     }
     // 4.22 dropped "minor" from the messages.
-    let (unsupported, kubelet, upgrade, synced) = if release.minor >= 22 {
+    let (unsupported, kubelet, upgrade, synced) = if release.says_kubelet_version_without_minor() {
         ("Unsupported Kubelet", "Kubelet", "OpenShift version upgrade", "Kubelet and API server versions are synced.")
     } else {
         (
@@ -172,7 +174,7 @@ pub fn report(status: &mut ClusterOperatorStatus, verdict: &Verdict, now: &Time)
     let prefix = OPERATOR_CONDITION.trim_end_matches(UPGRADEABLE);
     let reason =
         if verdict.status == "True" { "AsExpected".to_string() } else { format!("{prefix}_{}", verdict.reason) };
-    let wanted = |last_transition_time| ClusterOperatorCondition {
+    let wanted = |last_transition_time| ClusterVersionCondition {
         type_: UPGRADEABLE.into(),
         status: verdict.status.into(),
         last_transition_time,

@@ -157,6 +157,7 @@ pub mod node_state;
 pub mod operator_sync;
 pub mod reconcile;
 pub mod record;
+pub mod release;
 pub mod render;
 pub mod required_pools;
 pub mod rollout;
@@ -166,7 +167,7 @@ pub mod sriov;
 pub mod status;
 pub mod storage;
 
-pub use operator_sync::OpenShiftRelease;
+pub use release::OpenShiftRelease;
 pub use seed::{seed, KWOK_NODE_ANNOTATION};
 
 /// Field manager of every write the simulator makes.

@@ -19,6 +19,8 @@ use numo::openshift::MachineConfigPool;
 pub const MASTER: &str = "master";
 /// The MCO's default worker pool.
 pub const WORKER: &str = "worker";
+/// Node label of a node's role, completed by the role name.
+pub const ROLE_LABEL_PREFIX: &str = "node-role.kubernetes.io/";
 /// Node label naming the operating system (set by the kubelet).
 const OS_LABEL: &str = "kubernetes.io/os";
 

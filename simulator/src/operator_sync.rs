@@ -27,17 +27,13 @@ use kube::api::{Api, PostParams};
 use kube::ResourceExt;
 use numo::openshift::MachineConfigPool;
 
-use crate::membership::{MASTER, WORKER};
-use crate::seed::manifest_pool;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
+use numo::openshift::{MachineConfigPoolSpec, MC_ROLE};
 
-/// The user the real operator runs as.
-pub const OPERATOR_USER: &str = "system:serviceaccount:openshift-machine-config-operator:machine-config-operator";
-/// The namespace of the operator's ServiceAccount.
-pub const OPERATOR_NAMESPACE: &str = "openshift-machine-config-operator";
-/// The operator's ServiceAccount.
-pub const OPERATOR_SERVICE_ACCOUNT: &str = "machine-config-operator";
-/// The field manager of the operator's writes (the client-go default: the binary's name).
-pub const OPERATOR_FIELD_MANAGER: &str = "machine-config-operator";
+pub use crate::identities::{OPERATOR_FIELD_MANAGER, OPERATOR_NAMESPACE, OPERATOR_SERVICE_ACCOUNT, OPERATOR_USER};
+use crate::membership::{MASTER, ROLE_LABEL_PREFIX, WORKER};
+pub use crate::release::OpenShiftRelease;
+
 /// The reason of `machine-config` `Degraded=True` when the pool sync fails (`taskFailed("MachineConfigPools")`).
 pub const POOLS_FAILED: &str = "MachineConfigPoolsFailed";
 /// The step of the operator's sync that writes MachineConfigNodes ([`crate::machine_config_nodes::operator`]).
@@ -88,71 +84,37 @@ impl SyncReport {
     }
 }
 
-/// An OpenShift release the simulator plays, `4.<minor>`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub struct OpenShiftRelease {
-    /// The minor version.
-    pub minor: u32,
-}
-
-impl OpenShiftRelease {
-    /// The oldest release numo supports.
-    pub const OLDEST: Self = Self { minor: 16 };
-    /// The newest release numo supports, the simulator's default.
-    pub const NEWEST: Self = Self { minor: 23 };
-
-    /// Parses `4.<minor>` (a patch version, `4.21.3`, is accepted and ignored); only supported releases.
-    pub fn parse(text: &str) -> Result<Self, String> {
-        let mut parts = text.trim().split('.');
-        let (major, minor) = (parts.next(), parts.next().and_then(|m| m.parse::<u32>().ok()));
-        match (major, minor) {
-            (Some("4"), Some(minor)) if (Self::OLDEST.minor..=Self::NEWEST.minor).contains(&minor) => {
-                Ok(Self { minor })
-            }
-            _ => Err(format!(
-                "{text:?} is not an OpenShift release the simulator plays (4.{} to 4.{})",
-                Self::OLDEST.minor,
-                Self::NEWEST.minor
-            )),
-        }
+/// The pool `role` as the machine-config operator's manifest has it (`manifests/<role>.machineconfigpool.yaml`).
+pub fn manifest_pool(role: &str) -> MachineConfigPool {
+    let selector = |key: String| LabelSelector {
+        match_labels: Some(BTreeMap::from([(key, role.to_string())])),
+        match_expressions: None,
+    };
+    let mut pool = MachineConfigPool::new(
+        role,
+        MachineConfigPoolSpec {
+            machine_config_selector: Some(selector(MC_ROLE.to_string())),
+            node_selector: Some(LabelSelector {
+                match_labels: Some(BTreeMap::from([(format!("{ROLE_LABEL_PREFIX}{role}"), String::new())])),
+                match_expressions: None,
+            }),
+            paused: false,
+            max_unavailable: None,
+            configuration: None,
+            os_image_stream: None,
+        },
+    );
+    pool.metadata.labels = Some(BTreeMap::from([
+        ("machineconfiguration.openshift.io/mco-built-in".to_string(), String::new()),
+        (format!("pools.operator.machineconfiguration.openshift.io/{role}"), String::new()),
+    ]));
+    // Only the master pool's manifest marks it required for upgrades (release-4.16 to release-4.23
+    // `manifests/master.machineconfigpool.yaml`).
+    if role == MASTER {
+        let labels = pool.metadata.labels.get_or_insert_with(BTreeMap::new);
+        labels.insert(crate::required_pools::REQUIRED_FOR_UPGRADE.to_string(), String::new());
     }
-
-    /// Whether the machine-config operator puts the built-in pools' selectors back on every sync (4.16–4.21).
-    pub fn enforces_pool_selectors(self) -> bool {
-        self.minor <= 21
-    }
-
-    /// Whether the operator, controller and daemon write MachineConfigNodes ([`crate::machine_config_nodes`]): from
-    /// 4.20, where the `MachineConfigNodes` feature gate is in the Default set.
-    pub fn writes_machine_config_nodes(self) -> bool {
-        self.minor >= 20
-    }
-
-    /// Whether pools boot OS image streams (`spec.osImageStream`, a custom pool inheriting `worker`'s): from 4.23,
-    /// where the `OSStreams` feature gate is in the Default set (openshift/api release-4.23
-    /// `features/features.go`; TechPreview before).
-    pub fn plays_os_image_streams(self) -> bool {
-        self.minor >= 23
-    }
-
-    /// Whether the operator installs its `custom-machine-config-pool-selector` admission policy
-    /// ([`crate::admission_policies`]): from 4.18 (release-4.18 `pkg/operator/sync.go`
-    /// `syncMachineConfigController`).
-    pub fn has_custom_pool_selector_policy(self) -> bool {
-        self.minor >= 18
-    }
-}
-
-impl Default for OpenShiftRelease {
-    fn default() -> Self {
-        Self::NEWEST
-    }
-}
-
-impl std::fmt::Display for OpenShiftRelease {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "4.{}", self.minor)
-    }
+    pool
 }
 
 /// What the operator would change of `existing` to make it its manifest `required` on `release`; None when
@@ -271,30 +233,6 @@ mod tests {
         });
         pool.metadata.labels = None;
         pool
-    }
-
-    #[test]
-    fn releases_parse_within_the_supported_range() {
-        assert_eq!(OpenShiftRelease::parse("4.21"), Ok(OpenShiftRelease { minor: 21 }));
-        assert_eq!(OpenShiftRelease::parse("4.16.3"), Ok(OpenShiftRelease { minor: 16 }));
-        assert!(OpenShiftRelease::parse("4.15").is_err());
-        assert!(OpenShiftRelease::parse("4.24").is_err());
-        assert!(OpenShiftRelease::parse("5.1").is_err());
-        assert_eq!(OpenShiftRelease::default().to_string(), "4.23");
-    }
-
-    #[test]
-    fn the_pool_selector_policy_comes_with_4_18() {
-        let has = |minor| OpenShiftRelease { minor }.has_custom_pool_selector_policy();
-        assert!(!has(16) && !has(17));
-        assert!(has(18) && has(21) && has(22));
-    }
-
-    #[test]
-    fn machine_config_nodes_are_written_from_4_20() {
-        let writes = |minor| OpenShiftRelease { minor }.writes_machine_config_nodes();
-        assert!(!writes(16) && !writes(19));
-        assert!(writes(20) && writes(21) && writes(22));
     }
 
     #[test]

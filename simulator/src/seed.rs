@@ -9,15 +9,14 @@ use std::collections::BTreeMap;
 use anyhow::Context as _;
 use futures::future::try_join_all;
 use k8s_openapi::api::core::v1::{Node, NodeSpec, Taint};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, Time};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, ObjectMeta, Patch, PatchParams, PostParams};
 use kube::{Resource, ResourceExt};
 use numo::openshift::{
-    ClusterVersion, ClusterVersionSpec, ConfigSource, MachineConfig, MachineConfigPool, MachineConfigPoolSpec,
-    RenderedConfiguration, Update, CLUSTER_VERSION_NAME, CURRENT_CONFIG, DESIRED_CONFIG, MCD_REASON, MCD_STATE,
-    MC_ROLE,
+    ClusterVersion, ClusterVersionSpec, ConfigSource, MachineConfig, MachineConfigPool, RenderedConfiguration, Update,
+    CLUSTER_VERSION_NAME, CURRENT_CONFIG, DESIRED_CONFIG, MCD_REASON, MCD_STATE,
 };
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -25,12 +24,11 @@ use serde_json::json;
 use sha2::{Digest, Sha256};
 
 use crate::cluster_operators::{self, ClusterOperator, ClusterOperatorSpec};
-use crate::membership::{MASTER, WORKER};
+use crate::membership::{MASTER, ROLE_LABEL_PREFIX, WORKER};
 use crate::node_state::STATE_DONE;
+use crate::operator_sync::manifest_pool;
 use crate::{cvo, render, ClusterShape, FIELD_MANAGER};
 
-/// Node label of a node's role, completed by the role name.
-pub(crate) const ROLE_LABEL_PREFIX: &str = "node-role.kubernetes.io/";
 /// kwok manages the nodes that carry this annotation (value `fake`).
 pub const KWOK_NODE_ANNOTATION: &str = "kwok.x-k8s.io/node";
 
@@ -238,39 +236,6 @@ async fn ensure_pool(
             .with_context(|| format!("pointing pool {name} at {}", rendered.name));
     }
     Ok(stored)
-}
-
-/// The pool `role` as the machine-config operator's manifest has it (`manifests/<role>.machineconfigpool.yaml`).
-pub(crate) fn manifest_pool(role: &str) -> MachineConfigPool {
-    let selector = |key: String| LabelSelector {
-        match_labels: Some(BTreeMap::from([(key, role.to_string())])),
-        match_expressions: None,
-    };
-    let mut pool = MachineConfigPool::new(
-        role,
-        MachineConfigPoolSpec {
-            machine_config_selector: Some(selector(MC_ROLE.to_string())),
-            node_selector: Some(LabelSelector {
-                match_labels: Some(BTreeMap::from([(format!("{ROLE_LABEL_PREFIX}{role}"), String::new())])),
-                match_expressions: None,
-            }),
-            paused: false,
-            max_unavailable: None,
-            configuration: None,
-            os_image_stream: None,
-        },
-    );
-    pool.metadata.labels = Some(BTreeMap::from([
-        ("machineconfiguration.openshift.io/mco-built-in".to_string(), String::new()),
-        (format!("pools.operator.machineconfiguration.openshift.io/{role}"), String::new()),
-    ]));
-    // Only the master pool's manifest marks it required for upgrades (release-4.16 to release-4.23
-    // `manifests/master.machineconfigpool.yaml`).
-    if role == MASTER {
-        let labels = pool.metadata.labels.get_or_insert_with(BTreeMap::new);
-        labels.insert(crate::required_pools::REQUIRED_FOR_UPGRADE.to_string(), String::new());
-    }
-    pool
 }
 
 /// A kwok node of `role` running `config`, as the installer and the MCO leave a node: the kubelet's labels, the role

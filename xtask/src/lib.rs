@@ -6,6 +6,7 @@
 //! `cargo xtask plugin-names [--check]` writes (or checks) the console plugin's copy of numo's API names.
 
 pub mod bundle;
+pub mod circles;
 pub mod manifests;
 pub mod plugin_names;
 pub mod yaml;

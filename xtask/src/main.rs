@@ -25,6 +25,8 @@ enum Task {
         #[arg(long, value_name = "IMAGE")]
         image: Option<String>,
     },
+    /// Fail when modules of src/ or simulator/src reach one another (an import circle).
+    Circles,
     /// Write the console plugin's names of numo's API (console-plugin/src/api-names.ts) from src/api.
     PluginNames {
         /// Change nothing; fail when the committed file differs from what src/api generates.
@@ -46,6 +48,20 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     let root = xtask::repo_root();
     match cli.task {
+        Task::Circles => {
+            let mut found = false;
+            for src in xtask::circles::CRATES {
+                for circle in xtask::circles::circles(&xtask::circles::graph(&root.join(src))?) {
+                    eprintln!("{src}: these modules reach one another: {}", circle.join(", "));
+                    found = true;
+                }
+            }
+            if found {
+                return Ok(ExitCode::FAILURE);
+            }
+            println!("no import circle in {}", xtask::circles::CRATES.join(" or "));
+            Ok(ExitCode::SUCCESS)
+        }
         Task::Bundle { check, image } => {
             let bundle = xtask::bundle::generate_with(&root, &xtask::bundle::Options { image })?;
             if check {

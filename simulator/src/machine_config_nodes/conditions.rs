@@ -68,7 +68,7 @@ pub fn all_types(release: OpenShiftRelease) -> Vec<&'static str> {
     let mut types =
         vec![UPDATE_PREPARED, UPDATE_EXECUTED, UPDATE_POST_ACTION_COMPLETE, UPDATE_COMPLETE, RESUMED, DRAINED];
     types.push(APPLIED_FILES_AND_OS);
-    if release.minor == 21 {
+    if release.lists_image_pulled_condition() {
         types.push(IMAGE_PULLED_FROM_REGISTRY);
     }
     types.extend([CORDONED, REBOOTED_NODE, UPDATED, UNCORDONED, NODE_DEGRADED]);

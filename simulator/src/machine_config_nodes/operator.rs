@@ -193,7 +193,7 @@ async fn delete(api: &Api<MachineConfigNode>, name: &str) -> anyhow::Result<()> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::seed::manifest_pool;
+    use crate::operator_sync::manifest_pool;
     use k8s_openapi::api::core::v1::NodeStatus;
     use numo::openshift::DESIRED_CONFIG;
 

@@ -14,7 +14,8 @@ use serde_json::json;
 
 use super::{FailureDomain, NAMESPACE, STORAGE_NODE_LABEL};
 use crate::identities::ROOK_SERVICE_ACCOUNT;
-use crate::seed::{create_if_missing, create_or_read, ROLE_LABEL_PREFIX};
+use crate::membership::ROLE_LABEL_PREFIX;
+use crate::seed::{create_if_missing, create_or_read};
 use crate::FIELD_MANAGER;
 
 /// The storage nodes' shape.

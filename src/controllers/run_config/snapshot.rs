@@ -260,6 +260,12 @@ pub struct PoolWriters {
 }
 
 impl PoolView {
+    /// Whether the SR-IOV network operator paused the pool for a drain of its own while numo keeps it unpaused
+    /// (`numo_paused` false): SR-IOV unpauses it when its drain is done (`AfterCompleteDrainNode`).
+    pub fn sriov_turn(&self, numo_paused: bool) -> bool {
+        self.paused && !numo_paused && self.sriov_holds
+    }
+
     /// The selector to compute membership with: the recorded original while numo steers the pool, else the current.
     pub fn effective_selector(&self) -> Option<&LabelSelector> {
         self.claim.effective_selector(self.node_selector.as_ref())

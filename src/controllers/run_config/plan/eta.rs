@@ -51,7 +51,7 @@ pub fn projected(
 
 /// The failure domains as the projection needs them: each node's domain, and the domain that finished last (its
 /// soak may still hold the next one) unless the next domain has started already.
-fn waves(domains: &super::topology::Domains, gated: &[GatedNode<'_>], status: &MutexRunConfigStatus) -> Option<Waves> {
+fn waves(domains: &super::domains::Domains, gated: &[GatedNode<'_>], status: &MutexRunConfigStatus) -> Option<Waves> {
     let mode = domains.mode?;
     let domain_of = gated.iter().map(|g| (g.node.name.clone(), domains.domain(g.node).to_string())).collect();
     let shown = status.topology.as_ref().map(|t| t.waves.as_slice()).unwrap_or_default();
@@ -179,7 +179,7 @@ pub fn slow(snapshot: &Snapshot, status: &mut MutexRunConfigStatus) -> Option<st
     let message = status.message.get_or_insert_with(String::new);
     message.push_str(&format!(
         " Slow: the rollout runs past its estimated end ({}); status.estimate says what it assumed.",
-        super::readiness::shown(&end)
+        crate::windows::shown(&end)
     ));
     None
 }

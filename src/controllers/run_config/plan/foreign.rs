@@ -389,9 +389,9 @@ pub fn pools(snapshot: &Snapshot, owner: &str, ledger: &mut Ledger) -> Vec<Inten
         // An admin's unpause of a pool they had paused before numo held it is their go-ahead (`admin_hold`), not
         // another hand: numo pauses it again there, without a contest. A pool numo keeps unpaused (the canary) that
         // the SR-IOV network operator paused for its drain is its turn, not another hand: numo waits for it to end
-        // ([`sriov_turn`]) and writes nothing.
+        // ([`PoolView::sriov_turn`]) and writes nothing.
         let go_ahead = super::admin_hold::holds(pool) && written.paused && !pool.paused;
-        if pool.paused != written.paused && !go_ahead && !sriov_turn(pool, written.paused) {
+        if pool.paused != written.paused && !go_ahead && !pool.sriov_turn(written.paused) {
             // Unpausing a pool numo holds paused releases its held nodes to the MCO: never conceded.
             let may_concede = !written.paused;
             if ledger.saw(&object, PAUSED, &who(pool.writers.paused.as_ref()), may_concede) == Answer::PutBack {
@@ -429,16 +429,10 @@ pub fn pools(snapshot: &Snapshot, owner: &str, ledger: &mut Ledger) -> Vec<Inten
     intents
 }
 
-/// Whether `pool` is paused by the SR-IOV network operator for a drain of its own while numo keeps it unpaused
-/// (`numo_paused` false): SR-IOV unpauses it when its drain is done (`AfterCompleteDrainNode`).
-pub fn sriov_turn(pool: &PoolView, numo_paused: bool) -> bool {
-    pool.paused && !numo_paused && pool.sriov_holds
-}
-
 /// What holds the next node while the SR-IOV network operator has paused the canary for its drain.
 pub fn sriov_blocker(canary: &PoolView) -> Option<Blocker> {
     let written = canary.claim.claim().and_then(|c| c.written.as_ref()).is_some_and(|w| w.paused);
-    sriov_turn(canary, written).then(|| Blocker {
+    canary.sriov_turn(written).then(|| Blocker {
         check: crate::api::check::OTHER_OPERATOR.to_string(),
         message: format!(
             "{} paused the canary MachineConfigPool {} for its drain of a node ({}: {}); numo releases the next \

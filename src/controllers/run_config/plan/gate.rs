@@ -234,7 +234,7 @@ fn soaking(nodes: &[GatedNode<'_>], concurrency: usize, inputs: &Inputs<'_, '_>)
         .filter_map(|g| match &g.state {
             NodeState::Soaking { since: Some(since), .. } => {
                 let until = crate::windows::utc(since) + chrono::Duration::from_std(soak).unwrap_or_default();
-                let until = readiness::shown(&until);
+                let until = crate::windows::shown(&until);
                 Some(format!("node {} soaks until {until}", g.node.name))
             }
             NodeState::Soaking { problem: Some(problem), .. } => {

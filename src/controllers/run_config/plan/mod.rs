@@ -20,6 +20,7 @@
 mod admin_hold;
 mod canary;
 mod config_change;
+mod domains;
 mod draft;
 pub(crate) mod eta;
 mod finalize;

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeSet;
 
-use chrono::{DateTime, SecondsFormat, TimeZone};
+use crate::windows::shown;
 
 use super::node_state::{GatedNode, NodeState};
 use super::resolve::Resolved;
@@ -94,14 +94,6 @@ pub fn assess(snapshot: &Snapshot, verdict: &Verdict, nodes: &[GatedNode<'_>], n
 
 fn blocker(check: &str, message: String) -> Blocker {
     Blocker { check: check.to_string(), message }
-}
-
-/// An instant as RFC 3339 in its own time zone, to the second.
-pub fn shown<Tz: TimeZone>(t: &DateTime<Tz>) -> String
-where
-    Tz::Offset: std::fmt::Display,
-{
-    t.to_rfc3339_opts(SecondsFormat::Secs, true)
 }
 
 fn window_blocker(closed: &Closed, verdict: &Verdict) -> Blocker {

@@ -194,7 +194,7 @@ pub fn record(
                     .map(|(since, soak)| {
                         let until =
                             crate::windows::utc(&since.0) + chrono::Duration::from_std(soak).unwrap_or_default();
-                        super::readiness::shown(&until)
+                        crate::windows::shown(&until)
                     })
                     .unwrap_or_default();
                 format!("Done; soaking until {until}, its slot taken while it must stay Ready, schedulable and Done.")

@@ -54,7 +54,7 @@ pub struct Resolved<'a> {
     /// The maintenance and blackout windows.
     pub schedule: Schedule,
     /// Under `spec.topology`: the failure domains, in the order the rollout takes them.
-    pub domains: Option<super::topology::Domains>,
+    pub domains: Option<super::domains::Domains>,
 }
 
 impl<'a> Resolved<'a> {
@@ -141,7 +141,7 @@ pub fn resolve(snapshot: &Snapshot) -> Verdict<'_> {
         None => problems.push(format!("canary MachineConfigPool {canary_name} not found")),
         Some(pool) => {
             // Paused by the SR-IOV network operator for its drain: its turn, which it ends itself.
-            if pool.paused && !super::foreign::sriov_turn(pool, false) {
+            if pool.paused && !pool.sriov_turn(false) {
                 problems.push(format!(
                     "canary MachineConfigPool {canary_name} is paused; the canary must be unpaused so it can \
                      upgrade released nodes"
@@ -205,7 +205,7 @@ pub fn resolve(snapshot: &Snapshot) -> Verdict<'_> {
     }
     let domains = spec.topology.as_ref().map(|topology| {
         let gated: Vec<&NodeView> = membership.gated.iter().map(|(_, n)| *n).collect();
-        let domains = super::topology::Domains::of(topology, snapshot, &gated);
+        let domains = super::domains::Domains::of(topology, snapshot, &gated);
         domains.release_order(&mut membership.gated);
         domains
     });

@@ -99,7 +99,7 @@ pub fn rollout(
                 "The cluster's target changed from {} to {} at {}; {}the other nodes go straight to {}.",
                 change.from,
                 change.to,
-                super::readiness::shown(&crate::windows::utc(&snapshot.now)),
+                crate::windows::shown(&crate::windows::utc(&snapshot.now)),
                 match change.in_flight.as_slice() {
                     [] => String::new(),
                     nodes => format!("{} in its gated turn goes on to {} inside it; ", nodes.join(", "), change.to),

@@ -1,6 +1,7 @@
-//! Failure-domain waves (`spec.topology`): which domain each gated node is in, the order the domains go in, which
-//! pending nodes may start now (`DomainAtATime`: only those of the domain in progress, and a new domain only once the
-//! last one finished and soaked; `Spread`: never two of one domain in flight), and the waves shown in the status.
+//! Failure-domain waves (`spec.topology`) at gate time: which pending nodes may start now (`DomainAtATime`: only
+//! those of the domain in progress, and a new domain only once the last one finished and soaked; `Spread`: never two
+//! of one domain in flight), and the waves shown in the status. The domains and their order are `domains`', worked
+//! out when the configuration is resolved.
 //!
 //! Everything is derived again on each reconcile from the nodes' labels and states, so a restarted numo resumes in
 //! the same domain; only the domains' order and the times they started and finished are kept in the status.
@@ -11,103 +12,10 @@ use std::time::Duration;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 
+use super::domains::Domains;
 use super::node_state::{GatedNode, NodeState};
 use crate::api::check;
-use crate::api::{Blocker, KeySource, Topology, TopologyMode, TopologyStatus, Wave};
-use crate::controllers::run_config::snapshot::{NodeView, Snapshot};
-
-/// The failure domains of a valid configuration.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Domains {
-    /// The node label that names a node's domain.
-    pub key: String,
-    /// Where the key came from.
-    pub source: KeySource,
-    /// How the rollout moves through the domains; None: target and name order.
-    pub mode: Option<TopologyMode>,
-    /// Under `DomainAtATime`: at most this many nodes of the domain in flight at once.
-    pub per_domain: usize,
-    /// How long the next domain waits after the last one finished.
-    pub soak: Option<Duration>,
-    /// The domains in the order the rollout takes them; `""` (nodes without the label) last.
-    pub order: Vec<String>,
-}
-
-impl Domains {
-    /// Works the domains of `gated` out from the spec, the StorageCluster's key, and the order the previous status
-    /// recorded (kept, so that nodes joining or leaving never reorder the domains under way).
-    pub fn of(topology: &Topology, snapshot: &Snapshot, gated: &[&NodeView]) -> Self {
-        let (key, source) = match (&topology.key, &snapshot.storage_domain_key) {
-            (Some(key), _) => (key.clone(), KeySource::Spec),
-            (None, Some(key)) => (key.clone(), KeySource::StorageCluster),
-            (None, None) => (crate::api::topology::ZONE_LABEL.to_string(), KeySource::Default),
-        };
-        let mut sizes: BTreeMap<String, usize> = BTreeMap::new();
-        for node in gated {
-            *sizes.entry(domain_of(node, &key).to_string()).or_default() += 1;
-        }
-        let recorded = snapshot.run_config.status.topology.as_ref().filter(|t| t.key == key);
-        let mut order: Vec<String> = Vec::new();
-        let mut placed: BTreeSet<&str> = BTreeSet::new();
-        let listed = topology.domains.iter();
-        let kept = recorded.into_iter().flat_map(|t| t.waves.iter().map(|w| &w.domain));
-        for domain in listed.chain(kept) {
-            if sizes.contains_key(domain) && !domain.is_empty() && placed.insert(domain) {
-                order.push(domain.clone());
-            }
-        }
-        let mut rest: Vec<(&usize, &String)> =
-            sizes.iter().filter(|(d, _)| !d.is_empty() && !placed.contains(d.as_str())).map(|(d, n)| (n, d)).collect();
-        rest.sort();
-        order.extend(rest.into_iter().map(|(_, d)| d.clone()));
-        if sizes.contains_key("") {
-            order.push(String::new());
-        }
-        let per_domain = match topology.mode {
-            Some(TopologyMode::Spread) => 1,
-            _ => topology.max_nodes_per_domain.map_or(usize::MAX, |n| n.max(1) as usize),
-        };
-        Domains { key, source, mode: topology.mode, per_domain, soak: topology.domain_soak(), order }
-    }
-
-    /// The domain of `node`: the value of its key label, `""` without one.
-    pub fn domain<'n>(&self, node: &'n NodeView) -> &'n str {
-        domain_of(node, &self.key)
-    }
-
-    /// Each domain's position in the order (one domain per node when the key is the host name: an index, not a
-    /// search per node).
-    fn waves_index(&self) -> BTreeMap<&str, usize> {
-        self.order.iter().enumerate().map(|(i, d)| (d.as_str(), i)).collect()
-    }
-
-    /// Puts the gated nodes (each with the index of its target pool, in target then name order) in release order:
-    /// `DomainAtATime`, domain by domain; `Spread`, the first node of each domain, then the second of each, and so
-    /// on, so that the domains take turns. Without a mode the order is kept.
-    pub fn release_order(&self, gated: &mut [(usize, &NodeView)]) {
-        let index = self.waves_index();
-        let wave = |domain: &str| index.get(domain).copied().unwrap_or(self.order.len());
-        match self.mode {
-            None => {}
-            Some(TopologyMode::DomainAtATime) => gated.sort_by_key(|(_, n)| wave(self.domain(n))),
-            Some(TopologyMode::Spread) => {
-                let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
-                let mut turn: BTreeMap<String, usize> = BTreeMap::new();
-                for (_, node) in gated.iter() {
-                    let count = seen.entry(domain_of(node, &self.key)).or_default();
-                    turn.insert(node.name.clone(), *count);
-                    *count += 1;
-                }
-                gated.sort_by_key(|(_, n)| (turn[&n.name], wave(self.domain(n))));
-            }
-        }
-    }
-}
-
-/// The value of `node`'s label `key`, `""` without one.
-fn domain_of<'n>(node: &'n NodeView, key: &str) -> &'n str {
-    node.labels.get(key).map_or("", String::as_str)
-}
+use crate::api::{Blocker, TopologyMode, TopologyStatus, Wave};
 
 /// Whether a node keeps its domain busy: in flight, or failed (a failed node may be down; the next domain waits
 /// until it is retried or skipped).
@@ -204,9 +112,9 @@ fn soaking(domains: &Domains, waves: &[Wave], next: &str, now: Timestamp) -> Opt
     let message = format!(
         "domain {} finished at {}; the first node of domain {} starts when its soak ends, at {}",
         shown_domain(&last.1.domain, &domains.key),
-        super::readiness::shown(&crate::windows::utc(&last.0)),
+        crate::windows::shown(&crate::windows::utc(&last.0)),
         shown_domain(next, &domains.key),
-        super::readiness::shown(&crate::windows::utc(&until)),
+        crate::windows::shown(&crate::windows::utc(&until)),
     );
     Some((Blocker { check: check::DOMAIN_SOAK.to_string(), message }, wait + Duration::from_millis(50)))
 }
