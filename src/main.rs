@@ -272,7 +272,14 @@ async fn timeline(args: TimelineArgs) -> anyhow::Result<()> {
         matches!(phase, RunPhase::Pausing | RunPhase::Upgrading | RunPhase::Failed | RunPhase::Restoring)
     });
     // The nodes still to go, as numo plan projects them.
-    let projected = in_progress.then(|| preview::preview(observe::snapshot(&stores, &run_config, now), None));
+    let projected = match in_progress {
+        true => {
+            let mut snapshot = observe::snapshot(&stores, &run_config, now);
+            preview::read::ask(&client, &mut snapshot).await;
+            Some(preview::preview(snapshot, None))
+        }
+        false => None,
+    };
     let domains = preview::timeline::node_domains(&run_config, &stores);
     let picture =
         preview::timeline::timeline(&run_config, &record, projected.as_ref(), &domains, numo::windows::utc(&now));
@@ -291,8 +298,10 @@ async fn plan(args: PlanArgs) -> anyhow::Result<()> {
     let (namespace, name) = run_config_name(&args.run_config)?;
     let client = kube::Client::try_default().await.context("could not configure the Kubernetes client")?;
     let (run_config, stores) = preview::read::read(&client, namespace, name).await.map_err(anyhow::Error::msg)?;
-    let snapshot = observe::snapshot(&stores, &run_config, k8s_openapi::jiff::Timestamp::now());
-    let preview = preview::preview(snapshot, args.to.as_deref());
+    let mut snapshot = observe::snapshot(&stores, &run_config, k8s_openapi::jiff::Timestamp::now());
+    let asked = preview::read::ask(&client, &mut snapshot).await;
+    let mut preview = preview::preview(snapshot, args.to.as_deref());
+    preview.notes.extend(asked);
     print!(
         "{}",
         match args.output {

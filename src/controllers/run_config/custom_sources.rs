@@ -105,6 +105,32 @@ impl CustomSources {
     }
 }
 
+/// How `key`'s objects are reached: the kind as the API server serves it, in `key`'s namespace or every namespace.
+async fn discover(client: &kube::Client, key: &SourceKey) -> Result<(Api<DynamicObject>, ApiResource), String> {
+    let type_meta = TypeMeta { api_version: key.api_version.clone(), kind: key.kind.clone() };
+    let found = match GroupVersionKind::try_from(&type_meta) {
+        Ok(gvk) => kube::discovery::pinned_kind(client, &gvk).await.map_err(|e| e.to_string()),
+        Err(e) => Err(e.to_string()),
+    };
+    let (resource, capabilities) = found
+        .map_err(|why| format!("the API server does not serve kind {} of {}: {why}", key.kind, key.api_version))?;
+    let api = match (&key.namespace, capabilities.scope) {
+        (Some(namespace), Scope::Namespaced) => Api::namespaced_with(client.clone(), namespace, &resource),
+        _ => Api::all_with(client.clone(), &resource),
+    };
+    Ok((api, resource))
+}
+
+/// `key`'s objects as JSON, listed once (for `numo plan`, which reads the cluster once), or why they cannot be read.
+pub async fn list_once(client: &kube::Client, key: &SourceKey) -> Result<Vec<serde_json::Value>, String> {
+    let (api, _) = discover(client, key).await?;
+    let listed = api
+        .list(&Default::default())
+        .await
+        .map_err(|e| format!("{} {} cannot be listed: {e}", key.kind, key.api_version))?;
+    Ok(listed.items.iter().filter_map(|o| serde_json::to_value(o).ok()).collect())
+}
+
 /// Discovers the kind, then watches it into the source's cache, recording its state and telling the controller
 /// about every change; retries (with growing delays up to a few seconds) forever.
 async fn watch(client: kube::Client, key: SourceKey, watched: Arc<Watched>, changed: mpsc::UnboundedSender<SourceKey>) {
@@ -113,28 +139,16 @@ async fn watch(client: kube::Client, key: SourceKey, watched: Arc<Watched>, chan
         let _ = changed.send(key.clone());
     };
     let mut delays = RetryDelays::default();
-    let type_meta = TypeMeta { api_version: key.api_version.clone(), kind: key.kind.clone() };
-    let (resource, scope) = loop {
-        let found = match GroupVersionKind::try_from(&type_meta) {
-            Ok(gvk) => kube::discovery::pinned_kind(&client, &gvk).await.map_err(|e| e.to_string()),
-            Err(e) => Err(e.to_string()),
-        };
-        match found {
-            Ok((resource, capabilities)) => break (resource, capabilities.scope),
+    let (api, resource) = loop {
+        match discover(&client, &key).await {
+            Ok(found) => break found,
             Err(why) => {
-                set(State::Failing(format!(
-                    "the API server does not serve kind {} of {}: {why}",
-                    key.kind, key.api_version
-                )));
+                set(State::Failing(why));
                 tokio::time::sleep(delays.next_delay().max(Duration::from_secs(2))).await;
             }
         }
     };
-    let api: Api<DynamicObject> = match (&key.namespace, scope) {
-        (Some(namespace), Scope::Namespaced) => Api::namespaced_with(client, namespace, &resource),
-        _ => Api::all_with(client, &resource),
-    };
-    let mut writer = Writer::<DynamicObject>::new(ApiResource::clone(&resource));
+    let mut writer = Writer::<DynamicObject>::new(resource);
     *lock(&watched.store) = Some(writer.as_reader());
     let mut events = watcher(api, watcher::Config::default().any_semantic()).boxed();
     while let Some(event) = events.next().await {

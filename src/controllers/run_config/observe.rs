@@ -264,16 +264,20 @@ fn custom_facts(stores: &Stores, checks: &[crate::api::CustomCheck]) -> Vec<Sour
                 return Err(why);
             }
             let custom = stores.custom.as_ref().ok_or_else(|| "custom sources are not watched".to_string())?;
-            let objects = custom.objects(&SourceKey::of(check))?;
-            Ok(objects
-                .into_iter()
-                .filter(|o| check.name.as_deref().is_none_or(|n| o["metadata"]["name"].as_str() == Some(n)))
-                .filter(|o| {
-                    let labels: BTreeMap<String, String> =
-                        serde_json::from_value(o["metadata"]["labels"].clone()).unwrap_or_default();
-                    check.label_selector.as_ref().is_none_or(|s| membership::selects(Some(s), &labels))
-                })
-                .collect())
+            Ok(selected(check, custom.objects(&SourceKey::of(check))?))
+        })
+        .collect()
+}
+
+/// Of a custom check's source objects, those it selects by name and labels.
+pub fn selected(check: &crate::api::CustomCheck, objects: Vec<serde_json::Value>) -> Vec<serde_json::Value> {
+    objects
+        .into_iter()
+        .filter(|o| check.name.as_deref().is_none_or(|n| o["metadata"]["name"].as_str() == Some(n)))
+        .filter(|o| {
+            let labels: BTreeMap<String, String> =
+                serde_json::from_value(o["metadata"]["labels"].clone()).unwrap_or_default();
+            check.label_selector.as_ref().is_none_or(|s| membership::selects(Some(s), &labels))
         })
         .collect()
 }
