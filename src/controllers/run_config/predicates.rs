@@ -102,15 +102,16 @@ pub fn operator_predicate(co: &Guarded<ClusterOperator>) -> Option<u64> {
     Some(hasher.finish())
 }
 
-/// A MachineConfigNode matters when the update it speaks of, or its drain, changes (not on each of the other
-/// phases the machine-config operator reports).
+/// A MachineConfigNode matters when a drain ends: `Drained=True` at a new time, with the update it speaks of (what
+/// numo records as the node's `drainedAt`). Not on the other phases the machine-config operator reports, nor when a
+/// drain starts (`Unknown`) or the update ends and resets it (`False`): about ten writes per node update, of which
+/// numo needs one.
 pub fn drain_predicate(progress: &Guarded<MachineConfigNode>) -> Option<u64> {
     let mut hasher = DefaultHasher::new();
     progress.meta().uid.hash(&mut hasher);
     if let Some(progress) = progress.decoded() {
-        progress.spec.config_version.desired.hash(&mut hasher);
-        let drained = progress.condition(crate::openshift::machine_config_node::DRAINED);
-        drained.map(|c| (&c.status, c.last_transition_time.0)).hash(&mut hasher);
+        let drained = progress.condition(crate::openshift::machine_config_node::DRAINED).filter(|c| c.status == "True");
+        drained.map(|c| (&progress.spec.config_version.desired, c.last_transition_time.0)).hash(&mut hasher);
     }
     Some(hasher.finish())
 }
@@ -229,5 +230,34 @@ mod tests {
         };
         assert!(broken("10").0.is_err());
         assert_ne!(pool_predicate(&broken("10")), pool_predicate(&broken("11")));
+    }
+
+    #[test]
+    fn a_machine_config_node_matters_when_a_drain_ends_not_at_each_phase() {
+        let progress = |desired: &str, drained: Option<(&str, &str)>| -> Guarded<MachineConfigNode> {
+            let conditions: Vec<Value> = drained
+                .map(|(status, at)| {
+                    json!({"type": "Drained", "status": status, "lastTransitionTime": at,
+                                            "reason": "", "message": ""})
+                })
+                .into_iter()
+                .collect();
+            serde_json::from_value(json!({
+                "apiVersion": "machineconfiguration.openshift.io/v1", "kind": "MachineConfigNode",
+                "metadata": {"name": "worker-0", "uid": "u"},
+                "spec": {"node": {"name": "worker-0"}, "pool": {"name": "worker"},
+                         "configVersion": {"desired": desired}},
+                "status": {"conditions": conditions}
+            }))
+            .unwrap_or_else(|e| panic!("{e}"))
+        };
+        let before = drain_predicate(&progress("rendered-a", None));
+        assert_eq!(drain_predicate(&progress("rendered-b", None)), before, "a new desired config alone");
+        let draining = drain_predicate(&progress("rendered-b", Some(("Unknown", "2026-11-27T10:00:00Z"))));
+        assert_eq!(draining, before, "a drain that starts");
+        let drained = drain_predicate(&progress("rendered-b", Some(("True", "2026-11-27T10:01:00Z"))));
+        assert_ne!(drained, before, "a drain that ends");
+        let reset = drain_predicate(&progress("rendered-b", Some(("False", "2026-11-27T10:05:00Z"))));
+        assert_eq!(reset, before, "the update's end resets it");
     }
 }
