@@ -17,9 +17,11 @@ pub const SPEC_NODE_SELECTOR: FieldPath = &["f:spec", "f:nodeSelector"];
 pub const SPEC_MAX_UNAVAILABLE: FieldPath = &["f:spec", "f:maxUnavailable"];
 /// `spec.machineConfigSelector` (the canary's, which numo points at the pool it serves).
 pub const SPEC_MACHINE_CONFIG_SELECTOR: FieldPath = &["f:spec", "f:machineConfigSelector"];
+/// `spec.osImageStream` (the canary's, which numo points at the stream of the pool it serves).
+pub const SPEC_OS_IMAGE_STREAM: FieldPath = &["f:spec", "f:osImageStream"];
 /// The pool fields numo holds during a rollout.
 pub const POOL_FIELDS: &[FieldPath] =
-    &[SPEC_PAUSED, SPEC_NODE_SELECTOR, SPEC_MAX_UNAVAILABLE, SPEC_MACHINE_CONFIG_SELECTOR];
+    &[SPEC_PAUSED, SPEC_NODE_SELECTOR, SPEC_MAX_UNAVAILABLE, SPEC_MACHINE_CONFIG_SELECTOR, SPEC_OS_IMAGE_STREAM];
 
 /// The last writer of a field.
 #[derive(Clone, Debug, PartialEq, Eq)]
