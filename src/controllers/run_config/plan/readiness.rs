@@ -289,9 +289,8 @@ pub fn windows_now(snapshot: &Snapshot, schedule: &windows::Schedule) -> Verdict
 /// has other content (numo pointed the canary at the pool's MachineConfigs and the machine-config operator has not
 /// rendered them yet; or, under a claim that did not record the canary's own selector, the canary selects other
 /// MachineConfigs), the canary boots another OS image stream, the canary has a render to do, or a target pool cannot
-/// render at all. For an upgrade and a
-/// config change alike: a node released into a canary of other content would boot a config that is not its pool's,
-/// and reboot again, ungated, on its way home.
+/// render at all. For an upgrade and a config change alike: a node released into a canary of other content would
+/// boot a config that is not its pool's, and reboot again, ungated, on its way home.
 pub fn canary_blocker(resolved: &Resolved<'_>, target: &Target, next: &[&str]) -> Option<Blocker> {
     let mut problems = Vec::new();
     if target.is_config_change() {
