@@ -6,10 +6,10 @@
 # simulator's NFD stand-in, which labels every node with its release, as on a cluster set up for the reference.
 #
 # The simulator plays the platform's writers of OpenShift 4.21 (its machine-config operator puts the worker pool's
-# selectors back on every sync), the release most clusters run; OPENSHIFT=4.22 plays the newest.
+# selectors back on every sync), the release most clusters run; OPENSHIFT=4.23 plays the newest.
 #
 # Environment: CLUSTER (default numo-demo), WORKERS (default 6), FROM (4.16.4), TO (4.16.5), NFD (0 or 1),
-# OPENSHIFT (4.16 to 4.22, default 4.21).
+# OPENSHIFT (4.16 to 4.23, default 4.21).
 set -euo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
