@@ -1,6 +1,7 @@
-//! The users the machine-config daemon and controller act as: their ServiceAccounts in
-//! `openshift-machine-config-operator`, as the MCO's manifests create them (`manifests/machineconfigdaemon/`,
-//! `manifests/machineconfigcontroller/`). The operator's own is [`OPERATOR_USER`].
+//! The platform's identities the simulator acts as: the machine-config operator's ([`OPERATOR_USER`], its sync of
+//! the pools), and the users the machine-config daemon and controller act as, their ServiceAccounts in
+//! `openshift-machine-config-operator` as the MCO's manifests create them (`manifests/machineconfigdaemon/`,
+//! `manifests/machineconfigcontroller/`).
 //!
 //! Only their MachineConfigNode writes ([`crate::machine_config_nodes`]) go through these identities; the daemon's
 //! and controller's node, pool and MachineConfig writes still use the simulator's own client.
