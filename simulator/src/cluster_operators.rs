@@ -220,8 +220,9 @@ impl ClusterOperators {
     }
 
     /// One pass over the cached ClusterOperators, ClusterVersion, MachineConfigs and nodes: writes the status of
-    /// every ClusterOperator whose faults, release or (for `kube-apiserver`) kubelets changed it. Errors are reported together at the end (the caller
-    /// retries); a conflict means the cache is behind, and its next event brings the pass back.
+    /// every ClusterOperator whose faults, release or (for `kube-apiserver`) kubelets changed it. Errors are
+    /// reported together at the end (the caller retries); a conflict means the cache is behind, and its next event
+    /// brings the pass back.
     pub async fn reconcile(
         &mut self,
         operators: &[Arc<ClusterOperator>],

@@ -231,7 +231,18 @@ pub(crate) fn set_condition(
     message: &str,
     now: &Time,
 ) {
-    let status = if holds { "True" } else { "False" };
+    set_condition_status(conditions, type_, if holds { "True" } else { "False" }, reason, message, now);
+}
+
+/// [`set_condition`] with the status as written (`True`, `False` or `Unknown`).
+pub(crate) fn set_condition_status(
+    conditions: &mut Vec<ClusterVersionCondition>,
+    type_: &str,
+    status: &str,
+    reason: &str,
+    message: &str,
+    now: &Time,
+) {
     let wanted = |ltt| ClusterVersionCondition {
         type_: type_.into(),
         status: status.into(),

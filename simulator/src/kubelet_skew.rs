@@ -23,12 +23,11 @@ use kube::ResourceExt;
 
 use crate::node_state;
 use crate::OpenShiftRelease;
-use numo::openshift::{ClusterOperatorStatus, ClusterVersionCondition};
+use numo::openshift::ClusterOperatorStatus;
+pub use numo::openshift::KUBE_APISERVER;
 
 /// The ClusterOperator condition the controller's verdict feeds.
 const UPGRADEABLE: &str = "Upgradeable";
-/// The operator that runs the controller.
-pub const KUBE_APISERVER: &str = "kube-apiserver";
 /// The operator condition the controller sets (its prefix names it in the ClusterOperator's reason and message).
 const OPERATOR_CONDITION: &str = "KubeletMinorVersionUpgradeable";
 /// A kubelet would be too far behind after the next minor update.
@@ -174,18 +173,8 @@ pub fn report(status: &mut ClusterOperatorStatus, verdict: &Verdict, now: &Time)
     let prefix = OPERATOR_CONDITION.trim_end_matches(UPGRADEABLE);
     let reason =
         if verdict.status == "True" { "AsExpected".to_string() } else { format!("{prefix}_{}", verdict.reason) };
-    let wanted = |last_transition_time| ClusterVersionCondition {
-        type_: UPGRADEABLE.into(),
-        status: verdict.status.into(),
-        last_transition_time,
-        reason: Some(reason.clone()),
-        message: Some(format!("{OPERATOR_CONDITION}: {}", verdict.message)),
-    };
-    match status.conditions.iter_mut().find(|c| c.type_ == UPGRADEABLE) {
-        Some(c) if c.status == verdict.status => *c = wanted(c.last_transition_time.clone()),
-        Some(c) => *c = wanted(Some(now.clone())),
-        None => status.conditions.push(wanted(Some(now.clone()))),
-    }
+    let message = format!("{OPERATOR_CONDITION}: {}", verdict.message);
+    crate::cvo::set_condition_status(&mut status.conditions, UPGRADEABLE, verdict.status, &reason, &message, now);
 }
 
 #[cfg(test)]

@@ -127,7 +127,7 @@ impl Mco {
         let membership = Membership::of(nodes.values(), &pools);
         record::with(&self.daemon.record, |r| r.membership(SystemTime::now(), membership.multi_pool_nodes()));
 
-        let worker = pools.iter().copied().find(|p| p.metadata.name.as_deref() == Some("worker"));
+        let worker = pools.iter().copied().find(|p| p.metadata.name.as_deref() == Some(crate::membership::WORKER));
         for pool in &pools {
             let stream = pool.effective_os_image_stream(worker).filter(|_| self.os_image_streams);
             if let Err(err) = self.sync_pool(pool, stream, &configs, &membership, &mut nodes).await {

@@ -48,22 +48,20 @@ pub fn releases(configs: &[std::sync::Arc<MachineConfig>]) -> std::collections::
         .collect()
 }
 
-/// The RHCOS image a release boots (a digest derived from the version).
+/// The RHCOS image a release boots on the cluster's default OS image stream (a digest derived from the version).
 pub fn os_image_url(version: &str) -> String {
-    format!("quay.io/openshift-release-dev/ocp-v4.0-art-dev@sha256:{}", hex_digest(&format!("rhcos {version}"), 64))
+    os_image_url_of_stream(version, None)
 }
 
-/// The OS image a release boots on OS image stream `stream` (None: the cluster's default stream, the image of
-/// [`os_image_url`]); each stream of a release is its own image (the render controller takes the stream's
-/// `osImage` from the OSImageStream `cluster`, `pkg/controller/common/helpers.go` `GetBaseImageContainer`).
+/// The OS image a release boots on OS image stream `stream` (None: the cluster's default stream); each stream of a
+/// release is its own image (the render controller takes the stream's `osImage` from the OSImageStream `cluster`,
+/// `pkg/controller/common/helpers.go` `GetBaseImageContainer`).
 pub fn os_image_url_of_stream(version: &str, stream: Option<&str>) -> String {
-    match stream {
-        None => os_image_url(version),
-        Some(stream) => format!(
-            "quay.io/openshift-release-dev/ocp-v4.0-art-dev@sha256:{}",
-            hex_digest(&format!("rhcos {version} stream {stream}"), 64)
-        ),
-    }
+    let source = match stream {
+        None => format!("rhcos {version}"),
+        Some(stream) => format!("rhcos {version} stream {stream}"),
+    };
+    format!("quay.io/openshift-release-dev/ocp-v4.0-art-dev@sha256:{}", hex_digest(&source, 64))
 }
 
 /// Name of the template MachineConfig of `role`, e.g. `00-worker`.

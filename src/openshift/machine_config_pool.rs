@@ -52,9 +52,14 @@ impl MachineConfigPool {
     /// pool's (`worker`), else None (the cluster's default).
     pub fn effective_os_image_stream<'a>(&'a self, worker: Option<&'a MachineConfigPool>) -> Option<&'a str> {
         let own = |pool: &'a MachineConfigPool| pool.spec.os_image_stream.as_ref().map(|s| s.name.as_str());
-        let name = self.metadata.name.as_deref().unwrap_or_default();
-        own(self).or_else(|| worker.filter(|_| !crate::membership::is_built_in(name)).and_then(own))
+        effective_os_image_stream(self.metadata.name.as_deref().unwrap_or_default(), own(self), worker.and_then(own))
     }
+}
+
+/// The OS image stream pool `pool` boots when it names `own` and the `worker` pool names `worker` (see
+/// [`MachineConfigPool::effective_os_image_stream`]): its own, else for a custom pool `worker`'s.
+pub fn effective_os_image_stream<'a>(pool: &str, own: Option<&'a str>, worker: Option<&'a str>) -> Option<&'a str> {
+    own.or_else(|| worker.filter(|_| !crate::membership::is_built_in(pool)))
 }
 
 /// A reference to a rendered MachineConfig.

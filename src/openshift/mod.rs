@@ -22,8 +22,8 @@ pub use cluster_version::{
 pub use machine_config::{MachineConfig, MachineConfigSpec};
 pub use machine_config_node::{MachineConfigNode, MachineConfigNodeSpec};
 pub use machine_config_pool::{
-    config_content, ConfigSource, MachineConfigPool, MachineConfigPoolCondition, MachineConfigPoolSpec,
-    MachineConfigPoolStatus, OsImageStreamReference, RenderedConfiguration,
+    config_content, effective_os_image_stream, ConfigSource, MachineConfigPool, MachineConfigPoolCondition,
+    MachineConfigPoolSpec, MachineConfigPoolStatus, OsImageStreamReference, RenderedConfiguration,
 };
 pub use machine_os_config::{MachineOSConfig, MachineOSConfigSpec};
 pub use storage_cluster::{StorageCluster, StorageClusterStatus};

@@ -213,7 +213,7 @@ fn nonce() -> u64 {
 }
 
 /// What the `kube-apiserver` ClusterOperator says of kubelet skew, when it holds the next minor update.
-fn kubelet_skew(stores: &Stores) -> Option<(String, String)> {
+fn kubelet_skew(stores: &Stores) -> Option<String> {
     let operator = stores.cluster_operators.get(&ObjectRef::new(crate::openshift::KUBE_APISERVER))?;
     operator.decoded()?.kubelet_skew()
 }

@@ -96,9 +96,7 @@ pub fn operator_predicate(co: &Guarded<ClusterOperator>) -> Option<u64> {
     // A degraded operator deleted no longer holds anything (the watch marks a delete event so).
     co.meta().deletion_timestamp.is_some().hash(&mut hasher);
     co.decoded().map(ClusterOperator::problem).hash(&mut hasher);
-    // Whether (and why) kubelet skew holds the next minor, not its message: that counts the nodes behind, and
-    // changes with every node a rollout upgrades.
-    co.decoded().and_then(ClusterOperator::kubelet_skew).map(|(reason, _)| reason).hash(&mut hasher);
+    co.decoded().and_then(ClusterOperator::kubelet_skew).hash(&mut hasher);
     Some(hasher.finish())
 }
 

@@ -44,10 +44,9 @@ pub struct Snapshot {
     /// The node label that names a node's failure domain, as an OpenShift Data Foundation StorageCluster says it
     /// (`status.failureDomainKey`); None where no StorageCluster says one, or the API is not served.
     pub storage_domain_key: Option<String>,
-    /// What the `kube-apiserver` ClusterOperator says when kubelets too far behind the API server hold the cluster's
-    /// next minor update (its `Upgradeable` reason and message; the message counts the nodes behind, so numo only
-    /// wakes on the reason); None when they do not, or it cannot be read.
-    pub kubelet_skew: Option<(String, String)>,
+    /// Why the `kube-apiserver` ClusterOperator says kubelets too far behind the API server hold the cluster's next
+    /// minor update (its `Upgradeable` reason); None when they do not, or it cannot be read.
+    pub kubelet_skew: Option<String>,
     /// A number drawn at random for this reconcile: the Job names numo asks for in it are hashed with it, so that
     /// nobody can know them before numo records them (see `JobKey::job_name`).
     pub nonce: u64,

@@ -198,7 +198,8 @@ pub fn log_transitions(rc: &MutexRunConfig, plan: &Plan) {
     }
 }
 
-/// Queues the plan's Events about `rc`, those of one kind together ([`super::plan::aggregated`]; published by the recorder's task: a rollout never waits for an Event).
+/// Queues the plan's Events about `rc`, those of one kind together ([`super::plan::aggregated`]); the recorder's
+/// task publishes them: a rollout never waits for an Event.
 pub fn publish(recorder: &Recorder, rc: &MutexRunConfig, notices: &[Notice]) {
     for notice in &super::plan::aggregated(notices) {
         crate::events::publish_later(recorder, rc, notice.warning, notice.reason, notice.action, notice.note.clone());

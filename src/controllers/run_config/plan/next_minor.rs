@@ -14,7 +14,7 @@ use crate::controllers::run_config::snapshot::Snapshot;
 
 /// Why the next minor update waits for numo's rollout, as the condition's message; None when it does not.
 pub fn held(snapshot: &Snapshot, stage: &Stage, status: &MutexRunConfigStatus) -> Option<String> {
-    let (reason, _) = snapshot.kubelet_skew.as_ref()?;
+    let reason = snapshot.kubelet_skew.as_ref()?;
     let upgrade = stage.held_behind()?;
     let expected = match &status.estimate {
         Some(estimate) => format!("numo expects to finish at {}", estimate.end.0),

@@ -374,12 +374,13 @@ fn apply_spec(view: &mut PoolView, spec: &PoolSpec) {
     }
 }
 
-/// Each pool's effective OS image stream, as observe derives it: its own, else for a custom pool `worker`'s.
+/// Each pool's effective OS image stream, as observe derives it.
 fn refresh_streams(pools: &mut BTreeMap<String, PoolView>) {
     let worker = pools.get("worker").and_then(|w| w.os_image_stream.clone());
     for (name, pool) in pools.iter_mut() {
-        let inherited = worker.clone().filter(|_| !crate::membership::is_built_in(name));
-        pool.effective_os_image_stream = pool.os_image_stream.clone().or(inherited);
+        let effective =
+            crate::openshift::effective_os_image_stream(name, pool.os_image_stream.as_deref(), worker.as_deref());
+        pool.effective_os_image_stream = effective.map(String::from);
     }
 }
 

@@ -6,10 +6,7 @@ use super::*;
 const SKEW: &str = "KubeletMinorVersion_KubeletMinorVersionUnsupportedNextUpgrade";
 
 fn skewed(f: &mut Fixture) {
-    let message =
-        "KubeletMinorVersionUpgradeable: Kubelet versions on nodes worker-0, worker-1, and worker-2 will not \
-                   be supported in the next OpenShift version upgrade.";
-    f.s.kubelet_skew = Some((SKEW.into(), message.into()));
+    f.s.kubelet_skew = Some(SKEW.into());
 }
 
 fn told(p: &Plan) -> usize {
