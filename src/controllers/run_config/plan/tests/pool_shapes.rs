@@ -225,23 +225,30 @@ fn marks_go_before_the_pools_are_restored_so_no_node_is_in_two_custom_pools() {
     assert_eq!(f.s.pools["canary"].machine_config_selector, Some(role("worker")));
 }
 
-#[test]
-fn a_canary_claimed_without_its_selector_on_record_is_left_as_it_is_and_holds_the_other_pools_nodes() {
-    let mut f = fixture(0, 1);
+/// Runs `f` until numo claims the canary, takes out of the claim's record what `forget` removes (as an earlier numo
+/// recorded less), and plans a few rounds more; returns the last plan.
+fn after_an_older_claim(f: &mut Fixture, forget: impl FnOnce(&mut PoolOriginal)) -> Plan {
     while f.s.pools["canary"].owner().is_none() {
         f.step();
     }
-    // A claim an earlier numo made records no machineConfigSelector.
     if let ClaimAnnotations::Claimed(claim) = &mut f.s.pools.get_mut("canary").unwrap().claim {
         if let Ok(original) = &mut claim.original {
-            original.machine_config_selector = None;
+            forget(original);
         }
     }
     let mut p = f.step();
     for _ in 0..5 {
-        render_canary(&mut f);
+        render_canary(f);
         p = f.step();
     }
+    p
+}
+
+#[test]
+fn a_canary_claimed_without_its_selector_on_record_is_left_as_it_is_and_holds_the_other_pools_nodes() {
+    let mut f = fixture(0, 1);
+    // A claim an earlier numo made records no machineConfigSelector.
+    let p = after_an_older_claim(&mut f, |original| original.machine_config_selector = None);
     assert!(!p.intents.iter().any(|i| matches!(i, Intent::SteerPool { pool, spec, .. }
         if pool == "canary" && spec.machine_config_selector.is_some())));
     let blocker = p.status.blocked_by.iter().find(|b| b.check == check::CANARY_CONFIG).expect("held");
@@ -330,20 +337,8 @@ fn a_canary_claimed_without_its_stream_on_record_is_left_as_it_is_and_holds_node
     let mut f = fixture(0, 1);
     f.s.pools.get_mut("infra").unwrap().os_image_stream = Some("rhel-10".into());
     f.s.pools.get_mut("infra").unwrap().effective_os_image_stream = Some("rhel-10".into());
-    while f.s.pools["canary"].owner().is_none() {
-        f.step();
-    }
     // A claim an earlier numo made records no osImageStream.
-    if let ClaimAnnotations::Claimed(claim) = &mut f.s.pools.get_mut("canary").unwrap().claim {
-        if let Ok(original) = &mut claim.original {
-            original.os_image_stream = None;
-        }
-    }
-    let mut p = f.step();
-    for _ in 0..5 {
-        render_canary(&mut f);
-        p = f.step();
-    }
+    let p = after_an_older_claim(&mut f, |original| original.os_image_stream = None);
     assert!(!p.intents.iter().any(|i| matches!(i, Intent::SteerPool { pool, spec, .. }
         if pool == "canary" && spec.os_image_stream.is_some())));
     let blocker = p.status.blocked_by.iter().find(|b| b.check == check::CANARY_CONFIG);
