@@ -15,6 +15,9 @@ use super::{
 };
 use crate::api::Step;
 
+/// How far above the first row a marker's label sits: above the time axis (18) and the holds' labels (28).
+const MARKER_LABEL_ABOVE: u32 = 38;
+
 /// About how wide a character of a hold's label is, in pixels (9 px sans-serif), to keep labels apart.
 const HOLD_LABEL_CHAR_PX: f64 = 5.5;
 /// About how wide a character of the legend is, in pixels (11 px sans-serif).
@@ -308,17 +311,19 @@ impl Canvas {
         self.svg.push_str("</g>");
     }
 
-    /// Each marker inside the chart's time: a dash-dot line across the rows, its label above, its note as tooltip.
+    /// Each marker inside the chart's time: a dash-dot line across the rows from its label, which sits above the
+    /// time axis and the holds' labels (clear of both), its note as tooltip.
     fn markers(&mut self, markers: &[super::Marker]) {
         let bottom = self.chart_bottom;
         for marker in markers.iter().filter(|m| m.at <= self.end) {
             let x = self.scale.x(marker.at);
             let _ = write!(
                 self.svg,
-                r#"<g><title>{}</title><line x1="{x:.1}" y1="{}" x2="{x:.1}" y2="{bottom}" stroke="{LINE_COLOUR}" stroke-dasharray="8,3,2,3"/><text x="{x:.1}" y="{}" text-anchor="start" font-size="11">{}</text></g>"#,
+                r#"<g><title>{}</title><line x1="{x:.1}" y1="{}" x2="{x:.1}" y2="{bottom}" stroke="{LINE_COLOUR}" stroke-dasharray="8,3,2,3"/><text x="{:.1}" y="{}" text-anchor="start" font-size="11">{}</text></g>"#,
                 escape(&format!("{} ({})", marker.note, shown(marker.at))),
-                LAYOUT.top - 10,
-                LAYOUT.top - 12,
+                LAYOUT.top - MARKER_LABEL_ABOVE + 2,
+                x + 3.0,
+                LAYOUT.top - MARKER_LABEL_ABOVE,
                 escape(&marker.label)
             );
         }

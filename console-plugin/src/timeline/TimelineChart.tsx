@@ -239,8 +239,9 @@ export const TimelineChart: React.FC<{ layout: TimelineLayout }> = ({ layout }) 
       {layout.markers.map((m) => (
         <g key={`marker-${m.at}`} data-test="timeline-marker">
           <title>{m.title}</title>
-          <line x1={m.x} y1={layout.top - 10} x2={m.x} y2={bottom} stroke={LINE_COLOUR} strokeDasharray="8,3,2,3" />
-          <text x={m.x} y={layout.top - 12} textAnchor="start" fontSize={11}>
+          {/* The label sits above the time axis and the holds' labels, as src/timeline/svg.rs draws it. */}
+          <line x1={m.x} y1={layout.top - 36} x2={m.x} y2={bottom} stroke={LINE_COLOUR} strokeDasharray="8,3,2,3" />
+          <text x={m.x + 3} y={layout.top - 38} textAnchor="start" fontSize={11}>
             {m.label}
           </text>
         </g>
