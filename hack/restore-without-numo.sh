@@ -32,9 +32,13 @@ if "$kubectl" get "$binding" numo-holds >/dev/null 2>&1; then
 fi
 
 "$kubectl" get machineconfigpools -o json |
-  jq -c --arg c "$claimed_by" --arg o "$original" --arg w "$written" '.items[] | select(.metadata.annotations[$c] != null) | .metadata.annotations as $annotations |
+  jq -c --arg c "$claimed_by" --arg o "$original" --arg w "$written" '.items[] | select(.metadata.annotations[$c] != null) | .metadata.annotations as $annotations | .spec as $spec |
     {name: .metadata.name, patch: (((.metadata.annotations[$o] // "{}") | fromjson | to_entries
-      | map(select(.value != null) | {op: "add", path: "/spec/\(.key)", value}))
+      | map(select(.value != null)
+        # An OS image stream recorded without a name: the pool named none, so the field goes (if numo set one).
+        | if .key == "osImageStream" and .value.name == null then
+            (select($spec.osImageStream != null) | {op: "remove", path: "/spec/osImageStream"})
+          else {op: "add", path: "/spec/\(.key)", value} end))
       + [{op: "remove", path: "/metadata/annotations/\($c | sub("/"; "~1"))"}]
       + ([$o, $w] | map(. as $a | select($annotations[$a] != null) | {op: "remove", path: "/metadata/annotations/\($a | sub("/"; "~1"))"})))}' |
   while read -r pool; do
