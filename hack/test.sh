@@ -10,6 +10,8 @@
 #   KEEP_CLUSTER=1   leave the test cluster running at the end (it is stopped otherwise, if this run started it;
 #                    a cluster that was already running is left as it was)
 #   CLUSTER          the test cluster's name (default numo-test, the one the test kit starts by itself)
+#   WORLDS           how many clusters the tests run on at once (default 3: <CLUSTER>, <CLUSTER>-2, <CLUSTER>-3;
+#                    hack/test-queue.sh)
 set -euo pipefail
 log_prefix=test
 # shellcheck source=hack/lib/cluster.sh
@@ -31,14 +33,6 @@ step() {
 
 report() {
   local rc=$?
-  # A run cut short leaves no release matrix behind.
-  if [[ -n "${matrix_pid:-}" ]] && kill -0 "$matrix_pid" 2>/dev/null; then
-    pkill -P "$matrix_pid" 2>/dev/null || true
-    kill "$matrix_pid" 2>/dev/null || true
-  fi
-  if [[ "${stop_matrix:-0}" == 1 && "${KEEP_CLUSTER:-}" != 1 ]] && cluster_ready "$matrix_cluster"; then
-    "$hack_dir/cluster-down.sh" "$matrix_cluster" >/dev/null || true
-  fi
   if [[ "${stop_cluster:-0}" == 1 && "${KEEP_CLUSTER:-}" != 1 ]]; then
     step "stop cluster $cluster" "$hack_dir/cluster-down.sh" "$cluster" || rc=$?
   elif cluster_ready "$cluster"; then
@@ -78,45 +72,11 @@ step "cargo clippy" cargo clippy --workspace --all-targets -- -D warnings
 # tests/console_plugin.rs).
 step "console plugin (npm)" "$hack_dir/console-plugin.sh" all
 step "cargo test (build)" cargo test --workspace --no-run
-# The release matrix: the tests below play the newest OpenShift release numo supports; the rollout, other-hands and
-# config-change tests run again against the simulator as the oldest, OpenShift 4.16, whose machine-config operator
-# puts the built-in pools' selectors back on every sync, writes no MachineConfigNodes and has no admission policy of
-# its own (tests/support: NUMO_TEST_OPENSHIFT_VERSION). They run beside the others, on a
-# cluster of their own (each cluster has its own lock), from the binaries just built: the tests mostly wait for
-# simulated reboots and Jobs, so the two runs share the machine's cores well.
-matrix_release=4.16
-matrix_cluster="$cluster-matrix"
-stop_matrix=0
-cluster_ready "$matrix_cluster" || stop_matrix=1
-step "start cluster $matrix_cluster" env NUMO_SKIP_CRDS=1 "$hack_dir/cluster-up.sh" "$matrix_cluster" >/dev/null
-matrix_tests=(rollout other_hands config_change)
-mapfile -t matrix_binaries < <(
-  cargo test --no-run --message-format=json "${matrix_tests[@]/#/--test=}" 2>/dev/null |
-    jq -r 'select(.reason == "compiler-artifact" and .profile.test == true) | .executable // empty'
-)
-[[ ${#matrix_binaries[@]} == "${#matrix_tests[@]}" ]] || die "the $matrix_release matrix's test binaries: ${matrix_binaries[*]}"
-matrix_log="$(mktemp "${TMPDIR:-/tmp}/numo-matrix.XXXXXX")"
-matrix_started=$SECONDS
-(
-  export NUMO_TEST_KUBECONFIG NUMO_TEST_OPENSHIFT_VERSION=$matrix_release
-  NUMO_TEST_KUBECONFIG="$(cluster_kubeconfig "$matrix_cluster")"
-  rc=0
-  for binary in "${matrix_binaries[@]}"; do "$binary" || rc=1; done
-  echo "the $matrix_release matrix ran for $((SECONDS - matrix_started))s"
-  exit "$rc"
-) >"$matrix_log" 2>&1 &
-matrix_pid=$!
-# Waits for the release matrix, prints its results (all of its output when it failed) and stops its cluster.
-matrix_results() {
-  local rc=0
-  wait "$matrix_pid" || rc=$?
-  if [[ $rc == 0 ]]; then grep -a '^test result\|^the [0-9.]* matrix ran' "$matrix_log"; else cat "$matrix_log"; fi
-  [[ $stop_matrix == 1 && "${KEEP_CLUSTER:-}" != 1 ]] && "$hack_dir/cluster-down.sh" "$matrix_cluster" >/dev/null
-  rm -f "$matrix_log"
-  return "$rc"
-}
-step "cargo test" cargo test --workspace --no-fail-fast
-step "cargo test (OpenShift $matrix_release)" matrix_results
+# Every test binary from one queue, on $WORLDS clusters at once (the first is $cluster): the tests mostly wait for
+# simulated reboots and Jobs, so several worlds share the machine's cores well. The queue holds the release matrix
+# too: the rollout, other-hands and config-change tests run again as the oldest release numo supports.
+worlds="${WORLDS:-3}"
+step "cargo test ($worlds clusters)" env CLUSTER="$cluster" WORLDS="$worlds" "$hack_dir/test-queue.sh"
 
 # The OLM bundle: equal to what config/ generates, and operator-sdk's operatorframework suite reports no error and no
 # warning (builds operator-sdk into the cache on first use).
