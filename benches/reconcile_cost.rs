@@ -222,6 +222,7 @@ impl World {
             storage_clusters: store(std::iter::empty()).0,
             sources: Default::default(),
             custom: None,
+            node_views: Default::default(),
         };
         Self { stores, node_writer, nodes }
     }

@@ -16,7 +16,8 @@
 //!   during the rollout; **writes/node**: numo's create/update/patch/delete requests (its own
 //!   `numo_api_requests_total`) during the rollout, per node, with its Job creates against the Jobs the watch saw
 //!   made (a create answered 409 AlreadyExists is one more) and its Event creates per node; **status**: bytes of
-//!   run-config status writes.
+//!   run-config status writes; **reconciles**: the run-config reconciles until every node was done, and numo's CPU
+//!   in that time per reconcile (all of numo's CPU, its watches' included, over the reconciles).
 //! - **idle**: the requests numo sent and the CPU it used in `IDLE` seconds while it was Idle before the upgrade,
 //!   every cache filled and nothing moving (watch requests are the renewals of its watches and are counted apart).
 //!   After a rollout the test world is not quiet: the simulated MCO moves each node back from the canary's rendered
@@ -119,7 +120,8 @@ async fn main() -> anyhow::Result<()> {
     println!(
         "N={workers} C={concurrency}: rollout {rollout_s:.1}s (every node done after {gating_s:.1}s, then \
          {:.1}s restoring the pools), ideal {ideal:.1}s, overhead {:.1}%, {:.2} nodes/s, \
-         peak RSS {:.0} MiB, idle RSS {:.0} MiB (after the rollout {:.0} MiB), numo CPU {:.1}s, {:.1} writes/node \
+         peak RSS {:.0} MiB, idle RSS {:.0} MiB (after the rollout {:.0} MiB), numo CPU {:.1}s ({} run-config \
+         reconciles until every node was done, {:.1} ms of CPU per reconcile), {:.1} writes/node \
          ({job_creates} Job creates for {jobs_made} Jobs, {:.1} Events/node), \
          status {} writes of {:.1} KB mean (stored {:.1} KB); idle {}s: {} requests besides {} watch renewals, \
          {:.2}s CPU; load {} → {}; \
@@ -132,6 +134,8 @@ async fn main() -> anyhow::Result<()> {
         idle.rss_kib as f64 / 1024.0,
         end.rss_kib as f64 / 1024.0,
         after.cpu - before.cpu,
+        walk_started.reconciles - before.reconciles,
+        1000.0 * (walk_started.cpu - before.cpu) / (walk_started.reconciles - before.reconciles).max(1) as f64,
         writes as f64 / workers as f64,
         event_creates as f64 / workers as f64,
         status_writes,

@@ -185,7 +185,7 @@ pub enum FailurePolicy {
 }
 
 /// Where a node's release version is read from.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 pub enum VersionSource {
     /// The node label when present, else the rendered MachineConfig's annotation.
     #[default]

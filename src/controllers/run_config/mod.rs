@@ -7,6 +7,7 @@ mod created_jobs;
 mod custom_sources;
 mod malformed;
 pub mod node_interest;
+pub mod node_views;
 pub mod observe;
 pub mod plan;
 mod predicates;
@@ -189,6 +190,7 @@ pub async fn run(ctx: Context) {
         storage_clusters,
         sources: watches.sources(),
         custom: Some(custom),
+        node_views: Default::default(),
     };
     let shared = Arc::new(RunConfigContext {
         ctx,

@@ -9,13 +9,13 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::api::core::v1::{Node, Pod};
 use k8s_openapi::api::policy::v1::PodDisruptionBudget;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::jiff::Timestamp;
 use kube::core::PartialObjectMeta;
 use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Resource, ResourceExt};
 
 use super::custom_sources::{CustomSources, SourceKey};
+use super::node_views::NodeViews;
 use super::snapshot::{
     BudgetPods, BudgetView, ClusterView, FoundRule, HealthFacts, JobView, NodeView, PoolClaim, PoolView, PoolWriters,
     RuleView, RunConfigView, Snapshot, Source, TargetView, Unusable,
@@ -66,6 +66,8 @@ pub struct Stores {
     pub sources: Sources,
     /// The objects custom health checks read (watched on demand); None where there is no runtime for watches.
     pub custom: Option<CustomSources>,
+    /// The node views of earlier snapshots, reused for the nodes that did not change.
+    pub node_views: NodeViews,
 }
 
 /// Watch names of the optional sources, as [`Sources::readable`] knows them.
@@ -118,17 +120,12 @@ pub fn snapshot(stores: &Stores, rc: &MutexRunConfig, now: Timestamp) -> Snapsho
         .filter_map(|mc| Some((mc.name_any(), mc.annotations().get(openshift::RELEASE_VERSION)?.clone())))
         .collect();
     let progress = stores.sources.readable(MACHINE_CONFIG_NODES).is_ok().then_some(&stores.machine_config_nodes);
-    let nodes = stores
-        .nodes
-        .state()
-        .iter()
-        .filter_map(|n| n.decoded())
-        .map(|n| {
-            let mut view = node_view(n, rc.spec.version_source, &rendered_versions);
-            view.drained_at = progress.and_then(|store| drained_at(store, &view));
-            (n.name_any(), view)
-        })
-        .collect();
+    let source = rc.spec.version_source;
+    let nodes = stores.node_views.of(&stores.nodes, progress, source, rendered_versions, |node, progress, rendered| {
+        let mut view = node_view(node, source, rendered);
+        view.drained_at = progress.zip(view.desired_config.as_deref()).and_then(|(p, desired)| p.drained_for(desired));
+        view
+    });
     let cluster_version = stores.cluster_versions.get(&ObjectRef::new(openshift::CLUSTER_VERSION_NAME));
     let cluster = cluster_version.as_deref().and_then(Guarded::decoded).map(|cv| {
         let target_version = cv.target_version().map(String::from);
@@ -489,12 +486,6 @@ fn node_view(node: &Node, source: VersionSource, rendered: &BTreeMap<String, Str
         desired_version: node.annotations().get(openshift::DESIRED_CONFIG).and_then(|c| rendered.get(c)).cloned(),
         drained_at: None,
     }
-}
-
-/// When the node was drained for the update it is under (its desired config), as its MachineConfigNode says.
-fn drained_at(store: &Store<Guarded<MachineConfigNode>>, node: &NodeView) -> Option<Time> {
-    let progress = store.get(&ObjectRef::new(&node.name))?;
-    progress.decoded()?.drained_for(node.desired_config.as_deref()?)
 }
 
 /// A numo Job as the planner reads it; one that cannot be decoded counts as failed, saying why (its labels and

@@ -77,6 +77,7 @@ fn stores(pools: &[Value], nodes: &[Value], jobs: &[Value]) -> Stores {
         storage_clusters: store::<crate::openshift::StorageCluster>(&[]),
         sources: Default::default(),
         custom: None,
+        node_views: Default::default(),
     }
 }
 

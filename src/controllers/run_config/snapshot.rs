@@ -25,8 +25,8 @@ pub struct Snapshot {
     pub targets: Vec<TargetView>,
     /// Every MachineConfigPool, by name.
     pub pools: BTreeMap<String, PoolView>,
-    /// Every node, by name.
-    pub nodes: BTreeMap<String, NodeView>,
+    /// Every node, by name (shared with the snapshots before it while the node does not change).
+    pub nodes: BTreeMap<String, std::sync::Arc<NodeView>>,
     /// The ClusterVersion `version`, if it exists.
     pub cluster: Option<ClusterView>,
     /// The Jobs this run config created (any version, any node).

@@ -124,7 +124,7 @@ fn listed(problems: &[String]) -> String {
 fn skipped_down(snapshot: &Snapshot) -> Vec<&str> {
     let down = |n: &&NodeView| matches!(n.mcd_state.as_deref(), Some("Degraded" | "Unreconcilable"));
     let (skipped, others): (Vec<&NodeView>, Vec<&NodeView>) =
-        snapshot.nodes.values().filter(down).partition(|n| snapshot.run_config.skip.contains(&n.name));
+        snapshot.nodes.values().map(|n| &**n).filter(down).partition(|n| snapshot.run_config.skip.contains(&n.name));
     if others.is_empty() {
         skipped.iter().map(|n| n.name.as_str()).collect()
     } else {

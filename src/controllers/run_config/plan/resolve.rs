@@ -393,6 +393,7 @@ fn outsiders_the_canary_would_take<'a>(
     snapshot
         .nodes
         .values()
+        .map(|n| &**n)
         .filter(|n| !gated.contains(n.name.as_str()) && selector::matches(Some(&steered), &n.labels))
         .collect()
 }

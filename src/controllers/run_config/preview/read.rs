@@ -84,6 +84,7 @@ pub async fn read(client: &kube::Client, namespace: &str, name: &str) -> Result<
         storage_clusters,
         sources,
         custom: None,
+        node_views: Default::default(),
     };
     Ok((run_config, stores))
 }

@@ -48,7 +48,8 @@ fn nodes_of_other_pools_the_canary_would_match_are_neither_held_nor_gated_nor_mo
     ]);
     f.s.nodes.insert(
         "infra-0".into(),
-        NodeView { name: "infra-0".into(), labels, ready: true, version: Some(OLD.into()), ..Default::default() },
+        NodeView { name: "infra-0".into(), labels, ready: true, version: Some(OLD.into()), ..Default::default() }
+            .into(),
     );
     f.advance_to_gating();
     let held = |f: &Fixture, node: &str| f.s.nodes[node].labels.keys().any(|k| k.starts_with(RULE_LABEL_PREFIX));
@@ -288,7 +289,7 @@ fn at_two_thousand_nodes_the_status_stays_small_and_writes_are_for_the_nodes_in_
     let mut done = Vec::new();
     for i in 0..NODES - CONCURRENCY {
         let name = format!("worker-{i}");
-        let node = f.s.nodes.get_mut(&name).unwrap();
+        let node = f.s.nodes.get_mut(&name).map(Arc::make_mut).unwrap();
         node.labels.remove(&label);
         node.version = Some(NEW.into());
         for phase in [JobPhase::Gate, JobPhase::Cleanup] {

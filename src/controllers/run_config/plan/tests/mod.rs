@@ -16,6 +16,7 @@ mod safe_to_proceed;
 mod topology;
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, LabelSelectorRequirement, Time};
@@ -98,7 +99,7 @@ impl Fixture {
             let labels = BTreeMap::from([("node-role.kubernetes.io/worker".to_string(), String::new())]);
             nodes.insert(
                 name.clone(),
-                NodeView { name, labels, ready: true, version: Some(OLD.into()), ..Default::default() },
+                NodeView { name, labels, ready: true, version: Some(OLD.into()), ..Default::default() }.into(),
             );
         }
         let master_labels = BTreeMap::from([("node-role.kubernetes.io/master".to_string(), String::new())]);
@@ -110,7 +111,8 @@ impl Fixture {
                 ready: true,
                 version: Some(NEW.into()),
                 ..Default::default()
-            },
+            }
+            .into(),
         );
         let spec = MutexRunConfigSpec {
             skip_tls_verify: false,
@@ -250,14 +252,14 @@ impl Fixture {
                     }
                 }
                 Intent::LabelNode { node, labels } => {
-                    let view = self.s.nodes.get_mut(node).unwrap();
+                    let view = self.s.nodes.get_mut(node).map(Arc::make_mut).unwrap();
                     for l in labels {
                         view.labels.insert(l.clone(), String::new());
                     }
                     view.labels.remove(crate::labels::RELEASED);
                 }
                 Intent::ReleaseNode { node, labels, mark } => {
-                    let view = self.s.nodes.get_mut(node).unwrap();
+                    let view = self.s.nodes.get_mut(node).map(Arc::make_mut).unwrap();
                     for l in labels {
                         view.labels.remove(l);
                     }
@@ -265,7 +267,7 @@ impl Fixture {
                 }
                 Intent::UnlabelNode { node, labels } => {
                     for l in labels {
-                        self.s.nodes.get_mut(node).unwrap().labels.remove(l);
+                        self.s.nodes.get_mut(node).map(Arc::make_mut).unwrap().labels.remove(l);
                     }
                 }
                 Intent::CreateJob(job) => {
@@ -346,7 +348,7 @@ impl Fixture {
     }
 
     fn upgrade(&mut self, node: &str) {
-        self.s.nodes.get_mut(node).unwrap().version = Some(NEW.into());
+        self.s.nodes.get_mut(node).map(Arc::make_mut).unwrap().version = Some(NEW.into());
     }
 
     /// Runs the rollout until it reaches the per-node gating (pools claimed, nodes labelled, pools steered).

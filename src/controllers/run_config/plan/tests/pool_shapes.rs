@@ -49,7 +49,7 @@ fn fixture(workers: usize, infra: usize) -> Fixture {
         ]);
         f.s.nodes.insert(
             name.clone(),
-            NodeView { name, labels, ready: true, version: Some(OLD.into()), ..Default::default() },
+            NodeView { name, labels, ready: true, version: Some(OLD.into()), ..Default::default() }.into(),
         );
     }
     f.s.targets[0].found = Some(Ok(vec!["worker".into(), "infra".into()]));
