@@ -82,9 +82,10 @@ enum Commands {
         /// (machineconfiguration.openshift.io/release-image-version). Off by default: the MCO writes no such label.
         #[arg(long)]
         nfd_labels: bool,
-        /// The OpenShift release whose platform writers to play (4.16 to 4.22): up to 4.21 the machine-config
+        /// The OpenShift release whose platform writers to play (4.16 to 4.23): up to 4.21 the machine-config
         /// operator puts the built-in pools' selectors back on every sync, from 4.22 only their metadata; from 4.20
-        /// the operator, controller and daemon write MachineConfigNodes.
+        /// the operator, controller and daemon write MachineConfigNodes; from 4.23 a pool boots the OS image of its
+        /// stream.
         #[arg(long, value_parser = OpenShiftRelease::parse, default_value_t = OpenShiftRelease::NEWEST, env = "NUMO_SIM_OPENSHIFT_VERSION")]
         openshift_version: OpenShiftRelease,
         /// Also play Rook's managed disruption budgets over the storage nodes, whose pools have failure domains of
