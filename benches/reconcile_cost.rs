@@ -223,6 +223,7 @@ impl World {
             sources: Default::default(),
             custom: None,
             node_views: Default::default(),
+            job_views: Default::default(),
         };
         Self { stores, node_writer, nodes }
     }

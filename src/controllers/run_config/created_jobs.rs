@@ -25,8 +25,12 @@ impl CreatedJobs {
     }
 
     /// Forgets the Jobs the cache shows now (`seen`) and those remembered for longer than [`REMEMBERED`].
-    pub fn saw(&self, seen: &[JobView], now: Instant) {
+    pub fn saw(&self, seen: &[std::sync::Arc<JobView>], now: Instant) {
         self.with(|created| {
+            // Nothing remembered (most reconciles): no key to build for each of the thousands of Jobs seen.
+            if created.is_empty() {
+                return;
+            }
             for job in seen {
                 created.remove(&(job.namespace.clone(), job.name.clone()));
             }
@@ -100,7 +104,7 @@ mod tests {
         // The cache shows neither yet: the plan asks for both again, numo creates neither.
         assert!(jobs.not_created(vec![create("a"), create("b"), Intent::ClearRetry]) == vec![Intent::ClearRetry]);
         // The cache shows a; b was deleted before numo saw it: after a minute it is asked for and created again.
-        jobs.saw(&[seen("a")], t0 + Duration::from_secs(1));
+        jobs.saw(&[seen("a").into()], t0 + Duration::from_secs(1));
         assert_eq!(jobs.not_created(vec![create("b")]).len(), 0);
         jobs.saw(&[], t0 + REMEMBERED);
         assert_eq!(jobs.not_created(vec![create("b")]).len(), 1);

@@ -191,6 +191,7 @@ pub async fn run(ctx: Context) {
         sources: watches.sources(),
         custom: Some(custom),
         node_views: Default::default(),
+        job_views: Default::default(),
     };
     let shared = Arc::new(RunConfigContext {
         ctx,

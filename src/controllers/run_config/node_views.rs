@@ -1,41 +1,102 @@
-//! The planner's view of every node, kept between reconciles: a node's view is worked out again only when the node,
-//! its MachineConfigNode, the run config's version source or the rendered configs' versions changed. While 2,000
-//! nodes are gated, a reconcile then copies pointers instead of every node's labels and annotations.
+//! The planner's views of the nodes and of numo's Jobs, kept between reconciles: a view is worked out again only when
+//! its object changed (its resourceVersion), or what else it was read with. While 2,000 nodes are gated, a snapshot
+//! then shares the views of the earlier one instead of copying every node's labels and every Job's names again.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use k8s_openapi::api::core::v1::Node;
 use kube::runtime::reflector::{ObjectRef, Store};
-use kube::ResourceExt;
+use kube::{Resource, ResourceExt};
 
-use super::snapshot::NodeView;
+use super::snapshot::{JobView, NodeView};
 use crate::api::VersionSource;
+use crate::cached_job::CachedJob;
 use crate::guard::Guarded;
 use crate::openshift::MachineConfigNode;
+
+/// Views by key, each with the versions it was worked out from. One pass ([`Memo::pass`]) reads every object once;
+/// the views of objects a pass did not read (deleted ones) are dropped at its end.
+struct Memo<V> {
+    views: HashMap<String, Kept<V>>,
+    pass: u64,
+}
+
+struct Kept<V> {
+    versions: (Option<String>, Option<String>),
+    view: Option<Arc<V>>,
+    pass: u64,
+}
+
+impl<V> Default for Memo<V> {
+    fn default() -> Self {
+        Self { views: HashMap::new(), pass: 0 }
+    }
+}
+
+impl<V> Memo<V> {
+    /// Starts a pass.
+    fn pass(&mut self) {
+        self.pass += 1;
+    }
+
+    /// The view of `key` (None: the object has none, e.g. a Job of another run config): the kept one when it was
+    /// worked out from the same `version` (the object's resourceVersion; an object without one is worked out every
+    /// time) and `other` (what else it was read with), else `make()`'s, kept.
+    fn view(
+        &mut self,
+        key: &str,
+        version: Option<&str>,
+        other: Option<&str>,
+        make: impl FnOnce() -> Option<V>,
+    ) -> Option<Arc<V>> {
+        let pass = self.pass;
+        match self.views.get_mut(key) {
+            Some(kept)
+                if version.is_some()
+                    && kept.versions.0.as_deref() == version
+                    && kept.versions.1.as_deref() == other =>
+            {
+                kept.pass = pass;
+                kept.view.clone()
+            }
+            _ => {
+                let view = make().map(Arc::new);
+                let versions = (version.map(String::from), other.map(String::from));
+                self.views.insert(key.to_string(), Kept { versions, view: view.clone(), pass });
+                view
+            }
+        }
+    }
+
+    /// Ends a pass: drops the views of the objects it did not read.
+    fn sweep(&mut self) {
+        let pass = self.pass;
+        self.views.retain(|_, kept| kept.pass == pass);
+    }
+}
+
+/// Locks a memo; a poisoned one (a panic elsewhere while it was held) is only a cache, so it starts again.
+fn lock<T: Default>(memo: &Mutex<T>) -> MutexGuard<'_, T> {
+    memo.lock().unwrap_or_else(|poisoned| {
+        let mut memo = poisoned.into_inner();
+        *memo = T::default();
+        memo
+    })
+}
 
 /// The node views of earlier snapshots; cloning shares them. Every run config reads the same nodes, so one memo
 /// serves all, per version source.
 #[derive(Clone, Default)]
 pub struct NodeViews {
-    memo: Arc<Mutex<HashMap<VersionSource, Memo>>>,
+    memo: Arc<Mutex<HashMap<VersionSource, NodeMemo>>>,
 }
 
-/// The views of one version source, valid for the rendered versions they were worked out with.
+/// The node views of one version source, valid for the rendered versions they were worked out with.
 #[derive(Default)]
-struct Memo {
+struct NodeMemo {
     rendered: BTreeMap<String, String>,
-    views: HashMap<String, Kept>,
-    /// Bumped at every use; a view not used in the last pass is of a node that is gone.
-    pass: u64,
-}
-
-/// One node's view, with what it was worked out from.
-struct Kept {
-    node_version: Option<String>,
-    progress_version: Option<String>,
-    view: Arc<NodeView>,
-    pass: u64,
+    views: Memo<NodeView>,
 }
 
 impl NodeViews {
@@ -49,47 +110,58 @@ impl NodeViews {
         rendered: BTreeMap<String, String>,
         view: impl Fn(&Node, Option<&MachineConfigNode>, &BTreeMap<String, String>) -> NodeView,
     ) -> BTreeMap<String, Arc<NodeView>> {
-        // A poisoned memo (a panic elsewhere while it was held) is only a cache: start it again.
-        let mut memos = self.memo.lock().unwrap_or_else(|poisoned| {
-            let mut memos = poisoned.into_inner();
-            memos.clear();
-            memos
-        });
+        let mut memos = lock(&self.memo);
         let memo = memos.entry(source).or_default();
         if memo.rendered != rendered {
-            memo.views.clear();
+            memo.views = Memo::default();
             memo.rendered = rendered;
         }
-        memo.pass += 1;
-        let pass = memo.pass;
+        memo.views.pass();
         let mut out = BTreeMap::new();
         for node in nodes.state() {
             let Some(node) = node.decoded() else { continue };
             let name = node.name_any();
             let mcn = progress.and_then(|store| store.get(&ObjectRef::new(&name)));
             let mcn = mcn.as_deref().and_then(Guarded::decoded);
-            // A node without a resourceVersion (never so from the API server) is worked out every time.
-            let node_version = node.resource_version();
-            let progress_version = mcn.and_then(|m| m.resource_version());
-            let shared = match memo.views.get_mut(&name) {
-                Some(kept)
-                    if node_version.is_some()
-                        && kept.node_version == node_version
-                        && kept.progress_version == progress_version =>
-                {
-                    kept.pass = pass;
-                    Arc::clone(&kept.view)
-                }
-                _ => {
-                    let shared = Arc::new(view(node, mcn, &memo.rendered));
-                    let kept = Kept { node_version, progress_version, view: Arc::clone(&shared), pass };
-                    memo.views.insert(name.clone(), kept);
-                    shared
-                }
-            };
-            out.insert(name, shared);
+            let (version, other) = (node.resource_version(), mcn.and_then(|m| m.resource_version()));
+            let rendered = &memo.rendered;
+            let make = || Some(view(node, mcn, rendered));
+            if let Some(shared) = memo.views.view(&name, version.as_deref(), other.as_deref(), make) {
+                out.insert(name, shared);
+            }
         }
-        memo.views.retain(|_, kept| kept.pass == pass);
+        memo.views.sweep();
+        out
+    }
+}
+
+/// The Job views of earlier snapshots, per run config (`namespace/name`); cloning shares them.
+#[derive(Clone, Default)]
+pub struct JobViews {
+    memo: Arc<Mutex<HashMap<String, Memo<JobView>>>>,
+}
+
+impl JobViews {
+    /// The views `view` gives of the Jobs of `jobs` that are run config `owner`'s, reusing the view of a Job that
+    /// did not change since the last call.
+    pub fn of(
+        &self,
+        jobs: &Store<Guarded<CachedJob>>,
+        owner: &str,
+        view: impl Fn(&Guarded<CachedJob>) -> Option<JobView>,
+    ) -> Vec<Arc<JobView>> {
+        let mut memos = lock(&self.memo);
+        let memo = memos.entry(owner.to_string()).or_default();
+        memo.pass();
+        let mut out = Vec::new();
+        for job in jobs.state() {
+            let meta = job.meta();
+            // Keyed by uid; a Job without one (never so from the API server) is worked out every time.
+            let key = meta.uid.as_deref().unwrap_or_default();
+            let version = meta.resource_version.as_deref().filter(|_| !key.is_empty());
+            out.extend(memo.view(key, version, None, || view(&job)));
+        }
+        memo.sweep();
         out
     }
 }
@@ -121,7 +193,7 @@ mod tests {
     }
 
     #[test]
-    fn a_view_is_worked_out_again_only_when_its_node_or_the_rendered_versions_change() {
+    fn a_node_view_is_worked_out_again_only_when_its_node_or_the_rendered_versions_change() {
         let (nodes, mut writer) = reflector::store::<Guarded<Node>>();
         for n in [node("a", Some("1"), "r1"), node("b", Some("1"), "r1"), node("c", None, "r1")] {
             writer.apply_watcher_event(&watcher::Event::Apply(n));
@@ -142,5 +214,52 @@ mod tests {
         let newer = BTreeMap::from([("r2".to_string(), "4.16.5".to_string())]);
         let released = memo.of(&nodes, None, VersionSource::Auto, newer, view);
         assert_eq!(released["b"].version.as_deref(), Some("4.16.5"), "new rendered versions are read");
+    }
+
+    fn job(name: &str, version: &str) -> Guarded<CachedJob> {
+        serde_json::from_value(json!({"apiVersion": "batch/v1", "kind": "Job",
+            "metadata": {"name": name, "namespace": "ops", "uid": format!("uid-{name}"), "resourceVersion": version}}))
+        .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// The view of a Job of the run config (any but `other`), its name carrying its resourceVersion.
+    fn job_view(job: &Guarded<CachedJob>) -> Option<JobView> {
+        (job.name_any() != "other").then(|| JobView {
+            name: format!("{}@{}", job.name_any(), job.resource_version().unwrap_or_default()),
+            namespace: "ops".into(),
+            node: String::new(),
+            rule: String::new(),
+            phase: crate::jobs::JobPhase::Gate,
+            attempt: 1,
+            target_version: String::new(),
+            result: crate::api::JobResult::Running,
+            message: None,
+            deleting: false,
+            holds_result: true,
+            uid: String::new(),
+            creator: String::new(),
+        })
+    }
+
+    #[test]
+    fn a_job_view_is_worked_out_again_only_when_its_job_changes() {
+        let (jobs, mut writer) = reflector::store::<Guarded<CachedJob>>();
+        for j in [job("a", "1"), job("b", "1"), job("other", "1")] {
+            writer.apply_watcher_event(&watcher::Event::Apply(j));
+        }
+        let memo = JobViews::default();
+        let names = |views: &[Arc<JobView>]| {
+            let mut names: Vec<String> = views.iter().map(|v| v.name.clone()).collect();
+            names.sort();
+            names
+        };
+        let first = memo.of(&jobs, "ops/example", job_view);
+        assert_eq!(names(&first), ["a@1", "b@1"], "only the run config's own Jobs");
+        writer.apply_watcher_event(&watcher::Event::Apply(job("b", "2")));
+        writer.apply_watcher_event(&watcher::Event::Delete(job("a", "1")));
+        let again = memo.of(&jobs, "ops/example", job_view);
+        assert_eq!(names(&again), ["b@2"], "a changed Job is read again, a deleted one is gone");
+        let same = memo.of(&jobs, "ops/example", job_view);
+        assert!(Arc::ptr_eq(&again[0], &same[0]), "an unchanged Job shares its view");
     }
 }

@@ -15,7 +15,7 @@ use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Resource, ResourceExt};
 
 use super::custom_sources::{CustomSources, SourceKey};
-use super::node_views::NodeViews;
+use super::node_views::{JobViews, NodeViews};
 use super::snapshot::{
     BudgetPods, BudgetView, ClusterView, FoundRule, HealthFacts, JobView, NodeView, PoolClaim, PoolView, PoolWriters,
     RuleView, RunConfigView, Snapshot, Source, TargetView, Unusable,
@@ -68,6 +68,8 @@ pub struct Stores {
     pub custom: Option<CustomSources>,
     /// The node views of earlier snapshots, reused for the nodes that did not change.
     pub node_views: NodeViews,
+    /// The Job views of earlier snapshots, reused for the Jobs that did not change.
+    pub job_views: JobViews,
 }
 
 /// Watch names of the optional sources, as [`Sources::readable`] knows them.
@@ -133,7 +135,7 @@ pub fn snapshot(stores: &Stores, rc: &MutexRunConfig, now: Timestamp) -> Snapsho
         ClusterView { target_version, control_plane_completed }
     });
     let own = crate::cached_job::run_config_labels(&namespace, &run_config.name);
-    let jobs = stores.jobs.state().iter().filter_map(|j| job_view(j, &own)).collect();
+    let jobs = stores.job_views.of(&stores.jobs, &run_config.key(), |job| job_view(job, &own));
     let run_configs: BTreeSet<String> = stores
         .run_configs
         .state()

@@ -78,6 +78,7 @@ fn stores(pools: &[Value], nodes: &[Value], jobs: &[Value]) -> Stores {
         sources: Default::default(),
         custom: None,
         node_views: Default::default(),
+        job_views: Default::default(),
     }
 }
 

@@ -29,8 +29,9 @@ pub struct Snapshot {
     pub nodes: BTreeMap<String, std::sync::Arc<NodeView>>,
     /// The ClusterVersion `version`, if it exists.
     pub cluster: Option<ClusterView>,
-    /// The Jobs this run config created (any version, any node).
-    pub jobs: Vec<JobView>,
+    /// The Jobs this run config created (any version, any node), shared with the snapshots before it while a Job
+    /// does not change.
+    pub jobs: Vec<std::sync::Arc<JobView>>,
     /// `namespace/name` of every existing run config (to tell a live claim on a pool from a stale one).
     pub run_configs: BTreeSet<String>,
     /// What the health checks read; gathered only when the run config has `healthChecks`.

@@ -85,6 +85,7 @@ pub async fn read(client: &kube::Client, namespace: &str, name: &str) -> Result<
         sources,
         custom: None,
         node_views: Default::default(),
+        job_views: Default::default(),
     };
     Ok((run_config, stores))
 }

@@ -19,7 +19,7 @@ fn a_finished_job_deleted_by_its_ttl_is_never_run_again() {
     f.advance_to_gating();
     f.finish_jobs(JobResult::Succeeded);
     // The TTL controller deletes the Job as soon as it finished: numo's finalizer keeps it readable.
-    f.s.jobs[0].deleting = true;
+    Arc::make_mut(&mut f.s.jobs[0]).deleting = true;
     let p = f.step();
     // The status records the gate's outcome as the node's release; the released node's entry lists no gate Job.
     assert_eq!(node_phase(&p, "worker-0"), Some(NodePhase::Released));
@@ -47,7 +47,7 @@ fn a_job_that_vanishes_or_is_deleted_while_running_fails_its_node_instead_of_run
 
     let mut f = Fixture::new(2);
     f.advance_to_gating();
-    f.s.jobs[0].deleting = true;
+    Arc::make_mut(&mut f.s.jobs[0]).deleting = true;
     let p = f.step();
     assert_eq!(node_phase(&p, "worker-0"), Some(NodePhase::Failed));
     assert!(jobs_created(&p).is_empty());

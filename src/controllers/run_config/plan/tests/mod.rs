@@ -247,7 +247,7 @@ impl Fixture {
                 }
                 Intent::ReleaseJob { name, .. } => {
                     self.s.jobs.retain(|j| !(j.name == *name && j.deleting));
-                    for job in self.s.jobs.iter_mut().filter(|j| j.name == *name) {
+                    for job in self.s.jobs.iter_mut().filter(|j| j.name == *name).map(Arc::make_mut) {
                         job.holds_result = false;
                     }
                 }
@@ -274,7 +274,7 @@ impl Fixture {
                     let a = job.metadata.annotations.clone().unwrap();
                     let l = job.metadata.labels.clone().unwrap();
                     if !self.s.jobs.iter().any(|j| Some(&j.name) == job.metadata.name.as_ref()) {
-                        self.s.jobs.push(JobView {
+                        self.s.jobs.push(Arc::new(JobView {
                             name: job.metadata.name.clone().unwrap(),
                             namespace: job.metadata.namespace.clone().unwrap(),
                             node: a[jobs::NODE_ANNOTATION].clone(),
@@ -288,7 +288,7 @@ impl Fixture {
                             holds_result: true,
                             uid: format!("uid-{}", job.metadata.name.clone().unwrap()),
                             creator: "numo".into(),
-                        });
+                        }));
                     }
                 }
                 Intent::ClearRetry => self.s.run_config.retry = None,
@@ -321,7 +321,7 @@ impl Fixture {
     }
 
     fn finish_jobs(&mut self, result: JobResult) {
-        for job in self.s.jobs.iter_mut().filter(|j| j.result == JobResult::Running) {
+        for job in self.s.jobs.iter_mut().filter(|j| j.result == JobResult::Running).map(Arc::make_mut) {
             job.result = result;
             if result == JobResult::Failed {
                 job.message = Some("BackoffLimitExceeded: Job has reached the specified backoff limit".into());

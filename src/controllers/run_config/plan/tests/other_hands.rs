@@ -332,7 +332,7 @@ fn labels_stripped_from_many_nodes_keep_the_status_and_the_events_bounded() {
 
 /// A Job someone made with numo's labels and annotations for `node`'s first gate step, already Succeeded.
 fn forged(f: &mut Fixture, node: &str, name: &str, uid: &str) {
-    f.s.jobs.push(JobView {
+    f.s.jobs.push(Arc::new(JobView {
         name: name.into(),
         namespace: "ops".into(),
         node: node.into(),
@@ -346,7 +346,7 @@ fn forged(f: &mut Fixture, node: &str, name: &str, uid: &str) {
         holds_result: true,
         uid: uid.into(),
         creator: "kubectl-create".into(),
-    });
+    }));
 }
 
 #[test]
