@@ -4,8 +4,11 @@
 //! its pool's rendered config — followed by what the controller then does for it. Prints a table; asserts only that
 //! the MCO's walk woke no run config.
 //!
+//! A second table gives what a reconcile costs while a rollout gates 5 % of the nodes at once (see [`gated`]).
+//!
 //!   cargo bench --bench reconcile_cost            (SIZES=20,200,2000 by default)
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use k8s_openapi::api::core::v1::Node;
@@ -13,8 +16,11 @@ use k8s_openapi::jiff::Timestamp;
 use kube::runtime::reflector::{self, Store};
 use kube::runtime::watcher;
 use numo::api::RunPhase;
+use numo::api::{JobResult, NodePhase};
+use numo::cached_job::JobFacts;
 use numo::controllers::run_config::node_interest::NodeInterest;
-use numo::controllers::run_config::{observe, plan};
+use numo::controllers::run_config::snapshot::JobView;
+use numo::controllers::run_config::{observe, plan, preview};
 use numo::guard::Guarded;
 use serde_json::{json, Value};
 
@@ -30,8 +36,8 @@ fn main() {
         .collect();
     println!("| nodes | snapshot | plan | a node event that wakes the run config | a node event of the MCO's walk |");
     println!("| --- | --- | --- | --- | --- |");
-    for n in sizes {
-        let mut world = World::new(n);
+    for &n in &sizes {
+        let mut world = World::new(n, false);
         let rc = world.run_config();
         let key = format!("{NS}/example");
         let rounds = (20_000 / n).clamp(5, 500);
@@ -77,6 +83,58 @@ fn main() {
         assert_eq!(woken.get(), before, "the MCO's walk woke the run config");
         println!("| {n} | {} | {} | {} | {} |", ms(snapshot), ms(plan_time), ms(waking), ms(walk));
     }
+    gated(&sizes);
+}
+
+/// What one reconcile costs while a rollout gates `in_flight(N)` nodes: the snapshot from the caches and the plan
+/// over a copy on which the planner's own writes were carried out (pools claimed and paused, nodes labelled, the
+/// first gate Jobs created and running), as `numo plan` carries them out.
+fn gated(sizes: &[usize]) {
+    println!();
+    println!("| nodes | in flight | snapshot while gated | plan while gated |");
+    println!("| --- | --- | --- | --- |");
+    for &n in sizes {
+        let world = World::new(n, true);
+        let rc = world.run_config();
+        let mut s = observe::snapshot(&world.stores, &rc, Timestamp::now());
+        let gating = |p: &plan::Plan| p.status.nodes.iter().filter(|e| e.phase == NodePhase::Gating).count();
+        for _ in 0..20 {
+            let p = plan::plan(&s);
+            if gating(&p) == in_flight(n) {
+                break;
+            }
+            preview::carry_out(&mut s, &p);
+            s.jobs.extend(p.intents.iter().filter_map(created_job));
+        }
+        let p = plan::plan(&s);
+        assert_eq!(gating(&p), in_flight(n), "{:?} {:?}", p.status.phase, p.status.message);
+        let rounds = (20_000 / n).clamp(5, 500);
+        let snapshot = time(rounds, || drop(observe::snapshot(&world.stores, &rc, Timestamp::now())));
+        let plan_time = time(rounds, || drop(plan::plan(&s)));
+        println!("| {n} | {} | {} | {} |", in_flight(n), ms(snapshot), ms(plan_time));
+    }
+}
+
+/// The Job a plan creates, as the cache would show it once created: running.
+fn created_job(intent: &plan::Intent) -> Option<Arc<JobView>> {
+    let plan::Intent::CreateJob(job) = intent else { return None };
+    let facts = JobFacts::read(&job.metadata)?;
+    let name = job.metadata.name.clone()?;
+    Some(Arc::new(JobView {
+        uid: format!("uid-{name}"),
+        name,
+        namespace: job.metadata.namespace.clone()?,
+        node: facts.node,
+        rule: facts.rule,
+        phase: facts.phase,
+        attempt: facts.attempt,
+        target_version: facts.target_version,
+        result: JobResult::Running,
+        message: None,
+        deleting: false,
+        holds_result: true,
+        creator: "numo".into(),
+    }))
 }
 
 fn time(rounds: usize, mut f: impl FnMut()) -> Duration {
@@ -96,6 +154,7 @@ struct World {
     stores: observe::Stores,
     node_writer: reflector::store::Writer<Guarded<Node>>,
     nodes: usize,
+    gated: bool,
 }
 
 fn store<K>(objects: impl IntoIterator<Item = Value>) -> (Store<Guarded<K>>, reflector::store::Writer<Guarded<K>>)
@@ -131,7 +190,9 @@ fn node_json(i: usize, config: &str) -> Value {
     }
     labels.insert("kubernetes.io/hostname".into(), format!("worker-{i}").into());
     json!({"apiVersion": "v1", "kind": "Node",
+        // As the API server sends it: a resourceVersion per version of the node (here, one per rendered config).
         "metadata": {"name": format!("worker-{i}"), "uid": format!("uid-{i}"), "labels": labels,
+            "resourceVersion": format!("{i}-{config}"),
             "annotations": {
                 "machineconfiguration.openshift.io/currentConfig": config,
                 "machineconfiguration.openshift.io/desiredConfig": config,
@@ -141,7 +202,9 @@ fn node_json(i: usize, config: &str) -> Value {
 }
 
 impl World {
-    fn new(nodes: usize) -> Self {
+    /// `gated`: the rollout is to start (nodes on the old rendered config, no Job, a run config without status);
+    /// else it is over (`Restoring`, four finished Jobs per node).
+    fn new(nodes: usize, gated: bool) -> Self {
         let meta = |name: &str| json!({"name": name, "namespace": NS, "generation": 1});
         let valid = json!({"conditions": [{"type": "ValidConfig", "status": "True", "reason": "Valid", "message": "",
             "lastTransitionTime": "2024-01-01T00:00:00Z", "observedGeneration": 1}]});
@@ -162,7 +225,8 @@ impl World {
                 "canary",
                 json!({"matchLabels": {"node-role.kubernetes.io/worker": ""},
                     "matchExpressions": [{"key": "isCanary", "operator": "Exists"}]}),
-                "rendered-canary-new",
+                // Before the rollout the canary renders worker's content (here: the same rendered config).
+                if gated { "rendered-worker-new" } else { "rendered-canary-new" },
                 "True",
             ),
             pool(
@@ -172,15 +236,22 @@ impl World {
                 "True",
             ),
         ];
-        let rendered = ["rendered-worker-new", "rendered-canary-new", "rendered-master-new"].map(|name| {
+        let rendered = [
+            ("rendered-worker-new", NEW),
+            ("rendered-canary-new", NEW),
+            ("rendered-master-new", NEW),
+            ("rendered-worker-old", OLD),
+        ]
+        .map(|(name, version)| {
             json!({"apiVersion": "machineconfiguration.openshift.io/v1", "kind": "MachineConfig",
-                "metadata": {"name": name, "annotations": {"machineconfiguration.openshift.io/release-image-version": NEW}}})
+                "metadata": {"name": name, "annotations": {"machineconfiguration.openshift.io/release-image-version": version}}})
         });
         let mut jobs = Vec::new();
-        for i in 0..nodes {
+        for i in (0..nodes).filter(|_| !gated) {
             for (rule, phase) in [("check", "gate"), ("check", "cleanup"), ("backup", "gate"), ("backup", "cleanup")] {
                 jobs.push(json!({"apiVersion": "batch/v1", "kind": "Job",
                     "metadata": {"name": format!("{rule}-{phase}-worker-{i}"), "namespace": NS,
+                        "uid": format!("uid-{rule}-{phase}-{i}"), "resourceVersion": "1",
                         "labels": {"app.kubernetes.io/managed-by": "numo",
                             "openshift-optional.skrzypek.io/run-config": "example",
                             "openshift-optional.skrzypek.io/run-config-namespace": NS,
@@ -198,9 +269,11 @@ impl World {
                 "spec": {"jobName": name, "jobSpec": {"template": {"spec": {"containers": []}}},
                     "cleanUpJobSpec": {"template": {"spec": {"containers": []}}}}})
         };
-        let (node_store, node_writer) = store::<Node>((0..nodes).map(|i| node_json(i, "rendered-canary-new")));
+        let config = if gated { "rendered-worker-old" } else { "rendered-canary-new" };
+        let (node_store, node_writer) = store::<Node>((0..nodes).map(|i| node_json(i, config)));
+        let run_config = if gated { gated_run_config_json(nodes) } else { run_config_json(nodes) };
         let stores = observe::Stores {
-            run_configs: store([run_config_json(nodes)]).0,
+            run_configs: store([run_config]).0,
             rules: store([rule("check"), rule("backup")]).0,
             targets: store([json!({"metadata": meta("workers"), "status": valid,
                 "spec": {"machineConfigPools": ["worker"]}})])
@@ -225,12 +298,29 @@ impl World {
             node_views: Default::default(),
             job_views: Default::default(),
         };
-        Self { stores, node_writer, nodes }
+        Self { stores, node_writer, nodes, gated }
     }
 
     fn run_config(&self) -> numo::api::MutexRunConfig {
-        serde_json::from_value(run_config_json(self.nodes)).expect("a run config")
+        let json = if self.gated { gated_run_config_json(self.nodes) } else { run_config_json(self.nodes) };
+        serde_json::from_value(json).expect("a run config")
     }
+}
+
+/// How many nodes a gated run config of `nodes` workers takes at once: 5 % of them.
+fn in_flight(nodes: usize) -> usize {
+    (nodes / 20).max(1)
+}
+
+/// A run config about to gate `nodes` workers, [`in_flight`] at a time.
+fn gated_run_config_json(nodes: usize) -> Value {
+    json!({
+        "apiVersion": "openshift-optional.skrzypek.io/v1alpha1", "kind": "MutexRunConfig",
+        "metadata": {"name": "example", "namespace": NS, "generation": 1, "uid": "rc-uid",
+            "finalizers": ["openshift-optional.skrzypek.io/restore-pools"]},
+        "spec": {"canary": {"name": "canary"}, "mutexRules": [{"name": "check"}, {"name": "backup"}],
+            "mutexTargets": [{"name": "workers"}], "concurrency": in_flight(nodes)},
+    })
 }
 
 /// A run config whose `nodes` workers are all done: the pools restored, the MCO moving the nodes back.

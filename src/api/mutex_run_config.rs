@@ -542,10 +542,10 @@ impl JobRecord {
 
     /// What a record keeps as the namespace of a Job of rule `rule` (`namespace/name`) in `namespace`: nothing when
     /// it is the rule's own.
-    pub fn kept_namespace(rule: &str, namespace: &str) -> String {
+    pub fn kept_namespace<'a>(rule: &str, namespace: &'a str) -> &'a str {
         match rule.split_once('/') {
-            Some((own, _)) if own == namespace => String::new(),
-            _ => namespace.to_string(),
+            Some((own, _)) if own == namespace => "",
+            _ => namespace,
         }
     }
 

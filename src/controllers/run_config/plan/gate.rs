@@ -306,7 +306,7 @@ fn act(
             gated.records.insert(
                 (phase, next.rule, next.attempt),
                 crate::api::JobRecord {
-                    namespace: crate::api::JobRecord::kept_namespace(&rule.key, namespace),
+                    namespace: crate::api::JobRecord::kept_namespace(&rule.key, namespace).to_string(),
                     name,
                     rule: rule.key.clone(),
                     phase: phase.as_str().to_string(),

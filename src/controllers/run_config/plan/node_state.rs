@@ -336,7 +336,7 @@ pub fn job_records(inputs: &Inputs<'_, '_>, node: &str) -> (Records, Vec<NotNumo
         };
         let record = JobRecord {
             name: job.name.clone(),
-            namespace,
+            namespace: namespace.to_string(),
             rule: job.rule.clone(),
             phase: job.phase.as_str().to_string(),
             result,

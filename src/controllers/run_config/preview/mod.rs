@@ -225,8 +225,9 @@ fn take(view: &mut super::snapshot::PoolView, spec: &plan::PoolSpec) {
     view.updated = true;
 }
 
-/// Carries a plan's writes out on the copy, as the cluster would take them (the MCO reports the pools Updated).
-fn carry_out(snapshot: &mut Snapshot, p: &Plan) {
+/// Carries a plan's writes out on the copy, as the cluster would take them (the MCO reports the pools Updated): its
+/// pool and node writes and its status. Jobs are left out (the copy has none; `benches/reconcile_cost.rs` adds them).
+pub fn carry_out(snapshot: &mut Snapshot, p: &Plan) {
     for intent in &p.intents {
         match intent {
             Intent::ClaimPool { pool, owner, original, spec, .. } => {
