@@ -71,11 +71,6 @@ impl JobFacts {
             target_version: a.get(jobs::VERSION_ANNOTATION)?.clone(),
         })
     }
-
-    /// Whether the Job belongs to the run config whose label values are `labels` ([`run_config_labels`]).
-    pub fn belongs_to(&self, labels: &(String, String)) -> bool {
-        self.run_config_labels == *labels
-    }
 }
 
 /// The values of the namespace and name labels that numo's Jobs for run config `namespace/name` carry (worked out
@@ -187,8 +182,8 @@ mod tests {
             (facts.node.as_str(), facts.rule.as_str(), facts.phase, facts.attempt, facts.target_version.as_str()),
             ("worker-1", "ops/check", JobPhase::Cleanup, 2, "4.16.5")
         );
-        assert!(facts.belongs_to(&run_config_labels("ops", "rc")));
-        assert!(!facts.belongs_to(&run_config_labels("ops", "other")));
+        assert_eq!(facts.run_config_labels, run_config_labels("ops", "rc"));
+        assert_ne!(facts.run_config_labels, run_config_labels("ops", "other"));
         assert_eq!(cached.run_config.as_deref(), Some("ops/rc"));
         assert_eq!(cached.result, JobResult::Failed);
         assert_eq!(

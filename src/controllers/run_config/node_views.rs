@@ -135,23 +135,26 @@ impl NodeViews {
     }
 }
 
-/// The Job views of earlier snapshots, per run config (`namespace/name`); cloning shares them.
+/// The views of numo's Jobs in earlier snapshots, each with the values of its run-config labels; cloning shares
+/// them. One memo serves every run config: each reads the views of its own Jobs.
 #[derive(Clone, Default)]
 pub struct JobViews {
-    memo: Arc<Mutex<HashMap<String, Memo<JobView>>>>,
+    memo: Arc<Mutex<Memo<OwnedJob>>>,
 }
 
+/// A Job's view with the values of its run-config labels ([`crate::cached_job::run_config_labels`]).
+type OwnedJob = ((String, String), Arc<JobView>);
+
 impl JobViews {
-    /// The views `view` gives of the Jobs of `jobs` that are run config `owner`'s, reusing the view of a Job that
-    /// did not change since the last call.
+    /// The views of the Jobs of `jobs` whose run-config labels are `own`, as `view` gives them with their labels,
+    /// reusing the view of a Job that did not change since the last call.
     pub fn of(
         &self,
         jobs: &Store<Guarded<CachedJob>>,
-        owner: &str,
-        view: impl Fn(&Guarded<CachedJob>) -> Option<JobView>,
+        own: &(String, String),
+        view: impl Fn(&Guarded<CachedJob>) -> Option<((String, String), JobView)>,
     ) -> Vec<Arc<JobView>> {
-        let mut memos = lock(&self.memo);
-        let memo = memos.entry(owner.to_string()).or_default();
+        let mut memo = lock(&self.memo);
         memo.pass();
         let mut out = Vec::new();
         for job in jobs.state() {
@@ -159,7 +162,12 @@ impl JobViews {
             // Keyed by uid; a Job without one (never so from the API server) is worked out every time.
             let key = meta.uid.as_deref().unwrap_or_default();
             let version = meta.resource_version.as_deref().filter(|_| !key.is_empty());
-            out.extend(memo.view(key, version, None, || view(&job)));
+            let make = || view(&job).map(|(owner, view)| (owner, Arc::new(view)));
+            if let Some(kept) = memo.view(key, version, None, make) {
+                if kept.0 == *own {
+                    out.push(Arc::clone(&kept.1));
+                }
+            }
         }
         memo.sweep();
         out
@@ -222,9 +230,14 @@ mod tests {
         .unwrap_or_else(|e| panic!("{e}"))
     }
 
-    /// The view of a Job of the run config (any but `other`), its name carrying its resourceVersion.
-    fn job_view(job: &Guarded<CachedJob>) -> Option<JobView> {
-        (job.name_any() != "other").then(|| JobView {
+    fn owner(name: &str) -> (String, String) {
+        ("ops".to_string(), name.to_string())
+    }
+
+    /// The view of a Job of run config `ops/example` (any but `other`'s), its name carrying its resourceVersion.
+    fn job_view(job: &Guarded<CachedJob>) -> Option<((String, String), JobView)> {
+        let owner = owner(if job.name_any() == "other" { "another" } else { "example" });
+        let view = JobView {
             name: format!("{}@{}", job.name_any(), job.resource_version().unwrap_or_default()),
             namespace: "ops".into(),
             node: String::new(),
@@ -238,7 +251,8 @@ mod tests {
             holds_result: true,
             uid: String::new(),
             creator: String::new(),
-        })
+        };
+        Some((owner, view))
     }
 
     #[test]
@@ -253,13 +267,15 @@ mod tests {
             names.sort();
             names
         };
-        let first = memo.of(&jobs, "ops/example", job_view);
+        let first = memo.of(&jobs, &owner("example"), job_view);
         assert_eq!(names(&first), ["a@1", "b@1"], "only the run config's own Jobs");
+        let theirs = memo.of(&jobs, &owner("another"), job_view);
+        assert_eq!(names(&theirs), ["other@1"], "another run config reads its own from the same memo");
         writer.apply_watcher_event(&watcher::Event::Apply(job("b", "2")));
         writer.apply_watcher_event(&watcher::Event::Delete(job("a", "1")));
-        let again = memo.of(&jobs, "ops/example", job_view);
+        let again = memo.of(&jobs, &owner("example"), job_view);
         assert_eq!(names(&again), ["b@2"], "a changed Job is read again, a deleted one is gone");
-        let same = memo.of(&jobs, "ops/example", job_view);
+        let same = memo.of(&jobs, &owner("example"), job_view);
         assert!(Arc::ptr_eq(&again[0], &same[0]), "an unchanged Job shares its view");
     }
 }

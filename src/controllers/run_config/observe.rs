@@ -135,7 +135,7 @@ pub fn snapshot(stores: &Stores, rc: &MutexRunConfig, now: Timestamp) -> Snapsho
         ClusterView { target_version, control_plane_completed }
     });
     let own = crate::cached_job::run_config_labels(&namespace, &run_config.name);
-    let jobs = stores.job_views.of(&stores.jobs, &run_config.key(), |job| job_view(job, &own));
+    let jobs = stores.job_views.of(&stores.jobs, &own, job_view);
     let run_configs: BTreeSet<String> = stores
         .run_configs
         .state()
@@ -490,9 +490,10 @@ fn node_view(node: &Node, source: VersionSource, rendered: &BTreeMap<String, Str
     }
 }
 
-/// A numo Job as the planner reads it; one that cannot be decoded counts as failed, saying why (its labels and
-/// annotations, which say what it is for, are read all the same).
-fn job_view(job: &Guarded<CachedJob>, own: &(String, String)) -> Option<JobView> {
+/// A numo Job as the planner reads it, with the values of its run-config labels (whose Job it is); one that cannot be
+/// decoded counts as failed, saying why (its labels and annotations, which say what it is for, are read all the
+/// same).
+pub fn job_view(job: &Guarded<CachedJob>) -> Option<((String, String), JobView)> {
     let read;
     let (facts, result, message) = match &job.0 {
         Ok(job) => (job.facts.as_ref()?, job.result, job.failure.clone()),
@@ -501,10 +502,7 @@ fn job_view(job: &Guarded<CachedJob>, own: &(String, String)) -> Option<JobView>
             (&read, JobResult::Failed, Some(format!("the Job cannot be read: {}", invalid.error)))
         }
     };
-    if !facts.belongs_to(own) {
-        return None;
-    }
-    Some(JobView {
+    let view = JobView {
         name: job.name_any(),
         namespace: job.namespace().unwrap_or_default(),
         node: facts.node.clone(),
@@ -518,7 +516,8 @@ fn job_view(job: &Guarded<CachedJob>, own: &(String, String)) -> Option<JobView>
         holds_result: job.meta().finalizers.iter().flatten().any(|f| f == jobs::RESULT_FINALIZER),
         uid: job.meta().uid.clone().unwrap_or_default(),
         creator: job.0.as_ref().ok().and_then(|j| j.creator.clone()).unwrap_or_default(),
-    })
+    };
+    Some((facts.run_config_labels.clone(), view))
 }
 
 #[cfg(test)]
