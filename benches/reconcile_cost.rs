@@ -15,9 +15,9 @@ use k8s_openapi::api::core::v1::Node;
 use k8s_openapi::jiff::Timestamp;
 use kube::runtime::reflector::{self, Store};
 use kube::runtime::watcher;
+use numo::api::NodePhase;
 use numo::api::RunPhase;
-use numo::api::{JobResult, NodePhase};
-use numo::cached_job::JobFacts;
+use numo::cached_job::CachedJob;
 use numo::controllers::run_config::node_interest::NodeInterest;
 use numo::controllers::run_config::snapshot::JobView;
 use numo::controllers::run_config::{observe, plan, preview};
@@ -115,26 +115,13 @@ fn gated(sizes: &[usize]) {
     }
 }
 
-/// The Job a plan creates, as the cache would show it once created: running.
+/// The Job a plan creates, as numo's cache shows it once the API server created it (a uid, no status: running).
 fn created_job(intent: &plan::Intent) -> Option<Arc<JobView>> {
     let plan::Intent::CreateJob(job) = intent else { return None };
-    let facts = JobFacts::read(&job.metadata)?;
-    let name = job.metadata.name.clone()?;
-    Some(Arc::new(JobView {
-        uid: format!("uid-{name}"),
-        name,
-        namespace: job.metadata.namespace.clone()?,
-        node: facts.node,
-        rule: facts.rule,
-        phase: facts.phase,
-        attempt: facts.attempt,
-        target_version: facts.target_version,
-        result: JobResult::Running,
-        message: None,
-        deleting: false,
-        holds_result: true,
-        creator: "numo".into(),
-    }))
+    let mut object = serde_json::to_value(job).ok()?;
+    object["metadata"]["uid"] = format!("uid-{}", job.metadata.name.as_deref()?).into();
+    let cached: Guarded<CachedJob> = serde_json::from_value(object).ok()?;
+    observe::job_view(&cached).map(|(_, view)| Arc::new(view))
 }
 
 fn time(rounds: usize, mut f: impl FnMut()) -> Duration {
@@ -153,8 +140,7 @@ fn ms(d: Duration) -> String {
 struct World {
     stores: observe::Stores,
     node_writer: reflector::store::Writer<Guarded<Node>>,
-    nodes: usize,
-    gated: bool,
+    run_config: Value,
 }
 
 fn store<K>(objects: impl IntoIterator<Item = Value>) -> (Store<Guarded<K>>, reflector::store::Writer<Guarded<K>>)
@@ -273,7 +259,7 @@ impl World {
         let (node_store, node_writer) = store::<Node>((0..nodes).map(|i| node_json(i, config)));
         let run_config = if gated { gated_run_config_json(nodes) } else { run_config_json(nodes) };
         let stores = observe::Stores {
-            run_configs: store([run_config]).0,
+            run_configs: store([run_config.clone()]).0,
             rules: store([rule("check"), rule("backup")]).0,
             targets: store([json!({"metadata": meta("workers"), "status": valid,
                 "spec": {"machineConfigPools": ["worker"]}})])
@@ -298,12 +284,11 @@ impl World {
             node_views: Default::default(),
             job_views: Default::default(),
         };
-        Self { stores, node_writer, nodes, gated }
+        Self { stores, node_writer, run_config }
     }
 
     fn run_config(&self) -> numo::api::MutexRunConfig {
-        let json = if self.gated { gated_run_config_json(self.nodes) } else { run_config_json(self.nodes) };
-        serde_json::from_value(json).expect("a run config")
+        serde_json::from_value(self.run_config.clone()).expect("a run config")
     }
 }
 

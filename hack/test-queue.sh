@@ -47,7 +47,7 @@ trap finish EXIT
 
 # The queue: one line per entry, "<name>\t<release or ->\t<package dir>\t<executable>".
 log "building the test binaries"
-cargo test --workspace --no-run --message-format=json 2>/dev/null |
+cargo test --workspace --no-run --message-format=json |
   jq -r 'select(.reason == "compiler-artifact" and .profile.test == true and .executable != null)
     | [.target.name, "-", (.manifest_path | sub("/Cargo.toml$"; "")), .executable] | @tsv' >"$work/binaries"
 [[ -s "$work/binaries" ]] || die "cargo test --no-run gave no test binary"
@@ -56,20 +56,14 @@ for test in "${matrix_tests[@]}"; do
   [[ -n "$line" ]] || die "no test binary $test for the $matrix_release matrix"
   awk -F'\t' -v OFS='\t' -v r="$matrix_release" '{ $2 = r; print }' <<<"$line" >>"$work/binaries"
 done
-{
-  for name in "${slow_first[@]}"; do
-    test="${name%@*}" release=-
-    [[ "$name" == *@* ]] && release="${name#*@}"
-    awk -F'\t' -v t="$test" -v r="$release" '$1 == t && $2 == r' "$work/binaries"
-  done
-  grep -v -F -x -f <(for name in "${slow_first[@]}"; do
-    test="${name%@*}" release=-
-    [[ "$name" == *@* ]] && release="${name#*@}"
-    awk -F'\t' -v t="$test" -v r="$release" '$1 == t && $2 == r' "$work/binaries"
-  done) "$work/binaries" || true
-  # The doc tests have no binary of their own.
-  printf 'doc tests\t-\t%s\t-\n' "$repo_dir"
-} >"$work/queue"
+for name in "${slow_first[@]}"; do
+  test="${name%@*}" release=-
+  [[ "$name" == *@* ]] && release="${name#*@}"
+  awk -F'\t' -v t="$test" -v r="$release" '$1 == t && $2 == r' "$work/binaries"
+done >"$work/queue"
+# Then the others in cargo's order, and the doc tests, which have no binary of their own.
+grep -v -F -x -f "$work/queue" "$work/binaries" >>"$work/queue" || true
+printf 'doc tests\t-\t%s\t-\n' "$repo_dir" >>"$work/queue"
 total="$(wc -l <"$work/queue")"
 log "$total entries on $worlds clusters"
 
