@@ -4,7 +4,8 @@
 //! its pool's rendered config — followed by what the controller then does for it. Prints a table; asserts only that
 //! the MCO's walk woke no run config.
 //!
-//! A second table gives what a reconcile costs while a rollout gates 5 % of the nodes at once (see [`gated`]).
+//! A second table gives what a reconcile costs while a rollout gates nodes: 5 at once whatever the cluster's size
+//! (the cost an event adds as the cluster grows), and 5 % of the nodes at once (see [`gated`]).
 //!
 //!   cargo bench --bench reconcile_cost            (SIZES=20,200,2000 by default)
 
@@ -37,7 +38,7 @@ fn main() {
     println!("| nodes | snapshot | plan | a node event that wakes the run config | a node event of the MCO's walk |");
     println!("| --- | --- | --- | --- | --- |");
     for &n in &sizes {
-        let mut world = World::new(n, false);
+        let mut world = World::new(n, None);
         let rc = world.run_config();
         let key = format!("{NS}/example");
         let rounds = (20_000 / n).clamp(5, 500);
@@ -83,18 +84,39 @@ fn main() {
         assert_eq!(woken.get(), before, "the MCO's walk woke the run config");
         println!("| {n} | {} | {} | {} | {} |", ms(snapshot), ms(plan_time), ms(waking), ms(walk));
     }
-    gated(&sizes);
+    gated(&sizes, Concurrency::Fixed(5));
+    gated(&sizes, Concurrency::Share(20));
 }
 
-/// What one reconcile costs while a rollout gates `in_flight(N)` nodes: the snapshot from the caches and the plan
-/// over a copy on which the planner's own writes were carried out (pools claimed and paused, nodes labelled, the
-/// first gate Jobs created and running), as `numo plan` carries them out.
-fn gated(sizes: &[usize]) {
+/// How many nodes a gated rollout takes at once.
+#[derive(Clone, Copy)]
+enum Concurrency {
+    /// This many, whatever the cluster's size.
+    Fixed(usize),
+    /// One in this many nodes.
+    Share(usize),
+}
+
+impl Concurrency {
+    /// The concurrency of a rollout of `nodes` workers.
+    fn of(self, nodes: usize) -> usize {
+        match self {
+            Concurrency::Fixed(c) => c.min(nodes),
+            Concurrency::Share(every) => (nodes / every).max(1),
+        }
+    }
+}
+
+/// What one reconcile costs while a rollout gates `concurrency` nodes at once: the snapshot from the caches and the
+/// plan over a copy on which the planner's own writes were carried out (pools claimed and paused, nodes labelled,
+/// the first gate Jobs created and running), as `numo plan` carries them out.
+fn gated(sizes: &[usize], concurrency: Concurrency) {
     println!();
     println!("| nodes | in flight | snapshot while gated | plan while gated |");
     println!("| --- | --- | --- | --- |");
     for &n in sizes {
-        let world = World::new(n, true);
+        let in_flight = |n: usize| concurrency.of(n);
+        let world = World::new(n, Some(concurrency));
         let rc = world.run_config();
         let mut s = observe::snapshot(&world.stores, &rc, Timestamp::now());
         let gating = |p: &plan::Plan| p.status.nodes.iter().filter(|e| e.phase == NodePhase::Gating).count();
@@ -188,9 +210,10 @@ fn node_json(i: usize, config: &str) -> Value {
 }
 
 impl World {
-    /// `gated`: the rollout is to start (nodes on the old rendered config, no Job, a run config without status);
-    /// else it is over (`Restoring`, four finished Jobs per node).
-    fn new(nodes: usize, gated: bool) -> Self {
+    /// `gated`: the rollout is to start, this many nodes at once (nodes on the old rendered config, no Job, a run
+    /// config without status); else it is over (`Restoring`, four finished Jobs per node).
+    fn new(nodes: usize, concurrency: Option<Concurrency>) -> Self {
+        let gated = concurrency.is_some();
         let meta = |name: &str| json!({"name": name, "namespace": NS, "generation": 1});
         let valid = json!({"conditions": [{"type": "ValidConfig", "status": "True", "reason": "Valid", "message": "",
             "lastTransitionTime": "2024-01-01T00:00:00Z", "observedGeneration": 1}]});
@@ -257,7 +280,10 @@ impl World {
         };
         let config = if gated { "rendered-worker-old" } else { "rendered-canary-new" };
         let (node_store, node_writer) = store::<Node>((0..nodes).map(|i| node_json(i, config)));
-        let run_config = if gated { gated_run_config_json(nodes) } else { run_config_json(nodes) };
+        let run_config = match concurrency {
+            Some(concurrency) => gated_run_config_json(concurrency.of(nodes)),
+            None => run_config_json(nodes),
+        };
         let stores = observe::Stores {
             run_configs: store([run_config.clone()]).0,
             rules: store([rule("check"), rule("backup")]).0,
@@ -292,19 +318,14 @@ impl World {
     }
 }
 
-/// How many nodes a gated run config of `nodes` workers takes at once: 5 % of them.
-fn in_flight(nodes: usize) -> usize {
-    (nodes / 20).max(1)
-}
-
-/// A run config about to gate `nodes` workers, [`in_flight`] at a time.
-fn gated_run_config_json(nodes: usize) -> Value {
+/// A run config about to gate its workers, `concurrency` at a time.
+fn gated_run_config_json(concurrency: usize) -> Value {
     json!({
         "apiVersion": "openshift-optional.skrzypek.io/v1alpha1", "kind": "MutexRunConfig",
         "metadata": {"name": "example", "namespace": NS, "generation": 1, "uid": "rc-uid",
             "finalizers": ["openshift-optional.skrzypek.io/restore-pools"]},
         "spec": {"canary": {"name": "canary"}, "mutexRules": [{"name": "check"}, {"name": "backup"}],
-            "mutexTargets": [{"name": "workers"}], "concurrency": in_flight(nodes)},
+            "mutexTargets": [{"name": "workers"}], "concurrency": concurrency},
     })
 }
 

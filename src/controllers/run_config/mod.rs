@@ -5,6 +5,7 @@
 pub mod apply;
 mod created_jobs;
 mod custom_sources;
+mod drain_wakes;
 mod malformed;
 pub mod node_interest;
 pub mod node_views;
@@ -110,10 +111,10 @@ pub async fn run(ctx: Context) {
         let store = run_configs.clone();
         move || checking_health(&store)
     };
-    let upgrading = {
-        let store = run_configs.clone();
-        move |progress: guard::Guarded<MachineConfigNode>| upgrading_node(&store, &progress)
-    };
+    let drains = drain_wakes::late(
+        mcn_events.touched_objects().predicate_filter(predicates::drain_predicate, Default::default()),
+        run_configs.clone(),
+    );
     let checking_for_budgets = checking.clone();
     let (custom, custom_changes) = custom_sources::CustomSources::new(ctx.client.clone());
     let custom_triggers = {
@@ -152,10 +153,6 @@ pub async fn run(ctx: Context) {
         storage_events.touched_objects().predicate_filter(predicates::storage_predicate, Default::default()),
         move |_| all_for_storage(),
     )
-    .watches_stream(
-        mcn_events.touched_objects().predicate_filter(predicates::drain_predicate, Default::default()),
-        upgrading,
-    )
     .watches_stream(job_events.touched_objects(), job_owner)
     .watches_stream(
         co_events.touched_objects().predicate_filter(predicates::operator_predicate, Default::default()),
@@ -170,6 +167,7 @@ pub async fn run(ctx: Context) {
         move |_| checking_for_budgets(),
     )
     .reconcile_on(custom_triggers)
+    .reconcile_on(drains)
     // Whether numo-holds is in force is told in every run config's ForeignWritesRefused condition.
     .reconcile_all_on(ctx.policy.changes())
     .shutdown_on_signal();
@@ -221,24 +219,6 @@ fn checking_health(store: &Store<Guarded>) -> Vec<ObjectRef<Guarded>> {
         .state()
         .iter()
         .filter(|rc| rc.0.as_ref().is_ok_and(|rc| rc.spec.health_checks.is_some()))
-        .map(|rc| ObjectRef::from_obj(rc.as_ref()))
-        .collect()
-}
-
-/// The run configs upgrading the node a MachineConfigNode speaks of (the only ones that read it); one numo cannot
-/// decode wakes every run config.
-fn upgrading_node(store: &Store<Guarded>, progress: &guard::Guarded<MachineConfigNode>) -> Vec<ObjectRef<Guarded>> {
-    let node = progress.meta().name.as_deref().unwrap_or_default();
-    store
-        .state()
-        .iter()
-        .filter(|rc| match &rc.0 {
-            Ok(rc) => rc
-                .status
-                .as_ref()
-                .is_some_and(|s| s.nodes.iter().any(|n| n.name == node && n.phase == crate::api::NodePhase::Upgrading)),
-            Err(_) => true,
-        })
         .map(|rc| ObjectRef::from_obj(rc.as_ref()))
         .collect()
 }
