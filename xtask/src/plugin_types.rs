@@ -350,3 +350,97 @@ fn pascal(name: &str) -> String {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn generator() -> Generator {
+        Generator {
+            unions: vec![Union { name: "Colour".to_string(), values: vec!["Red".to_string(), "Blue".to_string()] }],
+            declarations: BTreeMap::new(),
+            imports: BTreeSet::new(),
+        }
+    }
+
+    fn schema(value: serde_json::Value) -> JSONSchemaProps {
+        serde_json::from_value(value).expect("a schema")
+    }
+
+    fn named(path: &str, name: &str) -> BTreeMap<String, RustType> {
+        BTreeMap::from([(path.to_string(), RustType { name: name.to_string(), doc: Some("The thing.".to_string()) })])
+    }
+
+    #[test]
+    fn each_schema_shape_has_its_typescript_type() {
+        let node = schema(serde_json::json!({
+            "type": "object",
+            "required": ["colour"],
+            "properties": {
+                "colour": { "type": "string", "enum": ["Red", "Blue"], "description": "Its colour." },
+                "shade": { "type": "string", "enum": ["Light", "Dark"], "nullable": true },
+                "size": { "x-kubernetes-int-or-string": true },
+                "labels": { "type": "object", "additionalProperties": { "type": "string" } },
+                "extra": { "type": "object", "x-kubernetes-preserve-unknown-fields": true },
+                "tags": { "type": "array", "items": { "type": "string", "nullable": true } },
+                "owner": { "type": "object", "properties": { "name": { "type": "string" } } },
+                "app.kubernetes.io/name": { "type": "string" },
+            },
+        }));
+        let mut generator = generator();
+        let name = generator.type_of(&node, &named("thing", "Thing"), "thing", "Fallback").expect("a type");
+        assert_eq!(name, "Thing");
+        assert_eq!(generator.imports, BTreeSet::from(["Colour".to_string()]));
+        let thing = &generator.declarations["Thing"].text;
+        for expected in [
+            "/** The thing. */\nexport type Thing = {\n",
+            "  'app.kubernetes.io/name'?: string;\n",
+            "  /** Its colour. */\n  colour: Colour;\n",
+            "  extra?: Record<string, unknown>;\n",
+            "  labels?: Record<string, string>;\n",
+            "  owner?: ThingOwner;\n",
+            "  shade?: 'Light' | 'Dark' | null;\n",
+            "  size?: number | string;\n",
+            "  tags?: (string | null)[];\n",
+        ] {
+            assert!(thing.contains(expected), "{expected:?} not in\n{thing}");
+        }
+        // An object that is no Rust type is named after its parent and field.
+        assert!(generator.declarations["ThingOwner"].text.contains("  name?: string;\n"));
+    }
+
+    #[test]
+    fn a_name_taken_twice_or_by_a_union_is_refused() {
+        let object = |field: &str| {
+            schema(serde_json::json!({ "type": "object", "properties": { field: { "type": "string" } } }))
+        };
+        let mut generator = generator();
+        generator.type_of(&object("a"), &named("x", "Thing"), "x", "X").expect("a type");
+        // The same fields again are the same type.
+        generator.type_of(&object("a"), &named("y", "Thing"), "y", "Y").expect("the same type");
+        let error = generator.type_of(&object("b"), &named("z", "Thing"), "z", "Z").expect_err("two types");
+        assert!(error.to_string().contains("are both named Thing"), "{error}");
+        let error = generator.type_of(&object("a"), &named("w", "Colour"), "w", "W").expect_err("a union's name");
+        assert!(error.to_string().contains("api-names.ts"), "{error}");
+    }
+
+    #[test]
+    fn doc_comments_fit_the_width_and_never_end_early() {
+        let mut out = String::new();
+        comment(&mut out, "  ", "Short.");
+        assert_eq!(out, "  /** Short. */\n");
+        let mut out = String::new();
+        comment(&mut out, "  ", &format!("{} ends */ here", "word ".repeat(40)));
+        assert!(out.starts_with("  /**\n   * word"), "{out}");
+        assert!(out.lines().all(|line| line.len() <= WIDTH), "{out}");
+        assert!(out.contains("ends *\\/ here") && out.ends_with("   */\n"), "{out}");
+    }
+
+    #[test]
+    fn fields_are_pascal_cased_for_names_and_quoted_when_no_identifier() {
+        assert_eq!(pascal("blackoutWindows"), "BlackoutWindows");
+        assert_eq!(pascal("match-labels"), "MatchLabels");
+        assert_eq!(property("skipTLSVerify"), "skipTLSVerify");
+        assert_eq!(property("x-y"), "'x-y'");
+    }
+}

@@ -82,3 +82,28 @@ fn visit(node: &Value, defs: &Map<String, Value>, path: &str, found: &mut BTreeM
         visit(values, defs, &format!("{path}{VALUES}"), found, depth + 1);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_paths_of_a_run_config_name_numos_rust_types() {
+        let found = of::<numo::api::MutexRunConfig>();
+        let name = |path: &str| found.get(path).map(|t| t.name.as_str());
+        assert_eq!(name(""), Some("MutexRunConfig"));
+        assert_eq!(name("spec"), Some("MutexRunConfigSpec"));
+        assert_eq!(name("status"), Some("MutexRunConfigStatus"));
+        assert_eq!(name("status.nodes[]"), Some("NodeProgress"));
+        assert_eq!(name("status.nodes[].jobs[]"), Some("JobRecord"));
+        assert_eq!(name("status.topology.waves[]"), Some("Wave"));
+        assert_eq!(name("spec.mutexRules[]"), Some("ObjectReference"));
+        // A Kubernetes type loses its module path.
+        assert_eq!(name("status.conditions[]"), Some("Condition"));
+        // The type's own doc, not the field's.
+        let nodes = found.get("status.nodes[]").and_then(|t| t.doc.as_deref());
+        assert_eq!(nodes, Some("One node's progress through the gate."));
+        assert_eq!(join("", "spec"), "spec");
+        assert_eq!(join("spec", "canary"), "spec.canary");
+    }
+}
