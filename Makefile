@@ -26,9 +26,10 @@ lint: ## rustfmt and clippy, as CI runs them
 fmt: ## format the code
 	cargo fmt --all
 
-crds: ## regenerate config/crd, and the console plugin's names of them (console-plugin/src/api-names.ts), from the Rust types
+crds: ## regenerate config/crd, and the console plugin's names and types of them (console-plugin/src/api-{names,types}.ts), from the Rust types
 	cargo run --quiet --bin numo -- crds --output-dir config/crd
 	cargo xtask plugin-names
+	cargo xtask plugin-types
 
 bench-scale: ## one rollout of N workers, C at a time, by numo's release build on a fresh cluster (N=100 C=5)
 	hack/bench-scale.sh $(or $(N),100) $(or $(C),5)

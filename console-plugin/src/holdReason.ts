@@ -129,7 +129,7 @@ const entryReason = (rc: MutexRunConfig, entry: NodeProgress, t: Translate): Hol
   }
 };
 
-const doneText = (target: string | undefined, t: Translate) =>
+const doneText = (target: string | null | undefined, t: Translate) =>
   target ? t('done: upgraded to {{target}}', { target }) : t('done');
 
 /** The words for a node that waits for its turn in `rc`'s rollout. */

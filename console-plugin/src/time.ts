@@ -27,7 +27,7 @@ export const lasting = (millis?: number): string => {
 };
 
 /** Parses a duration such as `90s`, `45m`, `1h30m` or `1.5h` (the CRD's pattern) into milliseconds. */
-export const parseDuration = (text?: string): number | undefined => {
+export const parseDuration = (text?: string | null): number | undefined => {
   if (!text) return undefined;
   const re = /([0-9]+(?:\.[0-9]+)?)(s|m|h)/gy;
   let total = 0;

@@ -1,9 +1,9 @@
 import { domainLabel, domainOf, groupByDomain, waveState } from './topology';
 import { t } from './__fixtures__/i18n';
 import { topologyRunConfig, ZONE, zoneOf } from './__fixtures__/topology';
-import type { Topology } from './types';
+import type { TopologyStatus } from './types';
 
-const topology = (): Topology => topologyRunConfig().status?.topology as Topology;
+const topology = (): TopologyStatus => topologyRunConfig().status?.topology as TopologyStatus;
 
 describe('a rollout by failure domain', () => {
   it("reads a node's domain from its label, '' without it, shown as the missing label", () => {

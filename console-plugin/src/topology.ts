@@ -1,7 +1,7 @@
 // A rollout by failure domain (`status.topology`): which domain each node is in (the value of its `key` label), and
 // the rollout's rows grouped by domain in the order of the waves, each group saying how far its wave is. Pure, for
 // the node table and the timeline alike.
-import type { Topology, TopologyWave } from './types';
+import type { TopologyStatus, Wave } from './types';
 import type { Translate } from './i18n';
 
 /** Where a wave is. */
@@ -29,7 +29,7 @@ export const domainLabel = (domain: string, key: string, t: Translate): string =
 
 /** Where a domain's wave is: over (in `done`, or finished), under way (started, or the current one once another
  * started: between domains `current` names the one that starts next), or to go. */
-export const waveState = (topology: Topology, wave: TopologyWave): WaveState => {
+export const waveState = (topology: TopologyStatus, wave: Wave): WaveState => {
   if ((topology.done ?? []).includes(wave.domain) || wave.finishedAt) return 'done';
   if (wave.startedAt || (topology.current === wave.domain && wave.done > 0)) return 'in-progress';
   return 'pending';
@@ -50,7 +50,7 @@ export const waveStateWords = (t: Translate): Record<WaveState, string> => ({
 export const groupByDomain = <R>(
   rows: R[],
   nodeOf: (row: R) => string,
-  topology: Topology,
+  topology: TopologyStatus,
   domains: Record<string, string>,
   t: Translate,
 ): DomainGroup<R>[] => {

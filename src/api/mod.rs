@@ -21,8 +21,8 @@ pub use mutex_run_config::{
 pub use mutex_target::{MutexTarget, MutexTargetSpec, MutexTargetStatus};
 pub use safe_to_proceed::check;
 pub use safe_to_proceed::{
-    AlertsCheck, BlackoutWindow, Blocker, Check, ClusterOperatorsCheck, CustomCheck, HealthChecks, MaintenanceWindow,
-    WindowTimes,
+    AlertsCheck, BlackoutWindow, Blocker, BuiltInCheck, ClusterOperatorsCheck, CustomCheck, HealthChecks,
+    MaintenanceWindow, WindowTimes,
 };
 pub use topology::{KeySource, Topology, TopologyMode, TopologyStatus, Wave};
 

@@ -51,16 +51,16 @@ pub struct HealthChecks {
 
     /// Hold while a MachineConfigPool is `Degraded` or `NodeDegraded`.
     #[serde(default)]
-    pub machine_config_pools: Check,
+    pub machine_config_pools: BuiltInCheck,
 
     /// Hold while a node that this rollout is not upgrading right now is not Ready, or is cordoned.
     #[serde(default)]
-    pub nodes: Check,
+    pub nodes: BuiltInCheck,
 
     /// Hold while a PodDisruptionBudget that allows no disruption covers a pod on the node about to start (its
     /// drain would stall).
     #[serde(default)]
-    pub pod_disruption_budgets: Check,
+    pub pod_disruption_budgets: BuiltInCheck,
 
     /// Hold while an active, unsilenced, uninhibited alert matching `matchers` fires in Alertmanager (the one the
     /// operator is configured with: OpenShift's `alertmanager-main` by default). Off unless present.
@@ -139,13 +139,13 @@ fn critical() -> Vec<String> {
 
 /// A built-in check that can be switched off.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct Check {
+pub struct BuiltInCheck {
     /// Whether the check holds the rollout; default true.
     #[serde(default = "enabled")]
     pub enabled: bool,
 }
 
-impl Default for Check {
+impl Default for BuiltInCheck {
     fn default() -> Self {
         Self { enabled: true }
     }

@@ -3,12 +3,16 @@
 //!
 //! `cargo xtask bundle` generates the OLM bundle (`bundle/`, `bundle.Dockerfile`) from `config/`;
 //! `cargo xtask bundle --check` fails when the committed bundle differs from what `config/` generates.
-//! `cargo xtask plugin-names [--check]` writes (or checks) the console plugin's copy of numo's API names.
+//! `cargo xtask plugin-names [--check]` writes (or checks) the console plugin's copy of numo's API names, and
+//! `cargo xtask plugin-types [--check]` its TypeScript types of numo's kinds, from the CRD schemas.
 
 pub mod bundle;
 pub mod circles;
+pub mod generated;
 pub mod manifests;
 pub mod plugin_names;
+pub mod plugin_types;
+pub mod rust_names;
 pub mod yaml;
 
 use std::path::PathBuf;

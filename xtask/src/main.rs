@@ -33,6 +33,12 @@ enum Task {
         #[arg(long)]
         check: bool,
     },
+    /// Write the console plugin's types of numo's kinds (console-plugin/src/api-types.ts) from their CRD schemas.
+    PluginTypes {
+        /// Change nothing; fail when the committed file differs from what src/api generates.
+        #[arg(long)]
+        check: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -88,20 +94,38 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             println!("bundle: {} files, {} changed", bundle.files.len(), changed.len());
             Ok(ExitCode::SUCCESS)
         }
-        Task::PluginNames { check: true } => match xtask::plugin_names::drift(&root)? {
-            None => {
-                println!("{} is up to date", xtask::plugin_names::PATH);
-                Ok(ExitCode::SUCCESS)
-            }
-            Some(drift) => {
-                eprintln!("{drift}: run `cargo xtask plugin-names` and commit the result");
-                Ok(ExitCode::FAILURE)
-            }
-        },
+        Task::PluginNames { check: true } => {
+            Ok(report_drift(xtask::plugin_names::PATH, "plugin-names", xtask::plugin_names::drift(&root)?))
+        }
         Task::PluginNames { check: false } => {
-            let changed = xtask::plugin_names::write(&root)?;
-            println!("{} {}", if changed { "wrote" } else { "unchanged:" }, xtask::plugin_names::PATH);
+            report_write(xtask::plugin_names::PATH, xtask::plugin_names::write(&root)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        Task::PluginTypes { check: true } => {
+            Ok(report_drift(xtask::plugin_types::PATH, "plugin-types", xtask::plugin_types::drift(&root)?))
+        }
+        Task::PluginTypes { check: false } => {
+            report_write(xtask::plugin_types::PATH, xtask::plugin_types::write(&root)?);
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// Says whether the generated file at `path` is up to date, and how to bring it up to date (`cargo xtask task`).
+fn report_drift(path: &str, task: &str, drift: Option<String>) -> ExitCode {
+    match drift {
+        None => {
+            println!("{path} is up to date");
+            ExitCode::SUCCESS
+        }
+        Some(drift) => {
+            eprintln!("{drift}: run `cargo xtask {task}` and commit the result");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Says whether the generated file at `path` was written.
+fn report_write(path: &str, changed: bool) {
+    println!("{} {path}", if changed { "wrote" } else { "unchanged:" });
 }

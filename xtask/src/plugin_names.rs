@@ -58,17 +58,22 @@ fn enum_at(schema: &JSONSchemaProps, path: &str) -> anyhow::Result<Vec<String>> 
 
 /// The MutexRunConfig's schema as numo generates it.
 fn run_config_schema() -> anyhow::Result<JSONSchemaProps> {
+    schema_of("MutexRunConfig")
+}
+
+/// The schema of numo's kind `kind` as numo generates it (`numo::crdgen`, the same as `config/crd`).
+pub fn schema_of(kind: &str) -> anyhow::Result<JSONSchemaProps> {
     let crd = numo::crdgen::crds()
         .into_iter()
-        .find(|crd| crd.spec.names.kind == "MutexRunConfig")
-        .context("numo generates no MutexRunConfig CRD")?;
+        .find(|crd| crd.spec.names.kind == kind)
+        .with_context(|| format!("numo generates no {kind} CRD"))?;
     crd.spec
         .versions
         .iter()
         .find(|v| v.name == VERSION)
         .and_then(|v| v.schema.as_ref())
         .and_then(|s| s.open_api_v3_schema.clone())
-        .with_context(|| format!("the MutexRunConfig CRD has no {VERSION} schema"))
+        .with_context(|| format!("the {kind} CRD has no {VERSION} schema"))
 }
 
 fn serialized<T: serde::Serialize>(value: T) -> anyhow::Result<String> {
@@ -82,8 +87,18 @@ fn quoted(s: &str) -> String {
     format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'"))
 }
 
-/// `export const NAME = [...] as const;` and its union type.
-fn list(out: &mut String, doc: &str, name: &str, type_name: &str, values: &[String]) {
+/// A union type the file exports, and its values in order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Union {
+    /// The type's name, e.g. `NodePhase`.
+    pub name: String,
+    /// The strings it admits, in the order the file lists them.
+    pub values: Vec<String>,
+}
+
+/// `export const NAME = [...] as const;` and its union type, which `unions` records.
+fn list(out: &mut String, unions: &mut Vec<Union>, doc: &str, name: &str, type_name: &str, values: &[String]) {
+    unions.push(Union { name: type_name.to_string(), values: values.to_vec() });
     let _ = writeln!(out, "\n/** {doc} */");
     let _ = writeln!(out, "export const {name} = [");
     for value in values {
@@ -107,7 +122,18 @@ fn constant(out: &mut String, doc: &str, name: &str, value: &str) {
 
 /// The file's content.
 pub fn generate() -> anyhow::Result<String> {
+    Ok(build()?.0)
+}
+
+/// The union types the file exports (`RunPhase`, `NodePhase`, `Step`...), in the file's order.
+pub fn unions() -> anyhow::Result<Vec<Union>> {
+    Ok(build()?.1)
+}
+
+/// The file's content and the unions it exports.
+fn build() -> anyhow::Result<(String, Vec<Union>)> {
     let schema = run_config_schema()?;
+    let mut unions = Vec::new();
     let steps = enum_at(&schema, "status.estimate.stepSeconds.[].step")?;
     let mut out = String::new();
     out.push_str(
@@ -115,9 +141,17 @@ pub fn generate() -> anyhow::Result<String> {
          // config/crd holds, and the names numo writes as plain strings): do not edit. `cargo test -p xtask` fails\n\
          // while this file differs from what numo's sources generate.\n",
     );
-    list(&mut out, "Where a rollout is: `status.phase`.", "RUN_PHASES", "RunPhase", &enum_at(&schema, "status.phase")?);
     list(
         &mut out,
+        &mut unions,
+        "Where a rollout is: `status.phase`.",
+        "RUN_PHASES",
+        "RunPhase",
+        &enum_at(&schema, "status.phase")?,
+    );
+    list(
+        &mut out,
+        &mut unions,
         "Where a node is, in the order a node goes through them: `status.nodes[].phase`.",
         "NODE_PHASES",
         "NodePhase",
@@ -125,6 +159,7 @@ pub fn generate() -> anyhow::Result<String> {
     );
     list(
         &mut out,
+        &mut unions,
         "The steps numo measures and projects: `status.estimate.stepSeconds[].step`, `status.stepDurations[].step`.",
         "STEPS",
         "Step",
@@ -150,6 +185,7 @@ pub fn generate() -> anyhow::Result<String> {
     let _ = writeln!(out, "}};");
     list(
         &mut out,
+        &mut unions,
         "A Job's result: `status.nodes[].jobs[].result`.",
         "JOB_RESULTS",
         "JobResult",
@@ -157,9 +193,17 @@ pub fn generate() -> anyhow::Result<String> {
     );
     let job_phases: Vec<String> =
         [JobPhase::Gate, JobPhase::Cleanup].into_iter().map(|p| p.as_str().to_string()).collect();
-    list(&mut out, "When a Job runs: `status.nodes[].jobs[].phase`.", "JOB_PHASES", "JobPhase", &job_phases);
     list(
         &mut out,
+        &mut unions,
+        "When a Job runs: `status.nodes[].jobs[].phase`.",
+        "JOB_PHASES",
+        "JobPhase",
+        &job_phases,
+    );
+    list(
+        &mut out,
+        &mut unions,
         "What the estimated end rests on: `status.estimate.basis`.",
         "ESTIMATE_BASES",
         "EstimateBasis",
@@ -167,6 +211,7 @@ pub fn generate() -> anyhow::Result<String> {
     );
     list(
         &mut out,
+        &mut unions,
         "What a failed node does to the rollout: `spec.onFailure`.",
         "FAILURE_POLICIES",
         "FailurePolicy",
@@ -174,14 +219,23 @@ pub fn generate() -> anyhow::Result<String> {
     );
     list(
         &mut out,
+        &mut unions,
         "How a node's release version is read: `spec.versionSource`.",
         "VERSION_SOURCES",
         "VersionSource",
         &enum_at(&schema, "spec.versionSource")?,
     );
-    list(&mut out, "What numo gates: `spec.trigger`.", "TRIGGERS", "Trigger", &enum_at(&schema, "spec.trigger")?);
     list(
         &mut out,
+        &mut unions,
+        "What numo gates: `spec.trigger`.",
+        "TRIGGERS",
+        "Trigger",
+        &enum_at(&schema, "spec.trigger")?,
+    );
+    list(
+        &mut out,
+        &mut unions,
         "How a rollout by failure domain moves through the domains: `status.topology.mode`.",
         "TOPOLOGY_MODES",
         "TopologyMode",
@@ -189,6 +243,7 @@ pub fn generate() -> anyhow::Result<String> {
     );
     list(
         &mut out,
+        &mut unions,
         "Where the failure-domain key came from: `status.topology.keySource`.",
         "KEY_SOURCES",
         "KeySource",
@@ -197,6 +252,7 @@ pub fn generate() -> anyhow::Result<String> {
     let checks: Vec<String> = check::ALL.iter().map(|c| c.to_string()).collect();
     list(
         &mut out,
+        &mut unions,
         "The checks that hold the next node: `status.blockedBy[].check` (a plain string in the schema).",
         "CHECKS",
         "Check",
@@ -205,6 +261,7 @@ pub fn generate() -> anyhow::Result<String> {
     let conditions: Vec<String> = condition::ALL.iter().map(|c| c.to_string()).collect();
     list(
         &mut out,
+        &mut unions,
         "The condition types numo writes on a run config: `status.conditions[].type`.",
         "CONDITION_TYPES",
         "ConditionType",
@@ -230,26 +287,15 @@ pub fn generate() -> anyhow::Result<String> {
         "RULE_LABEL_PREFIX",
         labels::RULE_LABEL_PREFIX,
     );
-    Ok(out)
+    Ok((out, unions))
 }
 
 /// Whether the committed file is what numo's sources generate: `None` when it is, else what differs.
 pub fn drift(root: &Path) -> anyhow::Result<Option<String>> {
-    let generated = generate()?;
-    match std::fs::read_to_string(path(root)) {
-        Ok(committed) if committed == generated => Ok(None),
-        Ok(_) => Ok(Some(format!("{PATH} differs from what numo's sources generate"))),
-        Err(e) => Ok(Some(format!("{PATH}: {e}"))),
-    }
+    Ok(crate::generated::drift(root, PATH, &generate()?))
 }
 
 /// Writes the file; returns whether it changed.
 pub fn write(root: &Path) -> anyhow::Result<bool> {
-    let generated = generate()?;
-    let path = path(root);
-    if std::fs::read_to_string(&path).ok().as_deref() == Some(generated.as_str()) {
-        return Ok(false);
-    }
-    std::fs::write(&path, generated).with_context(|| format!("write {}", path.display()))?;
-    Ok(true)
+    crate::generated::write(root, PATH, &generate()?)
 }

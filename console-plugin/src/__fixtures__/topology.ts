@@ -62,5 +62,6 @@ export const workersTarget = (): MutexTarget => ({
   apiVersion: 'openshift-optional.skrzypek.io/v1alpha1',
   kind: 'MutexTarget',
   metadata: { name: 'workers', namespace: 'upgrade-ops' },
+  spec: { machineConfigPools: ['worker'] },
   status: { nodes: ['worker-0', 'worker-1', 'worker-2', 'worker-3', 'worker-4', 'worker-5'] },
 });

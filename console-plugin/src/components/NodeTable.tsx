@@ -16,7 +16,7 @@ import {
 } from '@patternfly/react-core';
 import { Table, Tbody, Td, Th, Thead, Tr } from '@patternfly/react-table';
 import { jobNamespace } from '../types';
-import type { NodePhase, Step, Topology } from '../types';
+import type { NodePhase, Step, TopologyStatus } from '../types';
 import { groupByDomain, groupTestId, type WaveState, waveStateWords } from '../topology';
 import { NODE_PHASES } from '../types';
 import { NODE_STEPS, STEP_COLOURS, stepNames } from '../timeline/colours';
@@ -39,7 +39,7 @@ export type NodeTableProps = {
   /** Without the filter and the retry/skip column (a single node's view). */
   hideActions?: boolean;
   /** Under a rollout by failure domain: the rows grouped by domain, in wave order, each under its wave's header. */
-  domains?: { topology: Topology; domains: Record<string, string> };
+  domains?: { topology: TopologyStatus; domains: Record<string, string> };
 };
 
 const WAVE_COLOURS: Record<WaveState, LabelProps['color']> = {

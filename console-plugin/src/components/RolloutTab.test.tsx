@@ -170,6 +170,7 @@ describe('the Rollout tab', () => {
       apiVersion: 'openshift-optional.skrzypek.io/v1alpha1',
       kind: 'MutexTarget',
       metadata: { name: 'workers', namespace },
+      spec: { machineConfigPools: ['worker'] },
       status: { nodes },
     });
     show({
@@ -267,7 +268,13 @@ describe('the Rollout tab', () => {
     if (rc.status) rc.status.phase = 'Completed';
     show({
       runConfigs: [rc],
-      targets: [{ metadata: { name: 'workers', namespace: 'upgrade-ops' }, status: { nodes: ['worker-4'] } }],
+      targets: [
+        {
+          metadata: { name: 'workers', namespace: 'upgrade-ops' },
+          spec: { machineConfigPools: ['worker'] },
+          status: { nodes: ['worker-4'] },
+        },
+      ],
     });
     await waitFor(() => expect(mocked.k8sListItems).toHaveBeenCalled());
     expect(testId('node-row-worker-4')).toBeNull();

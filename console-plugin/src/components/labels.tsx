@@ -53,7 +53,7 @@ export const NodePhaseLabel: React.FC<{ phase: NodePhase }> = ({ phase }) => (
   </Label>
 );
 
-export const RunPhaseLabel: React.FC<{ phase?: RunPhase }> = ({ phase }) => {
+export const RunPhaseLabel: React.FC<{ phase?: RunPhase | null }> = ({ phase }) => {
   const { t } = useTranslation('plugin__numo-console-plugin');
   return (
     <Label color={phase ? (RUN_PHASE_COLOURS[phase] ?? 'grey') : 'grey'} data-test="phase" data-phase={phase ?? ''}>

@@ -24,7 +24,7 @@ export type NodeRow = {
 const UNDER_WAY: NodePhase[] = ['Gating', 'Released', 'Upgrading', 'CleaningUp', 'Soaking'];
 
 /** What a node in flight does, for the entries numo writes without a message (the phase says it all). */
-export const phaseSays = (phase: NodePhase, t: Translate, target?: string): string | undefined => {
+export const phaseSays = (phase: NodePhase, t: Translate, target?: string | null): string | undefined => {
   switch (phase) {
     case 'Gating':
       return t('Running gate Jobs.');
