@@ -92,29 +92,32 @@ pub struct NodeViews {
     memo: Arc<Mutex<HashMap<VersionSource, NodeMemo>>>,
 }
 
-/// The node views of one version source, valid for the rendered versions they were worked out with.
+/// The node views of one version source, valid for the rendered versions and the pools' selectors (their
+/// fingerprint) they were worked out with.
 #[derive(Default)]
 struct NodeMemo {
     rendered: BTreeMap<String, String>,
+    pools: u64,
     views: Memo<NodeView>,
 }
 
 impl NodeViews {
     /// Every decoded node of `nodes`, by name, as `view` sees it (with its MachineConfigNode from `progress`, when
-    /// those can be read), reusing the view of a node none of whose inputs changed since the last call.
+    /// those can be read), reusing the view of a node none of whose inputs changed since the last call: the node,
+    /// its MachineConfigNode, the `rendered` versions and the fingerprint of the `pools`' selectors.
     pub fn of(
         &self,
         nodes: &Store<Guarded<Node>>,
         progress: Option<&Store<Guarded<MachineConfigNode>>>,
         source: VersionSource,
-        rendered: BTreeMap<String, String>,
+        (rendered, pools): (BTreeMap<String, String>, u64),
         view: impl Fn(&Node, Option<&MachineConfigNode>, &BTreeMap<String, String>) -> NodeView,
     ) -> BTreeMap<String, Arc<NodeView>> {
         let mut memos = lock(&self.memo);
         let memo = memos.entry(source).or_default();
-        if memo.rendered != rendered {
+        if memo.rendered != rendered || memo.pools != pools {
             memo.views = Memo::default();
-            memo.rendered = rendered;
+            (memo.rendered, memo.pools) = (rendered, pools);
         }
         memo.views.pass();
         let mut out = BTreeMap::new();
@@ -201,27 +204,31 @@ mod tests {
     }
 
     #[test]
-    fn a_node_view_is_worked_out_again_only_when_its_node_or_the_rendered_versions_change() {
+    fn a_node_view_is_worked_out_again_only_when_its_node_the_rendered_versions_or_the_pools_change() {
         let (nodes, mut writer) = reflector::store::<Guarded<Node>>();
         for n in [node("a", Some("1"), "r1"), node("b", Some("1"), "r1"), node("c", None, "r1")] {
             writer.apply_watcher_event(&watcher::Event::Apply(n));
         }
         let memo = NodeViews::default();
         let rendered = BTreeMap::from([("r1".to_string(), "4.16.4".to_string())]);
-        let first = memo.of(&nodes, None, VersionSource::Auto, rendered.clone(), view);
-        let again = memo.of(&nodes, None, VersionSource::Auto, rendered.clone(), view);
+        let first = memo.of(&nodes, None, VersionSource::Auto, (rendered.clone(), 0), view);
+        let again = memo.of(&nodes, None, VersionSource::Auto, (rendered.clone(), 0), view);
         assert!(Arc::ptr_eq(&first["a"], &again["a"]), "an unchanged node shares its view");
         assert!(!Arc::ptr_eq(&first["c"], &again["c"]), "a node without a resourceVersion is never reused");
 
         writer.apply_watcher_event(&watcher::Event::Apply(node("b", Some("2"), "r2")));
         writer.apply_watcher_event(&watcher::Event::Delete(node("a", Some("1"), "r1")));
-        let changed = memo.of(&nodes, None, VersionSource::Auto, rendered.clone(), view);
+        let changed = memo.of(&nodes, None, VersionSource::Auto, (rendered.clone(), 0), view);
         assert_eq!(changed["b"].current_config.as_deref(), Some("r2"), "a changed node is read again");
         assert!(!changed.contains_key("a"), "a deleted node is gone");
 
         let newer = BTreeMap::from([("r2".to_string(), "4.16.5".to_string())]);
-        let released = memo.of(&nodes, None, VersionSource::Auto, newer, view);
+        let released = memo.of(&nodes, None, VersionSource::Auto, (newer.clone(), 0), view);
         assert_eq!(released["b"].version.as_deref(), Some("4.16.5"), "new rendered versions are read");
+        let kept = memo.of(&nodes, None, VersionSource::Auto, (newer.clone(), 0), view);
+        assert!(Arc::ptr_eq(&released["b"], &kept["b"]), "the same inputs share the view");
+        let steered = memo.of(&nodes, None, VersionSource::Auto, (newer, 1), view);
+        assert!(!Arc::ptr_eq(&kept["b"], &steered["b"]), "other pool selectors work every view out again");
     }
 
     fn job(name: &str, version: &str) -> Guarded<CachedJob> {

@@ -123,11 +123,23 @@ pub fn snapshot(stores: &Stores, rc: &MutexRunConfig, now: Timestamp) -> Snapsho
         .collect();
     let progress = stores.sources.readable(MACHINE_CONFIG_NODES).is_ok().then_some(&stores.machine_config_nodes);
     let source = rc.spec.version_source;
-    let nodes = stores.node_views.of(&stores.nodes, progress, source, rendered_versions, |node, progress, rendered| {
-        let mut view = node_view(node, source, rendered);
-        view.drained_at = progress.zip(view.desired_config.as_deref()).and_then(|(p, desired)| p.drained_for(desired));
-        view
-    });
+    let selectors = super::snapshot::pool_selectors(&pools);
+    let fingerprint = super::snapshot::selectors_fingerprint(&selectors);
+    let nodes = stores.node_views.of(
+        &stores.nodes,
+        progress,
+        source,
+        (rendered_versions, fingerprint),
+        |node, progress, rendered| {
+            let mut view = node_view(node, source, rendered);
+            view.drained_at =
+                progress.zip(view.desired_config.as_deref()).and_then(|(p, desired)| p.drained_for(desired));
+            let pool = membership::pool_of(&view.labels, &selectors).map(|p| p.map(String::from));
+            view.membership = Some((fingerprint, pool));
+            view
+        },
+    );
+    drop(selectors);
     let cluster_version = stores.cluster_versions.get(&ObjectRef::new(openshift::CLUSTER_VERSION_NAME));
     let cluster = cluster_version.as_deref().and_then(Guarded::decoded).map(|cv| {
         let target_version = cv.target_version().map(String::from);
@@ -487,6 +499,7 @@ fn node_view(node: &Node, source: VersionSource, rendered: &BTreeMap<String, Str
         desired_config: node.annotations().get(openshift::DESIRED_CONFIG).cloned(),
         desired_version: node.annotations().get(openshift::DESIRED_CONFIG).and_then(|c| rendered.get(c)).cloned(),
         drained_at: None,
+        membership: None,
     }
 }
 

@@ -302,6 +302,49 @@ pub struct NodeView {
     /// MachineConfigNode's `Drained` condition); None while it drains, outside an update, or where MachineConfigNodes
     /// are not served (before OpenShift 4.20).
     pub drained_at: Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>,
+    /// The pool the machine-config operator puts it in ([`crate::membership::pool_of`]), worked out when the view
+    /// was, under the pools' selectors of that [`selectors_fingerprint`]: a reconcile whose pools have the same
+    /// selectors reads it instead of matching every pool's selector against every node again. None when not
+    /// worked out; whoever changes `labels` sets it to None.
+    pub membership: Option<(u64, Result<Option<String>, crate::membership::AmbiguousPools>)>,
+}
+
+impl NodeView {
+    /// The pool the node belongs to among `pools` (whose [`selectors_fingerprint`] is `fingerprint`): the one worked
+    /// out with the view when it was under the same selectors, else worked out now.
+    pub fn pool_among<'p>(
+        &self,
+        pools: &[crate::membership::PoolSelector<'p>],
+        fingerprint: u64,
+    ) -> Result<Option<&'p str>, crate::membership::AmbiguousPools> {
+        match &self.membership {
+            Some((kept, Ok(Some(pool)))) if *kept == fingerprint => {
+                Ok(pools.iter().find(|p| p.name == pool.as_str()).map(|p| p.name))
+            }
+            Some((kept, Ok(None))) if *kept == fingerprint => Ok(None),
+            Some((kept, Err(ambiguous))) if *kept == fingerprint => Err(ambiguous.clone()),
+            _ => crate::membership::pool_of(&self.labels, pools),
+        }
+    }
+}
+
+/// The pools as membership sees them: each one's name and the selector that decides which nodes it holds.
+pub fn pool_selectors(pools: &BTreeMap<String, PoolView>) -> Vec<crate::membership::PoolSelector<'_>> {
+    pools
+        .values()
+        .map(|p| crate::membership::PoolSelector { name: &p.name, node_selector: p.effective_selector() })
+        .collect()
+}
+
+/// A fingerprint of `pools`' names and selectors: equal for the same selectors (see [`NodeView::membership`]).
+pub fn selectors_fingerprint(pools: &[crate::membership::PoolSelector<'_>]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    for pool in pools {
+        pool.name.hash(&mut hasher);
+        serde_json::to_string(&pool.node_selector).unwrap_or_default().hash(&mut hasher);
+    }
+    hasher.finish()
 }
 
 /// The ClusterVersion.
@@ -342,4 +385,34 @@ pub struct JobView {
     pub uid: String,
     /// Who created it, as its `managedFields` tell (a field manager's name), or empty when they do not.
     pub creator: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::membership::PoolSelector;
+
+    fn selector(label: &str) -> LabelSelector {
+        LabelSelector { match_labels: Some(BTreeMap::from([(label.to_string(), String::new())])), ..Default::default() }
+    }
+
+    #[test]
+    fn a_node_reads_its_pool_from_its_view_only_under_the_selectors_it_was_worked_out_with() {
+        let (worker, infra) = (selector("node-role.kubernetes.io/worker"), selector("node-role.kubernetes.io/infra"));
+        let pools = [
+            PoolSelector { name: "worker", node_selector: Some(&worker) },
+            PoolSelector { name: "infra", node_selector: Some(&infra) },
+        ];
+        let fingerprint = selectors_fingerprint(&pools);
+        let labels = BTreeMap::from([("node-role.kubernetes.io/worker".to_string(), String::new())]);
+        let fresh = NodeView { name: "a".into(), labels, ..Default::default() };
+        assert_eq!(fresh.pool_among(&pools, fingerprint), Ok(Some("worker")), "worked out when not kept");
+        // A view that kept another answer gives it while the selectors are the same, and not once they changed.
+        let kept = NodeView { membership: Some((fingerprint, Ok(Some("infra".into())))), ..fresh.clone() };
+        assert_eq!(kept.pool_among(&pools, fingerprint), Ok(Some("infra")));
+        let other = [PoolSelector { name: "worker", node_selector: Some(&worker) }];
+        let changed = selectors_fingerprint(&other);
+        assert_ne!(changed, fingerprint, "other selectors, another fingerprint");
+        assert_eq!(kept.pool_among(&other, changed), Ok(Some("worker")));
+    }
 }

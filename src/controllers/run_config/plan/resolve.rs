@@ -331,16 +331,14 @@ struct Membership<'a> {
 
 impl<'a> Membership<'a> {
     fn of(snapshot: &'a Snapshot, targets: &[&'a PoolView], canary: &PoolView) -> Self {
-        let selectors: Vec<PoolSelector<'_>> = snapshot
-            .pools
-            .values()
-            .map(|p| PoolSelector { name: &p.name, node_selector: p.effective_selector() })
-            .collect();
+        let selectors: Vec<PoolSelector<'_>> =
+            crate::controllers::run_config::snapshot::pool_selectors(&snapshot.pools);
+        let fingerprint = crate::controllers::run_config::snapshot::selectors_fingerprint(&selectors);
         let mut gated: Vec<(usize, &NodeView)> = Vec::new();
         let mut in_canary = Vec::new();
         let mut elsewhere: std::collections::BTreeMap<String, Vec<&str>> = Default::default();
         for node in snapshot.nodes.values() {
-            let owner = membership::pool_of(&node.labels, &selectors);
+            let owner = node.pool_among(&selectors, fingerprint);
             if let Ok(Some(pool)) = owner {
                 if let Some(i) = targets.iter().position(|t| t.name == pool) {
                     gated.push((i, node));
@@ -358,7 +356,8 @@ impl<'a> Membership<'a> {
                 Err(ambiguous) => elsewhere.entry(format!("no pool ({ambiguous})")).or_default().push(&node.name),
             }
         }
-        gated.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.name.cmp(&b.1.name)));
+        // By pool, and by name within a pool: the nodes come in name order, and the sort is stable.
+        gated.sort_by_key(|(pool, _)| *pool);
         let findings = elsewhere
             .into_iter()
             .map(|(owner, nodes)| {
@@ -389,11 +388,12 @@ fn outsiders_the_canary_would_take<'a>(
     gated: &[&'a NodeView],
 ) -> Vec<&'a NodeView> {
     let steered = selector::with_expressions_replaced(canary.effective_selector(), &[]);
-    let gated: BTreeSet<&str> = gated.iter().map(|g| g.name.as_str()).collect();
+    // The views themselves, not their names: a pointer is hashed and compared in one step.
+    let gated: std::collections::HashSet<*const NodeView> = gated.iter().map(|g| std::ptr::from_ref(*g)).collect();
     snapshot
         .nodes
         .values()
         .map(|n| &**n)
-        .filter(|n| !gated.contains(n.name.as_str()) && selector::matches(Some(&steered), &n.labels))
+        .filter(|n| !gated.contains(&std::ptr::from_ref(*n)) && selector::matches(Some(&steered), &n.labels))
         .collect()
 }
