@@ -14,6 +14,7 @@
 //! How the fake kubelet treats nodes and pods, and the pod annotations that make a Job take 3s or fail, are in
 //! [`kwok`].
 
+pub mod acm;
 pub mod alertmanager;
 mod apiserver;
 pub mod browser;
@@ -24,6 +25,7 @@ pub mod kwok;
 mod lock;
 pub mod promtool;
 pub mod rbac;
+pub mod repo;
 pub mod tls;
 mod wait;
 mod world;
