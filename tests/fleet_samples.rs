@@ -146,9 +146,7 @@ async fn compared_object_problems(client: &kube::Client, object: &Value) -> anyh
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_fleet_sample_is_accepted_by_the_real_crds_with_strict_field_validation() -> anyhow::Result<()> {
-    numo_testkit::init_tracing();
-    let cluster = numo_testkit::cluster().await?;
-    let world = cluster.world("fleet-samples").await?;
+    let world = numo_testkit::world("fleet-samples").await?;
     let client = world.client.clone();
     let ns = world.namespace.clone();
     acm::install_fleet_crds(&client).await?;
@@ -198,9 +196,7 @@ async fn every_fleet_sample_is_accepted_by_the_real_crds_with_strict_field_valid
 /// compares.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_typo_in_a_fleet_sample_fails_the_check() -> anyhow::Result<()> {
-    numo_testkit::init_tracing();
-    let cluster = numo_testkit::cluster().await?;
-    let world = cluster.world("fleet-typos").await?;
+    let world = numo_testkit::world("fleet-typos").await?;
     let client = world.client.clone();
     acm::install_fleet_crds(&client).await?;
     let samples = fleet_samples()?;

@@ -14,12 +14,11 @@
 //! ```
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use anyhow::{bail, Context as _};
 use k8s_openapi::api::core::v1::Event;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{Api, DynamicObject, GroupVersionKind, ListParams, Patch, PatchParams};
+use kube::api::{Api, DynamicObject, GroupVersionKind, ListParams};
 use kube::ResourceExt;
 use serde_json::Value;
 
@@ -99,7 +98,7 @@ impl Drop for PolicyController {
     }
 }
 
-/// Every CRD of `$NUMO_FLEET_CRDS` (its `*.yaml` files), without annotations.
+/// Every CRD of `$NUMO_FLEET_CRDS` (its YAML files), without annotations.
 pub fn fleet_crds() -> anyhow::Result<Vec<CustomResourceDefinition>> {
     let dir = std::env::var_os(CRDS_ENV).with_context(|| {
         format!(
@@ -107,16 +106,9 @@ pub fn fleet_crds() -> anyhow::Result<Vec<CustomResourceDefinition>> {
              fleet-crds takes from their modules (make test sets it)"
         )
     })?;
-    let mut crds = Vec::new();
-    for entry in std::fs::read_dir(&dir).with_context(|| format!("{dir:?}"))? {
-        let path = entry?.path();
-        if path.extension().is_some_and(|e| e == "yaml") {
-            let text = std::fs::read_to_string(&path)?;
-            let mut crd: CustomResourceDefinition =
-                serde_yaml::from_str(&text).with_context(|| format!("{}", path.display()))?;
-            crd.metadata.annotations = None;
-            crds.push(crd);
-        }
+    let mut crds = numo_simulator::crds::read_crds(Path::new(&dir))?;
+    for crd in &mut crds {
+        crd.metadata.annotations = None;
     }
     if crds.len() < 8 {
         bail!("{dir:?} holds {} CRDs; run hack/build-tools.sh fleet-crds", crds.len());
@@ -126,20 +118,7 @@ pub fn fleet_crds() -> anyhow::Result<Vec<CustomResourceDefinition>> {
 
 /// Installs the fleet tools' CRDs ([`fleet_crds`]) and waits until each is served.
 pub async fn install_fleet_crds(client: &kube::Client) -> anyhow::Result<()> {
-    let crds = Api::<CustomResourceDefinition>::all(client.clone());
-    for crd in fleet_crds()? {
-        let name = crd.name_any();
-        crds.patch(&name, &PatchParams::apply("numo-tests").force(), &Patch::Apply(&crd))
-            .await
-            .with_context(|| format!("installing the CRD {name}"))?;
-        crate::wait_until(&crds, &name, Duration::from_secs(30), "Established", |crd| {
-            crd.status
-                .iter()
-                .flat_map(|s| s.conditions.iter().flatten())
-                .any(|c| c.type_ == "Established" && c.status == "True")
-        })
-        .await?;
-    }
+    numo_simulator::crds::apply_crds(client, fleet_crds()?).await.context("installing the fleet CRDs")?;
     Ok(())
 }
 

@@ -4,7 +4,7 @@
 use std::io::{BufRead, BufReader, Read};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 /// What a script printed and how it ended.
@@ -85,22 +85,34 @@ pub fn run(
             text
         })
     });
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
-            break status;
-        }
-        if started.elapsed() > timeout {
-            let _ = Command::new("kill").args(["-KILL", "--", &format!("-{}", child.id())]).status();
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(format!("{label} took more than {}s and was killed", timeout.as_secs()));
-        }
-        std::thread::sleep(Duration::from_millis(100));
+    let Some(status) = wait_or_kill_group(&mut child, timeout, Duration::from_millis(100))? else {
+        return Err(format!("{label} took more than {}s and was killed", timeout.as_secs()));
     };
     Ok(Run {
         status,
         stdout: stdout.and_then(|t| t.join().ok()).unwrap_or_default(),
         stderr: stderr.and_then(|t| t.join().ok()).unwrap_or_default(),
     })
+}
+
+/// Waits until `child`, started in a process group of its own, exits, looking every `poll`: its exit status, or None
+/// once `timeout` has passed and the whole group (the child and every process it started) is killed.
+pub(crate) fn wait_or_kill_group(
+    child: &mut Child,
+    timeout: Duration,
+    poll: Duration,
+) -> Result<Option<ExitStatus>, String> {
+    let started = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
+            return Ok(Some(status));
+        }
+        if started.elapsed() > timeout {
+            let _ = Command::new("kill").args(["-KILL", "--", &format!("-{}", child.id())]).status();
+            let _ = child.kill();
+            let _ = child.wait();
+            return Ok(None);
+        }
+        std::thread::sleep(poll);
+    }
 }

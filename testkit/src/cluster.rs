@@ -102,6 +102,13 @@ impl TestCluster {
     }
 }
 
+/// A world on the test cluster for the test `test_name`, as most tests begin: tracing initialised
+/// ([`crate::init_tracing`]), the cluster ([`cluster`]), then [`TestCluster::world`].
+pub async fn world(test_name: &str) -> anyhow::Result<World> {
+    crate::init_tracing();
+    cluster().await?.world(test_name).await
+}
+
 /// Runs `hack/cluster-up.sh numo-test` (its progress goes to this process's stderr) and returns the kubeconfig path
 /// it prints last. CRDs are left to [`TestCluster::set_up`], which installs them in-process.
 fn start_cluster() -> anyhow::Result<PathBuf> {

@@ -21,8 +21,10 @@ pub mod browser;
 pub mod browser_script;
 mod cleanup;
 mod cluster;
+pub mod crds;
 pub mod kwok;
 mod lock;
+pub mod pools;
 pub mod promtool;
 pub mod rbac;
 pub mod repo;
@@ -32,7 +34,7 @@ mod world;
 
 pub use apiserver::ApiServerDown;
 pub use cleanup::TEST_NAMESPACE_LABEL;
-pub use cluster::{cluster, TestCluster, CLUSTER_NAME, KUBECONFIG_ENV};
+pub use cluster::{cluster, world, TestCluster, CLUSTER_NAME, KUBECONFIG_ENV};
 pub use wait::wait_until;
 pub use world::{TaskId, World};
 
