@@ -8,7 +8,7 @@
 //! # async fn example(client: kube::Client, kubeconfig: &std::path::Path) -> anyhow::Result<()> {
 //! numo_testkit::acm::install_fleet_crds(&client).await?;
 //! let policies = numo_testkit::acm::configuration_policies(&client, "my-test").await?;
-//! let controller = numo_testkit::acm::PolicyController::start(kubeconfig, "my-test")?;
+//! let _controller = numo_testkit::acm::PolicyController::start(kubeconfig, "my-test")?;
 //! // ... apply ConfigurationPolicies in my-test, then read numo_testkit::acm::compliance(&policies.get("p").await?)
 //! # Ok(()) }
 //! ```
