@@ -8,7 +8,7 @@ mod support;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -17,6 +17,7 @@ use kube::Api;
 use numo::openshift::{ClusterOperator, MachineConfigPool};
 use numo_simulator::faults;
 use numo_testkit::promtool;
+use numo_testkit::repo::{self, yaml};
 use serde_json::{json, Value};
 use support::*;
 
@@ -27,17 +28,8 @@ const TARGET_LABELS: [&str; 6] = ["namespace", "pod", "job", "instance", "endpoi
 /// The rule file promtool reads: rule.yaml's `spec` (promtool cannot read a PrometheusRule).
 const RULES_FILE: &str = "numo-rules.yaml";
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn yaml(path: &Path) -> Value {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
-    serde_yaml::from_str(&text).unwrap_or_else(|e| panic!("parsing {}: {e}", path.display()))
-}
-
 fn rule() -> Value {
-    yaml(&repo().join("config/prometheus/rule.yaml"))
+    yaml(&repo::root().join("config/prometheus/rule.yaml"))
 }
 
 /// Every alerting rule of every group.
@@ -56,7 +48,7 @@ fn name(alert: &Value) -> String {
 
 /// The promtool test files of config/prometheus/tests: file name → text.
 fn test_texts() -> BTreeMap<String, String> {
-    let dir = repo().join("config/prometheus/tests");
+    let dir = repo::root().join("config/prometheus/tests");
     let entries = std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("reading {}: {e}", dir.display()));
     entries
         .flatten()
@@ -130,7 +122,7 @@ fn every_alert_follows_openshifts_conventions_and_has_a_runbook() {
             assert!(text.len() > 20, "{name}: {annotation} {text:?}");
         }
         assert_eq!(alert["annotations"]["runbook_url"], format!("{RUNBOOKS}{name}.md"), "{name}");
-        let page = repo().join(format!("docs/runbooks/{name}.md"));
+        let page = repo::root().join(format!("docs/runbooks/{name}.md"));
         let text = std::fs::read_to_string(&page).unwrap_or_else(|e| panic!("{name} has no runbook page: {e}"));
         assert!(text.starts_with(&format!("# {name}\n")), "{}: its title is the alert's name", page.display());
         for section in ["## Meaning", "## Impact", "## Diagnosis", "## Mitigation"] {
@@ -139,7 +131,7 @@ fn every_alert_follows_openshifts_conventions_and_has_a_runbook() {
         pages.insert(format!("{name}.md"));
     }
     // No page for an alert that is gone; the index lists every page.
-    let dir = repo().join("docs/runbooks");
+    let dir = repo::root().join("docs/runbooks");
     let index = std::fs::read_to_string(dir.join("README.md")).unwrap_or_default();
     for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
         let file = entry.file_name().to_string_lossy().into_owned();
@@ -202,7 +194,7 @@ fn every_rule_passes_promtool_and_every_alert_fires_in_its_tests() -> anyhow::Re
 fn a_wrong_rule_fails_its_promtool_tests() -> anyhow::Result<()> {
     // The same tests against rules that wait two hours instead of one, and a description that drops the check.
     let tests = test_texts();
-    let text = std::fs::read_to_string(repo().join("config/prometheus/rule.yaml"))?;
+    let text = std::fs::read_to_string(repo::root().join("config/prometheus/rule.yaml"))?;
     for wrong in [text.replace("> 3600", "> 7200"), text.replace("the {{ $labels.check }} check", "a check")] {
         assert_ne!(wrong, text);
         let rule: Value = serde_yaml::from_str(&wrong)?;

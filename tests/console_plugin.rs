@@ -11,7 +11,7 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use kube::ResourceExt;
@@ -51,17 +51,12 @@ const HOLD_TEXT: &str = "ClusterOperator ingress is Degraded";
 /// How long run.mjs may take, all stages (it has its own limit a little shorter).
 const SCRIPT_TIMEOUT: Duration = Duration::from_secs(600);
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_plugin_follows_a_live_rollout_and_its_actions_reach_the_run_config() -> anyhow::Result<()> {
-    if browser::skipped("console_plugin") {
+    let harness = ("harness/dist/index.html", "cd console-plugin && npm run build:harness");
+    let Some((plugin, prerequisites)) = browser_script::console_plugin("console_plugin", &[harness]) else {
         return Ok(());
-    }
-    let plugin = repo().join("console-plugin");
-    let prerequisites = prerequisites(&plugin).unwrap_or_else(|e| panic!("{e}"));
+    };
 
     let mut setup = Setup::new("console-plugin", WORKERS.len()).await?;
     // Gate Jobs slow enough that the page sees each node gating before it is done.
@@ -76,32 +71,16 @@ async fn the_plugin_follows_a_live_rollout_and_its_actions_reach_the_run_config(
     std::fs::create_dir_all(&out)?;
     let kubeconfig = numo_testkit::cluster().await?.kubeconfig().to_path_buf();
     let args = script_args(&setup.ns, &kubeconfig, &out);
-    let run = {
-        let (node, plugin) = (prerequisites.node.clone(), plugin.clone());
-        let chromium = prerequisites.chromium.clone();
-        tokio::task::spawn_blocking(move || {
-            browser_script::run(&node, &plugin, &chromium, &args, SCRIPT_TIMEOUT, "run.mjs")
-        })
-    };
-    let run = run.await?.unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(out.join("checks.jsonl"), run.stdout.join("\n"))?;
-
-    let checks: Vec<Value> = run
-        .stdout
-        .iter()
-        .map(|line| {
-            serde_json::from_str(line)
-                .unwrap_or_else(|e| panic!("run.mjs printed a line that is not JSON ({e}): {line}"))
-        })
-        .collect();
-    let failed: Vec<&Value> = checks.iter().filter(|c| c["ok"] != json!(true)).collect();
-    assert!(
-        run.status.success() && failed.is_empty(),
-        "run.mjs exited with {}; failed checks: {failed:#?}\nits stderr:\n{}\nscreenshots and e2e.log in {}",
-        run.status,
-        run.stderr,
-        out.display()
-    );
+    let checks = browser_script::run_checks(
+        &prerequisites,
+        &plugin,
+        args,
+        SCRIPT_TIMEOUT,
+        "run.mjs",
+        &out,
+        "screenshots and e2e.log",
+    )
+    .await?;
     let names: Vec<&str> = checks.iter().filter_map(|c| c["check"].as_str()).collect();
     let expected: Vec<&str> = CHECKS.iter().chain(LAST_CHECKS.iter()).copied().collect();
     assert_eq!(names, expected, "the checks run.mjs reported, in order");
@@ -122,9 +101,6 @@ async fn the_plugin_follows_a_live_rollout_and_its_actions_reach_the_run_config(
     let annotation = |key: &str| format!("/metadata/annotations/{key}");
     assert_eq!(sets("retry-annotates")[annotation(numo::labels::RETRY_ANNOTATION)], "worker-1");
     assert_eq!(sets("skip-annotates")[annotation(numo::labels::SKIP_ANNOTATION)], "worker-1");
-    for shot in checks.iter().filter_map(|c| c["screenshot"].as_str()) {
-        assert!(out.join(shot).is_file(), "the screenshot {shot} is kept in {}", out.display());
-    }
 
     // numo took the UI's word: the skipped node is skipped, not paused, and the rollout completes.
     let done = setup.wait_phase("gated", RunPhase::Completed, ROLLOUT).await?;
@@ -133,18 +109,6 @@ async fn the_plugin_follows_a_live_rollout_and_its_actions_reach_the_run_config(
     assert!(!done.spec.paused);
     assert_eq!(done.annotations().get(numo::labels::SKIP_ANNOTATION).map(String::as_str), Some("worker-1"));
     Ok(())
-}
-
-/// What the script needs: `browser_script::prerequisites` and the built harness.
-fn prerequisites(plugin: &Path) -> Result<browser_script::Prerequisites, String> {
-    let prerequisites = browser_script::prerequisites(plugin)?;
-    if !plugin.join("harness/dist/index.html").is_file() {
-        return Err(format!(
-            "the console plugin's harness is not built: cd {} && npm run build:harness",
-            plugin.display()
-        ));
-    }
-    Ok(prerequisites)
 }
 
 /// run.mjs's arguments: the world's faults as merge patches it applies through its proxy, at its stages.

@@ -17,7 +17,6 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -26,7 +25,7 @@ use numo::console_plugin::assets::{Assets, MANIFEST};
 use numo::console_plugin::serve::{self, CertFiles, ReloadingCert};
 use numo::console_plugin::NAME;
 use numo_testkit::{browser, browser_script};
-use serde_json::{json, Value};
+use serde_json::json;
 use support::*;
 
 /// The checks load.mjs must report, each once and passed, in this order.
@@ -52,17 +51,16 @@ const ZONE: &str = "topology.kubernetes.io/zone";
 /// How long load.mjs may take (it has its own limit a little shorter).
 const SCRIPT_TIMEOUT: Duration = Duration::from_secs(240);
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_console_loads_the_production_plugin_from_numos_server() -> anyhow::Result<()> {
-    if browser::skipped("console_plugin_load") {
+    let manifest = format!("dist/{MANIFEST}");
+    let built = [
+        (manifest.as_str(), "hack/console-plugin.sh build"),
+        ("e2e/shell/dist/index.html", "cd console-plugin && npm run build:shell"),
+    ];
+    let Some((plugin, prerequisites)) = browser_script::console_plugin("console_plugin_load", &built) else {
         return Ok(());
-    }
-    let plugin = repo().join("console-plugin");
-    let prerequisites = prerequisites(&plugin).unwrap_or_else(|e| panic!("{e}"));
+    };
 
     // A run config whose rollout numo completed, zone by zone (worker-0 in zone-a, worker-1 without a zone label):
     // the Rollout tab has a phase, nodes grouped by failure domain and a timeline to show.
@@ -129,34 +127,19 @@ async fn the_console_loads_the_production_plugin_from_numos_server() -> anyhow::
     .iter()
     .map(|s| s.to_string())
     .collect();
-    let run = {
-        let (node, plugin, chromium) = (prerequisites.node.clone(), plugin.clone(), prerequisites.chromium.clone());
-        tokio::task::spawn_blocking(move || {
-            browser_script::run(&node, &plugin, &chromium, &args, SCRIPT_TIMEOUT, "load.mjs")
-        })
-    };
-    let run = run.await?.unwrap_or_else(|e| panic!("{e}"));
+    let checks = browser_script::run_checks(
+        &prerequisites,
+        &plugin,
+        args,
+        SCRIPT_TIMEOUT,
+        "load.mjs",
+        &out,
+        "screenshots, shell.json and load.log",
+    )
+    .await;
     server.abort();
     let _ = std::fs::remove_dir_all(&work);
-    std::fs::write(out.join("checks.jsonl"), run.stdout.join("\n"))?;
-
-    let checks: Vec<Value> = run
-        .stdout
-        .iter()
-        .map(|line| {
-            serde_json::from_str(line)
-                .unwrap_or_else(|e| panic!("load.mjs printed a line that is not JSON ({e}): {line}"))
-        })
-        .collect();
-    let failed: Vec<&Value> = checks.iter().filter(|c| c["ok"] != json!(true)).collect();
-    assert!(
-        run.status.success() && failed.is_empty(),
-        "load.mjs exited with {}; failed checks: {failed:#?}\nits stderr:\n{}\nscreenshots, shell.json and load.log \
-         in {}",
-        run.status,
-        run.stderr,
-        out.display()
-    );
+    let checks = checks?;
     let names: Vec<&str> = checks.iter().filter_map(|c| c["check"].as_str()).collect();
     assert_eq!(names, CHECKS, "the checks load.mjs reported, in order");
 
@@ -202,23 +185,5 @@ async fn the_console_loads_the_production_plugin_from_numos_server() -> anyhow::
     );
     assert_eq!(domains["timeline"][0]["text"], "zone-a (done): 1 of 1 node done", "{domains}");
     assert_eq!(check("node-status")["node"], "worker-0");
-    for shot in checks.iter().filter_map(|c| c["screenshot"].as_str()) {
-        assert!(out.join(shot).is_file(), "the screenshot {shot} is kept in {}", out.display());
-    }
     Ok(())
-}
-
-/// What the script needs: `browser_script::prerequisites`, its production build and the shell's build.
-fn prerequisites(plugin: &Path) -> Result<browser_script::Prerequisites, String> {
-    let prerequisites = browser_script::prerequisites(plugin)?;
-    if !plugin.join("dist").join(MANIFEST).is_file() {
-        return Err(format!(
-            "the console plugin is not built ({} is missing): hack/console-plugin.sh build",
-            plugin.join("dist").join(MANIFEST).display()
-        ));
-    }
-    if !plugin.join("e2e/shell/dist/index.html").is_file() {
-        return Err(format!("the console shell is not built: cd {} && npm run build:shell", plugin.display()));
-    }
-    Ok(prerequisites)
 }

@@ -53,6 +53,12 @@ fn fetch(address: SocketAddr, host: &str, ca: &Path, path: &str) -> (String, Str
     (status.to_string(), content_type.to_string(), bytes)
 }
 
+/// [`fetch`] on a blocking thread, for the async tests.
+async fn fetch_blocking(address: SocketAddr, host: &str, ca: &Path, path: &str) -> (String, String, Vec<u8>) {
+    let (host, ca, path) = (host.to_string(), ca.to_path_buf(), path.to_string());
+    tokio::task::spawn_blocking(move || fetch(address, &host, &ca, &path)).await.unwrap_or_else(|e| panic!("{e}"))
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_plugin_is_served_over_https_with_the_service_ca_certificate_and_follows_its_rotation() {
     let host = "numo-console-plugin.numo-system.svc";
@@ -95,40 +101,21 @@ async fn the_plugin_is_served_over_https_with_the_service_ca_certificate_and_fol
 
     std::fs::write(certs.join("tls.crt"), &cert).unwrap_or_else(|e| panic!("{e}"));
     std::fs::write(certs.join("tls.key"), &key).unwrap_or_else(|e| panic!("{e}"));
-    let (status, content_type, body) = tokio::task::spawn_blocking({
-        let ca_file = ca_file.clone();
-        move || fetch(address, host, &ca_file, "/plugin-manifest.json")
-    })
-    .await
-    .unwrap_or_else(|e| panic!("{e}"));
+    let (status, content_type, body) = fetch_blocking(address, host, &ca_file, "/plugin-manifest.json").await;
     assert_eq!(status, "200");
     assert_eq!(content_type, "application/json; charset=utf-8");
     let manifest: serde_json::Value = serde_json::from_slice(&body).unwrap_or_else(|e| panic!("the manifest: {e}"));
     assert_eq!(manifest["name"], NAME, "{manifest}");
-    let (status, content_type, _) = tokio::task::spawn_blocking({
-        let ca_file = ca_file.clone();
-        move || fetch(address, host, &ca_file, "/plugin-entry.js")
-    })
-    .await
-    .unwrap_or_else(|e| panic!("{e}"));
+    let (status, content_type, _) = fetch_blocking(address, host, &ca_file, "/plugin-entry.js").await;
     assert_eq!((status.as_str(), content_type.as_str()), ("200", "application/javascript; charset=utf-8"));
     // The plugin's English catalogue, which the console loads from the plugin's base URL
     // (`locales/<language>/plugin__<name>.json`, the build's dist/locales/).
-    let (status, content_type, body) = tokio::task::spawn_blocking({
-        let ca_file = ca_file.clone();
-        move || fetch(address, host, &ca_file, &format!("/locales/en/plugin__{NAME}.json"))
-    })
-    .await
-    .unwrap_or_else(|e| panic!("{e}"));
+    let (status, content_type, body) =
+        fetch_blocking(address, host, &ca_file, &format!("/locales/en/plugin__{NAME}.json")).await;
     assert_eq!((status.as_str(), content_type.as_str()), ("200", "application/json; charset=utf-8"));
     let catalogue: serde_json::Value = serde_json::from_slice(&body).unwrap_or_else(|e| panic!("the catalogue: {e}"));
     assert_eq!(catalogue["Rollout"], "Rollout", "the console's tab name is in the catalogue");
-    let (status, _, _) = tokio::task::spawn_blocking({
-        let ca_file = ca_file.clone();
-        move || fetch(address, host, &ca_file, "/../../etc/passwd")
-    })
-    .await
-    .unwrap_or_else(|e| panic!("{e}"));
+    let (status, _, _) = fetch_blocking(address, host, &ca_file, "/../../etc/passwd").await;
     assert_eq!(status, "404");
 
     // The service CA rotates: a new CA and certificate. New connections get the new certificate (old CA refused).
@@ -145,12 +132,7 @@ async fn the_plugin_is_served_over_https_with_the_service_ca_certificate_and_fol
     }
     let new_ca_file = work.join("new-ca.pem");
     std::fs::write(&new_ca_file, &new_ca).unwrap_or_else(|e| panic!("{e}"));
-    let (status, _, _) = tokio::task::spawn_blocking({
-        let new_ca_file = new_ca_file.clone();
-        move || fetch(address, host, &new_ca_file, "/plugin-manifest.json")
-    })
-    .await
-    .unwrap_or_else(|e| panic!("{e}"));
+    let (status, _, _) = fetch_blocking(address, host, &new_ca_file, "/plugin-manifest.json").await;
     assert_eq!(status, "200", "served with the rotated certificate");
 
     server.abort();
@@ -161,21 +143,11 @@ async fn the_plugin_is_served_over_https_with_the_service_ca_certificate_and_fol
 /// serves it: stored as `v1` (the version numo writes) and without conversion, since the console operator's
 /// conversion webhook (between `v1alpha1` and `v1`) does not run here.
 fn console_plugin_crd() -> CustomResourceDefinition {
-    let dir = std::env::var_os("NUMO_OPENSHIFT_API_CRDS").unwrap_or_else(|| {
-        panic!(
-            "NUMO_OPENSHIFT_API_CRDS is not set: it names the folder of OpenShift CRDs that hack/build-tools.sh olm \
-             takes from the openshift/api module (make test sets it)"
-        )
-    });
-    let path = PathBuf::from(dir).join("consoleplugins.crd.yaml");
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let mut crd: CustomResourceDefinition =
-        serde_yaml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut crd = numo_testkit::crds::openshift_api("consoleplugins.crd.yaml").unwrap_or_else(|e| panic!("{e:#}"));
     for version in &mut crd.spec.versions {
         version.storage = version.name == "v1";
     }
     crd.spec.conversion = None;
-    crd.metadata.annotations = None;
     crd
 }
 

@@ -3,29 +3,21 @@
 //! `tests/releases/<version>/`, the version this bundle replaces) still validates and means the same. OLM refuses an
 //! upgrade whose CRD would reject an existing object; these tests refuse the change before it ships.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
+use numo_testkit::repo::{self, yaml};
 use serde_json::Value;
 
 const PACKAGE: &str = "openshift-node-upgrade-mutex-operator";
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn yaml(path: &Path) -> Value {
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
-    serde_yaml::from_str(&text).unwrap_or_else(|e| panic!("parsing {}: {e}", path.display()))
-}
-
 /// The version this tree's bundle replaces (config/manifests/bundle.yaml).
 fn previous_release() -> String {
-    let settings = yaml(&repo().join("config/manifests/bundle.yaml"));
+    let settings = yaml(&repo::root().join("config/manifests/bundle.yaml"));
     settings["replaces"].as_str().expect("config/manifests/bundle.yaml names the release it replaces").to_owned()
 }
 
 fn previous_bundle() -> PathBuf {
-    repo().join("tests/releases").join(previous_release()).join("bundle/manifests")
+    repo::root().join("tests/releases").join(previous_release()).join("bundle/manifests")
 }
 
 /// Each CRD of numo, as the previous release shipped it and as this tree ships it.
@@ -36,7 +28,7 @@ fn crd_pairs() -> Vec<(String, Value, Value)> {
         .map(|name| {
             let file = format!("{name}.yaml");
             let old = yaml(&previous_bundle().join(&file));
-            let new = yaml(&repo().join("config/crd").join(&file));
+            let new = yaml(&repo::root().join("config/crd").join(&file));
             (name, old, new)
         })
         .collect()
@@ -120,12 +112,12 @@ fn incompatibilities(path: &str, old: &Value, new: &Value, found: &mut Vec<Strin
 #[test]
 fn this_bundle_replaces_the_previous_release_kept_in_tests_releases() {
     let previous = previous_release();
-    let csv = yaml(&repo().join(format!("bundle/manifests/{PACKAGE}.clusterserviceversion.yaml")));
+    let csv = yaml(&repo::root().join(format!("bundle/manifests/{PACKAGE}.clusterserviceversion.yaml")));
     assert_eq!(csv["spec"]["replaces"], format!("{PACKAGE}.v{previous}"));
     let old_csv = yaml(&previous_bundle().join(format!("{PACKAGE}.clusterserviceversion.yaml")));
     assert_eq!(old_csv["metadata"]["name"], format!("{PACKAGE}.v{previous}"));
     assert_ne!(old_csv["spec"]["version"], csv["spec"]["version"], "a release must not replace its own version");
-    let install = std::fs::read_to_string(repo().join(format!("tests/releases/{previous}/install.yaml")))
+    let install = std::fs::read_to_string(repo::root().join(format!("tests/releases/{previous}/install.yaml")))
         .expect("the previous release's install manifests are kept for hack/install-check.sh");
     assert!(install.contains(&format!("quay.io/numo-operator/numo:{previous}")), "install.yaml is not {previous}'s");
 }

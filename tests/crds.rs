@@ -162,9 +162,7 @@ async fn dry_run_create(client: &kube::Client, yaml: &str, namespace: Option<&st
 
 #[tokio::test]
 async fn the_apiserver_accepts_the_committed_crds_and_every_reference_example() -> anyhow::Result<()> {
-    numo_testkit::init_tracing();
-    let cluster = numo_testkit::cluster().await?;
-    let world = cluster.world("crds").await?;
+    let world = numo_testkit::world("crds").await?;
     let client = world.client.clone();
 
     let mut committed_crds = Vec::new();

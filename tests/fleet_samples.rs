@@ -4,15 +4,16 @@
 //! every sample is accepted by a server-side dry run with strict field validation (an unknown field fails), the
 //! configuration policies the ACM policies carry too, and the objects those compare (numo's MutexRunConfig status,
 //! ClusterVersion) name only fields their CRDs have. ACM's own configuration policy controller
-//! (`$NUMO_CONFIG_POLICY_CONTROLLER`) evaluates the two policies of a TALM batch while numo rolls out: the batch
-//! ends when numo is done, not when the control plane is. And the Argo CD samples leave to numo and the platform
-//! exactly what they write: numo's objects from the path the Application syncs are applied as Argo CD applies them,
-//! numo runs a rollout, and every field someone other than Argo CD then owns is one the Application ignores.
+//! (`$NUMO_CONFIG_POLICY_CONTROLLER`, run by `numo_testkit::acm`) evaluates the two policies of a TALM batch while
+//! numo rolls out: the batch ends when numo is done, not when the control plane is. And the Argo CD samples leave to
+//! numo and the platform exactly what they write: numo's objects from the path the Application syncs are applied as
+//! Argo CD applies them, numo runs a rollout, and every field someone other than Argo CD then owns is one the
+//! Application ignores.
 
 mod support;
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{bail, Context as _};
@@ -21,9 +22,11 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
 };
 use kube::api::{Api, DeleteParams, DynamicObject, GroupVersionKind, Patch, PatchParams};
 use kube::discovery::Scope;
-use kube::{Resource, ResourceExt};
+use kube::Resource;
 use numo::api::{MutexRule, MutexRunConfig, MutexTarget, RunPhase};
 use numo::openshift::{ClusterVersion, MachineConfigPool};
+use numo_testkit::acm::{self, PolicyController, PLACEHOLDER};
+use numo_testkit::repo::{self, documents, kustomization_resources};
 use serde_json::{json, Value};
 use support::*;
 
@@ -31,80 +34,12 @@ use support::*;
 const FLEET: &str = "config/samples/fleet";
 /// The field manager Argo CD applies with (its `argocd-controller`).
 const ARGO_CD: &str = "argocd-controller";
-/// What a lone template variable (`{{ $desired }}`) stands for where a sample's templates are read as YAML.
-const PLACEHOLDER: &str = "<template value>";
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// Every CRD of `$NUMO_FLEET_CRDS`.
-fn fleet_crds() -> anyhow::Result<Vec<CustomResourceDefinition>> {
-    let dir = std::env::var_os("NUMO_FLEET_CRDS").context(
-        "NUMO_FLEET_CRDS is not set: it names the folder of the fleet tools' CRDs that hack/build-tools.sh \
-         fleet-crds takes from their modules (make test sets it)",
-    )?;
-    let mut crds = Vec::new();
-    for entry in std::fs::read_dir(&dir).with_context(|| format!("{dir:?}"))? {
-        let path = entry?.path();
-        if path.extension().is_some_and(|e| e == "yaml") {
-            let text = std::fs::read_to_string(&path)?;
-            let mut crd: CustomResourceDefinition =
-                serde_yaml::from_str(&text).with_context(|| format!("{}", path.display()))?;
-            crd.metadata.annotations = None;
-            crds.push(crd);
-        }
-    }
-    if crds.len() < 8 {
-        bail!("{dir:?} holds {} CRDs; run hack/build-tools.sh fleet-crds", crds.len());
-    }
-    Ok(crds)
-}
-
-/// Installs the fleet tools' CRDs and waits until each is served.
-async fn install_fleet_crds(client: &kube::Client) -> anyhow::Result<()> {
-    let crds = Api::<CustomResourceDefinition>::all(client.clone());
-    for crd in fleet_crds()? {
-        let name = crd.name_any();
-        crds.patch(&name, &PatchParams::apply("numo-tests").force(), &Patch::Apply(&crd))
-            .await
-            .with_context(|| format!("installing the CRD {name}"))?;
-        numo_testkit::wait_until(&crds, &name, Duration::from_secs(30), "Established", |crd| {
-            crd.status
-                .iter()
-                .flat_map(|s| s.conditions.iter().flatten())
-                .any(|c| c.type_ == "Established" && c.status == "True")
-        })
-        .await?;
-    }
-    Ok(())
-}
-
-/// The documents of a YAML file.
-fn documents(path: &Path) -> anyhow::Result<Vec<Value>> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("{}", path.display()))?;
-    let mut docs = Vec::new();
-    for doc in serde_yaml::Deserializer::from_str(&text) {
-        let value: Value = serde::Deserialize::deserialize(doc).with_context(|| format!("{}", path.display()))?;
-        if !value.is_null() {
-            docs.push(value);
-        }
-    }
-    Ok(docs)
-}
-
-/// The files a kustomization in `dir` lists (`resources`).
-fn kustomization_resources(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
-    let docs = documents(&dir.join("kustomization.yaml"))?;
-    let resources = docs.first().and_then(|k| k["resources"].as_array()).cloned().unwrap_or_default();
-    resources.iter().map(|r| r.as_str().map(|r| dir.join(r)).context("a resource that is not a path")).collect()
-}
 
 /// Every fleet sample: its file and its objects, directory by directory.
 fn fleet_samples() -> anyhow::Result<Vec<(PathBuf, Vec<Value>)>> {
     let mut samples = Vec::new();
     let mut dirs: Vec<PathBuf> =
-        std::fs::read_dir(repo().join(FLEET))?.map(|e| e.map(|e| e.path())).collect::<Result<_, _>>()?;
+        std::fs::read_dir(repo::root().join(FLEET))?.map(|e| e.map(|e| e.path())).collect::<Result<_, _>>()?;
     dirs.sort();
     for dir in dirs.into_iter().filter(|d| d.is_dir()) {
         let listed = kustomization_resources(&dir)?;
@@ -152,39 +87,6 @@ async fn dry_run(client: &kube::Client, object: &Value, ns: &str) -> anyhow::Res
     let params = PatchParams::apply("numo-fleet-samples").dry_run().validation_strict();
     api.patch(&name, &params, &Patch::Apply(&object)).await.with_context(|| format!("{} {name}", gvk.kind))?;
     Ok(())
-}
-
-/// The configuration policies an ACM Policy carries (`spec.policy-templates[].objectDefinition`).
-fn policy_templates(policy: &Value) -> Vec<Value> {
-    let templates = policy["spec"]["policy-templates"].as_array().cloned().unwrap_or_default();
-    templates.iter().map(|t| t["objectDefinition"].clone()).collect()
-}
-
-/// The object templates of a configuration policy: `object-templates`, or `object-templates-raw` read as YAML with
-/// its Go template actions taken out (what TALM does to check a policy before it remediates it): a lone variable
-/// (`{{ $rc.metadata.name }}`) becomes [`PLACEHOLDER`], any other action (`range`, `if`, `end`, assignments)
-/// disappears.
-fn object_templates(policy: &Value) -> anyhow::Result<Vec<Value>> {
-    if let Some(templates) = policy["spec"]["object-templates"].as_array() {
-        return Ok(templates.clone());
-    }
-    let raw = policy["spec"]["object-templates-raw"].as_str().context("neither object-templates nor -raw")?;
-    let mut text = String::new();
-    let mut rest = raw;
-    while let Some(start) = rest.find("{{") {
-        text.push_str(&rest[..start]);
-        let end = rest[start..].find("}}").context("an unclosed {{")? + start;
-        let action = rest[start + 2..end].trim_matches(|c: char| c == '-' || c.is_whitespace());
-        let variable = action.starts_with('$') && action.chars().all(|c| c.is_alphanumeric() || "$._".contains(c));
-        if variable {
-            text.push_str(PLACEHOLDER);
-        }
-        rest = &rest[end + 2..];
-    }
-    text.push_str(rest);
-    let templates: Vec<Value> =
-        serde_yaml::from_str(&text).with_context(|| format!("object-templates-raw without its actions:\n{text}"))?;
-    Ok(templates)
 }
 
 /// The fields of `value` that `schema` does not have, and its values outside an enum, as `path: problem` (a value
@@ -244,12 +146,10 @@ async fn compared_object_problems(client: &kube::Client, object: &Value) -> anyh
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_fleet_sample_is_accepted_by_the_real_crds_with_strict_field_validation() -> anyhow::Result<()> {
-    numo_testkit::init_tracing();
-    let cluster = numo_testkit::cluster().await?;
-    let world = cluster.world("fleet-samples").await?;
+    let world = numo_testkit::world("fleet-samples").await?;
     let client = world.client.clone();
     let ns = world.namespace.clone();
-    install_fleet_crds(&client).await?;
+    acm::install_fleet_crds(&client).await?;
 
     let samples = fleet_samples()?;
     let kinds: BTreeSet<String> = samples
@@ -269,13 +169,13 @@ async fn every_fleet_sample_is_accepted_by_the_real_crds_with_strict_field_valid
     }
     let mut compared = BTreeSet::new();
     for (file, objects) in &samples {
-        let file = file.strip_prefix(repo()).unwrap_or(file).display().to_string();
+        let file = file.strip_prefix(repo::root()).unwrap_or(file).display().to_string();
         for object in objects {
             dry_run(&client, object, &ns).await.with_context(|| file.clone())?;
             // What ACM creates on each managed cluster from a Policy, and what that compares.
-            for template in policy_templates(object) {
+            for template in acm::policy_templates(object) {
                 dry_run(&client, &template, &ns).await.with_context(|| format!("{file}: policy template"))?;
-                for compare in object_templates(&template).with_context(|| file.clone())? {
+                for compare in acm::object_templates(&template).with_context(|| file.clone())? {
                     let definition = &compare["objectDefinition"];
                     let problems = compared_object_problems(&client, definition).await?;
                     assert!(problems.is_empty(), "{file}: {}", problems.join("; "));
@@ -296,11 +196,9 @@ async fn every_fleet_sample_is_accepted_by_the_real_crds_with_strict_field_valid
 /// compares.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_typo_in_a_fleet_sample_fails_the_check() -> anyhow::Result<()> {
-    numo_testkit::init_tracing();
-    let cluster = numo_testkit::cluster().await?;
-    let world = cluster.world("fleet-typos").await?;
+    let world = numo_testkit::world("fleet-typos").await?;
     let client = world.client.clone();
-    install_fleet_crds(&client).await?;
+    acm::install_fleet_crds(&client).await?;
     let samples = fleet_samples()?;
     let find = |kind: &str, name: &str| {
         samples
@@ -322,18 +220,19 @@ async fn a_typo_in_a_fleet_sample_fails_the_check() -> anyhow::Result<()> {
     assert!(format!("{refused:#}").contains("syncOption"), "{refused:#}");
 
     let policy = find("Policy", "numo-rollout-completed")?;
-    let mut template = policy_templates(&policy).remove(0);
+    let mut template = acm::policy_templates(&policy).remove(0);
     template["spec"]["evaluationIntervall"] = json!({"compliant": "watch"});
     let refused = dry_run(&client, &template, &world.namespace).await.expect_err("an unknown field is refused");
     assert!(format!("{refused:#}").contains("evaluationIntervall"), "{refused:#}");
 
-    let raw = policy_templates(&policy)[0]["spec"]["object-templates-raw"].as_str().unwrap_or_default().to_string();
+    let raw =
+        acm::policy_templates(&policy)[0]["spec"]["object-templates-raw"].as_str().unwrap_or_default().to_string();
     let typo = json!({"spec": {"object-templates-raw": raw.replace("targetVersion:", "targetVerison:")}});
-    let definition = object_templates(&typo)?.remove(0)["objectDefinition"].clone();
+    let definition = acm::object_templates(&typo)?.remove(0)["objectDefinition"].clone();
     let problems = compared_object_problems(&client, &definition).await?;
     assert_eq!(problems, ["MutexRunConfig.status.targetVerison: no such field"]);
     let typo = json!({"spec": {"object-templates-raw": raw.replace("phase: Completed", "phase: Complete")}});
-    let definitions: Vec<Value> = object_templates(&typo)?.iter().map(|t| t["objectDefinition"].clone()).collect();
+    let definitions: Vec<Value> = acm::object_templates(&typo)?.iter().map(|t| t["objectDefinition"].clone()).collect();
     let mut problems = Vec::new();
     for definition in &definitions {
         problems.extend(compared_object_problems(&client, definition).await?);
@@ -350,7 +249,7 @@ fn argo_source_objects(app: &Value) -> anyhow::Result<Vec<Value>> {
     assert_eq!(app["spec"]["source"]["repoURL"], json!(repository), "the Application syncs numo's repository");
     let path = app["spec"]["source"]["path"].as_str().context("no spec.source.path")?;
     let mut objects = Vec::new();
-    for file in kustomization_resources(&repo().join(path))? {
+    for file in kustomization_resources(&repo::root().join(path))? {
         objects.extend(documents(&file)?);
     }
     Ok(objects)
@@ -510,60 +409,6 @@ async fn argo_cd_leaves_to_numo_and_the_platform_exactly_the_fields_they_write()
     Ok(())
 }
 
-/// ACM's configuration policy controller (`$NUMO_CONFIG_POLICY_CONTROLLER`, built by `hack/build-tools.sh
-/// config-policy-controller`) evaluating the ConfigurationPolicies of namespace `ns` on the test cluster, as it does
-/// on a managed cluster; stopped when dropped.
-struct PolicyController {
-    child: std::process::Child,
-    log: PathBuf,
-}
-
-impl PolicyController {
-    fn start(kubeconfig: &Path, ns: &str) -> anyhow::Result<Self> {
-        let binary = std::env::var_os("NUMO_CONFIG_POLICY_CONTROLLER").context(
-            "NUMO_CONFIG_POLICY_CONTROLLER is not set: it names ACM's config-policy-controller that hack/build-tools.sh \
-             config-policy-controller builds (make test sets it)",
-        )?;
-        let log = std::env::temp_dir().join(format!("numo-config-policy-controller-{ns}.log"));
-        let out = std::fs::File::create(&log)?;
-        let child = std::process::Command::new(&binary)
-            .args([
-                "controller",
-                "--leader-elect=false",
-                "--enable-ocm-policy-namespace=false",
-                "--enable-metrics=false",
-            ])
-            .args(["--health-probe-bind-address=127.0.0.1:0", "--metrics-bind-address=0", "--evaluation-backoff=1"])
-            .arg(format!("--kubeconfig={}", kubeconfig.display()))
-            .env("WATCH_NAMESPACE", ns)
-            .stdout(out.try_clone()?)
-            .stderr(out)
-            .spawn()
-            .with_context(|| format!("starting {binary:?}"))?;
-        Ok(Self { child, log })
-    }
-
-    /// The last lines it logged.
-    fn tail(&self) -> String {
-        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
-        let lines: Vec<&str> = text.lines().collect();
-        lines[lines.len().saturating_sub(40)..].join("\n")
-    }
-}
-
-impl Drop for PolicyController {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_file(&self.log);
-    }
-}
-
-/// A configuration policy's `status.compliant`, if it was evaluated.
-fn compliance(policy: &DynamicObject) -> Option<String> {
-    policy.data["status"]["compliant"].as_str().map(str::to_string)
-}
-
 /// What a user watching the cluster sees at one moment of the batch.
 #[derive(Debug, Clone, PartialEq)]
 struct Moment {
@@ -602,24 +447,20 @@ impl Batch {
                 .iter()
                 .flat_map(|(_, objects)| objects.iter())
                 .find(|o| o["kind"] == "Policy" && o["metadata"]["name"] == name)
-                .map(|p| policy_templates(p).remove(0))
+                .map(|p| acm::policy_templates(p).remove(0))
                 .with_context(|| format!("no Policy {name} among the fleet samples"))
         };
         let mut setup = Setup::new(test, workers).await?;
         let cluster = numo_testkit::cluster().await?;
-        install_fleet_crds(&setup.client).await?;
+        acm::install_fleet_crds(&setup.client).await?;
         setup.rule("gate", job_spec("2s", failing), Some(job_spec("1s", false))).await?;
         setup.target("workers", &["worker"]).await?;
         setup.run_config("gated-workers", &["gate"], &["workers"], json!({})).await?;
         setup.start_operator().await?;
         setup.wait_phase("gated-workers", RunPhase::Idle, Duration::from_secs(60)).await?;
 
-        let gvk = GroupVersionKind::gvk("policy.open-cluster-management.io", "v1", "ConfigurationPolicy");
-        let (resource, _) = kube::discovery::pinned_kind(&setup.client, &gvk).await?;
-        let policies = Api::<DynamicObject>::namespaced_with(setup.client.clone(), &setup.ns, &resource);
-        let gvk = GroupVersionKind::gvk("policy.open-cluster-management.io", "v1", "Policy");
-        let (resource, _) = kube::discovery::pinned_kind(&setup.client, &gvk).await?;
-        let parents = Api::<DynamicObject>::namespaced_with(setup.client.clone(), &setup.ns, &resource);
+        let policies = acm::configuration_policies(&setup.client, &setup.ns).await?;
+        let parents = acm::policies(&setup.client, &setup.ns).await?;
         let controller = PolicyController::start(cluster.kubeconfig(), &setup.ns)?;
         for name in ["platform-upgrade", "numo-rollout-completed"] {
             // The sample's release, as an admin adapts it: this world's next one.
@@ -671,8 +512,8 @@ impl Batch {
     /// What a user sees now. The policies are read first: what they say was evaluated on what the run config said
     /// before it is read.
     async fn moment(&self) -> anyhow::Result<Moment> {
-        let platform_upgrade = compliance(&self.policies.get("platform-upgrade").await?);
-        let numo_rollout_completed = compliance(&self.policies.get("numo-rollout-completed").await?);
+        let platform_upgrade = acm::compliance(&self.policies.get("platform-upgrade").await?);
+        let numo_rollout_completed = acm::compliance(&self.policies.get("numo-rollout-completed").await?);
         let cv = Api::<ClusterVersion>::all(self.setup.client.clone()).get("version").await?;
         let status = self.setup.run_configs().get("gated-workers").await?.status.unwrap_or_default();
         let nodes = self.setup.node_versions().await?;
@@ -686,23 +527,6 @@ impl Batch {
             run_config: format!("{:?} at {}", status.phase, status.target_version.unwrap_or_default()),
             workers_upgraded: format!("{upgraded}/{}", workers.len()),
         })
-    }
-
-    /// The latest compliance message of the Policy `name`: what ACM's Governance pages show for the cluster.
-    async fn compliance_message(&self, name: &str) -> anyhow::Result<Option<String>> {
-        let events = Api::<k8s_openapi::api::core::v1::Event>::namespaced(self.setup.client.clone(), &self.setup.ns);
-        let params = kube::api::ListParams::default().fields(&format!("involvedObject.name={name}"));
-        let mut events: Vec<_> = events
-            .list(&params)
-            .await?
-            .items
-            .into_iter()
-            .filter(|e| e.involved_object.kind.as_deref() == Some("Policy"))
-            .collect();
-        events.sort_by(|a, b| {
-            (&a.metadata.creation_timestamp, a.name_any()).cmp(&(&b.metadata.creation_timestamp, b.name_any()))
-        });
-        Ok(events.pop().and_then(|e| e.message))
     }
 
     fn timeline(&self) -> Vec<String> {
@@ -781,7 +605,7 @@ async fn a_failed_gate_holds_the_talm_batch_until_an_admin_acts() -> anyhow::Res
     assert_eq!(held.workers_upgraded, "0/2");
     // What ACM shows for the cluster.
     let ns = &batch.setup.ns;
-    let message = batch.compliance_message("numo-rollout-completed").await?;
+    let message = acm::compliance_message(&batch.setup.client, ns, "numo-rollout-completed").await?;
     let wanted = format!(
         "NonCompliant; numo has not finished MutexRunConfig {ns}/gated-workers at this cluster's release (oc get mrc \
          -n {ns} gated-workers)."

@@ -7,7 +7,6 @@
 
 mod support;
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
@@ -16,21 +15,6 @@ use numo::api::{MutexRunConfig, RunPhase};
 use numo::openshift::MachineOSConfig;
 use serde_json::json;
 use support::*;
-
-/// The MachineOSConfig CRD of openshift/api, as the test world serves it.
-fn machine_os_config_crd() -> anyhow::Result<CustomResourceDefinition> {
-    let dir = std::env::var_os("NUMO_OPENSHIFT_API_CRDS").ok_or_else(|| {
-        anyhow::anyhow!(
-            "NUMO_OPENSHIFT_API_CRDS is not set: it names the folder of OpenShift CRDs that hack/build-tools.sh \
-             openshift-api takes from the openshift/api module (make test sets it)"
-        )
-    })?;
-    let path = PathBuf::from(dir).join("machineosconfigs.crd.yaml");
-    let text = std::fs::read_to_string(&path).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-    let mut crd: CustomResourceDefinition = serde_yaml::from_str(&text)?;
-    crd.metadata.annotations = None;
-    Ok(crd)
-}
 
 /// A MachineOSConfig building `pool`'s image, as an admin writes one (every field the CRD requires; numo's type
 /// reads only the pool).
@@ -61,7 +45,7 @@ async fn a_target_pool_in_image_mode_is_refused_until_its_second_reboot_is_accep
     crds.patch(
         "machineosconfigs.machineconfiguration.openshift.io",
         &PatchParams::apply("numo-tests").force(),
-        &Patch::Apply(&machine_os_config_crd()?),
+        &Patch::Apply(&numo_testkit::crds::openshift_api("machineosconfigs.crd.yaml")?),
     )
     .await?;
     let mut setup = Setup::new("image-mode", 2).await?;

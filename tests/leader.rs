@@ -65,9 +65,7 @@ fn replica(client: kube::Client, config: LeaderConfig) -> Replica {
 
 #[tokio::test]
 async fn a_leader_that_loses_its_lease_stops_and_says_so() -> anyhow::Result<()> {
-    numo_testkit::init_tracing();
-    let cluster = numo_testkit::cluster().await?;
-    let world = cluster.world("leader-lost").await?;
+    let world = numo_testkit::world("leader-lost").await?;
     let client = world.client.clone();
     let mut a = replica(client.clone(), config(&world.namespace, "replica-a"));
     tokio::time::timeout(TIMEOUT, &mut a.leading).await??;
@@ -95,9 +93,7 @@ async fn a_leader_that_loses_its_lease_stops_and_says_so() -> anyhow::Result<()>
 
 #[tokio::test]
 async fn a_standby_takes_over_when_the_leader_shuts_down() -> anyhow::Result<()> {
-    numo_testkit::init_tracing();
-    let cluster = numo_testkit::cluster().await?;
-    let world = cluster.world("leader-handover").await?;
+    let world = numo_testkit::world("leader-handover").await?;
     let client = world.client.clone();
     let mut a = replica(client.clone(), config(&world.namespace, "replica-a"));
     tokio::time::timeout(TIMEOUT, &mut a.leading).await??;

@@ -120,9 +120,7 @@ async fn create_namespace(client: &kube::Client, name: &str, test: &str) -> anyh
 
 #[tokio::test]
 async fn the_reference_example_becomes_valid() -> anyhow::Result<()> {
-    numo_testkit::init_tracing();
-    let cluster = numo_testkit::cluster().await?;
-    let mut world = cluster.world("rule-reference").await?;
+    let mut world = numo_testkit::world("rule-reference").await?;
     let client = world.client.clone();
     // As in the reference, the rule lives in the namespace its Jobs run in (the run config names the rule there):
     // no allow-list, no opt-in, nothing beyond the reference's own steps.
@@ -150,9 +148,7 @@ async fn the_reference_example_becomes_valid() -> anyhow::Result<()> {
 
 #[tokio::test]
 async fn an_invalid_job_spec_names_the_bad_field_until_it_is_fixed() -> anyhow::Result<()> {
-    numo_testkit::init_tracing();
-    let cluster = numo_testkit::cluster().await?;
-    let mut world = cluster.world("rule-invalid").await?;
+    let mut world = numo_testkit::world("rule-invalid").await?;
     let client = world.client.clone();
     world.spawn(numo::controllers::mutex_rule::run(context(client.clone(), &[])));
     let rules: Api<MutexRule> = Api::namespaced(client.clone(), &world.namespace);
@@ -190,9 +186,7 @@ async fn an_invalid_job_spec_names_the_bad_field_until_it_is_fixed() -> anyhow::
 
 #[tokio::test]
 async fn the_apiservers_own_validation_speaks_through_the_dry_run() -> anyhow::Result<()> {
-    numo_testkit::init_tracing();
-    let cluster = numo_testkit::cluster().await?;
-    let mut world = cluster.world("rule-dry-run").await?;
+    let mut world = numo_testkit::world("rule-dry-run").await?;
     let client = world.client.clone();
     world.spawn(numo::controllers::mutex_rule::run(context(client.clone(), &[])));
     let rules: Api<MutexRule> = Api::namespaced(client.clone(), &world.namespace);
@@ -212,9 +206,7 @@ async fn the_apiservers_own_validation_speaks_through_the_dry_run() -> anyhow::R
 
 #[tokio::test]
 async fn a_job_namespace_off_the_allow_list_is_rejected_and_nothing_is_created() -> anyhow::Result<()> {
-    numo_testkit::init_tracing();
-    let cluster = numo_testkit::cluster().await?;
-    let mut world = cluster.world("rule-namespace").await?;
+    let mut world = numo_testkit::world("rule-namespace").await?;
     let client = world.client.clone();
     world.spawn(numo::controllers::mutex_rule::run(context(client.clone(), &["ops"])));
     let rules: Api<MutexRule> = Api::namespaced(client.clone(), &world.namespace);
@@ -246,9 +238,7 @@ async fn wait_reason(rules: &Api<MutexRule>, name: &str, status: &str, reason: &
 
 #[tokio::test]
 async fn a_service_account_other_than_the_default_runs_jobs_only_once_opted_in() -> anyhow::Result<()> {
-    numo_testkit::init_tracing();
-    let cluster = numo_testkit::cluster().await?;
-    let mut world = cluster.world("rule-service-account").await?;
+    let mut world = numo_testkit::world("rule-service-account").await?;
     let client = world.client.clone();
     world.spawn(numo::controllers::mutex_rule::run(context(client.clone(), &[])));
     let rules: Api<MutexRule> = Api::namespaced(client.clone(), &world.namespace);
@@ -293,9 +283,7 @@ async fn a_service_account_other_than_the_default_runs_jobs_only_once_opted_in()
 #[tokio::test]
 async fn a_rule_valid_only_with_numos_anti_affinity_says_what_avoid_target_node_false_would_hit() -> anyhow::Result<()>
 {
-    numo_testkit::init_tracing();
-    let cluster = numo_testkit::cluster().await?;
-    let mut world = cluster.world("rule-anti-affinity").await?;
+    let mut world = numo_testkit::world("rule-anti-affinity").await?;
     let client = world.client.clone();
     world.spawn(numo::controllers::mutex_rule::run(context(client.clone(), &[])));
     let rules: Api<MutexRule> = Api::namespaced(client.clone(), &world.namespace);

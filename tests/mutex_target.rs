@@ -68,9 +68,7 @@ async fn label(nodes: &Api<Node>, name: &str, key: &str, present: bool) -> anyho
 
 #[tokio::test]
 async fn a_missing_pool_is_named_until_it_is_created() -> anyhow::Result<()> {
-    numo_testkit::init_tracing();
-    let cluster = numo_testkit::cluster().await?;
-    let mut world = cluster.world("target-missing-pool").await?;
+    let mut world = numo_testkit::world("target-missing-pool").await?;
     let client = world.client.clone();
     let pools: Api<MachineConfigPool> = Api::all(client.clone());
     let nodes: Api<Node> = Api::all(client.clone());
@@ -113,9 +111,7 @@ async fn a_missing_pool_is_named_until_it_is_created() -> anyhow::Result<()> {
 
 #[tokio::test]
 async fn the_node_list_follows_node_labels_and_pool_selectors() -> anyhow::Result<()> {
-    numo_testkit::init_tracing();
-    let cluster = numo_testkit::cluster().await?;
-    let mut world = cluster.world("target-follows").await?;
+    let mut world = numo_testkit::world("target-follows").await?;
     let client = world.client.clone();
     let pools: Api<MachineConfigPool> = Api::all(client.clone());
     let nodes: Api<Node> = Api::all(client.clone());

@@ -14,7 +14,7 @@ use k8s_openapi::api::core::v1::Node;
 use kube::api::{Patch, PatchParams, PostParams};
 use kube::{Api, ResourceExt};
 use numo::api::RunPhase;
-use numo::openshift::{config_content, ClusterOperator, MachineConfig, MachineConfigPool};
+use numo::openshift::{config_content, ClusterOperator, MachineConfig, MachineConfigPool, OsImageStreamReference};
 use numo_simulator::OpenShiftRelease;
 use serde_json::{json, Value};
 use support::*;
@@ -78,20 +78,9 @@ async fn infra_world(
         Api::<MachineConfig>::all(setup.client.clone()).create(&PostParams::default(), &config).await?;
     }
     let pools: Api<MachineConfigPool> = Api::all(setup.client.clone());
-    let mut pool = json!({
-        "apiVersion": "machineconfiguration.openshift.io/v1", "kind": "MachineConfigPool",
-        "metadata": {"name": "infra"},
-        "spec": {
-            "machineConfigSelector": {"matchExpressions": [{"key": "machineconfiguration.openshift.io/role",
-                                                            "operator": "In", "values": ["worker", "infra"]}]},
-            "nodeSelector": {"matchLabels": {"node-role.kubernetes.io/infra": ""}},
-            "paused": true
-        }
-    });
-    if let Some(stream) = stream {
-        pool["spec"]["osImageStream"] = json!({"name": stream});
-    }
-    let pool: MachineConfigPool = serde_json::from_value(pool)?;
+    let mut pool = numo_testkit::pools::custom("infra", "infra");
+    pool.spec.paused = true;
+    pool.spec.os_image_stream = stream.map(|name| OsImageStreamReference { name: name.to_string() });
     pools.create(&PostParams::default(), &pool).await?;
     let rendered = rendered_config(&setup, "infra").await?;
     let nodes: Api<Node> = Api::all(setup.client.clone());

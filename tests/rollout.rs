@@ -220,16 +220,7 @@ async fn nodes_no_target_pool_owns_are_neither_gated_nor_moved_into_the_canary()
     // worker-2 belongs to the custom pool "infra", which is not a target: the canary's own selector (workers) would
     // match it too, and the MCO degrades a node matched by two custom pools; the steered canary takes only the nodes
     // numo marked released.
-    let infra: numo::openshift::MachineConfigPool = serde_json::from_value(json!({
-        "apiVersion": "machineconfiguration.openshift.io/v1", "kind": "MachineConfigPool",
-        "metadata": {"name": "infra"},
-        "spec": {
-            "machineConfigSelector": {"matchExpressions": [{"key": "machineconfiguration.openshift.io/role",
-                "operator": "In", "values": ["worker", "infra"]}]},
-            "nodeSelector": {"matchLabels": {"node-role.kubernetes.io/infra": ""}},
-            "paused": false
-        }
-    }))?;
+    let infra = numo_testkit::pools::custom("infra", "infra");
     Api::<numo::openshift::MachineConfigPool>::all(setup.client.clone()).create(&Default::default(), &infra).await?;
     let role = json!({"metadata": {"labels": {"node-role.kubernetes.io/infra": ""}}});
     Api::<k8s_openapi::api::core::v1::Node>::all(setup.client.clone())

@@ -243,16 +243,7 @@ impl Refusal {
 async fn a_canary_that_takes_every_worker_is_refused_and_nothing_changes() -> anyhow::Result<()> {
     let mut setup = Setup::new("greedy-canary", 2).await?;
     // The reference's canary without its isCanary expression: the MCO puts every worker into it.
-    let greedy: numo::openshift::MachineConfigPool = serde_json::from_value(json!({
-        "apiVersion": "machineconfiguration.openshift.io/v1", "kind": "MachineConfigPool",
-        "metadata": {"name": "greedy"},
-        "spec": {
-            "machineConfigSelector": {"matchExpressions": [{"key": "machineconfiguration.openshift.io/role",
-                "operator": "In", "values": ["worker", "greedy"]}]},
-            "nodeSelector": {"matchLabels": {"node-role.kubernetes.io/worker": ""}},
-            "paused": false
-        }
-    }))?;
+    let greedy = numo_testkit::pools::custom("greedy", "worker");
     Api::<numo::openshift::MachineConfigPool>::all(setup.client.clone()).create(&Default::default(), &greedy).await?;
     setup.rule("check", job_spec("1s", false), None).await?;
     setup.target("workers", &["worker"]).await?;

@@ -8,7 +8,7 @@ use std::ops::Range;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How long Chromium may take to render a picture before it is killed.
 const TIMEOUT: Duration = Duration::from_secs(60);
@@ -80,18 +80,9 @@ fn run(browser: &Path, work: &Path, svg: &str, width: u32, height: u32, png: &Pa
         .map_err(|e| {
             format!("cannot start {} (run hack/install-prerequisites.sh, or set NUMO_CHROMIUM): {e}", browser.display())
         })?;
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
-            break status;
-        }
-        if started.elapsed() > TIMEOUT {
-            let _ = Command::new("kill").args(["-KILL", "--", &format!("-{}", child.id())]).status();
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(format!("Chromium took more than {}s to take the screenshot{}", TIMEOUT.as_secs(), tail(&log)));
-        }
-        std::thread::sleep(Duration::from_millis(50));
+    let Some(status) = crate::browser_script::wait_or_kill_group(&mut child, TIMEOUT, Duration::from_millis(50))?
+    else {
+        return Err(format!("Chromium took more than {}s to take the screenshot{}", TIMEOUT.as_secs(), tail(&log)));
     };
     if !status.success() || !png.is_file() {
         return Err(format!("Chromium exited with {status} and wrote no {}{}", png.display(), tail(&log)));

@@ -4,8 +4,10 @@
 use std::io::{BufRead, BufReader, Read};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
+
+use serde_json::Value;
 
 /// What a script printed and how it ended.
 #[derive(Debug)]
@@ -39,6 +41,65 @@ pub fn prerequisites(dir: &Path) -> Result<Prerequisites, String> {
         return Err(format!("the console plugin's packages are not installed: cd {} && npm ci", dir.display()));
     }
     Ok(Prerequisites { node, chromium })
+}
+
+/// The console plugin's folder (`console-plugin/`) and what its end-to-end scripts need, for the test `test`: None when
+/// browser tests are skipped ([`crate::browser::skipped`]). Panics, saying what to do, when Node.js, Chromium, the
+/// plugin's packages or one of `built` is missing: files under the plugin's folder, each with the command that builds
+/// it.
+pub fn console_plugin(test: &str, built: &[(&str, &str)]) -> Option<(PathBuf, Prerequisites)> {
+    if crate::browser::skipped(test) {
+        return None;
+    }
+    let plugin = crate::repo::root().join("console-plugin");
+    let prerequisites = prerequisites(&plugin).unwrap_or_else(|e| panic!("{e}"));
+    for (file, command) in built {
+        let path = plugin.join(file);
+        assert!(path.is_file(), "the console plugin's {file} is not built: {command}");
+    }
+    Some((plugin, prerequisites))
+}
+
+/// Runs a check script (as [`run`], on a blocking thread: `node args...` in `dir`, labelled `label`) that prints one
+/// JSON object a line, `{"check": <name>, "ok": <bool>, "screenshot": <file in out>, ...}`, and returns those
+/// checks, kept in `out/checks.jsonl` too. Panics when the script failed or a check is not ok (with the script's
+/// stderr, saying that `kept` are in `out`), or when a screenshot a check names is not in `out`.
+pub async fn run_checks(
+    prerequisites: &Prerequisites,
+    dir: &Path,
+    args: Vec<String>,
+    timeout: Duration,
+    label: &str,
+    out: &Path,
+    kept: &str,
+) -> anyhow::Result<Vec<Value>> {
+    let run = {
+        let (node, dir, chromium) = (prerequisites.node.clone(), dir.to_path_buf(), prerequisites.chromium.clone());
+        let label = label.to_string();
+        tokio::task::spawn_blocking(move || run(&node, &dir, &chromium, &args, timeout, &label))
+    };
+    let run = run.await?.unwrap_or_else(|e| panic!("{e}"));
+    std::fs::write(out.join("checks.jsonl"), run.stdout.join("\n"))?;
+    let checks: Vec<Value> = run
+        .stdout
+        .iter()
+        .map(|line| {
+            serde_json::from_str(line)
+                .unwrap_or_else(|e| panic!("{label} printed a line that is not JSON ({e}): {line}"))
+        })
+        .collect();
+    let failed: Vec<&Value> = checks.iter().filter(|c| c["ok"] != Value::Bool(true)).collect();
+    assert!(
+        run.status.success() && failed.is_empty(),
+        "{label} exited with {}; failed checks: {failed:#?}\nits stderr:\n{}\n{kept} in {}",
+        run.status,
+        run.stderr,
+        out.display()
+    );
+    for shot in checks.iter().filter_map(|c| c["screenshot"].as_str()) {
+        assert!(out.join(shot).is_file(), "the screenshot {shot} is kept in {}", out.display());
+    }
+    Ok(checks)
 }
 
 /// `name` on the PATH, if it is there.
@@ -85,22 +146,34 @@ pub fn run(
             text
         })
     });
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
-            break status;
-        }
-        if started.elapsed() > timeout {
-            let _ = Command::new("kill").args(["-KILL", "--", &format!("-{}", child.id())]).status();
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(format!("{label} took more than {}s and was killed", timeout.as_secs()));
-        }
-        std::thread::sleep(Duration::from_millis(100));
+    let Some(status) = wait_or_kill_group(&mut child, timeout, Duration::from_millis(100))? else {
+        return Err(format!("{label} took more than {}s and was killed", timeout.as_secs()));
     };
     Ok(Run {
         status,
         stdout: stdout.and_then(|t| t.join().ok()).unwrap_or_default(),
         stderr: stderr.and_then(|t| t.join().ok()).unwrap_or_default(),
     })
+}
+
+/// Waits until `child`, started in a process group of its own, exits, looking every `poll`: its exit status, or None
+/// once `timeout` has passed and the whole group (the child and every process it started) is killed.
+pub(crate) fn wait_or_kill_group(
+    child: &mut Child,
+    timeout: Duration,
+    poll: Duration,
+) -> Result<Option<ExitStatus>, String> {
+    let started = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
+            return Ok(Some(status));
+        }
+        if started.elapsed() > timeout {
+            let _ = Command::new("kill").args(["-KILL", "--", &format!("-{}", child.id())]).status();
+            let _ = child.kill();
+            let _ = child.wait();
+            return Ok(None);
+        }
+        std::thread::sleep(poll);
+    }
 }

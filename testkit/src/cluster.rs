@@ -102,15 +102,17 @@ impl TestCluster {
     }
 }
 
-/// The repository root (the parent of this crate's directory).
-fn repo_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
+/// A world on the test cluster for the test `test_name`, as most tests begin: tracing initialised
+/// ([`crate::init_tracing`]), the cluster ([`cluster`]), then [`TestCluster::world`].
+pub async fn world(test_name: &str) -> anyhow::Result<World> {
+    crate::init_tracing();
+    cluster().await?.world(test_name).await
 }
 
 /// Runs `hack/cluster-up.sh numo-test` (its progress goes to this process's stderr) and returns the kubeconfig path
 /// it prints last. CRDs are left to [`TestCluster::set_up`], which installs them in-process.
 fn start_cluster() -> anyhow::Result<PathBuf> {
-    let script = repo_dir().join("hack/cluster-up.sh");
+    let script = crate::repo::root().join("hack/cluster-up.sh");
     let output = Command::new(&script)
         .arg(CLUSTER_NAME)
         .env("NUMO_SKIP_CRDS", "1")

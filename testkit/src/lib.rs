@@ -14,23 +14,27 @@
 //! How the fake kubelet treats nodes and pods, and the pod annotations that make a Job take 3s or fail, are in
 //! [`kwok`].
 
+pub mod acm;
 pub mod alertmanager;
 mod apiserver;
 pub mod browser;
 pub mod browser_script;
 mod cleanup;
 mod cluster;
+pub mod crds;
 pub mod kwok;
 mod lock;
+pub mod pools;
 pub mod promtool;
 pub mod rbac;
+pub mod repo;
 pub mod tls;
 mod wait;
 mod world;
 
 pub use apiserver::ApiServerDown;
 pub use cleanup::TEST_NAMESPACE_LABEL;
-pub use cluster::{cluster, TestCluster, CLUSTER_NAME, KUBECONFIG_ENV};
+pub use cluster::{cluster, world, TestCluster, CLUSTER_NAME, KUBECONFIG_ENV};
 pub use wait::wait_until;
 pub use world::{TaskId, World};
 

@@ -90,7 +90,7 @@ pub fn impersonating_kubeconfig(kubeconfig: &str) -> anyhow::Result<String> {
 
 /// The repository's `config/rbac` directory.
 pub fn rbac_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../config/rbac")
+    crate::repo::root().join("config/rbac")
 }
 
 /// The objects `config/rbac/kustomization.yaml` lists, in order.
