@@ -3,7 +3,7 @@
 # Everything else (the Kubernetes control plane, etcd, kwok, OLM, opm) is built from the Go module proxy by
 # hack/build-tools.sh. The operator image is built with buildah from a static (musl) numo binary, so the musl target,
 # musl-tools (ring's C code) and buildah are installed here too, Chromium for the tests that render pictures and
-# drive the console plugin, and Node.js with npm (when missing) to build the plugin.
+# drive the console plugin, Node.js with npm (when missing) to build the plugin, and openssl for `make demo`'s console.
 set -euo pipefail
 log() { printf '[prerequisites] %s\n' "$*" >&2; }
 
@@ -24,6 +24,8 @@ command -v chromium >/dev/null || missing+=(chromium)
 # The console plugin is built and tested with Node.js and npm (console-plugin/, hack/console-plugin.sh).
 command -v node >/dev/null || missing+=(nodejs)
 command -v npm >/dev/null || missing+=(npm)
+# `make demo` signs the throwaway certificate numo serves its console plugin with for 127.0.0.1.
+command -v openssl >/dev/null || missing+=(openssl)
 if [[ ${#missing[@]} -gt 0 ]]; then
   log "installing Debian packages: ${missing[*]}"
   sudo_cmd=(); [[ $(id -u) == 0 ]] || sudo_cmd=(sudo)

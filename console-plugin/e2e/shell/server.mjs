@@ -27,9 +27,10 @@ const PLUGIN_HEADERS = [
 /**
  * Starts the shell's server. `connection` is a loadKubeconfig result, `root` the built shell (e2e/shell/dist),
  * `plugin` the plugin's name, `pluginURL` numo's HTTPS server (`https://127.0.0.1:<port>`) and `pluginCA` the PEM of
- * the CA its certificate is verified against. Resolves to `{url, plugin: [records], requests, close()}`.
+ * the CA its certificate is verified against; `port` is where it listens on 127.0.0.1 (0, the default: a free port
+ * the system picks). Resolves to `{url, plugin: [records], requests, close()}`.
  */
-export async function startShellServer({ connection, root, plugin, pluginURL, pluginCA, log = () => {} }) {
+export async function startShellServer({ connection, root, plugin, pluginURL, pluginCA, port = 0, log = () => {} }) {
   const inner = await startServer({ connection, root, log });
   const innerURL = new URL(inner.url);
   const upstream = new URL(pluginURL);
@@ -147,13 +148,19 @@ export async function startShellServer({ connection, root, plugin, pluginURL, pl
       passOn(req, res);
     }
   });
-  await new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
-  });
-  const { port } = server.address();
+  try {
+    await new Promise((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, '127.0.0.1', resolve);
+    });
+  } catch (e) {
+    // The port is taken: the page's server goes too.
+    agent.destroy();
+    await inner.close();
+    throw e;
+  }
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://127.0.0.1:${server.address().port}`,
     plugin: records,
     requests: inner.requests,
     close: async () => {
