@@ -37,7 +37,7 @@ bench-scale: ## one rollout of N workers, C at a time, by numo's release build o
 bench-topology: ## name order vs DomainAtATime vs Spread on a simulated storage cluster (SHAPE=racks9|zones60, CASES=...)
 	hack/bench-topology.sh $(or $(SHAPE),racks9)
 
-demo: ## a local cluster, a simulated OpenShift, numo and a live upgrade
+demo: ## a local cluster, a simulated OpenShift, numo and a live upgrade, watched in the console shell (CONSOLE=0: not)
 	hack/demo.sh
 
 # --- Images and the OLM bundle (podman or buildah; see README) ---
