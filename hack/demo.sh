@@ -166,7 +166,7 @@ say "Done in $((SECONDS - started))s: every worker runs $to and the pools are re
 "$numo" timeline numo-demo/demo -o "$logs/rollout.svg"
 say "The rollout's timeline: $logs/rollout.svg (open it in a browser; numo timeline numo-demo/demo draws it)"
 cat <<MSG
-Look around (the cluster keeps running; numo, the simulator and the console shell stopped with this script):
+Look around (the cluster keeps running; numo, the simulator${console_url:+ and the console shell} stopped with this script):
   export KUBECONFIG=$kubeconfig PATH=$K8S_BIN:\$PATH
   kubectl get mutexrunconfig,mutexrule,mutextarget -n numo-demo       # or: kubectl get numo -n numo-demo
   kubectl describe mutexrunconfig demo -n numo-demo                     # conditions and the Events of every step
