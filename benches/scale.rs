@@ -233,7 +233,8 @@ impl Numo {
         let child = std::process::Command::new(env!("CARGO_BIN_EXE_numo"))
             .args(["run", "--leader-election=false", "--metrics-address", &format!("127.0.0.1:{port}")])
             .env("KUBECONFIG", kubeconfig)
-            .env("RUST_LOG", "warn")
+            // NUMO_BENCH_LOG: numo's log filter (default warn), e.g. to see what woke each reconcile.
+            .env("RUST_LOG", std::env::var("NUMO_BENCH_LOG").unwrap_or_else(|_| "warn".into()))
             .stdout(log.try_clone()?)
             .stderr(log)
             .spawn()?;

@@ -2,7 +2,7 @@
 //! of its Jobs in the run config's status. A Job that is gone keeps the result its record holds: a Job deleted after
 //! it finished (a TTL, an admin) is not a Job that never ran.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::time::Duration;
 
 use k8s_openapi::jiff::Timestamp;
@@ -164,9 +164,10 @@ pub type Records = BTreeMap<(JobPhase, usize, u32), JobRecord>;
 
 /// What the previous status says about the current rollout (empty when it described another rollout).
 pub struct History<'a> {
-    entries: BTreeMap<&'a str, &'a NodeProgress>,
-    completed: BTreeSet<&'a str>,
-    skipped: BTreeSet<&'a str>,
+    // Hashed, not ordered: each node's state looks its name up here several times, and names share long prefixes.
+    entries: HashMap<&'a str, &'a NodeProgress>,
+    completed: HashSet<&'a str>,
+    skipped: HashSet<&'a str>,
     /// The previous status's lists, in their order.
     lists: (&'a [String], &'a [String]),
     /// Whether numo held this rollout's nodes already: the previous status of the rollout had the target pools
@@ -182,7 +183,7 @@ impl<'a> History<'a> {
         let mut history = Self::of(status, carried.filter(|c| status.rollout_key() == Some(c)).unwrap_or(key));
         if status.rollout_key() != Some(key) {
             history.entries.retain(|_, e| carried_on(e));
-            (history.completed, history.skipped) = (BTreeSet::new(), BTreeSet::new());
+            (history.completed, history.skipped) = (HashSet::new(), HashSet::new());
             history.lists = (&[], &[]);
         }
         history
@@ -192,9 +193,9 @@ impl<'a> History<'a> {
     pub fn of(status: &'a MutexRunConfigStatus, key: &str) -> Self {
         if status.rollout_key() != Some(key) {
             return Self {
-                entries: BTreeMap::new(),
-                completed: BTreeSet::new(),
-                skipped: BTreeSet::new(),
+                entries: HashMap::new(),
+                completed: HashSet::new(),
+                skipped: HashSet::new(),
                 lists: (&[], &[]),
                 held: false,
             };
