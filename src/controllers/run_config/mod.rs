@@ -153,7 +153,10 @@ pub async fn run(ctx: Context) {
         storage_events.touched_objects().predicate_filter(predicates::storage_predicate, Default::default()),
         move |_| all_for_storage(),
     )
-    .watches_stream(job_events.touched_objects(), job_owner)
+    .watches_stream(
+        job_events.touched_objects().predicate_filter(predicates::job_predicate, Default::default()),
+        job_owner,
+    )
     .watches_stream(
         co_events.touched_objects().predicate_filter(predicates::operator_predicate, Default::default()),
         // Every run config tells whether kubelet skew holds the next minor update (condition NextMinorUpdateHeld).

@@ -114,6 +114,37 @@ pub fn drain_predicate(progress: &Guarded<MachineConfigNode>) -> Option<u64> {
     Some(hasher.finish())
 }
 
+/// A numo Job matters when what numo caches of it changes (see [`crate::cached_job::CachedJob`]): that it exists
+/// (its uid), what it is for, how it ended and why, its finalizers, and each step of its deletion. Not on the Job
+/// controller's other status writes while it runs (its pod active, ready, counted), about half of a Job's events.
+pub fn job_predicate(job: &Guarded<crate::cached_job::CachedJob>) -> Option<u64> {
+    let mut hasher = DefaultHasher::new();
+    let meta = job.meta();
+    meta.uid.hash(&mut hasher);
+    meta.finalizers.hash(&mut hasher);
+    meta.deletion_timestamp.is_some().hash(&mut hasher);
+    if meta.deletion_timestamp.is_some() {
+        // Being deleted, each change counts: its finalizer released, then gone (the watch's delete event).
+        meta.resource_version.hash(&mut hasher);
+    }
+    match job.decoded() {
+        Some(cached) => {
+            cached.run_config.hash(&mut hasher);
+            cached
+                .facts
+                .as_ref()
+                .map(|f| (&f.run_config_labels, &f.node, &f.rule, f.phase, f.attempt, &f.target_version))
+                .hash(&mut hasher);
+            format!("{:?}", cached.result).hash(&mut hasher);
+            cached.failure.hash(&mut hasher);
+            cached.creator.hash(&mut hasher);
+        }
+        // One numo cannot decode wakes its run config at each change, so that its status says why.
+        None => meta.resource_version.hash(&mut hasher),
+    }
+    Some(hasher.finish())
+}
+
 /// A StorageCluster matters when the failure-domain key it says changes (not on each of its status updates).
 pub fn storage_predicate(cluster: &Guarded<crate::openshift::StorageCluster>) -> Option<u64> {
     let mut hasher = DefaultHasher::new();
@@ -156,6 +187,49 @@ mod tests {
                                        "message": "All nodes are updating to MachineConfig rendered-worker-2"}]}});
         change(&mut pool);
         serde_json::from_value(pool).expect("a pool")
+    }
+
+    fn job(change: impl FnOnce(&mut Value)) -> Guarded<crate::cached_job::CachedJob> {
+        let mut job = json!({"apiVersion": "batch/v1", "kind": "Job",
+            "metadata": {"name": "check-gate-worker-0", "namespace": "ops", "uid": "j1", "resourceVersion": "10",
+                "finalizers": ["openshift-optional.skrzypek.io/job-result"],
+                "labels": {"app.kubernetes.io/managed-by": "numo",
+                    "openshift-optional.skrzypek.io/run-config": "example",
+                    "openshift-optional.skrzypek.io/run-config-namespace": "ops",
+                    "openshift-optional.skrzypek.io/phase": "gate",
+                    "openshift-optional.skrzypek.io/attempt": "1"},
+                "annotations": {"openshift-optional.skrzypek.io/node": "worker-0",
+                    "openshift-optional.skrzypek.io/rule": "ops/check",
+                    "openshift-optional.skrzypek.io/target-version": "4.16.5",
+                    "openshift-optional.skrzypek.io/run-config": "ops/example"}},
+            "status": {"active": 1, "ready": 0}});
+        change(&mut job);
+        serde_json::from_value(job).expect("a Job")
+    }
+
+    #[test]
+    fn a_job_matters_when_what_numo_caches_of_it_changes_not_at_each_count_of_its_pods() {
+        let base = job_predicate(&job(|_| {}));
+        let same = |change: fn(&mut Value)| job_predicate(&job(change)) == base;
+        assert!(same(|j| j["metadata"]["resourceVersion"] = json!("11")));
+        assert!(same(|j| j["status"] = json!({"active": 1, "ready": 1, "startTime": "2026-11-27T10:00:00Z"})));
+        assert!(!same(
+            |j| j["status"] = json!({"succeeded": 1, "conditions": [{"type": "Complete", "status": "True"}]})
+        ));
+        assert!(!same(|j| j["status"] = json!({"failed": 1, "conditions": [{"type": "Failed", "status": "True",
+            "reason": "BackoffLimitExceeded", "message": "Job has reached the specified backoff limit"}]})));
+        assert!(!same(|j| j["metadata"]["finalizers"] = json!([])), "its result released");
+        assert!(!same(|j| j["metadata"]["uid"] = json!("j2")), "another Job of that name");
+        // Being deleted, each step counts, down to the watch's delete event.
+        let deleting = |rv: &str| {
+            job_predicate(&job(|j| {
+                j["metadata"]["deletionTimestamp"] = json!("2026-11-27T10:00:00Z");
+                j["metadata"]["finalizers"] = json!([]);
+                j["metadata"]["resourceVersion"] = json!(rv);
+            }))
+        };
+        assert_ne!(deleting("12"), base);
+        assert_ne!(deleting("12"), deleting("13"), "its finalizer released, then gone");
     }
 
     #[test]
