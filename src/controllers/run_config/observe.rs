@@ -139,7 +139,6 @@ pub fn snapshot(stores: &Stores, rc: &MutexRunConfig, now: Timestamp) -> Snapsho
             view
         },
     );
-    drop(selectors);
     let cluster_version = stores.cluster_versions.get(&ObjectRef::new(openshift::CLUSTER_VERSION_NAME));
     let cluster = cluster_version.as_deref().and_then(Guarded::decoded).map(|cv| {
         let target_version = cv.target_version().map(String::from);
