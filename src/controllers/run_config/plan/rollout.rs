@@ -137,6 +137,14 @@ pub fn rollout(
         (status.completed_nodes, status.skipped_nodes, status.nodes) = Default::default();
         return Stage::Pausing(upgrade);
     }
+    if restored_by_numo(previous, version) {
+        // numo restored every pool it held in an earlier plan of this rollout (its record keeps none): a pool that
+        // still shows numo's claim is its cache behind those writes, and a target that shows none while the canary
+        // still does was restored first. Each claimed one is restored again, and nothing is claimed.
+        draft.intents.extend(pools::restore_all(snapshot.pools.values(), &resolved.owner, &resolved.canary.name));
+        let progress = previous.progress.clone().unwrap_or_default();
+        return Stage::Restoring { upgrade, progress, waiting_for: Vec::new() };
+    }
     claim_removed(resolved, &snapshot.run_config.status.held_pools, &mut draft.ledger);
     // Pools claimed for an earlier shape of the spec (another canary, a removed target) go back first.
     draft.intents.extend(pools::restore_all(
@@ -160,6 +168,15 @@ pub fn rollout(
         }
         None => Stage::Gating(upgrade, gate.summary),
     }
+}
+
+/// Whether the previous status says numo restored the pools of the rollout to `version` itself: Restoring, with no
+/// pool left in its record of the pools it holds.
+fn restored_by_numo(previous: &MutexRunConfigStatus, version: &str) -> bool {
+    previous.phase == Some(RunPhase::Restoring)
+        && previous.held_pools.is_empty()
+        && previous.target_version.as_deref() == Some(version)
+        && previous.target_config.is_none()
 }
 
 /// Notes, while numo holds a rollout's pools, each involved pool whose claim someone removed (numo's other

@@ -131,6 +131,39 @@ fn the_target_pools_are_restored_before_the_canary_and_completion_waits_for_them
 }
 
 #[test]
+fn a_plan_that_sees_the_targets_restored_before_the_canary_restores_again_and_claims_nothing() {
+    let mut f = Fixture::new(1);
+    let mut restoring = None;
+    for _ in 0..50 {
+        let p = f.plan();
+        if p.status.phase == Some(RunPhase::Restoring) {
+            restoring = Some(p);
+            break;
+        }
+        f.absorb(&p);
+        f.finish_jobs(JobResult::Succeeded);
+        f.upgrade("worker-0");
+    }
+    let mut p = restoring.expect("the rollout reaches Restoring");
+    // numo's cache shows the worker pool restored and not yet the canary, which is restored last.
+    p.intents.retain(|i| !matches!(i, Intent::RestorePool { pool, .. } if pool == "canary"));
+    f.absorb(&p);
+    let next = f.plan();
+    assert!(!next.intents.iter().any(|i| matches!(i, Intent::ClaimPool { .. })), "{:?}", next.intents);
+    assert_eq!(next.status.phase, Some(RunPhase::Restoring), "{:?}", next.status.message);
+    assert!(next.status.foreign_changes.is_empty(), "{:?}", next.status.foreign_changes);
+    assert!(next.status.held_pools.is_empty(), "{:?}", next.status.held_pools);
+    let canary = |p: &Plan| p.intents.iter().any(|i| matches!(i, Intent::RestorePool { pool, .. } if pool == "canary"));
+    assert!(canary(&next), "the canary is restored again: {:?}", next.intents);
+    f.absorb(&next);
+    let p = f.step();
+    assert_eq!(p.status.phase, Some(RunPhase::Restoring), "{:?}", p.status.message);
+    assert!(p.intents.iter().all(|i| !matches!(i, Intent::ClaimPool { .. } | Intent::RestorePool { .. })));
+    f.s.pools.get_mut("worker").unwrap().updated = true;
+    assert_eq!(f.step().status.phase, Some(RunPhase::Completed));
+}
+
+#[test]
 fn once_the_pools_are_paused_the_phase_never_falls_back_to_pausing() {
     let mut f = Fixture::new(2);
     f.s.cluster.as_mut().unwrap().control_plane_completed = false;
