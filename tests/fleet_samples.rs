@@ -620,7 +620,15 @@ async fn a_failed_gate_holds_the_talm_batch_until_an_admin_acts() -> anyhow::Res
     // A merge patch keeps keys it does not name: the failing annotation is removed explicitly.
     fixed["spec"]["jobSpec"]["template"]["metadata"]["annotations"]
         ["sim.numo.openshift-optional.skrzypek.io/job-result"] = Value::Null;
-    rules.patch("gate", &PatchParams::default(), &Patch::Merge(&fixed)).await?;
+    let patched = rules.patch("gate", &PatchParams::default(), &Patch::Merge(&fixed)).await?;
+    // numo judges the fixed rule before the retry: a retry it took while its cache still showed the failing rule
+    // would run the failing Job again (numo's watches of rules and run configs deliver in their own order).
+    let generation = patched.metadata.generation;
+    numo_testkit::wait_until(&rules, "gate", Duration::from_secs(60), "the fixed rule judged", move |rule| {
+        let status = rule.status.as_ref();
+        numo::api::mutex_rule::usability(status, generation, false).is_ok()
+    })
+    .await?;
     let retry = json!({"metadata": {"annotations": {numo::labels::RETRY_ANNOTATION: "worker-0"}}});
     batch.setup.run_configs().patch("gated-workers", &PatchParams::default(), &Patch::Merge(&retry)).await?;
     let done =
