@@ -59,7 +59,16 @@ pub struct Mco {
     daemons: Daemons,
     /// Whether pools boot OS image streams (4.23+, [`crate::OpenShiftRelease::plays_os_image_streams`]).
     os_image_streams: bool,
+    /// Pool → whether it was paused when last seen, and since when it is unpaused (see [`UNPAUSE_DELAY`]).
+    unpaused: HashMap<String, (bool, Option<std::time::Instant>)>,
 }
+
+/// How long an unpaused pool waits before the controller targets its nodes. The MCO's node controller enqueues a
+/// pool after `updateDelay` (5 s) on every change of it and reads the pool again then
+/// (openshift/machine-config-operator `pkg/controller/node/node_controller.go`: `defaultUpdateDelay`,
+/// `enqueueDefault`), so a pool paused again within that time never moves a node; scaled down as the simulator's
+/// other times are. Only the unpause waits here: the simulator reacts to the other pool changes at once.
+pub const UNPAUSE_DELAY: Duration = Duration::from_secs(1);
 
 impl Mco {
     /// A controller writing through `client`; daemons drain and "reboot" for `timing`, wait `retry` after an
@@ -89,6 +98,7 @@ impl Mco {
             created: HashSet::new(),
             daemons: Daemons::default(),
             os_image_streams: false,
+            unpaused: HashMap::new(),
         }
     }
 
@@ -172,8 +182,9 @@ impl Mco {
 
         let member_names = membership.members_of(&name);
         let mut taint_error = None;
+        let settling = self.settling(&name, pool.spec.paused);
         if let Some(target) =
-            target.as_deref().filter(|_| !pool.spec.paused && pool.metadata.deletion_timestamp.is_none())
+            target.as_deref().filter(|_| !pool.spec.paused && !settling && pool.metadata.deletion_timestamp.is_none())
         {
             for node in member_names {
                 let Some(n) = nodes.get(node) else { continue };
@@ -231,6 +242,26 @@ impl Mco {
     }
 
     /// Creates the rendered MachineConfig unless it exists.
+    /// Whether pool `name`, paused as `paused` says, was unpaused less than [`UNPAUSE_DELAY`] ago; if so, a pass is
+    /// asked for when that time is up. A pool first seen unpaused has been so for long.
+    fn settling(&mut self, name: &str, paused: bool) -> bool {
+        let now = std::time::Instant::now();
+        let (was_paused, since) = self.unpaused.get(name).copied().unwrap_or((paused, None));
+        let since = match (paused, was_paused) {
+            (true, _) => None,
+            (false, true) => Some(now),
+            (false, false) => since,
+        };
+        self.unpaused.insert(name.to_string(), (paused, since));
+        let Some(left) = since.and_then(|t| UNPAUSE_DELAY.checked_sub(now.duration_since(t))) else { return false };
+        let notify = self.notify.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(left).await;
+            notify.notify_one();
+        });
+        true
+    }
+
     async fn ensure_rendered(
         &mut self,
         pool: &MachineConfigPool,
