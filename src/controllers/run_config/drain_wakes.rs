@@ -22,16 +22,18 @@ pub const LATE_BY: Duration = Duration::from_secs(1);
 /// At most this many drain wakes wait at once (a rollout of every node at once, on the largest clusters).
 const WAITING: usize = 4096;
 
-/// A drain that ended: the node, and when (the `Drained` condition's time, as numo records it).
+/// A drain that ended: the node, and when (the `Drained` condition's time, as numo records it); no time for a
+/// MachineConfigNode numo cannot decode, which wakes every run config.
 #[derive(Clone, Debug, PartialEq)]
 struct Drain {
     node: String,
-    at: k8s_openapi::jiff::Timestamp,
+    at: Option<k8s_openapi::jiff::Timestamp>,
 }
 
 /// The wakes of the run configs upgrading the nodes whose drain ended, each [`LATE_BY`] after the MachineConfigNode
 /// event that told it, and only for the run configs whose status does not record that drain by then. `drains` are
-/// the MachineConfigNode events that passed `predicates::drain_predicate`.
+/// the MachineConfigNode events that passed `predicates::drain_predicate`; one numo cannot decode wakes every run
+/// config, as late.
 pub fn late<S>(
     drains: S,
     run_configs: Store<Guarded<MutexRunConfig>>,
@@ -61,17 +63,18 @@ where
         })
 }
 
-/// The drain a MachineConfigNode tells, when it tells one that ended (`Drained=True`).
+/// The drain a MachineConfigNode tells, when it tells one that ended (`Drained=True`), or that it cannot be read.
 fn drain_of(progress: &Guarded<MachineConfigNode>) -> Option<Drain> {
-    let decoded = progress.decoded()?;
+    let Some(decoded) = progress.decoded() else { return Some(Drain { node: progress.name_any(), at: None }) };
     let drained = decoded.condition(crate::openshift::machine_config_node::DRAINED).filter(|c| c.status == "True")?;
-    Some(Drain { node: progress.name_any(), at: drained.last_transition_time.0 })
+    Some(Drain { node: progress.name_any(), at: Some(drained.last_transition_time.0) })
 }
 
 /// Whether `rc` upgrades the drained node and its status does not record that drain yet.
 fn unrecorded(rc: &MutexRunConfig, drain: &Drain) -> bool {
+    let Some(drained) = drain.at else { return true };
     let entry = rc.status.as_ref().and_then(|s| s.nodes.iter().find(|n| n.name == drain.node));
-    entry.is_some_and(|e| e.phase == NodePhase::Upgrading && e.drained_at.as_ref().is_none_or(|at| at.0 < drain.at))
+    entry.is_some_and(|e| e.phase == NodePhase::Upgrading && e.drained_at.as_ref().is_none_or(|at| at.0 < drained))
 }
 
 #[cfg(test)]
@@ -94,7 +97,7 @@ mod tests {
     }
 
     fn drain(at: &str) -> Drain {
-        Drain { node: "worker-0".into(), at: at.parse().expect("a time") }
+        Drain { node: "worker-0".into(), at: Some(at.parse().expect("a time")) }
     }
 
     #[test]
@@ -107,5 +110,7 @@ mod tests {
         assert!(!unrecorded(&run_config("CleaningUp", None), &drain(at)), "the node is past its upgrade");
         let other = Drain { node: "worker-1".into(), ..drain(at) };
         assert!(!unrecorded(&run_config("Upgrading", None), &other), "another node");
+        let unreadable = Drain { node: "worker-1".into(), at: None };
+        assert!(unrecorded(&run_config("CleaningUp", None), &unreadable), "one numo cannot read wakes every one");
     }
 }
