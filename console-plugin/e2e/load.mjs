@@ -29,13 +29,13 @@ import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
+import { Usage, kubeconfigPath, readPem, requireBuilt } from './arguments.mjs';
 import { loadKubeconfig } from './kubeconfig.mjs';
 import { startShellServer } from './shell/server.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const plugin = resolve(here, '..');
 
-class Usage extends Error {}
 class Failed extends Error {}
 
 function options() {
@@ -72,23 +72,10 @@ function options() {
       throw new Usage(`--${required} is required (--help)`);
     }
   }
-  const kubeconfig = values.kubeconfig ?? process.env.KUBECONFIG?.split(delimiter)[0];
-  if (!kubeconfig) {
-    throw new Usage('--kubeconfig (or $KUBECONFIG) is required');
-  }
+  const kubeconfig = kubeconfigPath(values.kubeconfig);
   const shell = resolve(values.shell);
-  if (!existsSync(join(shell, 'index.html'))) {
-    throw new Usage(
-      `the console shell is not built (${join(shell, 'index.html')} is missing): run \`npm run build:shell\` ` +
-        '(webpack -c e2e/shell/webpack.config.js) in console-plugin/',
-    );
-  }
-  let pluginCA;
-  try {
-    pluginCA = readFileSync(values['plugin-ca'], 'utf8');
-  } catch (e) {
-    throw new Usage(`--plugin-ca: ${e.message}`);
-  }
+  requireBuilt(shell, 'the console shell', '`npm run build:shell` (webpack -c e2e/shell/webpack.config.js)');
+  const pluginCA = readPem(values['plugin-ca'], '--plugin-ca');
   return {
     kubeconfig,
     context: values.context,

@@ -31,6 +31,7 @@ import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
+import { Usage, kubeconfigPath, requireBuilt } from './arguments.mjs';
 import { loadKubeconfig } from './kubeconfig.mjs';
 import { api, patchSets, startServer } from './server.mjs';
 
@@ -41,8 +42,6 @@ const SKIP = `${GROUP}/skip`;
 const STAGES = ['upgrade', 'degrade', 'recover', 'break-gate', 'fix-gate'];
 
 /* ------------------------------------------------------------------------------------------- arguments */
-
-class Usage extends Error {}
 
 function options() {
   const { values } = parseArgs({
@@ -73,10 +72,7 @@ function options() {
       throw new Usage(`--${required} is required (--help)`);
     }
   }
-  const kubeconfig = values.kubeconfig ?? process.env.KUBECONFIG?.split(delimiter)[0];
-  if (!kubeconfig) {
-    throw new Usage('--kubeconfig (or $KUBECONFIG) is required');
-  }
+  const kubeconfig = kubeconfigPath(values.kubeconfig);
   const patches = {};
   for (const spec of values.patch) {
     const [stage, path, ...json] = spec.split('=');
@@ -96,12 +92,7 @@ function options() {
     throw new Usage('--nodes needs at least two nodes');
   }
   const harness = resolve(values.harness);
-  if (!existsSync(join(harness, 'index.html'))) {
-    throw new Usage(
-      `the harness is not built (${join(harness, 'index.html')} is missing): run \`npm run build:harness\` ` +
-        'in console-plugin/',
-    );
-  }
+  requireBuilt(harness, 'the harness', '`npm run build:harness`');
   return {
     kubeconfig,
     context: values.context,

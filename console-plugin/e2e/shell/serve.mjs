@@ -18,11 +18,11 @@
 // every error on stderr. Exit status: 1 numo's server did not answer in time or the port is taken, 2 the script
 // could not run (arguments, kubeconfig, shell not built).
 
-import { existsSync, readFileSync } from 'node:fs';
-import { delimiter, dirname, join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
+import { Usage, kubeconfigPath, readPem, requireBuilt } from '../arguments.mjs';
 import { loadKubeconfig } from '../kubeconfig.mjs';
 import { startShellServer } from './server.mjs';
 
@@ -30,8 +30,6 @@ const here = dirname(fileURLToPath(import.meta.url));
 const USAGE =
   'usage: node e2e/shell/serve.mjs --kubeconfig F --plugin-url URL --plugin-ca CA.pem ' +
   '[--namespace NS --run-config NAME] [--node NODE] [--port 9080] [--shell DIR] [--wait-seconds 60]\n';
-
-class Usage extends Error {}
 
 function options() {
   const { values } = parseArgs({
@@ -59,27 +57,14 @@ function options() {
       throw new Usage(`--${required} is required (--help)`);
     }
   }
-  const kubeconfig = values.kubeconfig ?? process.env.KUBECONFIG?.split(delimiter)[0];
-  if (!kubeconfig) {
-    throw new Usage('--kubeconfig (or $KUBECONFIG) is required');
-  }
+  const kubeconfig = kubeconfigPath(values.kubeconfig);
   const port = Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new Usage(`--port ${values.port} is not a port`);
   }
   const shell = resolve(values.shell);
-  if (!existsSync(join(shell, 'index.html'))) {
-    throw new Usage(
-      `the console shell is not built (${join(shell, 'index.html')} is missing): run \`npm run build:shell\` ` +
-        'in console-plugin/',
-    );
-  }
-  let pluginCA;
-  try {
-    pluginCA = readFileSync(values['plugin-ca'], 'utf8');
-  } catch (e) {
-    throw new Usage(`--plugin-ca: ${e.message}`);
-  }
+  requireBuilt(shell, 'the console shell', '`npm run build:shell`');
+  const pluginCA = readPem(values['plugin-ca'], '--plugin-ca');
   let connection;
   try {
     connection = loadKubeconfig(kubeconfig, values.context);
