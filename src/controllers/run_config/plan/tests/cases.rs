@@ -100,20 +100,25 @@ fn target_nodes_another_pool_owns_are_named_not_silently_ignored() {
     assert_eq!(p.status.total_nodes, 2);
 }
 
-#[test]
-fn the_target_pools_are_restored_before_the_canary_and_completion_waits_for_them() {
-    let mut f = Fixture::new(1);
-    let mut restoring = None;
+/// Drives the one-worker rollout of `f` until a plan says `Restoring`, and returns that plan, not yet absorbed.
+fn until_restoring(f: &mut Fixture) -> Plan {
     for _ in 0..50 {
-        let p = f.step();
+        let p = f.plan();
         if p.status.phase == Some(RunPhase::Restoring) {
-            restoring = Some(p);
-            break;
+            return p;
         }
+        f.absorb(&p);
         f.finish_jobs(JobResult::Succeeded);
         f.upgrade("worker-0");
     }
-    let p = restoring.expect("the rollout reaches Restoring");
+    panic!("the rollout did not reach Restoring: {:?}", f.s.run_config.status);
+}
+
+#[test]
+fn the_target_pools_are_restored_before_the_canary_and_completion_waits_for_them() {
+    let mut f = Fixture::new(1);
+    let p = until_restoring(&mut f);
+    f.absorb(&p);
     let worker = position(&p, |i| matches!(i, Intent::RestorePool { pool, .. } if pool == "worker"));
     let canary = position(&p, |i| matches!(i, Intent::RestorePool { pool, .. } if pool == "canary"));
     assert!(worker.is_some() && worker < canary, "{:?}", p.intents);
@@ -133,18 +138,7 @@ fn the_target_pools_are_restored_before_the_canary_and_completion_waits_for_them
 #[test]
 fn a_plan_that_sees_the_targets_restored_before_the_canary_restores_again_and_claims_nothing() {
     let mut f = Fixture::new(1);
-    let mut restoring = None;
-    for _ in 0..50 {
-        let p = f.plan();
-        if p.status.phase == Some(RunPhase::Restoring) {
-            restoring = Some(p);
-            break;
-        }
-        f.absorb(&p);
-        f.finish_jobs(JobResult::Succeeded);
-        f.upgrade("worker-0");
-    }
-    let mut p = restoring.expect("the rollout reaches Restoring");
+    let mut p = until_restoring(&mut f);
     // numo's cache shows the worker pool restored and not yet the canary, which is restored last.
     p.intents.retain(|i| !matches!(i, Intent::RestorePool { pool, .. } if pool == "canary"));
     f.absorb(&p);
