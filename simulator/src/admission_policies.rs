@@ -39,7 +39,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use crate::identities::OPERATOR_FIELD_MANAGER;
+use crate::platform::OPERATOR_FIELD_MANAGER;
 use crate::release::OpenShiftRelease;
 
 /// The policy on pools' `machineConfigSelector` (4.18+).

@@ -36,8 +36,10 @@ use serde_json::json;
 
 use crate::cvo::{self, OperatorRelease};
 use crate::operator_sync::SyncReport;
+use crate::platform::FIELD_MANAGER;
+use crate::release::OpenShiftRelease;
 use crate::required_pools::{DEGRADED_POOL, DEGRADED_POOL_MESSAGE};
-use crate::{faults, kubelet_skew, render, OpenShiftRelease, FIELD_MANAGER};
+use crate::{faults, kubelet_skew, render};
 
 /// Condition: the operator is functional and available in the cluster.
 pub const AVAILABLE: &str = "Available";

@@ -22,7 +22,8 @@ use numo::openshift::{
 use serde_json::{json, Value};
 
 use crate::membership::MASTER;
-use crate::{render, FIELD_MANAGER};
+use crate::platform::FIELD_MANAGER;
+use crate::render;
 
 /// The machine-config operator: it reports a new release only once the master pool runs it.
 pub const MACHINE_CONFIG: &str = "machine-config";

@@ -29,9 +29,9 @@ use crate::machine_config_nodes::steps::{steps, Stage, Update};
 use crate::machine_config_nodes::{MachineConfigNodes, NodeReport};
 use crate::membership::is_windows;
 use crate::node_state::{self, STATE_DEGRADED, STATE_DONE, STATE_UNRECONCILABLE, STATE_WORKING};
+use crate::platform::FIELD_MANAGER;
 use crate::reconcile::reason_prefix;
 use crate::record::{self, Reboot, SharedRecord};
-use crate::FIELD_MANAGER;
 
 /// How an update ended.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -23,7 +23,7 @@
 //!   Nodes carry what the MCO writes (the daemon's `currentConfig`, `desiredConfig` and `state` annotations); the
 //!   release is on the rendered MachineConfig (its `release-image-version` annotation), not on the node. Also the
 //!   namespace `openshift-machine-config-operator` with the operator's, the daemon's and the controller's
-//!   ServiceAccounts and their role bindings ([`identities`]), which the components of [`Platform`] act as.
+//!   ServiceAccounts and their role bindings ([`platform`]), which the components of [`Platform`] act as.
 //! - **CVO** ([`cvo`]): a new `spec.desiredUpdate.version` gets a `Partial` history entry at once; after the
 //!   control-plane step the templates move to the new release (the MCO is updated); the entry becomes `Completed`
 //!   when the master pool has rolled, without waiting for other pools.
@@ -54,7 +54,7 @@
 //!   MachineConfigNode step, its pool step and its wait for the required (master) pool in order, and the first that
 //!   fails stops it, with `machine-config` `Degraded=True`, reason `<step>Failed`, until that step passes. On 4.20
 //!   and later a node matched by two custom pools fails the MachineConfigNode step (`MachineConfigNodeFailed`,
-//!   "node <n> belongs to 2 custom roles, cannot proceed with this Node"). A degraded pool makes `machine-config`
+//!   `node <n> belongs to 2 custom roles, cannot proceed with this Node`). A degraded pool makes `machine-config`
 //!   `Upgradeable=False` (`DegradedPool`) and holds the operator's sync in its wait for the required pools, which
 //!   fails after 10 minutes per master ([`SimConfig::required_pool_wait_per_machine`], `RequiredPoolsFailed`);
 //!   both clear once no pool is degraded.
@@ -139,15 +139,15 @@
 //! (`MachineConfiguration`, boot images); the pool-selector rule's evaluation errors are refusals with its message.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 pub mod admission_policies;
 pub mod cluster_operators;
+pub mod config;
 pub mod crds;
+mod create;
 pub mod cvo;
 pub mod daemon;
 pub mod faults;
-pub mod identities;
 pub mod kubelet_skew;
 pub mod machine_config_nodes;
 pub mod mco;
@@ -155,6 +155,7 @@ pub mod membership;
 pub mod nfd;
 pub mod node_state;
 pub mod operator_sync;
+pub mod platform;
 pub mod reconcile;
 pub mod record;
 pub mod release;
@@ -167,75 +168,10 @@ pub mod sriov;
 pub mod status;
 pub mod storage;
 
+pub use config::{ClusterShape, SimConfig};
+pub use platform::{Platform, FIELD_MANAGER};
 pub use release::OpenShiftRelease;
 pub use seed::{seed, KWOK_NODE_ANNOTATION};
-
-/// Field manager of every write the simulator makes.
-pub const FIELD_MANAGER: &str = "numo-simulator";
-
-/// The cluster a test or the demo starts from.
-#[derive(Clone, Debug)]
-pub struct ClusterShape {
-    /// The release the cluster runs, e.g. `4.16.4`.
-    pub version: String,
-    /// Number of worker nodes (`worker-0`, `worker-1`, ...).
-    pub workers: usize,
-    /// Number of control-plane nodes (`master-0`, ...).
-    pub masters: usize,
-}
-
-impl Default for ClusterShape {
-    fn default() -> Self {
-        Self { version: "4.16.4".into(), workers: 3, masters: 1 }
-    }
-}
-
-/// Timings of the simulated operators. The defaults roll a 10-node pool in about 25 seconds.
-#[derive(Clone, Debug)]
-pub struct SimConfig {
-    /// How long a node "reboots" while the daemon updates it (a node's `reboot-seconds` annotation overrides it).
-    pub reboot: Duration,
-    /// How long a node drains after its cordon, before its reboot (a node's `drain-seconds` annotation overrides
-    /// it); no pod is evicted. Default zero.
-    pub drain: Duration,
-    /// How long the control plane takes to upgrade before the CVO updates the MCO.
-    pub control_plane: Duration,
-    /// How long to wait before trying again after an API error.
-    pub retry: Duration,
-    /// Also play Node Feature Discovery ([`nfd`]): label every node with the release it runs. Off by default, as
-    /// the MCO itself writes no such label.
-    pub nfd_labels: bool,
-    /// The OpenShift release whose platform writers the simulator plays ([`operator_sync`]); default the newest.
-    pub openshift: OpenShiftRelease,
-    /// Also play ODF's storage nodes and Rook's managed disruption budgets ([`storage`]), and let the drain evict OSD
-    /// pods through the Eviction API. Off by default.
-    pub storage: Option<storage::StorageConfig>,
-    /// How long the machine-config operator waits for its required pools, per machine in them, before its sync
-    /// fails with `RequiredPoolsFailed` ([`required_pools`]); the MCO's 10 minutes by default.
-    pub required_pool_wait_per_machine: Duration,
-    /// Also play the SR-IOV network operator's drain controller ([`sriov`]): it pauses a node's pool around its
-    /// drain of a node annotated [`faults::SRIOV_RECONFIGURE`]. Off by default.
-    pub sriov: bool,
-    /// How long SR-IOV's drain of a node takes, between its pause and its unpause ([`sriov`]).
-    pub sriov_drain: Duration,
-}
-
-impl Default for SimConfig {
-    fn default() -> Self {
-        Self {
-            reboot: Duration::from_secs(2),
-            drain: Duration::ZERO,
-            control_plane: Duration::from_secs(2),
-            retry: Duration::from_secs(1),
-            nfd_labels: false,
-            openshift: OpenShiftRelease::default(),
-            storage: None,
-            required_pool_wait_per_machine: required_pools::WAIT_PER_MACHINE,
-            sriov: false,
-            sriov_drain: Duration::from_secs(2),
-        }
-    }
-}
 
 /// The running simulated operators; they stop when this is dropped.
 pub struct SimulatorHandle {
@@ -284,65 +220,6 @@ impl Drop for SimulatorHandle {
 impl std::fmt::Debug for SimulatorHandle {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SimulatorHandle").field("tasks", &self.tasks.len()).finish()
-    }
-}
-
-/// The clients of the platform components that must act under their own identity, so that admission (numo's
-/// ValidatingAdmissionPolicy) judges their writes as on a real cluster and RBAC holds them to their roles.
-#[derive(Clone)]
-pub struct Platform {
-    /// Acts as the machine-config operator ([`operator_sync::OPERATOR_USER`]): its pool sync and its
-    /// MachineConfigNode sync.
-    pub machine_config_operator: kube::Client,
-    /// Acts as the machine-config daemon ([`identities::DAEMON_USER`]): its MachineConfigNode writes.
-    pub machine_config_daemon: kube::Client,
-    /// Acts as the machine-config controller ([`identities::CONTROLLER_USER`]): the MachineConfigNode writes of its
-    /// node and drain controllers.
-    pub machine_config_controller: kube::Client,
-    /// The drain controller's evictions ([`storage::drain`]), as the machine-config controller but without kube's
-    /// retry of 429 responses: client-go does not retry the 429 of a disruption budget (it carries no
-    /// `Retry-After`), the drain itself tries again.
-    pub drain_evictions: kube::Client,
-    /// Acts as Rook's operator ([`identities::ROOK_USER`]): the OSDs, budgets and state map of [`storage`].
-    pub rook_operator: kube::Client,
-    /// Acts as the SR-IOV network operator ([`identities::SRIOV_USER`]): its pauses and unpauses of pools
-    /// ([`sriov`]).
-    pub sriov_operator: kube::Client,
-}
-
-impl Platform {
-    /// Every component acting as the user of `client`.
-    pub fn as_one(client: kube::Client) -> Self {
-        Self {
-            machine_config_operator: client.clone(),
-            machine_config_daemon: client.clone(),
-            machine_config_controller: client.clone(),
-            drain_evictions: client.clone(),
-            rook_operator: client.clone(),
-            sriov_operator: client,
-        }
-    }
-
-    /// Each component impersonating its own user, from the (admin) client configuration `config`; seeding creates
-    /// their ServiceAccounts and binds their roles. (With [`Platform::as_one`] the drain's evictions go through the
-    /// given client, whose retries may hide a budget's refusals.)
-    pub fn impersonating(config: &kube::Config) -> Result<Self, kube::Error> {
-        let acting_as_with = |user: &str, default_retry: bool| {
-            let mut config = config.clone();
-            config.auth_info.impersonate = Some(user.to_string());
-            config.auth_info.impersonate_groups = None;
-            config.default_retry = default_retry;
-            kube::Client::try_from(config)
-        };
-        let acting_as = |user: &str| acting_as_with(user, config.default_retry);
-        Ok(Self {
-            machine_config_operator: acting_as(operator_sync::OPERATOR_USER)?,
-            machine_config_daemon: acting_as(identities::DAEMON_USER)?,
-            machine_config_controller: acting_as(identities::CONTROLLER_USER)?,
-            drain_evictions: acting_as_with(identities::CONTROLLER_USER, false)?,
-            rook_operator: acting_as(identities::ROOK_USER)?,
-            sriov_operator: acting_as(identities::SRIOV_USER)?,
-        })
     }
 }
 

@@ -25,9 +25,10 @@ use tokio::task::{AbortHandle, Id, JoinSet};
 use crate::daemon::{self, Outcome};
 use crate::machine_config_nodes::MachineConfigNodes;
 use crate::membership::Membership;
+use crate::platform::FIELD_MANAGER;
 use crate::record::{self, SharedRecord};
 use crate::render::{self, Rendered};
-use crate::{rollout, status, FIELD_MANAGER};
+use crate::{rollout, status};
 
 /// What one pass sees: the caches' contents.
 pub struct View {

@@ -20,7 +20,8 @@ use numo::openshift::RELEASE_VERSION;
 use serde_json::json;
 
 use crate::mco::View;
-use crate::{node_state, FIELD_MANAGER};
+use crate::node_state;
+use crate::platform::FIELD_MANAGER;
 
 /// The label `node` should carry and does not: the release of its current config, when that config names one and
 /// the node's label differs.

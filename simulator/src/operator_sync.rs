@@ -30,8 +30,8 @@ use numo::openshift::MachineConfigPool;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use numo::openshift::{MachineConfigPoolSpec, MC_ROLE};
 
-pub use crate::identities::{OPERATOR_FIELD_MANAGER, OPERATOR_NAMESPACE, OPERATOR_SERVICE_ACCOUNT, OPERATOR_USER};
 use crate::membership::{MASTER, ROLE_LABEL_PREFIX, WORKER};
+pub use crate::platform::{OPERATOR_FIELD_MANAGER, OPERATOR_NAMESPACE, OPERATOR_SERVICE_ACCOUNT, OPERATOR_USER};
 pub use crate::release::OpenShiftRelease;
 
 /// The reason of `machine-config` `Degraded=True` when the pool sync fails (`taskFailed("MachineConfigPools")`).

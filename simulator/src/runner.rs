@@ -28,16 +28,18 @@ use tokio::time::Instant;
 
 use crate::admission_policies::{AdmissionPolicies, CONTROLLER_TASK};
 use crate::cluster_operators::{ClusterOperator, ClusterOperators};
+use crate::config::SimConfig;
 use crate::cvo::Cvo;
 use crate::daemon;
 use crate::machine_config_nodes::{MachineConfigNode, MachineConfigNodes, SyncError};
 use crate::mco::{Mco, View};
 use crate::nfd::Nfd;
 use crate::operator_sync::{OperatorSync, SyncFailure, SyncReport, MACHINE_CONFIG_NODE_TASK, POOLS_TASK};
+use crate::platform::Platform;
 use crate::record::SharedRecord;
 use crate::render;
 use crate::required_pools::{self, RequiredPools};
-use crate::{storage, Platform, SimConfig};
+use crate::storage;
 
 /// The caches the passes read.
 struct Caches {

@@ -12,22 +12,23 @@ use k8s_openapi::api::core::v1::{Node, NodeSpec, Taint};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use k8s_openapi::jiff::Timestamp;
-use kube::api::{Api, ObjectMeta, Patch, PatchParams, PostParams};
-use kube::{Resource, ResourceExt};
+use kube::api::{Api, ObjectMeta, Patch, PatchParams};
+use kube::ResourceExt;
 use numo::openshift::{
     ClusterVersion, ClusterVersionSpec, ConfigSource, MachineConfig, MachineConfigPool, RenderedConfiguration, Update,
     CLUSTER_VERSION_NAME, CURRENT_CONFIG, DESIRED_CONFIG, MCD_REASON, MCD_STATE,
 };
-use serde::de::DeserializeOwned;
-use serde::Serialize;
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
 use crate::cluster_operators::{self, ClusterOperator, ClusterOperatorSpec};
+use crate::config::ClusterShape;
+use crate::create::create_if_missing;
 use crate::membership::{MASTER, ROLE_LABEL_PREFIX, WORKER};
 use crate::node_state::STATE_DONE;
 use crate::operator_sync::manifest_pool;
-use crate::{cvo, render, ClusterShape, FIELD_MANAGER};
+use crate::platform::FIELD_MANAGER;
+use crate::{cvo, render};
 
 /// kwok manages the nodes that carry this annotation (value `fake`).
 pub const KWOK_NODE_ANNOTATION: &str = "kwok.x-k8s.io/node";
@@ -45,7 +46,7 @@ pub async fn seed(client: &kube::Client, shape: &ClusterShape) -> anyhow::Result
         .await
         .context("listing MachineConfigs")?
         .items;
-    ensure_platform_accounts(client).await?;
+    crate::platform::accounts::ensure(client).await?;
     let master = ensure_pool(client, manifest_pool(MASTER), &configs).await?;
     let mut worker = manifest_pool(WORKER);
     worker.spec.max_unavailable = Some(IntOrString::Int(1));
@@ -62,99 +63,6 @@ pub async fn seed(client: &kube::Client, shape: &ClusterShape) -> anyhow::Result
     try_join_all(nodes.into_iter().map(|n| create_if_missing(client, n))).await?;
     tracing::info!(%version, masters = shape.masters, workers = shape.workers, "seeded");
     Ok(())
-}
-
-/// The machine-config operator's namespace, ServiceAccount and its binding to `cluster-admin`, as the MCO's install
-/// manifests have them (`install/0000_80_machine-config_00_rbac.yaml`, ClusterRoleBinding
-/// `custom-account-openshift-machine-config-operator`): the simulator's pool sync acts as that ServiceAccount. Also the
-/// daemon's and the controller's ServiceAccounts, each with its ClusterRole and ClusterRoleBinding named after it as
-/// in `manifests/machineconfigdaemon/` and `manifests/machineconfigcontroller/` (the rules on the kinds the simulator
-/// has): their MachineConfigNode writes act as them.
-async fn ensure_platform_accounts(client: &kube::Client) -> anyhow::Result<()> {
-    use crate::identities::{CONTROLLER_SERVICE_ACCOUNT, DAEMON_SERVICE_ACCOUNT};
-    use crate::operator_sync::{OPERATOR_NAMESPACE, OPERATOR_SERVICE_ACCOUNT};
-    use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
-    use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
-    let namespace: Namespace = serde_json::from_value(json!({"metadata": {"name": OPERATOR_NAMESPACE}}))?;
-    create_if_missing(client, namespace).await?;
-    let accounts = [
-        (OPERATOR_SERVICE_ACCOUNT, "custom-account-openshift-machine-config-operator", "cluster-admin"),
-        (DAEMON_SERVICE_ACCOUNT, DAEMON_SERVICE_ACCOUNT, DAEMON_SERVICE_ACCOUNT),
-        (CONTROLLER_SERVICE_ACCOUNT, CONTROLLER_SERVICE_ACCOUNT, CONTROLLER_SERVICE_ACCOUNT),
-    ];
-    for (account, binding, role) in accounts {
-        let object: ServiceAccount =
-            serde_json::from_value(json!({"metadata": {"name": account, "namespace": OPERATOR_NAMESPACE}}))?;
-        create_or_read(Api::namespaced(client.clone(), OPERATOR_NAMESPACE), object).await?;
-        if let Some(rules) = platform_role_rules(role) {
-            let cluster_role: ClusterRole =
-                serde_json::from_value(json!({"metadata": {"name": role}, "rules": rules}))?;
-            create_if_missing(client, cluster_role).await?;
-        }
-        let binding: ClusterRoleBinding = serde_json::from_value(json!({
-            "metadata": {"name": binding},
-            "subjects": [{"kind": "ServiceAccount", "name": account, "namespace": OPERATOR_NAMESPACE}],
-            "roleRef": {"kind": "ClusterRole", "name": role, "apiGroup": "rbac.authorization.k8s.io"},
-        }))?;
-        create_if_missing(client, binding).await?;
-    }
-    ensure_sriov_account(client).await
-}
-
-/// The SR-IOV network operator's namespace, ServiceAccount, ClusterRole and binding, with the rules of its
-/// `config/rbac/clusterrole.yaml` on the kinds the simulator has (every verb on `machineconfiguration.openshift.io`;
-/// nodes, which its drain reads and cordons): [`crate::sriov`] acts as it.
-async fn ensure_sriov_account(client: &kube::Client) -> anyhow::Result<()> {
-    use crate::identities::{SRIOV_NAMESPACE, SRIOV_SERVICE_ACCOUNT};
-    use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
-    use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
-    let namespace: Namespace = serde_json::from_value(json!({"metadata": {"name": SRIOV_NAMESPACE}}))?;
-    create_if_missing(client, namespace).await?;
-    let account: ServiceAccount =
-        serde_json::from_value(json!({"metadata": {"name": SRIOV_SERVICE_ACCOUNT, "namespace": SRIOV_NAMESPACE}}))?;
-    create_or_read(Api::namespaced(client.clone(), SRIOV_NAMESPACE), account).await?;
-    let role: ClusterRole = serde_json::from_value(json!({
-        "metadata": {"name": SRIOV_SERVICE_ACCOUNT},
-        "rules": [
-            {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "watch", "patch", "update"]},
-            {"apiGroups": ["machineconfiguration.openshift.io"], "resources": ["*"], "verbs": ["*"]},
-        ],
-    }))?;
-    create_if_missing(client, role).await?;
-    let binding: ClusterRoleBinding = serde_json::from_value(json!({
-        "metadata": {"name": SRIOV_SERVICE_ACCOUNT},
-        "subjects": [{"kind": "ServiceAccount", "name": SRIOV_SERVICE_ACCOUNT, "namespace": SRIOV_NAMESPACE}],
-        "roleRef": {"kind": "ClusterRole", "name": SRIOV_SERVICE_ACCOUNT, "apiGroup": "rbac.authorization.k8s.io"},
-    }))?;
-    create_if_missing(client, binding).await?;
-    Ok(())
-}
-
-/// The rules of the daemon's or the controller's ClusterRole on the kinds the simulator has; None for a role seeding
-/// does not create (`cluster-admin`).
-fn platform_role_rules(role: &str) -> Option<serde_json::Value> {
-    const MCO_GROUP: &str = "machineconfiguration.openshift.io";
-    let read = json!(["get", "list", "watch"]);
-    match role {
-        crate::identities::DAEMON_SERVICE_ACCOUNT => Some(json!([
-            {"apiGroups": [""], "resources": ["nodes"], "verbs": read},
-            {"apiGroups": ["config.openshift.io"], "resources": ["clusterversions"], "verbs": read},
-            {"apiGroups": [MCO_GROUP], "resources": ["machineconfigs", "machineconfigpools"], "verbs": read},
-            {"apiGroups": [MCO_GROUP], "resources": ["machineconfignodes", "machineconfignodes/status"],
-             "verbs": ["create", "update", "patch", "get"]},
-        ])),
-        crate::identities::CONTROLLER_SERVICE_ACCOUNT => Some(json!([
-            {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "watch", "patch", "update"]},
-            {"apiGroups": [""], "resources": ["pods"], "verbs": read},
-            {"apiGroups": [""], "resources": ["pods/eviction"], "verbs": ["create"]},
-            {"apiGroups": [MCO_GROUP], "resources": [
-                "machineconfigs", "machineconfigs/status", "machineconfigpools", "machineconfigpools/status",
-                "machineconfignodes", "machineconfignodes/status"],
-             "verbs": ["get", "list", "watch", "create", "update", "patch", "delete"]},
-            {"apiGroups": ["config.openshift.io"], "resources": ["clusterversions"], "verbs": read},
-        ])),
-        _ => None,
-    }
 }
 
 /// Creates the ClusterVersion `version` if missing, and gives it an installed status if it has none; returns it as
@@ -276,34 +184,6 @@ fn node(name: &str, role: &str, config: &str) -> Node {
         },
         spec: Some(NodeSpec { taints, ..NodeSpec::default() }),
         status: None,
-    }
-}
-
-/// Creates a cluster-scoped object unless one of its name exists; returns the stored object.
-pub(crate) async fn create_if_missing<K>(client: &kube::Client, object: K) -> anyhow::Result<K>
-where
-    K: Resource<DynamicType = (), Scope = k8s_openapi::ClusterResourceScope>
-        + Clone
-        + std::fmt::Debug
-        + Serialize
-        + DeserializeOwned,
-{
-    create_or_read(Api::all(client.clone()), object).await
-}
-
-/// Creates `object` through `api` unless one of its name exists there; returns the stored object.
-pub(crate) async fn create_or_read<K>(api: Api<K>, object: K) -> anyhow::Result<K>
-where
-    K: Resource<DynamicType = ()> + Clone + std::fmt::Debug + Serialize + DeserializeOwned,
-{
-    let name = object.name_any();
-    let post = PostParams { field_manager: Some(FIELD_MANAGER.into()), ..PostParams::default() };
-    match api.create(&post, &object).await {
-        Ok(created) => Ok(created),
-        Err(kube::Error::Api(status)) if status.code == 409 => {
-            api.get(&name).await.with_context(|| format!("reading {} {name}", K::kind(&())))
-        }
-        Err(err) => Err(err).with_context(|| format!("creating {} {name}", K::kind(&()))),
     }
 }
 

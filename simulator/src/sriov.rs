@@ -1,7 +1,7 @@
 //! The SR-IOV network operator's drain controller, opt-in with [`crate::SimConfig::sriov`]: it pauses a node's
 //! MachineConfigPool around its own drain of that node, so that the MCO does not reboot the node while SR-IOV
 //! reconfigures its NICs, and unpauses the pool afterwards. It acts as its own ServiceAccount
-//! ([`crate::identities::SRIOV_USER`]), through [`crate::Platform::sriov_operator`].
+//! ([`crate::platform::SRIOV_USER`]), through [`crate::Platform::sriov_operator`].
 //!
 //! Followed from openshift/sriov-network-operator (master, 2026): `controllers/drain_controller.go` and
 //! `controllers/drain_controller_helper.go` (the per-node state machine and the drain slots),
@@ -47,7 +47,8 @@ use serde_json::json;
 use tokio::time::{Duration, Instant};
 
 use crate::mco::View;
-use crate::{faults, node_state, FIELD_MANAGER};
+use crate::platform::FIELD_MANAGER;
+use crate::{faults, node_state};
 
 /// SR-IOV's annotation on a pool it pauses (`consts.MachineConfigPoolPausedAnnotation`).
 pub const STATE: &str = "sriovnetwork.openshift.io/state";

@@ -10,10 +10,10 @@
 //!   then the node's `desiredConfig`); deletes the objects of nodes that are gone.
 //! - **the node controller** (`pkg/controller/node/node_controller.go` `updateCandidateNode` →
 //!   `pkg/upgrademonitor/upgrade_monitor.go` `UpdateMachineConfigNodeSpecDesiredAnnotation`, as
-//!   [`crate::identities::CONTROLLER_USER`]): sets `spec.configVersion.desired` just before it sets the node's
+//!   [`crate::platform::CONTROLLER_USER`]): sets `spec.configVersion.desired` just before it sets the node's
 //!   `desiredConfig` (a read and an update).
-//! - **the daemon and the drain controller** ([`steps`], as [`crate::identities::DAEMON_USER`] and
-//!   [`crate::identities::CONTROLLER_USER`]): the conditions of each phase of an update, through
+//! - **the daemon and the drain controller** ([`steps`], as [`crate::platform::DAEMON_USER`] and
+//!   [`crate::platform::CONTROLLER_USER`]): the conditions of each phase of an update, through
 //!   `upgrade_monitor.go` `generateAndApplyMachineConfigNodes` ([`conditions`]): a read, then a server-side apply of
 //!   the whole status (field manager `machine-config-operator`, forced).
 //!

@@ -18,7 +18,8 @@ use serde_json::json;
 use super::conditions::{next, status_desired};
 use super::steps::{Step, Writer};
 use super::*;
-use crate::{OpenShiftRelease, Platform};
+use crate::platform::Platform;
+use crate::release::OpenShiftRelease;
 
 /// Why the operator's MachineConfigNode sync did not complete.
 #[derive(Debug, thiserror::Error)]

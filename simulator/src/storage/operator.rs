@@ -2,8 +2,8 @@
 //! [`NAMESPACE`]): its OSD controller creates the missing OSDs ([`super::osds`]); the Ceph stand-in and the record
 //! follow every change; its disruption controller ([`super::rook`], [`super::budgets`]) reconciles as Rook's does
 //! (`add.go`, `osd.go` `requeuePDBController`): at start, when the default budget is updated to zero allowed
-//! disruptions, and on its requeues (every [`RookTiming::default_missing`] while the default budget is missing,
-//! every [`RookTiming::default_at_zero`] while it allows none). Writes act as Rook's ServiceAccount; the state map
+//! disruptions, and on its requeues (every [`super::RookTiming::default_missing`] while the default budget is missing,
+//! every [`super::RookTiming::default_at_zero`] while it allows none). Writes act as Rook's ServiceAccount; the state map
 //! lives in ConfigMap `rook-ceph-pdbstatemap`, so a restarted simulator resumes the draining domain.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -32,7 +32,7 @@ use super::ledger::Ledger;
 use super::rook::{self, Osd, StateMap, Wanted};
 use super::{osds, StorageConfig, APP_LABEL, NAMESPACE, OSD_APP};
 use crate::node_state;
-use crate::FIELD_MANAGER;
+use crate::platform::FIELD_MANAGER;
 
 /// Rook's state map (`pdbStateMapName`) and its keys.
 pub const STATE_MAP: &str = "rook-ceph-pdbstatemap";

@@ -13,10 +13,10 @@ use kube::ResourceExt;
 use serde_json::json;
 
 use super::{FailureDomain, NAMESPACE, STORAGE_NODE_LABEL};
-use crate::identities::ROOK_SERVICE_ACCOUNT;
+use crate::create::{create_if_missing, create_or_read};
 use crate::membership::ROLE_LABEL_PREFIX;
-use crate::seed::{create_if_missing, create_or_read};
-use crate::FIELD_MANAGER;
+use crate::platform::FIELD_MANAGER;
+use crate::platform::ROOK_SERVICE_ACCOUNT;
 
 /// The storage nodes' shape.
 #[derive(Clone, Debug, PartialEq, Eq)]
