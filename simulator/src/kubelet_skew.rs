@@ -22,7 +22,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::ResourceExt;
 
 use crate::node_state;
-use crate::OpenShiftRelease;
+use crate::release::OpenShiftRelease;
 use numo::openshift::ClusterOperatorStatus;
 pub use numo::openshift::KUBE_APISERVER;
 

@@ -15,7 +15,7 @@
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 
 use super::*;
-use crate::OpenShiftRelease;
+use crate::release::OpenShiftRelease;
 
 /// Condition status.
 pub const TRUE: &str = "True";
