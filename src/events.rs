@@ -191,36 +191,34 @@ impl Inner {
     }
 }
 
-/// Publishes an Event about `obj`: `Warning` when `warning`, else `Normal`. `reason` is a CamelCase word, `action`
-/// what numo did or tried (e.g. `Validate`), `note` the sentence a person reads. Returns once it is written; errors
-/// are logged, never returned.
-pub async fn publish(
-    recorder: &Recorder,
-    obj: &impl Resource<DynamicType = ()>,
-    warning: bool,
-    reason: &str,
-    action: &str,
-    note: String,
-) {
-    recorder.inner.publish(queued(obj, warning, reason, action, note)).await;
+/// What an Event says: `Warning` when `warning`, else `Normal`; `reason` a CamelCase word, `action` what numo did or
+/// tried (e.g. `Validate`), `note` the sentence a person reads.
+pub struct Said<'a> {
+    /// Whether it is a Warning.
+    pub warning: bool,
+    /// A CamelCase word.
+    pub reason: &'a str,
+    /// What numo did or tried.
+    pub action: &'a str,
+    /// The sentence a person reads.
+    pub note: String,
+}
+
+/// Publishes an Event about `obj` that says `said`. Returns once it is written; errors are logged, never returned.
+pub async fn publish(recorder: &Recorder, obj: &impl Resource<DynamicType = ()>, said: Said<'_>) {
+    recorder.inner.publish(queued(obj, said)).await;
 }
 
 /// Queues an Event about `obj` (see [`publish`]) and returns at once; the recorder's task publishes it. A full queue
 /// drops the Event, with a log line: the status still says what happened.
-pub fn publish_later(
-    recorder: &Recorder,
-    obj: &impl Resource<DynamicType = ()>,
-    warning: bool,
-    reason: &str,
-    action: &str,
-    note: String,
-) {
-    if recorder.sender().try_send(queued(obj, warning, reason, action, note)).is_err() {
+pub fn publish_later(recorder: &Recorder, obj: &impl Resource<DynamicType = ()>, said: Said<'_>) {
+    let reason = said.reason;
+    if recorder.sender().try_send(queued(obj, said)).is_err() {
         tracing::warn!(reason, "the Event queue is full; an Event was dropped");
     }
 }
 
-fn queued(obj: &impl Resource<DynamicType = ()>, warning: bool, reason: &str, action: &str, note: String) -> Queued {
+fn queued(obj: &impl Resource<DynamicType = ()>, Said { warning, reason, action, note }: Said<'_>) -> Queued {
     let reference = obj.object_ref(&());
     let occurrence = Occurrence {
         regarding: (reference.kind.clone(), reference.namespace.clone(), reference.name.clone(), reference.uid.clone()),

@@ -35,6 +35,25 @@ use tokio::time::Instant;
 
 use crate::server::Readiness;
 
+/// A kind numo can watch into a cache: what kube's watcher and reflector need of it.
+pub trait Watchable:
+    Resource<DynamicType: Default + Eq + Hash + Clone + Send + Sync>
+    + Clone
+    + Debug
+    + DeserializeOwned
+    + Send
+    + Sync
+    + 'static
+{
+}
+
+impl<K> Watchable for K
+where
+    K: Resource + Clone + Debug + DeserializeOwned + Send + Sync + 'static,
+    K::DynamicType: Default + Eq + Hash + Clone + Send + Sync,
+{
+}
+
 /// The wait before a failed watch lists again; it doubles with every failure in a row, up to [`MAX_DELAY`].
 pub const FIRST_DELAY: Duration = Duration::from_millis(500);
 /// The longest wait between two attempts of a failing watch (before a jitter of up to a quarter more).
@@ -103,8 +122,7 @@ impl Watches {
         config: watcher::Config,
     ) -> (Store<K>, impl Stream<Item = Result<Event<K>, watcher::Error>> + Send + use<K>)
     where
-        K: Resource + Clone + Debug + DeserializeOwned + Send + Sync + 'static,
-        K::DynamicType: Default + Eq + Hash + Clone + Send + Sync,
+        K: Watchable,
     {
         self.watch_trimmed(kind, config, |_: &mut K| {})
     }
@@ -117,8 +135,7 @@ impl Watches {
         config: watcher::Config,
     ) -> (Store<K>, impl Stream<Item = Result<Event<K>, watcher::Error>> + Send + use<K>)
     where
-        K: Resource + Clone + Debug + DeserializeOwned + Send + Sync + 'static,
-        K::DynamicType: Default + Eq + Hash + Clone + Send + Sync,
+        K: Watchable,
     {
         self.watch_optional_trimmed(kind, config, |_: &mut K| {})
     }
@@ -132,8 +149,7 @@ impl Watches {
         trim: F,
     ) -> (Store<K>, impl Stream<Item = Result<Event<K>, watcher::Error>> + Send + use<K, F>)
     where
-        K: Resource + Clone + Debug + DeserializeOwned + Send + Sync + 'static,
-        K::DynamicType: Default + Eq + Hash + Clone + Send + Sync,
+        K: Watchable,
         F: Fn(&mut K) + Send + 'static,
     {
         self.shared.with(|health| health.entry(kind).or_default().optional = true);
@@ -154,8 +170,7 @@ impl Watches {
         trim: F,
     ) -> (Store<K>, impl Stream<Item = Result<Event<K>, watcher::Error>> + Send + use<K, F>)
     where
-        K: Resource + Clone + Debug + DeserializeOwned + Send + Sync + 'static,
-        K::DynamicType: Default + Eq + Hash + Clone + Send + Sync,
+        K: Watchable,
         F: Fn(&mut K) + Send + 'static,
     {
         self.watch_keeping_writers(kind, config, trim, &[])
@@ -171,8 +186,7 @@ impl Watches {
         keep: &'static [crate::field_managers::FieldPath],
     ) -> (Store<K>, impl Stream<Item = Result<Event<K>, watcher::Error>> + Send + use<K, F>)
     where
-        K: Resource + Clone + Debug + DeserializeOwned + Send + Sync + 'static,
-        K::DynamicType: Default + Eq + Hash + Clone + Send + Sync,
+        K: Watchable,
         F: Fn(&mut K) + Send + 'static,
     {
         let api = Api::<K>::all(self.shared.client.clone());

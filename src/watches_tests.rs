@@ -95,13 +95,7 @@ async fn ready_once_every_watch_listed_and_not_ready_while_one_fails_until_it_li
 
 #[tokio::test]
 async fn a_failure_is_a_warning_once_and_its_end_is_reported() {
-    let logs = Arc::new(Mutex::new(Vec::<u8>::new()));
-    let writer = {
-        let logs = logs.clone();
-        move || Captured(logs.clone())
-    };
-    let subscriber = tracing_subscriber::fmt().with_writer(writer).with_ansi(false).finish();
-    tracing::subscriber::with_default(subscriber, || {
+    let ((), text) = logged(|| {
         let watches = watches("mutexrunconfig", Readiness::default());
         let (jobs, mut events) = fed(&watches, "Jobs");
         send(&jobs, Ok(Event::InitDone));
@@ -113,13 +107,25 @@ async fn a_failure_is_a_warning_once_and_its_end_is_reported() {
         send(&jobs, Err(error()));
         drain(&mut events);
     });
-    let text = String::from_utf8(logs.lock().map(|l| l.clone()).unwrap_or_default()).unwrap_or_default();
     let warnings: Vec<&str> = text.lines().filter(|line| line.contains("WARN")).collect();
     assert_eq!(warnings.len(), 2, "one warning per failure, not per error: {text}");
     assert!(warnings.iter().all(|w| w.contains("kind=\"Jobs\"") && w.contains("watch failed")), "{text}");
     let recovered: Vec<&str> = text.lines().filter(|line| line.contains("listed again")).collect();
     assert_eq!(recovered.len(), 1, "{text}");
     assert!(recovered[0].contains("INFO") && recovered[0].contains("errors=5"), "{text}");
+}
+
+/// What `f` returns, and the log lines it wrote.
+fn logged<T>(f: impl FnOnce() -> T) -> (T, String) {
+    let logs = Arc::new(Mutex::new(Vec::<u8>::new()));
+    let writer = {
+        let logs = logs.clone();
+        move || Captured(logs.clone())
+    };
+    let subscriber = tracing_subscriber::fmt().with_writer(writer).with_ansi(false).finish();
+    let out = tracing::subscriber::with_default(subscriber, f);
+    let text = String::from_utf8(logs.lock().map(|l| l.clone()).unwrap_or_default()).unwrap_or_default();
+    (out, text)
 }
 
 /// A log writer into a shared buffer.
@@ -244,13 +250,7 @@ async fn an_optional_kind_the_cluster_does_not_serve_waits_the_absent_delays_and
 
 #[tokio::test]
 async fn an_optional_kind_not_served_is_one_line_of_information_not_a_warning() {
-    let logs = Arc::new(Mutex::new(Vec::<u8>::new()));
-    let writer = {
-        let logs = logs.clone();
-        move || Captured(logs.clone())
-    };
-    let subscriber = tracing_subscriber::fmt().with_writer(writer).with_ansi(false).finish();
-    let readable = tracing::subscriber::with_default(subscriber, || {
+    let (readable, text) = logged(|| {
         let watches = watches("run_config", Readiness::default());
         watches.shared.with(|health| health.entry("StorageClusters").or_default().optional = true);
         let (storage, mut events) = fed(&watches, "StorageClusters");
@@ -260,7 +260,6 @@ async fn an_optional_kind_not_served_is_one_line_of_information_not_a_warning() 
         drain(&mut events);
         watches.sources().readable("StorageClusters")
     });
-    let text = String::from_utf8(logs.lock().map(|l| l.clone()).unwrap_or_default()).unwrap_or_default();
     assert!(!text.lines().any(|line| line.contains("WARN")), "{text}");
     let said: Vec<&str> = text.lines().filter(|line| line.contains("not served")).collect();
     assert_eq!(said.len(), 1, "{text}");

@@ -158,6 +158,32 @@ impl Trigger {
     }
 }
 
+/// The spec of a run config that sets only what it must: every field as an object that leaves it out decodes it.
+impl Default for MutexRunConfigSpec {
+    fn default() -> Self {
+        Self {
+            skip_tls_verify: false,
+            canary: CanaryPool::default(),
+            mutex_rules: Vec::new(),
+            mutex_targets: Vec::new(),
+            concurrency: default_concurrency(),
+            node_timeout: None,
+            on_failure: FailurePolicy::default(),
+            version_source: VersionSource::default(),
+            paused: false,
+            avoid_target_node: default_true(),
+            maintenance_windows: Vec::new(),
+            blackout_windows: Vec::new(),
+            health_checks: None,
+            soak_time: None,
+            trigger: Trigger::default(),
+            overdue_after: None,
+            topology: None,
+            accept_image_mode_second_reboot: false,
+        }
+    }
+}
+
 fn default_concurrency() -> u32 {
     1
 }

@@ -10,6 +10,7 @@ use kube::api::{Api, Patch, PatchParams};
 use kube::Resource;
 
 use crate::conditions::{self, Desired};
+use crate::events::{self, Said};
 use crate::guard::{ConditionsOf, Guarded, Problem, Undecodable};
 use crate::{Context, Error, Result};
 
@@ -51,7 +52,8 @@ where
     });
     // The Event first: a restart between the two writes must not leave a condition whose Event never comes (the
     // next reconcile sees the condition unchanged and publishes nothing).
-    crate::events::publish(&ctx.recorder, guard, true, REASON, "Validate", message).await;
+    events::publish(&ctx.recorder, guard, Said { warning: true, reason: REASON, action: "Validate", note: message })
+        .await;
     api.patch_status(name, &PatchParams::apply(field_manager).force(), &Patch::Apply(&body)).await?;
     Ok(())
 }

@@ -9,6 +9,7 @@ use kube::{Resource, ResourceExt};
 use super::plan::{self, Verdict, VALID_CONFIG};
 use crate::api::{MutexRule, MutexRuleStatus};
 use crate::conditions;
+use crate::events::{self, Said};
 use crate::{Context, Error, Result};
 
 /// The field manager of the status write.
@@ -36,7 +37,7 @@ pub async fn write(ctx: &Context, rule: &MutexRule, verdict: &Verdict) -> Result
     });
     // The Event first: a restart between the two writes must not leave a verdict whose Event never comes.
     if let Some((warning, reason, note)) = plan::event(conditions::find(&existing.conditions, VALID_CONFIG), verdict) {
-        crate::events::publish(&ctx.recorder, rule, warning, reason, "Validate", note).await;
+        events::publish(&ctx.recorder, rule, Said { warning, reason, action: "Validate", note }).await;
     }
     let api: Api<MutexRule> = Api::namespaced(ctx.client.clone(), &namespace);
     api.patch_status(&rule.name_any(), &PatchParams::apply(FIELD_MANAGER).force(), &Patch::Apply(&body)).await?;

@@ -9,6 +9,7 @@ use kube::{Resource, ResourceExt};
 use super::plan::{self, TargetPlan, NODE_LIST_GATHERED, VALID_CONFIG};
 use crate::api::{MutexTarget, MutexTargetStatus};
 use crate::conditions;
+use crate::events::{self, Said};
 use crate::{Context, Error, Result};
 
 /// The field manager of the status write.
@@ -49,7 +50,7 @@ pub async fn write(ctx: &Context, target: &MutexTarget, plan: &TargetPlan) -> Re
     // The Events first: a restart between the writes must not leave a status whose Events never come.
     let previous_nodes = target.status.as_ref().map(|s| s.nodes.as_slice());
     for (warning, reason, note) in plan::events(&existing.conditions, previous_nodes, plan) {
-        crate::events::publish(&ctx.recorder, target, warning, reason, "GatherNodes", note).await;
+        events::publish(&ctx.recorder, target, Said { warning, reason, action: "GatherNodes", note }).await;
     }
     let api: Api<MutexTarget> = Api::namespaced(ctx.client.clone(), &namespace);
     api.patch_status(&target.name_any(), &PatchParams::apply(FIELD_MANAGER).force(), &Patch::Apply(&body)).await?;

@@ -7,7 +7,7 @@ use kube::runtime::controller::Action;
 use kube::ResourceExt;
 
 use super::{apply, observe, plan, Guarded};
-use crate::api::{CanaryPool, FailurePolicy, MutexRunConfig, MutexRunConfigSpec, VersionSource};
+use crate::api::{MutexRunConfig, MutexRunConfigSpec};
 use crate::guard::Undecodable;
 use crate::{Context, Result};
 
@@ -37,25 +37,6 @@ pub async fn reconcile(
 /// A run config with the malformed one's metadata and a spec that names nothing: deleting it restores only what
 /// the cluster records as held by it.
 fn placeholder(metadata: ObjectMeta) -> MutexRunConfig {
-    let spec = MutexRunConfigSpec {
-        skip_tls_verify: false,
-        canary: CanaryPool::default(),
-        mutex_rules: Vec::new(),
-        mutex_targets: Vec::new(),
-        concurrency: 1,
-        node_timeout: None,
-        on_failure: FailurePolicy::Hold,
-        version_source: VersionSource::Auto,
-        paused: false,
-        avoid_target_node: true,
-        maintenance_windows: Vec::new(),
-        blackout_windows: Vec::new(),
-        health_checks: None,
-        soak_time: None,
-        trigger: Default::default(),
-        overdue_after: None,
-        topology: None,
-        accept_image_mode_second_reboot: false,
-    };
+    let spec = MutexRunConfigSpec::default();
     MutexRunConfig { metadata, spec, status: None }
 }

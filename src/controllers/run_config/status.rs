@@ -21,6 +21,7 @@ use serde_json::{json, Value};
 use super::plan::{Notice, Plan};
 use crate::api::{JobResult, MutexRunConfig, MutexRunConfigStatus, NodePhase, Trigger};
 use crate::events::Recorder;
+use crate::events::{self, Said};
 use crate::metrics::Metrics;
 use crate::{Error, Result};
 
@@ -202,7 +203,9 @@ pub fn log_transitions(rc: &MutexRunConfig, plan: &Plan) {
 /// task publishes them: a rollout never waits for an Event.
 pub fn publish(recorder: &Recorder, rc: &MutexRunConfig, notices: &[Notice]) {
     for notice in &super::plan::aggregated(notices) {
-        crate::events::publish_later(recorder, rc, notice.warning, notice.reason, notice.action, notice.note.clone());
+        let said =
+            Said { warning: notice.warning, reason: notice.reason, action: notice.action, note: notice.note.clone() };
+        events::publish_later(recorder, rc, said);
     }
 }
 

@@ -45,11 +45,7 @@ pub fn rollout(snapshot: &Snapshot, resolved: &Resolved<'_>, version: &str, hold
         claim_removed(resolved, &snapshot.run_config.status.held_pools, &mut draft.ledger);
     }
     // Pools claimed for an earlier shape of the spec go back first; then the targets are held, whatever happens.
-    draft.intents.extend(pools::restore_all(
-        resolved.stale_pools.iter().copied(),
-        &resolved.owner,
-        &resolved.canary.name,
-    ));
+    draft.intents.extend(pools::restore_stale(resolved));
     let claims = pools::claim_targets(resolved, &snapshot.run_config.status.held_pools);
     if !claims.is_empty() {
         draft.intents.extend(claims);

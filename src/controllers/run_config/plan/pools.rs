@@ -233,6 +233,12 @@ pub fn restore_all<'p>(pools: impl IntoIterator<Item = &'p PoolView>, owner: &st
     claimed.into_iter().map(|p| restore(p, owner)).collect()
 }
 
+/// Puts back the pools numo claimed for an earlier shape of the spec (another canary, a removed target): they go
+/// back first, before the current targets are held.
+pub fn restore_stale(resolved: &Resolved<'_>) -> Vec<Intent> {
+    restore_all(resolved.stale_pools.iter().copied(), &resolved.owner, &resolved.canary.name)
+}
+
 /// Sentences for the pools whose recorded original cannot be read.
 pub fn unreadable_originals<'p>(pools: impl IntoIterator<Item = &'p PoolView>, owner: &str) -> Vec<String> {
     pools

@@ -147,11 +147,7 @@ pub fn rollout(
     }
     claim_removed(resolved, &snapshot.run_config.status.held_pools, &mut draft.ledger);
     // Pools claimed for an earlier shape of the spec (another canary, a removed target) go back first.
-    draft.intents.extend(pools::restore_all(
-        resolved.stale_pools.iter().copied(),
-        &resolved.owner,
-        &resolved.canary.name,
-    ));
+    draft.intents.extend(pools::restore_stale(resolved));
     let claims = pools::claim(resolved, &snapshot.run_config.status.held_pools);
     if !claims.is_empty() || !resolved.targets.iter().all(|t| t.paused) {
         draft.intents.extend(claims);

@@ -25,7 +25,7 @@ use k8s_openapi::jiff::Timestamp;
 use serde_json::json;
 
 use super::*;
-use crate::api::{CanaryPool, FailurePolicy, MutexRunConfigSpec, ObjectReference, VersionSource};
+use crate::api::{CanaryPool, FailurePolicy, MutexRunConfigSpec, ObjectReference};
 use crate::api::{JobResult, NodePhase, RunPhase};
 use crate::controllers::run_config::snapshot::{
     ClaimAnnotations, ClusterView, FoundRule, NodeView, PoolClaim, PoolOriginal, PoolView, RuleView, RunConfigView,
@@ -115,24 +115,10 @@ impl Fixture {
             .into(),
         );
         let spec = MutexRunConfigSpec {
-            skip_tls_verify: false,
             canary: CanaryPool { name: "canary".into() },
             mutex_rules: vec![ObjectReference { name: "first".into(), namespace: None }],
             mutex_targets: vec![ObjectReference { name: "workers".into(), namespace: None }],
-            concurrency: 1,
-            node_timeout: None,
-            on_failure: FailurePolicy::Hold,
-            version_source: VersionSource::Auto,
-            paused: false,
-            avoid_target_node: true,
-            maintenance_windows: Vec::new(),
-            blackout_windows: Vec::new(),
-            health_checks: None,
-            soak_time: None,
-            trigger: Default::default(),
-            overdue_after: None,
-            topology: None,
-            accept_image_mode_second_reboot: false,
+            ..Default::default()
         };
         let run_config = RunConfigView {
             namespace: "ops".into(),
