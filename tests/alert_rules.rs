@@ -336,9 +336,7 @@ fn the_series_the_tests_feed_the_rules_are_named_and_labelled_as_numo_serves_the
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_held_rollout_fires_numo_rollout_held_with_its_reason() -> anyhow::Result<()> {
     let mut setup = Setup::new("alert-rules", 2).await?;
-    setup.rule("check", job_spec("1s", false), None).await?;
-    setup.target("workers", &["worker"]).await?;
-    setup.run_config("held", &["check"], &["workers"], json!({"healthChecks": {}})).await?;
+    setup.check_workers("held", job_spec("1s", false), None, json!({"healthChecks": {}})).await?;
     let operators = Api::<ClusterOperator>::all(setup.client.clone());
     let degraded = json!({"metadata": {"annotations": {faults::DEGRADED: "2 of 2 router pods crash"}}});
     operators.patch("ingress", &PatchParams::default(), &Patch::Merge(&degraded)).await?;

@@ -120,9 +120,14 @@ async fn config_change_setup_on(
     openshift: numo_simulator::OpenShiftRelease,
 ) -> anyhow::Result<Setup> {
     let setup = Setup::on(test, workers, Nfd::Off, openshift).await?;
-    setup.rule("check", job_spec("1s", false), Some(job_spec("1s", false))).await?;
-    setup.target("workers", &["worker"]).await?;
-    setup.run_config("every-change", &["check"], &["workers"], json!({"trigger": "AnyConfigChange"})).await?;
+    setup
+        .check_workers(
+            "every-change",
+            job_spec("1s", false),
+            Some(job_spec("1s", false)),
+            json!({"trigger": "AnyConfigChange"}),
+        )
+        .await?;
     Ok(setup)
 }
 
@@ -238,9 +243,7 @@ fn second(t: SystemTime) -> i64 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn under_trigger_upgrade_a_machine_config_is_not_gated() -> anyhow::Result<()> {
     let mut setup = Setup::new("config-ungated", 2).await?;
-    setup.rule("check", job_spec("1s", false), None).await?;
-    setup.target("workers", &["worker"]).await?;
-    setup.run_config("upgrades-only", &["check"], &["workers"], json!({})).await?;
+    setup.check_workers("upgrades-only", job_spec("1s", false), None, json!({})).await?;
     setup.start_operator().await?;
     setup.wait_phase("upgrades-only", RunPhase::Idle, Duration::from_secs(60)).await?;
     let old = wanted(&pool(&setup.client, "worker").await?);

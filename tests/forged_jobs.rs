@@ -36,9 +36,7 @@ fn forgery(numo_job: &Job, node: &str) -> anyhow::Result<Job> {
 async fn forged_jobs_open_no_gate(test: &str, policy: bool) -> anyhow::Result<()> {
     let mut setup = Setup::new(test, WORKERS).await?;
     setup.policy = policy;
-    setup.rule("check", job_spec("4s", false), None).await?;
-    setup.target("workers", &["worker"]).await?;
-    setup.run_config("gated", &["check"], &["workers"], json!({})).await?;
+    setup.check_workers("gated", job_spec("4s", false), None, json!({})).await?;
     let desired = record_desired(&mut setup);
     setup.start_operator().await?;
     setup.wait_phase("gated", RunPhase::Idle, Duration::from_secs(60)).await?;

@@ -47,9 +47,7 @@ async fn rules_nested_too_deep_get_a_verdict_and_blind_numo_to_nothing() -> anyh
 }
 
 async fn hostile_rules(setup: &mut Setup) -> anyhow::Result<()> {
-    setup.rule("check", job_spec("1s", false), Some(job_spec("1s", false))).await?;
-    setup.target("workers", &["worker"]).await?;
-    setup.run_config("steady", &["check"], &["workers"], json!({})).await?;
+    setup.check_workers("steady", job_spec("1s", false), Some(job_spec("1s", false)), json!({})).await?;
 
     // The apiserver's own limit: a body nesting deeper than 10,000 levels is refused.
     match create_deep_rule(setup, "beyond-the-apiserver", 9_999).await {

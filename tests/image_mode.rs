@@ -66,9 +66,7 @@ async fn a_target_pool_in_image_mode_is_refused_until_its_second_reboot_is_accep
     }
     created?;
     let before = setup.pools().await?;
-    setup.rule("check", job_spec("1s", false), None).await?;
-    setup.target("workers", &["worker"]).await?;
-    setup.run_config("layered", &["check"], &["workers"], json!({})).await?;
+    setup.check_workers("layered", job_spec("1s", false), None, json!({})).await?;
     setup.start_operator().await?;
     setup.upgrade_cluster(NEW).await?;
 

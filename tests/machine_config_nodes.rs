@@ -47,9 +47,7 @@ async fn upgrade_on(
     let test = format!("drain-{}", release.replace('.', "-"));
     let mut setup = Setup::on(&test, WORKERS, Nfd::Off, openshift).await?;
     slow_drains(&setup).await?;
-    setup.rule("check", job_spec("1s", false), None).await?;
-    setup.target("workers", &["worker"]).await?;
-    setup.run_config("gated", &["check"], &["workers"], json!({})).await?;
+    setup.check_workers("gated", job_spec("1s", false), None, json!({})).await?;
     let upgrading = record_upgrading(&mut setup, "gated");
     setup.start_operator().await?;
     setup.wait_phase("gated", RunPhase::Idle, Duration::from_secs(60)).await?;

@@ -23,9 +23,7 @@ use support::*;
 async fn rollout(test: &str, name: &str) -> anyhow::Result<(Setup, DesiredSeen)> {
     let mut setup = Setup::new(test, 4).await?;
     setup.policy = false;
-    setup.rule("check", job_spec("3s", false), Some(job_spec("1s", false))).await?;
-    setup.target("workers", &["worker"]).await?;
-    setup.run_config(name, &["check"], &["workers"], json!({})).await?;
+    setup.check_workers(name, job_spec("3s", false), Some(job_spec("1s", false)), json!({})).await?;
     let desired = record_desired(&mut setup);
     setup.start_operator().await?;
     setup.upgrade_cluster(NEW).await?;

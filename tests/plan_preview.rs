@@ -21,9 +21,7 @@ async fn preview_now(setup: &Setup, to: Option<&str>) -> anyhow::Result<preview:
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn numo_plan_previews_the_order_and_the_first_node_numo_then_starts() -> anyhow::Result<()> {
     let mut setup = Setup::new("plan-preview", 3).await?;
-    setup.rule("check", job_spec("1s", false), Some(job_spec("1s", false))).await?;
-    setup.target("workers", &["worker"]).await?;
-    setup.run_config("example", &["check"], &["workers"], json!({})).await?;
+    setup.check_workers("example", job_spec("1s", false), Some(job_spec("1s", false)), json!({})).await?;
     let pools_before = setup.pools().await?;
     setup.start_operator().await?;
     setup.wait_phase("example", RunPhase::Idle, Duration::from_secs(60)).await?;
@@ -109,9 +107,7 @@ async fn numo_plan_previews_the_order_and_the_first_node_numo_then_starts() -> a
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_estimate_when_the_first_node_is_done_is_within_a_quarter_of_the_actual_end() -> anyhow::Result<()> {
     let mut setup = Setup::new("estimate-accuracy", 4).await?;
-    setup.rule("check", job_spec("2s", false), Some(job_spec("2s", false))).await?;
-    setup.target("workers", &["worker"]).await?;
-    setup.run_config("example", &["check"], &["workers"], json!({})).await?;
+    setup.check_workers("example", job_spec("2s", false), Some(job_spec("2s", false)), json!({})).await?;
     setup.start_operator().await?;
     setup.wait_phase("example", RunPhase::Idle, Duration::from_secs(60)).await?;
     setup.upgrade_cluster(NEW).await?;

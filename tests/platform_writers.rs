@@ -77,9 +77,9 @@ async fn a_six_worker_upgrade_meets_the_platform_and_never_fights_it(release: &s
     let test = format!("platform-{}", release.replace('.', "-"));
     let mut setup = Setup::on(&test, WORKERS, Nfd::Off, openshift).await?;
     assert!(setup.policy, "numo runs as installed, its policy in force");
-    setup.rule("check", job_spec("1s", false), Some(job_spec("1s", false))).await?;
-    setup.target("workers", &["worker"]).await?;
-    setup.run_config("gated", &["check"], &["workers"], json!({"healthChecks": {}})).await?;
+    setup
+        .check_workers("gated", job_spec("1s", false), Some(job_spec("1s", false)), json!({"healthChecks": {}}))
+        .await?;
     let degraded = record_machine_config_degraded(&mut setup);
     let contested = record_contested(&mut setup, "gated");
     let desired = record_desired(&mut setup);

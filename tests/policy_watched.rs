@@ -77,9 +77,7 @@ fn false_then_true(said: &'static str) -> impl Fn(&[(String, String, String)]) -
 /// An idle run config, numo running as installed, its policy in force; and the run config's condition recorded.
 async fn in_force(test: &str) -> anyhow::Result<(Setup, Transitions)> {
     let mut setup = Setup::new(test, 1).await?;
-    setup.rule("check", job_spec("1s", false), None).await?;
-    setup.target("workers", &["worker"]).await?;
-    setup.run_config("gated", &["check"], &["workers"], json!({})).await?;
+    setup.check_workers("gated", job_spec("1s", false), None, json!({})).await?;
     let mut transitions = record_refused(&mut setup, "gated");
     setup.start_operator().await?;
     let in_force = |seen: &[(String, String, String)]| seen.last().is_some_and(|(s, ..)| s == "True");

@@ -61,9 +61,7 @@ async fn rollout_under_way(
     policy: bool,
 ) -> anyhow::Result<(DesiredSeen, BTreeMap<String, MachineConfigPool>)> {
     setup.policy = policy;
-    setup.rule("check", job_spec("3s", false), None).await?;
-    setup.target("workers", &["worker"]).await?;
-    setup.run_config("gated", &["check"], &["workers"], json!({})).await?;
+    setup.check_workers("gated", job_spec("3s", false), None, json!({})).await?;
     let desired = record_desired(setup);
     let pools = Api::<MachineConfigPool>::all(setup.client.clone());
     let mut before = BTreeMap::new();

@@ -161,9 +161,7 @@ async fn happy_path(test: &str, nfd: Nfd) -> anyhow::Result<()> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrency_two_keeps_two_nodes_in_flight_in_a_stable_order() -> anyhow::Result<()> {
     let mut setup = Setup::new("concurrency", 4).await?;
-    setup.rule("check", job_spec("1s", false), None).await?;
-    setup.target("workers", &["worker"]).await?;
-    setup.run_config("pairs", &["check"], &["workers"], json!({"concurrency": 2})).await?;
+    setup.check_workers("pairs", job_spec("1s", false), None, json!({"concurrency": 2})).await?;
     let timeline = Timeline::start(&mut setup, "pairs");
     setup.start_operator().await?;
     setup.upgrade_cluster(NEW).await?;
@@ -196,9 +194,7 @@ async fn the_version_is_read_from_the_rendered_machine_config_without_node_label
         let label = node.labels().get(numo::openshift::RELEASE_VERSION);
         assert_eq!(label, None, "no NFD: {} carries no release-image-version label", node.name_any());
     }
-    setup.rule("check", job_spec("1s", false), None).await?;
-    setup.target("workers", &["worker"]).await?;
-    setup.run_config("native", &["check"], &["workers"], json!({"versionSource": "RenderedConfig"})).await?;
+    setup.check_workers("native", job_spec("1s", false), None, json!({"versionSource": "RenderedConfig"})).await?;
     setup.start_operator().await?;
     let idle = setup.wait_phase("native", RunPhase::Idle, Duration::from_secs(60)).await?;
     assert_eq!(idle.status.unwrap_or_default().total_nodes, 2, "both workers are known to run the current version");
@@ -227,9 +223,7 @@ async fn nodes_no_target_pool_owns_are_neither_gated_nor_moved_into_the_canary()
         .patch("worker-2", &PatchParams::default(), &Patch::Merge(&role))
         .await?;
     let degraded = record_degraded_pools(&mut setup);
-    setup.rule("check", job_spec("1s", false), None).await?;
-    setup.target("workers", &["worker"]).await?;
-    setup.run_config("scoped", &["check"], &["workers"], json!({})).await?;
+    setup.check_workers("scoped", job_spec("1s", false), None, json!({})).await?;
     setup.start_operator().await?;
     let idle = setup.wait_phase("scoped", RunPhase::Idle, Duration::from_secs(60)).await?;
     assert_eq!(idle.status.unwrap_or_default().total_nodes, 2, "neither worker-2 nor windows-0 is a target node");

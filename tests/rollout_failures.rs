@@ -16,9 +16,7 @@ use support::*;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failing_gate_job_holds_the_rollout_until_retried() -> anyhow::Result<()> {
     let mut setup = Setup::new("gate-fails", 2).await?;
-    setup.rule("check", job_spec("1s", true), None).await?;
-    setup.target("workers", &["worker"]).await?;
-    setup.run_config("held", &["check"], &["workers"], json!({})).await?;
+    setup.check_workers("held", job_spec("1s", true), None, json!({})).await?;
     setup.start_operator().await?;
     setup.upgrade_cluster(NEW).await?;
 
@@ -69,9 +67,7 @@ async fn a_failing_gate_job_holds_the_rollout_until_retried() -> anyhow::Result<
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deleting_the_run_config_mid_rollout_restores_everything() -> anyhow::Result<()> {
     let mut setup = Setup::new("delete-mid", 3).await?;
-    setup.rule("check", job_spec("2s", false), None).await?;
-    setup.target("workers", &["worker"]).await?;
-    setup.run_config("doomed", &["check"], &["workers"], json!({})).await?;
+    setup.check_workers("doomed", job_spec("2s", false), None, json!({})).await?;
     let before = setup.pools().await?;
     setup.start_operator().await?;
     setup.upgrade_cluster(NEW).await?;
@@ -183,9 +179,7 @@ async fn invalid_configurations_are_reported_and_change_nothing() -> anyhow::Res
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_run_configs_sharing_a_pool_take_turns() -> anyhow::Result<()> {
     let mut setup = Setup::new("shared-pool", 2).await?;
-    setup.rule("check", job_spec("2s", false), None).await?;
-    setup.target("workers", &["worker"]).await?;
-    setup.run_config("first", &["check"], &["workers"], json!({})).await?;
+    setup.check_workers("first", job_spec("2s", false), None, json!({})).await?;
     setup.start_operator().await?;
     setup.upgrade_cluster(NEW).await?;
     setup.wait_node_phase("first", "worker-0", NodePhase::Gating).await?;
@@ -216,9 +210,7 @@ async fn a_restarted_operator_resumes_without_duplicates_or_skips_with_nfd_label
 
 async fn restarted_operator(test: &str, nfd: Nfd) -> anyhow::Result<()> {
     let mut setup = Setup::with(test, 3, nfd).await?;
-    setup.rule("check", job_spec("2s", false), Some(job_spec("1s", false))).await?;
-    setup.target("workers", &["worker"]).await?;
-    setup.run_config("sturdy", &["check"], &["workers"], json!({})).await?;
+    setup.check_workers("sturdy", job_spec("2s", false), Some(job_spec("1s", false)), json!({})).await?;
     let before = setup.pools().await?;
     setup.start_operator().await?;
     setup.upgrade_cluster(NEW).await?;
@@ -269,9 +261,7 @@ async fn a_node_that_never_reaches_the_version_times_out_and_can_be_skipped() ->
     Api::<k8s_openapi::api::core::v1::Node>::all(setup.client.clone())
         .patch("worker-0", &PatchParams::default(), &Patch::Merge(&broken))
         .await?;
-    setup.rule("check", job_spec("1s", false), None).await?;
-    setup.target("workers", &["worker"]).await?;
-    setup.run_config("bounded", &["check"], &["workers"], json!({"nodeTimeout": "20s"})).await?;
+    setup.check_workers("bounded", job_spec("1s", false), None, json!({"nodeTimeout": "20s"})).await?;
     setup.start_operator().await?;
     setup.upgrade_cluster(NEW).await?;
 

@@ -54,9 +54,7 @@ fn deleted_when_done(duration: &str) -> serde_json::Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn jobs_deleted_as_soon_as_they_finish_are_never_run_again_across_restarts() -> anyhow::Result<()> {
     let mut setup = Setup::new("ttl-zero", 3).await?;
-    setup.rule("check", deleted_when_done("1s"), Some(deleted_when_done("1s"))).await?;
-    setup.target("workers", &["worker"]).await?;
-    setup.run_config("forgetful", &["check"], &["workers"], json!({})).await?;
+    setup.check_workers("forgetful", deleted_when_done("1s"), Some(deleted_when_done("1s")), json!({})).await?;
     let before = setup.pools().await?;
     let seen = record_jobs(&mut setup);
     setup.start_operator().await?;
@@ -245,9 +243,7 @@ async fn a_canary_that_takes_every_worker_is_refused_and_nothing_changes() -> an
     // The reference's canary without its isCanary expression: the MCO puts every worker into it.
     let greedy = numo_testkit::pools::custom("greedy", "worker");
     Api::<numo::openshift::MachineConfigPool>::all(setup.client.clone()).create(&Default::default(), &greedy).await?;
-    setup.rule("check", job_spec("1s", false), None).await?;
-    setup.target("workers", &["worker"]).await?;
-    setup.run_config("careless", &["check"], &["workers"], json!({"canary": {"name": "greedy"}})).await?;
+    setup.check_workers("careless", job_spec("1s", false), None, json!({"canary": {"name": "greedy"}})).await?;
     let before = setup.pools().await?;
     setup.start_operator().await?;
     setup.upgrade_cluster(NEW).await?;

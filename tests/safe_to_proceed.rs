@@ -101,9 +101,7 @@ async fn a_rollout_waits_for_its_window_and_starts_by_itself_when_it_opens() -> 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_degraded_cluster_operator_holds_the_next_node_and_its_recovery_releases_it() -> anyhow::Result<()> {
     let mut setup = Setup::new("cluster-operators", 2).await?;
-    setup.rule("check", job_spec("1s", false), None).await?;
-    setup.target("workers", &["worker"]).await?;
-    setup.run_config("healthy", &["check"], &["workers"], json!({"healthChecks": {}})).await?;
+    setup.check_workers("healthy", job_spec("1s", false), None, json!({"healthChecks": {}})).await?;
     setup.start_operator().await?;
     let operators = Api::<ClusterOperator>::all(setup.client.clone());
     let degrade = |message: Option<&str>| json!({"metadata": {"annotations": {faults::DEGRADED: message}}});
@@ -140,9 +138,7 @@ async fn a_degraded_cluster_operator_holds_the_next_node_and_its_recovery_releas
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_budget_that_allows_no_disruption_holds_the_node_its_pod_runs_on() -> anyhow::Result<()> {
     let mut setup = Setup::new("budgets", 2).await?;
-    setup.rule("check", job_spec("1s", false), None).await?;
-    setup.target("workers", &["worker"]).await?;
-    setup.run_config("careful", &["check"], &["workers"], json!({"healthChecks": {}})).await?;
+    setup.check_workers("careful", job_spec("1s", false), None, json!({"healthChecks": {}})).await?;
     // A single database pod on worker-0 and a budget that keeps it: no disruption allowed.
     let pod: Pod = serde_json::from_value(json!({
         "metadata": {"name": "pg-1", "labels": {"app": "pg"}},
@@ -184,9 +180,9 @@ async fn a_budget_that_allows_no_disruption_holds_the_node_its_pod_runs_on() -> 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_soak_keeps_the_slot_after_a_node_is_done() -> anyhow::Result<()> {
     let mut setup = Setup::new("soak", 2).await?;
-    setup.rule("check", job_spec("1s", false), Some(job_spec("1s", false))).await?;
-    setup.target("workers", &["worker"]).await?;
-    setup.run_config("soaked", &["check"], &["workers"], json!({"soakTime": "4s"})).await?;
+    setup
+        .check_workers("soaked", job_spec("1s", false), Some(job_spec("1s", false)), json!({"soakTime": "4s"}))
+        .await?;
     setup.start_operator().await?;
     setup.upgrade_cluster(NEW).await?;
 
@@ -215,9 +211,7 @@ async fn a_firing_alert_holds_the_next_node_and_a_silence_releases_it() -> anyho
         poll_interval: Duration::from_secs(1),
         ..Default::default()
     };
-    setup.rule("check", job_spec("1s", false), None).await?;
-    setup.target("workers", &["worker"]).await?;
-    setup.run_config("alert-aware", &["check"], &["workers"], json!({"healthChecks": {"alerts": {}}})).await?;
+    setup.check_workers("alert-aware", job_spec("1s", false), None, json!({"healthChecks": {"alerts": {}}})).await?;
     alertmanager.fire(&[("alertname", "EtcdMembersDown"), ("severity", "critical"), ("job", "etcd")]).await?;
     alertmanager.fire(&[("alertname", "KubeCPUOvercommit"), ("severity", "warning")]).await?;
     setup.start_operator().await?;

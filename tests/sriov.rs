@@ -37,9 +37,7 @@ async fn sriov_drains_a_held_node_and_a_canary_node_mid_rollout_and_numo_stays_g
         ..Default::default()
     };
     let mut setup = Setup::with_config("sriov-turns", 4, config).await?;
-    setup.rule("check", job_spec("4s", false), None).await?;
-    setup.target("workers", &["worker"]).await?;
-    setup.run_config(name, &["check"], &["workers"], json!({})).await?;
+    setup.check_workers(name, job_spec("4s", false), None, json!({})).await?;
     let desired = record_desired(&mut setup);
     setup.start_operator().await?;
     setup.upgrade_cluster(NEW).await?;

@@ -39,9 +39,7 @@ async fn numo_holds_the_next_node_while_rooks_blocking_budget_covers_its_osd() -
         b.status.as_ref().is_some_and(|s| s.current_healthy == 3 && s.disruptions_allowed == 1)
     };
     numo_testkit::wait_until(&budgets, "rook-ceph-osd", ROLLOUT, "every OSD up", healthy).await?;
-    setup.rule("check", job_spec("1s", false), None).await?;
-    setup.target("workers", &["worker"]).await?;
-    setup.run_config("rc", &["check"], &["workers"], json!({"healthChecks": {}})).await?;
+    setup.check_workers("rc", job_spec("1s", false), None, json!({"healthChecks": {}})).await?;
     setup.start_operator().await?;
     setup.wait_phase("rc", RunPhase::Idle, ROLLOUT).await?;
     setup.upgrade_cluster(NEW).await?;

@@ -18,9 +18,7 @@ const NEWEST: &str = "4.16.6";
 async fn a_z_stream_update_asked_for_mid_rollout_completes_at_the_newest_release_with_every_node_gated(
 ) -> anyhow::Result<()> {
     let mut setup = Setup::new("retarget", 3).await?;
-    setup.rule("check", job_spec("2s", false), Some(job_spec("1s", false))).await?;
-    setup.target("workers", &["worker"]).await?;
-    setup.run_config("rolling", &["check"], &["workers"], json!({})).await?;
+    setup.check_workers("rolling", job_spec("2s", false), Some(job_spec("1s", false)), json!({})).await?;
     // Every node entry of every status numo wrote.
     let entries = setup.record_statuses("rolling", |status| status.nodes);
     setup.start_operator().await?;
@@ -82,9 +80,7 @@ async fn eus_to_eus(test: &str, policy: bool) -> anyhow::Result<()> {
     let pools: Api<MachineConfigPool> = Api::all(setup.client.clone());
     let pause = |paused: bool| json!({"spec": {"paused": paused}});
     pools.patch("worker", &PatchParams::default(), &Patch::Merge(&pause(true))).await?;
-    setup.rule("check", job_spec("1s", false), Some(job_spec("1s", false))).await?;
-    setup.target("workers", &["worker"]).await?;
-    setup.run_config("eus", &["check"], &["workers"], json!({})).await?;
+    setup.check_workers("eus", job_spec("1s", false), Some(job_spec("1s", false)), json!({})).await?;
     setup.start_operator().await?;
     setup.wait_phase("eus", RunPhase::Idle, Duration::from_secs(60)).await?;
     let started = SystemTime::now();

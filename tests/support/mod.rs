@@ -197,6 +197,20 @@ impl Setup {
         Ok(())
     }
 
+    /// The usual world of a test: a rule `check` (its gate Job `gate`, its cleanup Job `cleanup`), a target
+    /// `workers` of the pool `worker`, and the run config `name` that ties them, with `extra` spec fields.
+    pub async fn check_workers(
+        &self,
+        name: &str,
+        gate: serde_json::Value,
+        cleanup: Option<serde_json::Value>,
+        extra: serde_json::Value,
+    ) -> anyhow::Result<()> {
+        self.rule("check", gate, cleanup).await?;
+        self.target("workers", &["worker"]).await?;
+        self.run_config(name, &["check"], &["workers"], extra).await
+    }
+
     pub async fn wait_phase(&self, name: &str, phase: RunPhase, timeout: Duration) -> anyhow::Result<MutexRunConfig> {
         numo_testkit::wait_until(
             &self.run_configs(),
