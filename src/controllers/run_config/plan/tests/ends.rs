@@ -293,21 +293,8 @@ fn at_two_thousand_nodes_the_status_stays_small_and_writes_are_for_the_nodes_in_
         node.labels.remove(&label);
         node.version = Some(NEW.into());
         for phase in [JobPhase::Gate, JobPhase::Cleanup] {
-            f.s.jobs.push(Arc::new(JobView {
-                name: format!("first-{i}-{}", phase.as_str()),
-                namespace: "ops".into(),
-                node: name.clone(),
-                rule: "ops/first".into(),
-                phase,
-                attempt: 1,
-                target_version: NEW.into(),
-                result: JobResult::Succeeded,
-                message: None,
-                deleting: false,
-                holds_result: true,
-                uid: format!("uid-first-{i}-{}", phase.as_str()),
-                creator: "numo".into(),
-            }));
+            let job = format!("first-{i}-{}", phase.as_str());
+            f.s.jobs.push(Arc::new(job_view(&job, &name, phase)));
         }
         // Real node names are longer (worker-N.<cluster>.<domain>); the status lists the done ones by name.
         done.push(format!("{name}.cluster-with-a-long-name.apps.example.com"));

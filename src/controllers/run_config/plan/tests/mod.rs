@@ -260,21 +260,18 @@ impl Fixture {
                     let a = job.metadata.annotations.clone().unwrap();
                     let l = job.metadata.labels.clone().unwrap();
                     if !self.s.jobs.iter().any(|j| Some(&j.name) == job.metadata.name.as_ref()) {
-                        self.s.jobs.push(Arc::new(JobView {
-                            name: job.metadata.name.clone().unwrap(),
-                            namespace: job.metadata.namespace.clone().unwrap(),
-                            node: a[jobs::NODE_ANNOTATION].clone(),
-                            rule: a[jobs::RULE_ANNOTATION].clone(),
-                            phase: JobPhase::parse(&l[crate::labels::JOB_PHASE]).unwrap(),
-                            attempt: l[crate::labels::JOB_ATTEMPT].parse().unwrap(),
-                            target_version: a[jobs::VERSION_ANNOTATION].clone(),
-                            result: JobResult::Running,
-                            message: None,
-                            deleting: false,
-                            holds_result: true,
-                            uid: format!("uid-{}", job.metadata.name.clone().unwrap()),
-                            creator: "numo".into(),
-                        }));
+                        let name = job.metadata.name.clone().unwrap();
+                        let mut view = job_view(
+                            &name,
+                            &a[jobs::NODE_ANNOTATION],
+                            JobPhase::parse(&l[crate::labels::JOB_PHASE]).unwrap(),
+                        );
+                        view.namespace = job.metadata.namespace.clone().unwrap();
+                        view.rule = a[jobs::RULE_ANNOTATION].clone();
+                        view.attempt = l[crate::labels::JOB_ATTEMPT].parse().unwrap();
+                        view.target_version = a[jobs::VERSION_ANNOTATION].clone();
+                        view.result = JobResult::Running;
+                        self.s.jobs.push(Arc::new(view));
                     }
                 }
                 Intent::ClearRetry => self.s.run_config.retry = None,
@@ -338,6 +335,17 @@ impl Fixture {
     }
 
     /// Runs the rollout until it reaches the per-node gating (pools claimed, nodes labelled, pools steered).
+    /// Gates, releases, upgrades and cleans up worker-0, whose gate Jobs and cleanup Jobs succeed.
+    fn through_worker_0(&mut self) {
+        self.advance_to_gating();
+        self.finish_jobs(JobResult::Succeeded);
+        for _ in 0..3 {
+            self.step();
+            self.upgrade("worker-0");
+            self.finish_jobs(JobResult::Succeeded);
+        }
+    }
+
     fn advance_to_gating(&mut self) {
         for _ in 0..4 {
             self.step();
@@ -346,6 +354,26 @@ impl Fixture {
 }
 
 /// Sets a pool's spec as a write would; the MCO then reports the pool Updated.
+/// numo's Job `name` for `node`'s first attempt of rule `ops/first` in `phase`, towards [`NEW`], Succeeded (uid
+/// `uid-<name>`).
+fn job_view(name: &str, node: &str, phase: JobPhase) -> JobView {
+    JobView {
+        name: name.into(),
+        namespace: "ops".into(),
+        node: node.into(),
+        rule: "ops/first".into(),
+        phase,
+        attempt: 1,
+        target_version: NEW.into(),
+        result: JobResult::Succeeded,
+        message: None,
+        deleting: false,
+        holds_result: true,
+        uid: format!("uid-{name}"),
+        creator: "numo".into(),
+    }
+}
+
 fn apply_spec(view: &mut PoolView, spec: &PoolSpec) {
     view.paused = spec.paused;
     if spec.node_selector.is_some() {

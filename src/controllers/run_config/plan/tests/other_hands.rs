@@ -70,14 +70,8 @@ fn a_target_pool_unpaused_while_numo_pauses_it_is_paused_again_first_and_reporte
 #[test]
 fn an_unpause_mid_rollout_holds_the_next_node_until_it_is_put_back() {
     let mut f = Fixture::new(3);
-    f.advance_to_gating();
-    f.finish_jobs(JobResult::Succeeded);
     // worker-0 is released and upgrades; worker-1 would start when it is done.
-    for _ in 0..3 {
-        f.step();
-        f.upgrade("worker-0");
-        f.finish_jobs(JobResult::Succeeded);
-    }
+    f.through_worker_0();
     unpause(&mut f, "worker", "Mozilla");
     let p = f.plan();
     assert!(matches!(p.intents.first(), Some(Intent::PutBackPool { .. })), "{:?}", p.intents);
@@ -332,21 +326,8 @@ fn labels_stripped_from_many_nodes_keep_the_status_and_the_events_bounded() {
 
 /// A Job someone made with numo's labels and annotations for `node`'s first gate step, already Succeeded.
 fn forged(f: &mut Fixture, node: &str, name: &str, uid: &str) {
-    f.s.jobs.push(Arc::new(JobView {
-        name: name.into(),
-        namespace: "ops".into(),
-        node: node.into(),
-        rule: "ops/first".into(),
-        phase: JobPhase::Gate,
-        attempt: 1,
-        target_version: NEW.into(),
-        result: JobResult::Succeeded,
-        message: None,
-        deleting: false,
-        holds_result: true,
-        uid: uid.into(),
-        creator: "kubectl-create".into(),
-    }));
+    let view = JobView { uid: uid.into(), creator: "kubectl-create".into(), ..job_view(name, node, JobPhase::Gate) };
+    f.s.jobs.push(Arc::new(view));
 }
 
 #[test]
@@ -503,13 +484,7 @@ fn sriov_unpauses(f: &mut Fixture, pool: &str) {
 #[test]
 fn sriovs_pause_of_the_canary_is_its_turn_numo_waits_and_goes_on_after() {
     let mut f = Fixture::new(3);
-    f.advance_to_gating();
-    f.finish_jobs(JobResult::Succeeded);
-    for _ in 0..3 {
-        f.step();
-        f.upgrade("worker-0");
-        f.finish_jobs(JobResult::Succeeded);
-    }
+    f.through_worker_0();
     sriov_pauses(&mut f, "canary");
     let p = f.step();
     assert!(put_backs(&p).is_empty(), "SR-IOV's pause is not put back: {:?}", p.intents);
