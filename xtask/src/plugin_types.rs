@@ -82,57 +82,48 @@ impl Generator {
         path: &str,
         fallback: &str,
     ) -> anyhow::Result<String> {
-        let base = self.base_type(node, rust, path, fallback)?;
-        Ok(if node.nullable == Some(true) { format!("{base} | null") } else { base })
-    }
-
-    fn base_type(
-        &mut self,
-        node: &JSONSchemaProps,
-        rust: &BTreeMap<String, RustType>,
-        path: &str,
-        fallback: &str,
-    ) -> anyhow::Result<String> {
-        if node.x_kubernetes_int_or_string == Some(true) {
-            return Ok("number | string".to_string());
-        }
-        if let Some(values) = &node.enum_ {
+        let base = if node.x_kubernetes_int_or_string == Some(true) {
+            "number | string".to_string()
+        } else if let Some(values) = &node.enum_ {
             let values = values
                 .iter()
                 .map(|v| {
                     v.0.as_str().map(str::to_string).with_context(|| format!("{path}: an enum value not a string"))
                 })
                 .collect::<anyhow::Result<Vec<_>>>()?;
-            return Ok(self.enum_type(&values));
-        }
-        Ok(match node.type_.as_deref() {
-            Some("string") => "string".to_string(),
-            Some("integer" | "number") => "number".to_string(),
-            Some("boolean") => "boolean".to_string(),
-            Some("array") => {
-                let items = match &node.items {
-                    Some(JSONSchemaPropsOrArray::Schema(items)) => items,
-                    _ => bail!("{path}: an array without one schema for its items"),
-                };
-                let item = self.type_of(items, rust, &format!("{path}{ITEMS}"), fallback)?;
-                if item.contains(' ') {
-                    format!("({item})[]")
-                } else {
-                    format!("{item}[]")
+            self.enum_type(&values)
+        } else {
+            match node.type_.as_deref() {
+                Some("string") => "string".to_string(),
+                Some("integer" | "number") => "number".to_string(),
+                Some("boolean") => "boolean".to_string(),
+                Some("array") => {
+                    let items = match &node.items {
+                        Some(JSONSchemaPropsOrArray::Schema(items)) => items,
+                        _ => bail!("{path}: an array without one schema for its items"),
+                    };
+                    let item = self.type_of(items, rust, &format!("{path}{ITEMS}"), fallback)?;
+                    if item.contains(' ') {
+                        format!("({item})[]")
+                    } else {
+                        format!("{item}[]")
+                    }
                 }
-            }
-            Some("object") if node.properties.as_ref().is_some_and(|p| !p.is_empty()) => {
-                self.object(node, rust, path, fallback)?
-            }
-            Some("object") => match &node.additional_properties {
-                Some(JSONSchemaPropsOrBool::Schema(values)) => {
-                    let value = self.type_of(values, rust, &format!("{path}{VALUES}"), &format!("{fallback}Value"))?;
-                    format!("Record<string, {value}>")
+                Some("object") if node.properties.as_ref().is_some_and(|p| !p.is_empty()) => {
+                    self.object(node, rust, path, fallback)?
                 }
-                _ => "Record<string, unknown>".to_string(),
-            },
-            _ => "unknown".to_string(),
-        })
+                Some("object") => match &node.additional_properties {
+                    Some(JSONSchemaPropsOrBool::Schema(values)) => {
+                        let value =
+                            self.type_of(values, rust, &format!("{path}{VALUES}"), &format!("{fallback}Value"))?;
+                        format!("Record<string, {value}>")
+                    }
+                    _ => "Record<string, unknown>".to_string(),
+                },
+                _ => "unknown".to_string(),
+            }
+        };
+        Ok(if node.nullable == Some(true) { format!("{base} | null") } else { base })
     }
 
     /// The union of `api-names.ts` with exactly these values, or else a union of the literals.
