@@ -200,15 +200,7 @@ subscribe "$previous" Manual
 approve "$previous"
 installed "$previous"
 
-# This tree's numo stands in for the previous release's pod. It names what it asks for in its status before it
-# acts (the Jobs it creates, the pools it holds), so it needs this tree's CRDs: a real upgrade brings them before the
-# new numo starts, and the previous numo ran with its own. The previous release's RBAC stays until the upgrade.
-kubectl apply --server-side --force-conflicts -k config/crd >/dev/null
-operator_kubeconfig "$operator_ns/numo-operator"
-start_numo "$operator_ns"
-kubectl create namespace "$samples_ns" >/dev/null
-kubectl apply -n "$samples_ns" -k config/samples >/dev/null
-wait_until 120 phase_is Idle || fail "the run config never became Idle (phase '$(run_config_phase)')"
+start_previous_numo
 before="$(pools_state)"
 
 check_log "upgrading the cluster to $to"

@@ -86,6 +86,19 @@ completed_nodes() { run_config | jq '.status.completedNodes // [] | length'; }
 at_least_completed() { [[ "$(completed_nodes)" -ge "$1" ]]; }
 phase_is() { [[ "$(run_config_phase)" == "$1" ]]; }
 
+# This tree's numo stands in for the previous release's pod: started as the operator's ServiceAccount, with the
+# samples applied, until their run config is Idle. It names what it asks for in its status before it acts (the Jobs it
+# creates, the pools it holds), so it needs this tree's CRDs: a real upgrade brings them before the new numo starts,
+# and the previous numo ran with its own. The previous release's RBAC stays until the upgrade.
+start_previous_numo() {
+  kubectl apply --server-side --force-conflicts -k config/crd >/dev/null
+  operator_kubeconfig "$operator_ns/numo-operator"
+  start_numo "$operator_ns"
+  kubectl create namespace "$samples_ns" >/dev/null
+  kubectl apply -n "$samples_ns" -k config/samples >/dev/null
+  wait_until 120 phase_is Idle || fail "the run config never became Idle (phase '$(run_config_phase)')"
+}
+
 # Every MachineConfigPool's paused flag, node selector and numo annotations, one line per pool.
 pools_state() {
   kubectl get mcp -o json | jq -r '.items[] | "\(.metadata.name) paused=\(.spec.paused) selector=\(.spec.nodeSelector | tojson) annotations=\(.metadata.annotations // {} | with_entries(select(.key | startswith("openshift-optional.skrzypek.io/"))) | tojson)"' | sort
