@@ -275,7 +275,7 @@ impl Metrics {
 
     /// Sets how many nodes of `run_config` (`namespace/name`) are in `phase`.
     pub fn set_nodes_by_phase(&self, run_config: &str, phase: NodePhase, count: u32) {
-        let labels = NodePhaseLabels { run_config: run_config.to_string(), phase: node_phase_label(phase) };
+        let labels = NodePhaseLabels { run_config: run_config.to_string(), phase: phase.name() };
         self.nodes_by_phase.get_or_create(&labels).set(i64::from(count));
     }
 
@@ -329,7 +329,7 @@ impl Metrics {
     /// accepted.
     pub fn set_nodes_awaiting_admin(&self, run_config: &str, failed: u32, ungated: u32) {
         for (phase, count) in [(NodePhase::Failed, failed), (NodePhase::Ungated, ungated)] {
-            let labels = NodePhaseLabels { run_config: run_config.to_string(), phase: node_phase_label(phase) };
+            let labels = NodePhaseLabels { run_config: run_config.to_string(), phase: phase.name() };
             self.awaiting_admin.get_or_create(&labels).set(i64::from(count));
         }
     }
@@ -360,14 +360,14 @@ impl Metrics {
         self.set_pools_paused_since(run_config, None);
         self.set_contested(run_config, None);
         for phase in [NodePhase::Failed, NodePhase::Ungated] {
-            let labels = NodePhaseLabels { run_config: run_config.to_string(), phase: node_phase_label(phase) };
+            let labels = NodePhaseLabels { run_config: run_config.to_string(), phase: phase.name() };
             self.awaiting_admin.remove(&labels);
         }
         self.estimated_end.remove(&RunConfigLabels { run_config: run_config.to_string() });
         self.next_minor_held.remove(&RunConfigLabels { run_config: run_config.to_string() });
         self.counted.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).remove(run_config);
         for phase in NodePhase::ALL {
-            let labels = NodePhaseLabels { run_config: run_config.to_string(), phase: node_phase_label(phase) };
+            let labels = NodePhaseLabels { run_config: run_config.to_string(), phase: phase.name() };
             self.nodes_by_phase.remove(&labels);
         }
         for check in crate::api::check::ALL {
@@ -444,21 +444,6 @@ fn set_or_remove(family: &Family<RunConfigLabels, Gauge>, labels: RunConfigLabel
         None => {
             family.remove(&labels);
         }
-    }
-}
-
-fn node_phase_label(phase: NodePhase) -> &'static str {
-    match phase {
-        NodePhase::Pending => "Pending",
-        NodePhase::Gating => "Gating",
-        NodePhase::Released => "Released",
-        NodePhase::Upgrading => "Upgrading",
-        NodePhase::CleaningUp => "CleaningUp",
-        NodePhase::Soaking => "Soaking",
-        NodePhase::Done => "Done",
-        NodePhase::Failed => "Failed",
-        NodePhase::Skipped => "Skipped",
-        NodePhase::Ungated => "Ungated",
     }
 }
 

@@ -19,6 +19,9 @@ pub const NODE_PREFIX: &str = "node.";
 /// The prefix of a hold's key.
 pub const HOLD_PREFIX: &str = "hold.";
 
+/// The phases a record keeps a node in: how its turn ended.
+const FINISHED: [NodePhase; 4] = [NodePhase::Done, NodePhase::Skipped, NodePhase::Failed, NodePhase::Ungated];
+
 /// The ConfigMap's name for run config `name` (shortened with a hash beyond the 253 characters a name may have).
 pub fn config_map_name(name: &str) -> String {
     let full = format!("numo-timeline-{name}");
@@ -76,7 +79,7 @@ pub fn node_entry(entry: &NodeProgress, phase: NodePhase, done: DateTime<Utc>) -
         at(&entry.finished_at),
         at(&entry.drained_at),
     ];
-    let mut value = format!("{phase:?} {}", done.timestamp());
+    let mut value = format!("{} {}", phase.name(), done.timestamp());
     for t in times {
         value.push(' ');
         value.push_str(&seconds(t));
@@ -116,13 +119,7 @@ pub fn read(data: &BTreeMap<String, String>) -> (Option<String>, Vec<RecordedNod
         .filter_map(|(key, value)| {
             let name = key.strip_prefix(NODE_PREFIX)?;
             let mut fields = value.split(' ');
-            let phase = match fields.next()? {
-                "Done" => NodePhase::Done,
-                "Skipped" => NodePhase::Skipped,
-                "Failed" => NodePhase::Failed,
-                "Ungated" => NodePhase::Ungated,
-                _ => return None,
-            };
+            let phase = NodePhase::parse(fields.next()?).filter(|p| FINISHED.contains(p))?;
             let done = parse_seconds(fields.next()?)?;
             let mut times = [None; 7];
             for slot in &mut times {

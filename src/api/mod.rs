@@ -4,6 +4,7 @@ pub mod estimate;
 pub mod mutex_rule;
 pub mod mutex_run_config;
 pub mod mutex_target;
+pub mod node_phases;
 pub mod safe_to_proceed;
 pub mod topology;
 

@@ -2,6 +2,7 @@
 
 use chrono::{DateTime, Utc};
 
+use crate::api::node_phases::IN_TURN;
 use crate::api::{NodePhase, NodeProgress, Step};
 use crate::windows::utc;
 
@@ -11,17 +12,21 @@ pub fn measured(entry: &NodeProgress, until: DateTime<Utc>) -> Vec<(Step, DateTi
     let at = |t: &Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>| t.as_ref().map(|t| utc(&t.0));
     let soaking = entry.phase == NodePhase::Soaking;
     let cleaned = if soaking { at(&entry.finished_at) } else { None };
-    let marks = [
-        (Step::Gate, at(&entry.started_at)),
-        // Without the MCO's start seen, the time from the release to the upgrade's end counts as the upgrade.
-        (
-            if entry.upgrading_at.is_none() && entry.upgraded_at.is_some() { Step::Upgrade } else { Step::WaitForMco },
-            at(&entry.released_at),
-        ),
-        (Step::Upgrade, at(&entry.upgrading_at)),
-        (Step::Cleanup, at(&entry.upgraded_at)),
-        (Step::Soak, if soaking { at(&entry.soak_started_at).or(cleaned) } else { None }),
-    ];
+    // Each step of the turn from when it began, as the phase table says.
+    let marks: Vec<(Step, Option<DateTime<Utc>>)> = IN_TURN
+        .iter()
+        .map(|row| {
+            let began = (row.began)(entry).map(|t| utc(&t.0));
+            match row.step {
+                // Without the MCO's start seen, the time from the release to the upgrade's end counts as the upgrade.
+                Step::WaitForMco if entry.upgrading_at.is_none() && entry.upgraded_at.is_some() => {
+                    (Step::Upgrade, began)
+                }
+                Step::Soak => (Step::Soak, if soaking { began.or(cleaned) } else { None }),
+                step => (step, began),
+            }
+        })
+        .collect();
     let mut steps = Vec::new();
     for (i, (step, start)) in marks.iter().enumerate() {
         let Some(start) = start else { continue };

@@ -118,16 +118,11 @@ pub fn refresh(
 /// A node in flight, with the step it is in and since when.
 fn in_flight(entry: &NodeProgress, now: DateTime<Utc>) -> Option<InFlight> {
     let at = |t: &Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>| t.as_ref().map(|t| utc(&t.0));
-    let (step, since) = match entry.phase {
-        NodePhase::Gating => (Step::Gate, at(&entry.started_at)),
-        NodePhase::Released => (Step::WaitForMco, at(&entry.released_at)),
-        NodePhase::Upgrading => match at(&entry.upgrading_at) {
-            Some(since) => (Step::Upgrade, Some(since)),
-            None => (Step::WaitForMco, at(&entry.released_at)),
-        },
-        NodePhase::CleaningUp => (Step::Cleanup, at(&entry.upgraded_at)),
-        NodePhase::Soaking => (Step::Soak, at(&entry.soak_started_at)),
-        _ => return None,
+    let turn = entry.phase.in_turn()?;
+    let (step, since) = match (turn.step, (turn.began)(entry)) {
+        // Released and not yet seen upgrading: still waiting for the Machine Config Operator.
+        (Step::Upgrade, None) => (Step::WaitForMco, at(&entry.released_at)),
+        (step, began) => (step, began.map(|t| utc(&t.0))),
     };
     let drained = at(&entry.drained_at).filter(|_| step == Step::Upgrade);
     Some(InFlight { node: entry.name.clone(), step, since: since.unwrap_or(now), drained })

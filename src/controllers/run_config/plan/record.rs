@@ -275,16 +275,7 @@ pub fn record(
 
 /// The Event of a node entering `phase`.
 fn transition(name: &str, phase: NodePhase, message: &str) -> Notice {
-    let reason = match phase {
-        NodePhase::Gating => "NodeGating",
-        NodePhase::Released => "NodeReleased",
-        NodePhase::Upgrading => "NodeUpgrading",
-        NodePhase::CleaningUp => "NodeCleaningUp",
-        NodePhase::Soaking => "NodeSoaking",
-        NodePhase::Failed => "NodeFailed",
-        NodePhase::Ungated => "NodeUngated",
-        _ => "NodeProgress",
-    };
+    let reason = phase.event_reason();
     if phase == NodePhase::Ungated {
         return Notice::warning(reason, "Gate", format!("Node {name}: {message}."));
     }
