@@ -59,7 +59,9 @@ impl Draft {
     }
 }
 
-/// The parts of the previous status that a stage which does not recount the nodes keeps.
+/// The parts of the previous status that a stage which does not recount the nodes keeps. Every field is named, so a
+/// new one cannot be forgotten (and blink out of the status at every reconcile): each is either carried or worked
+/// out anew by every plan.
 pub fn carried(snapshot: &Snapshot) -> MutexRunConfigStatus {
     let previous = &snapshot.run_config.status;
     MutexRunConfigStatus {
@@ -80,6 +82,14 @@ pub fn carried(snapshot: &Snapshot) -> MutexRunConfigStatus {
         held_since: previous.held_since.clone(),
         topology: previous.topology.clone(),
         target_changes: previous.target_changes.clone(),
-        ..Default::default()
+        // Worked out anew by every plan (`finish`, the gate, the windows).
+        observed_generation: None,
+        phase: None,
+        message: None,
+        next_window: None,
+        blocked_by: Vec::new(),
+        foreign_changes: Vec::new(),
+        held_pools: Vec::new(),
+        conditions: Vec::new(),
     }
 }
