@@ -28,8 +28,8 @@
 //    says, as the console's router would: here the link's query lands on the shell's own address and the run
 //    config's tab is mounted afresh (the Rollout tab reads the action to confirm from the address).
 //
-// What happened is kept in `window.numoShell` for the test (e2e/load.mjs): the steps, the manifest, the calls the
-// container received, the share scope, each code reference's resolution, errors.
+// What happened is kept in `window.numoShell` for the tests (e2e/load.mjs, e2e/run.mjs): the steps, the manifest,
+// the calls the container received, the share scope, each code reference's resolution, errors, missing words.
 import * as React from 'react';
 import { createRoot } from 'react-dom/client';
 import i18next from 'i18next';
