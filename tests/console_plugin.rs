@@ -67,10 +67,14 @@ async fn the_plugin_follows_a_live_rollout_and_its_actions_reach_the_run_config(
     setup.start_operator().await?;
     setup.wait_phase("gated", RunPhase::Idle, Duration::from_secs(60)).await?;
 
-    let args = script_args(&setup.ns);
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let checks = shell
-        .run("run.mjs", &args, "console-plugin", SCRIPT_TIMEOUT, "screenshots, e2e.log and plugin-requests.json")
+        .run(
+            "run.mjs",
+            &script_args(&setup.ns),
+            "console-plugin",
+            SCRIPT_TIMEOUT,
+            "screenshots, e2e.log and plugin-requests.json",
+        )
         .await?
         .checks;
     let names: Vec<&str> = checks.iter().filter_map(|c| c["check"].as_str()).collect();

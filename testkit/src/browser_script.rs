@@ -94,7 +94,7 @@ impl ConsoleShell {
     pub async fn run(
         &self,
         script: &str,
-        args: &[&str],
+        args: &[impl AsRef<str>],
         out: &str,
         timeout: Duration,
         kept: &str,
@@ -105,7 +105,7 @@ impl ConsoleShell {
         let kubeconfig = crate::cluster().await?.kubeconfig().display().to_string();
         let server = PluginServer::start(&self.plugin.join("dist")).await?;
         let mut all: Vec<String> = vec![format!("e2e/{script}")];
-        all.extend(args.iter().map(|a| a.to_string()));
+        all.extend(args.iter().map(|a| a.as_ref().to_string()));
         all.extend(["--kubeconfig".into(), kubeconfig, "--out".into(), out.display().to_string()]);
         all.extend(server.script_args());
         all.extend(["--timeout-seconds".into(), (timeout.as_secs().saturating_sub(20)).to_string()]);
