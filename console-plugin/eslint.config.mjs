@@ -28,7 +28,7 @@ const READ_ATTRIBUTES = [
 ];
 
 export default tseslint.config(
-  { ignores: ['dist/', 'harness/dist/', 'e2e/shell/dist/', 'node_modules/'] },
+  { ignores: ['dist/', 'e2e/shell/dist/', 'node_modules/'] },
   js.configs.recommended,
   tseslint.configs.recommended,
   {

@@ -15,25 +15,43 @@ const filesUnder = (dir) =>
     .flatMap((e) => (e.isDirectory() ? filesUnder(path.join(dir, e.name)) : [path.join(dir, e.name)]));
 
 /**
+ * A webpack plugin that calls `emit(compilation, webpack)` when the compilation processes its assets at `stage`
+ * (`ADDITIONAL`, `SUMMARIZE`, …: Compilation.PROCESS_ASSETS_STAGE_<stage>), to add assets of its own.
+ */
+const emitAssets = (name, stage, emit) => ({
+  apply(compiler) {
+    compiler.hooks.thisCompilation.tap(name, (compilation) => {
+      const at = compiler.webpack.Compilation[`PROCESS_ASSETS_STAGE_${stage}`];
+      compilation.hooks.processAssets.tap({ name, stage: at }, () => emit(compilation, compiler.webpack));
+    });
+  },
+});
+
+/**
  * Emits locales/<language>/plugin__numo-console-plugin.json into dist/locales/: the console loads a plugin's
  * translations from the plugin's base URL (numo serves dist/, locales included).
  */
-class CopyLocales {
-  apply(compiler) {
-    compiler.hooks.thisCompilation.tap('CopyLocales', (compilation) => {
-      compilation.hooks.processAssets.tap(
-        { name: 'CopyLocales', stage: compiler.webpack.Compilation.PROCESS_ASSETS_STAGE_ADDITIONAL },
-        () => {
-          for (const file of filesUnder(locales)) {
-            compilation.fileDependencies.add(file);
-            const name = path.posix.join('locales', path.relative(locales, file).split(path.sep).join('/'));
-            compilation.emitAsset(name, new compiler.webpack.sources.RawSource(fs.readFileSync(file)));
-          }
-        },
-      );
-    });
+const copyLocales = emitAssets('CopyLocales', 'ADDITIONAL', (compilation, webpack) => {
+  for (const file of filesUnder(locales)) {
+    compilation.fileDependencies.add(file);
+    const name = path.posix.join('locales', path.relative(locales, file).split(path.sep).join('/'));
+    compilation.emitAsset(name, new webpack.sources.RawSource(fs.readFileSync(file)));
   }
-}
+});
+
+/**
+ * The module rules of the plugin's build and of the console shell's (e2e/shell/webpack.config.js): TypeScript through
+ * ts-loader with the compiler options of `configFile`, only transpiled (`npm run typecheck` type-checks: two cores,
+ * one tsc run), and ES modules that import without file extensions (PatternFly's).
+ */
+const scriptRules = (configFile) => [
+  {
+    test: /\.tsx?$/,
+    exclude: /node_modules/,
+    use: [{ loader: 'ts-loader', options: { configFile, transpileOnly: true } }],
+  },
+  { test: /\.m?js$/, resolve: { fullySpecified: false } },
+];
 
 module.exports = (_env, argv) => {
   const production = argv.mode !== 'development';
@@ -50,24 +68,14 @@ module.exports = (_env, argv) => {
     },
     resolve: { extensions: ['.ts', '.tsx', '.js', '.jsx'] },
     module: {
-      rules: [
-        {
-          test: /\.tsx?$/,
-          exclude: /node_modules/,
-          use: [
-            {
-              loader: 'ts-loader',
-              // `npm run typecheck` type-checks; the build only transpiles (two cores, one tsc run).
-              options: { configFile: path.resolve(__dirname, 'tsconfig.json'), transpileOnly: true },
-            },
-          ],
-        },
-        { test: /\.m?js$/, resolve: { fullySpecified: false } },
-      ],
+      rules: scriptRules(path.resolve(__dirname, 'tsconfig.json')),
     },
-    plugins: [new ConsoleRemotePlugin(), new CopyLocales()],
+    plugins: [new ConsoleRemotePlugin(), copyLocales],
     devtool: production ? false : 'source-map',
     optimization: { chunkIds: production ? 'deterministic' : 'named', minimize: production },
     performance: { hints: false },
   };
 };
+
+module.exports.scriptRules = scriptRules;
+module.exports.emitAssets = emitAssets;

@@ -5,9 +5,9 @@
 #   hack/console-plugin.sh check      # npm ci when needed, the type check, the lint (ESLint, Prettier), the i18n
 #                                     # check (the English catalogue is what the sources generate) and the
 #                                     # component tests (jest)
-#   hack/console-plugin.sh harness    # the end-to-end tests' pages: the standalone harness (harness/dist) and the
-#                                     # console shell that loads the production build (e2e/shell/dist)
-#   hack/console-plugin.sh all        # check, build and harness
+#   hack/console-plugin.sh shell      # the end-to-end tests' page: the console shell that loads the production
+#                                     # build (e2e/shell/dist)
+#   hack/console-plugin.sh all        # check, build and shell
 #
 # `npm ci` runs when node_modules is missing or older than package-lock.json; npm keeps its downloads in its own
 # cache (~/.npm), so a warm machine installs offline-fast. Nothing is downloaded but packages from the npm registry:
@@ -68,12 +68,12 @@ i18n_check() {
   log "npm run i18n:check done in $((SECONDS - start))s"
 }
 
-[[ $# -eq 1 ]] || { log "usage: $0 build|check|harness|all"; exit 2; }
+[[ $# -eq 1 ]] || { log "usage: $0 build|check|shell|all"; exit 2; }
 install
 case "$1" in
   build) build ;;
   check) check ;;
-  harness) run build:harness && run build:shell ;;
-  all) check && build && run build:harness && run build:shell ;;
-  *) log "usage: $0 build|check|harness|all"; exit 2 ;;
+  shell) run build:shell ;;
+  all) check && build && run build:shell ;;
+  *) log "usage: $0 build|check|shell|all"; exit 2 ;;
 esac

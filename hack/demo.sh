@@ -56,7 +56,7 @@ numo="${CARGO_TARGET_DIR:-$repo/target}/debug/numo" sim="${CARGO_TARGET_DIR:-$re
 plugin_flags=() plugin_port="" tls="$NUMO_CACHE/demo-console"
 if [[ "$console" == 1 ]]; then
   say "Building numo's console plugin and the console shell (logs: $logs/console-build.log; CONSOLE=0 skips them)"
-  { hack/console-plugin.sh build && (cd console-plugin && npm run --silent build:shell); } >"$logs/console-build.log" 2>&1 ||
+  { hack/console-plugin.sh build && hack/console-plugin.sh shell; } >"$logs/console-build.log" 2>&1 ||
     { tail -n 20 "$logs/console-build.log" >&2; echo "Building the console plugin failed (CONSOLE=0 skips it)." >&2; exit 1; }
   rm -rf "$tls" && mkdir -p "$tls/certs"
   {

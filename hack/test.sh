@@ -68,8 +68,8 @@ export NUMO_TEST_KUBECONFIG
 step "cargo fmt --check" cargo fmt --all -- --check
 step "cargo clippy" cargo clippy --workspace --all-targets -- -D warnings
 # The console plugin from its lockfile: type check, ESLint and Prettier, the i18n check, component tests, the
-# production build (served by the integration tests) and the end-to-end test's harness (opened in Chromium by
-# tests/console_plugin.rs).
+# production build (served by the integration tests) and the console shell that loads it in Chromium
+# (tests/console_plugin.rs, tests/console_plugin_load.rs).
 step "console plugin (npm)" "$hack_dir/console-plugin.sh" all
 step "cargo test (build)" cargo test --workspace --no-run
 # Every test binary from one queue, on $WORLDS clusters at once (the first is $cluster): the tests mostly wait for

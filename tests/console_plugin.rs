@@ -1,24 +1,26 @@
-//! The console plugin end to end: its real components (the harness page, `console-plugin/harness`) in Debian's
-//! headless Chromium, driven by `console-plugin/e2e/run.mjs` through a local proxy to the test cluster's API server,
-//! during a live rollout that numo (in this process) gates: the rows advance with the page open, a degraded
-//! ClusterOperator shows as the hold (and in the next node's Node status), Pause and Resume set `spec.paused`,
-//! Retry and Skip set numo's annotations on a failed node. The screenshots are kept in
-//! `target/test-output/console-plugin/`.
+//! The console plugin end to end during a live rollout: its PRODUCTION build (`console-plugin/dist`), served by
+//! numo's own HTTPS server (in this process, the certificate signed by a test CA), loaded by the console shell
+//! (`console-plugin/e2e/shell`: the console 4.22's plugin loader and share scope, as `tests/console_plugin_load.rs`
+//! checks it) in Debian's headless Chromium, driven by `console-plugin/e2e/run.mjs` through the shell's proxy to the
+//! test cluster's API server, while numo (in this process) gates the rollout: the rows of the run config's Rollout
+//! tab advance with the page open, a degraded ClusterOperator shows as the hold (and in the next node's Upgrade gate
+//! item), Pause and Resume set `spec.paused`, Retry (from the Actions menu the console builds from the plugin's
+//! `console.action/resource-provider` hook) and Skip set numo's annotations on a failed node. The screenshots are
+//! kept in `target/test-output/console-plugin/`.
 //!
-//! The harness must be built first (`make test` does it):
-//! `cd console-plugin && npm ci && npm run build:harness`. Needs Node.js and Chromium
-//! (`hack/install-prerequisites.sh`); skipped with `NUMO_SKIP_BROWSER=1`.
+//! Needs the plugin's build and the shell's (`make test` does both): `hack/console-plugin.sh build` and
+//! `hack/console-plugin.sh shell`; Node.js and Chromium (`hack/install-prerequisites.sh`); skipped with
+//! `NUMO_SKIP_BROWSER=1`.
 
 mod support;
 
-use std::path::Path;
 use std::time::Duration;
 
 use kube::ResourceExt;
 use numo::api::RunPhase;
 use numo_simulator::faults;
+use numo_testkit::browser_script;
 use numo_testkit::kwok::JOB_RESULT;
-use numo_testkit::{browser, browser_script};
 use serde_json::{json, Value};
 use support::*;
 
@@ -53,8 +55,7 @@ const SCRIPT_TIMEOUT: Duration = Duration::from_secs(600);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_plugin_follows_a_live_rollout_and_its_actions_reach_the_run_config() -> anyhow::Result<()> {
-    let harness = ("harness/dist/index.html", "cd console-plugin && npm run build:harness");
-    let Some((plugin, prerequisites)) = browser_script::console_plugin("console_plugin", &[harness]) else {
+    let Some(shell) = browser_script::console_shell("console_plugin") else {
         return Ok(());
     };
 
@@ -66,21 +67,16 @@ async fn the_plugin_follows_a_live_rollout_and_its_actions_reach_the_run_config(
     setup.start_operator().await?;
     setup.wait_phase("gated", RunPhase::Idle, Duration::from_secs(60)).await?;
 
-    let out = browser::output_dir().join("console-plugin");
-    let _ = std::fs::remove_dir_all(&out);
-    std::fs::create_dir_all(&out)?;
-    let kubeconfig = numo_testkit::cluster().await?.kubeconfig().to_path_buf();
-    let args = script_args(&setup.ns, &kubeconfig, &out);
-    let checks = browser_script::run_checks(
-        &prerequisites,
-        &plugin,
-        args,
-        SCRIPT_TIMEOUT,
-        "run.mjs",
-        &out,
-        "screenshots and e2e.log",
-    )
-    .await?;
+    let checks = shell
+        .run(
+            "run.mjs",
+            &script_args(&setup.ns),
+            "console-plugin",
+            SCRIPT_TIMEOUT,
+            "screenshots, e2e.log and plugin-requests.json",
+        )
+        .await?
+        .checks;
     let names: Vec<&str> = checks.iter().filter_map(|c| c["check"].as_str()).collect();
     let expected: Vec<&str> = CHECKS.iter().chain(LAST_CHECKS.iter()).copied().collect();
     assert_eq!(names, expected, "the checks run.mjs reported, in order");
@@ -111,8 +107,9 @@ async fn the_plugin_follows_a_live_rollout_and_its_actions_reach_the_run_config(
     Ok(())
 }
 
-/// run.mjs's arguments: the world's faults as merge patches it applies through its proxy, at its stages.
-fn script_args(ns: &str, kubeconfig: &Path, out: &Path) -> Vec<String> {
+/// run.mjs's own arguments: the run config, its nodes, and the world's faults as merge patches it applies through
+/// its proxy, at its stages.
+fn script_args(ns: &str) -> Vec<String> {
     let rule = format!("/apis/openshift-optional.skrzypek.io/v1alpha1/namespaces/{ns}/mutexrules/check");
     let operator = "/apis/config.openshift.io/v1/clusteroperators/ingress";
     let gate =
@@ -129,9 +126,6 @@ fn script_args(ns: &str, kubeconfig: &Path, out: &Path) -> Vec<String> {
         ("fix-gate", &rule, gate(Value::Null)),
     ];
     let mut args: Vec<String> = vec![
-        "e2e/run.mjs".into(),
-        "--kubeconfig".into(),
-        kubeconfig.display().to_string(),
         "--namespace".into(),
         ns.into(),
         "--run-config".into(),
@@ -140,10 +134,6 @@ fn script_args(ns: &str, kubeconfig: &Path, out: &Path) -> Vec<String> {
         WORKERS.join(","),
         "--hold-text".into(),
         HOLD_TEXT.into(),
-        "--out".into(),
-        out.display().to_string(),
-        "--timeout-seconds".into(),
-        (SCRIPT_TIMEOUT.as_secs() - 20).to_string(),
     ];
     for (stage, path, patch) in patches {
         args.push("--patch".into());

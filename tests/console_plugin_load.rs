@@ -12,19 +12,17 @@
 //! Screenshots, the shell's record and the script's log are kept in `target/test-output/console-plugin-load/`.
 //!
 //! Needs the plugin's build and the shell's (`make test` does both): `hack/console-plugin.sh build` and
-//! `cd console-plugin && npm run build:shell`; Node.js and Chromium (`hack/install-prerequisites.sh`); skipped with
+//! `hack/console-plugin.sh shell`; Node.js and Chromium (`hack/install-prerequisites.sh`); skipped with
 //! `NUMO_SKIP_BROWSER=1`.
 
 mod support;
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use numo::api::RunPhase;
-use numo::console_plugin::assets::{Assets, MANIFEST};
-use numo::console_plugin::serve::{self, CertFiles, ReloadingCert};
+use numo::console_plugin::assets::MANIFEST;
 use numo::console_plugin::NAME;
-use numo_testkit::{browser, browser_script};
+use numo_testkit::browser_script;
 use serde_json::json;
 use support::*;
 
@@ -53,12 +51,7 @@ const SCRIPT_TIMEOUT: Duration = Duration::from_secs(240);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_console_loads_the_production_plugin_from_numos_server() -> anyhow::Result<()> {
-    let manifest = format!("dist/{MANIFEST}");
-    let built = [
-        (manifest.as_str(), "hack/console-plugin.sh build"),
-        ("e2e/shell/dist/index.html", "cd console-plugin && npm run build:shell"),
-    ];
-    let Some((plugin, prerequisites)) = browser_script::console_plugin("console_plugin_load", &built) else {
+    let Some(shell) = browser_script::console_shell("console_plugin_load") else {
         return Ok(());
     };
 
@@ -79,74 +72,36 @@ async fn the_console_loads_the_production_plugin_from_numos_server() -> anyhow::
     let phase = serde_json::to_value(done.status.as_ref().and_then(|s| s.phase))?;
     let phase = phase.as_str().unwrap_or_else(|| panic!("the run config has no phase: {:?}", done.status)).to_string();
 
-    // numo's plugin server, with the real build and a certificate for 127.0.0.1 signed by a CA of the test's own.
-    let work = std::env::temp_dir().join(format!("numo-plugin-load-{}", std::process::id()));
-    let certs = work.join("certs");
-    std::fs::create_dir_all(&certs)?;
-    let numo_testkit::tls::SignedCertificate { ca, cert, key } =
-        numo_testkit::tls::signed_certificate("numo test console plugin CA", &["127.0.0.1", "localhost"])
-            .unwrap_or_else(|e| panic!("{e}"));
-    let ca_file = work.join("ca.pem");
-    std::fs::write(&ca_file, ca)?;
-    std::fs::write(certs.join("tls.crt"), cert)?;
-    std::fs::write(certs.join("tls.key"), key)?;
-    let assets = Assets::from_dir(&plugin.join("dist"))?;
-    let files = assets.len();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let address = listener.local_addr()?;
-    let tls = Arc::new(serve::tls_config(Arc::new(ReloadingCert::new(CertFiles::in_dir(&certs))))?);
-    let server = tokio::spawn(serve::serve(listener, tls, Arc::new(assets)));
-
-    let out = browser::output_dir().join("console-plugin-load");
-    let _ = std::fs::remove_dir_all(&out);
-    std::fs::create_dir_all(&out)?;
-    let kubeconfig = numo_testkit::cluster().await?.kubeconfig().to_path_buf();
-    let args: Vec<String> = [
-        "e2e/load.mjs",
-        "--kubeconfig",
-        &kubeconfig.display().to_string(),
+    // numo's plugin server (the real build, a certificate for 127.0.0.1 signed by a CA of the test's own) and the
+    // shell loading the plugin from it.
+    let args = [
         "--namespace",
         &setup.ns,
         "--run-config",
         "gated",
         "--node",
         "worker-0",
-        "--plugin-url",
-        &format!("https://{address}"),
-        "--plugin-ca",
-        &ca_file.display().to_string(),
         "--expect-phase",
         &phase,
         "--expect-domains",
         "zone-a,none",
-        "--out",
-        &out.display().to_string(),
-        "--timeout-seconds",
-        &(SCRIPT_TIMEOUT.as_secs() - 20).to_string(),
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    let checks = browser_script::run_checks(
-        &prerequisites,
-        &plugin,
-        args,
-        SCRIPT_TIMEOUT,
-        "load.mjs",
-        &out,
-        "screenshots, shell.json and load.log",
-    )
-    .await;
-    server.abort();
-    let _ = std::fs::remove_dir_all(&work);
-    let checks = checks?;
+    ];
+    let browser_script::ShellChecks { checks, plugin_url, files } = shell
+        .run(
+            "load.mjs",
+            &args,
+            "console-plugin-load",
+            SCRIPT_TIMEOUT,
+            "screenshots, shell.json, load.log and plugin-requests.json",
+        )
+        .await?;
     let names: Vec<&str> = checks.iter().filter_map(|c| c["check"].as_str()).collect();
     assert_eq!(names, CHECKS, "the checks load.mjs reported, in order");
 
     let check = |name: &str| checks.iter().find(|c| c["check"] == name).cloned().unwrap_or_default();
     // The files came from numo's server as the console's backend would get them.
     let manifest = check("manifest-served");
-    assert_eq!(manifest["from"], format!("https://{address}/{MANIFEST}"), "{manifest}");
+    assert_eq!(manifest["from"], format!("{plugin_url}/{MANIFEST}"), "{manifest}");
     assert!(manifest["contentType"].as_str().is_some_and(|t| t.starts_with("application/json")), "{manifest}");
     assert_eq!(manifest["tls"]["authorized"], true, "{manifest}");
     assert_eq!(check("manifest-valid")["name"], NAME);

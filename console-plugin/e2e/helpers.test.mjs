@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { loadKubeconfig, parseYaml } from './kubeconfig.mjs';
-import { patchSets } from './server.mjs';
+import { patchSets } from './shell/server.mjs';
 
 test('a kubeconfig as kwokctl writes it: client certificate files relative to the kubeconfig', () => {
   const dir = mkdtempSync(join(tmpdir(), 'numo-e2e-kubeconfig-'));

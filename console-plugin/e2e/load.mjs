@@ -22,114 +22,38 @@
 // Exit status: 0 every check passed, 1 a check failed, 2 the script could not run (arguments, kubeconfig, shell,
 // Chromium).
 
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { tmpdir } from 'node:os';
-import { delimiter, dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 
-import { Usage, kubeconfigPath, readPem, requireBuilt } from './arguments.mjs';
-import { loadKubeconfig } from './kubeconfig.mjs';
-import { startShellServer } from './shell/server.mjs';
+import { pageArguments, parsePageOptions } from './arguments.mjs';
+import { expectedPlugin, main } from './session.mjs';
 
-const here = dirname(fileURLToPath(import.meta.url));
-const plugin = resolve(here, '..');
-
-class Failed extends Error {}
+const USAGE =
+  'usage: node e2e/load.mjs --kubeconfig F --namespace NS --run-config NAME --node NODE --plugin-url URL ' +
+  '--plugin-ca CA.pem --expect-phase PHASE --out DIR [--expect-domains D1,D2] [--older-console VERSION] ' +
+  '[--shell DIR] [--timeout-seconds N]\n';
 
 function options() {
-  const { values } = parseArgs({
-    options: {
-      kubeconfig: { type: 'string' },
-      context: { type: 'string' },
-      namespace: { type: 'string' },
-      'run-config': { type: 'string' },
+  const values = parsePageOptions(
+    {
       node: { type: 'string' },
-      'plugin-url': { type: 'string' },
-      'plugin-ca': { type: 'string' },
       'expect-phase': { type: 'string' },
       'expect-domains': { type: 'string', default: '' },
-      out: { type: 'string' },
       'console-version': { type: 'string', default: '4.22.0' },
       'older-console': { type: 'string', default: '4.21.0' },
-      shell: { type: 'string', default: join(here, 'shell/dist') },
       'timeout-seconds': { type: 'string', default: '180' },
-      help: { type: 'boolean' },
     },
-  });
-  if (values.help) {
-    process.stdout.write(
-      'usage: node e2e/load.mjs --kubeconfig F --namespace NS --run-config NAME --node NODE --plugin-url URL ' +
-        '--plugin-ca CA.pem --expect-phase PHASE --out DIR [--expect-domains D1,D2] [--older-console VERSION] ' +
-        '[--shell DIR] ' +
-        '[--timeout-seconds N]\n',
-    );
-    process.exit(0);
-  }
-  for (const required of ['namespace', 'run-config', 'node', 'plugin-url', 'plugin-ca', 'expect-phase', 'out']) {
-    if (!values[required]) {
-      throw new Usage(`--${required} is required (--help)`);
-    }
-  }
-  const kubeconfig = kubeconfigPath(values.kubeconfig);
-  const shell = resolve(values.shell);
-  requireBuilt(shell, 'the console shell', '`npm run build:shell` (webpack -c e2e/shell/webpack.config.js)');
-  const pluginCA = readPem(values['plugin-ca'], '--plugin-ca');
+    USAGE,
+    ['node', 'expect-phase'],
+  );
   return {
-    kubeconfig,
-    context: values.context,
-    namespace: values.namespace,
-    runConfig: values['run-config'],
+    ...pageArguments(values),
     node: values.node,
-    pluginURL: new URL(values['plugin-url']).origin,
-    pluginCA,
     expectPhase: values['expect-phase'],
     expectDomains: values['expect-domains'] ? values['expect-domains'].split(',') : [],
-    out: resolve(values.out),
     consoleVersion: values['console-version'],
     olderConsole: values['older-console'],
-    shell,
-    timeout: Number(values['timeout-seconds']) * 1000,
-  };
-}
-
-/** Chromium: $NUMO_CHROMIUM, else chromium or chromium-browser on the PATH. */
-function chromium() {
-  if (process.env.NUMO_CHROMIUM) {
-    return process.env.NUMO_CHROMIUM;
-  }
-  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
-    for (const name of ['chromium', 'chromium-browser']) {
-      if (dir && existsSync(join(dir, name))) {
-        return join(dir, name);
-      }
-    }
-  }
-  throw new Usage(
-    "Chromium is missing: run hack/install-prerequisites.sh (it installs Debian's chromium), or set NUMO_CHROMIUM",
-  );
-}
-
-const started = Date.now();
-
-/** Prints one check as a JSON line. */
-function report(check, ok, detail = {}) {
-  process.stdout.write(`${JSON.stringify({ check, ok, ...detail, elapsedMs: Date.now() - started })}\n`);
-}
-
-/**
- * What the plugin is, from its sources: its name and version (package.json consolePlugin), its extensions
- * (console-extensions.json) and its exposed modules.
- */
-export function expectedPlugin(dir = plugin) {
-  const { consolePlugin } = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
-  const extensions = JSON.parse(readFileSync(join(dir, 'console-extensions.json'), 'utf8'));
-  return {
-    name: consolePlugin.name,
-    version: consolePlugin.version,
-    exposedModules: Object.keys(consolePlugin.exposedModules ?? {}).sort(),
-    extensions,
   };
 }
 
@@ -178,468 +102,301 @@ export function codeRefsOf(extensions) {
   return [...refs].sort();
 }
 
-async function main() {
-  let opts;
-  try {
-    opts = options();
-  } catch (e) {
-    process.stderr.write(`load.mjs: ${e.message}\n`);
-    return 2;
-  }
-  mkdirSync(opts.out, { recursive: true });
-  const logFile = join(opts.out, 'load.log');
-  writeFileSync(logFile, '');
-  const log = (line) => appendFileSync(logFile, `${new Date().toISOString()} ${line}\n`);
-
-  let connection;
-  let executablePath;
-  let puppeteer;
-  try {
-    connection = loadKubeconfig(opts.kubeconfig, opts.context);
-    executablePath = chromium();
-    puppeteer = (await import('puppeteer-core')).default;
-  } catch (e) {
-    process.stderr.write(`load.mjs: ${e.message}\n`);
-    return 2;
-  }
+/** The checks, in order, on the session's shell (./session.mjs). */
+async function scenario(session) {
+  const { opts, server, pluginPrefix, report, open, shot, fail, waitFor, shellDone, shellState } = session;
   const expected = expectedPlugin();
-  const server = await startShellServer({
-    connection,
-    root: opts.shell,
-    plugin: expected.name,
-    pluginURL: opts.pluginURL,
-    pluginCA: opts.pluginCA,
-    log,
-  });
-  const pluginPrefix = `/api/plugins/${expected.name}/`;
-  const profile = mkdtempSync(join(tmpdir(), 'numo-load-chromium-'));
-  let browser;
-  let page;
-  const overall = setTimeout(() => {
-    process.stderr.write(`load.mjs: it took more than ${opts.timeout / 1000}s\n`);
-    report('timeout', false, { message: `it took more than ${opts.timeout / 1000}s` });
-    process.exit(1);
-  }, opts.timeout);
-
-  /** A full-page screenshot `name.png` in the output folder; returns its file name. */
-  async function shot(name) {
-    const file = `${name}.png`;
-    await page.mouse.move(0, 0);
-    await page.screenshot({ path: join(opts.out, file), fullPage: true });
-    return file;
-  }
-
-  async function fail(check, message, detail = {}) {
-    let file;
-    try {
-      file = page ? await shot(`FAILED-${check}`) : undefined;
-    } catch (e) {
-      log(`no screenshot of the failure: ${e.message}`);
-    }
-    report(check, false, { message, ...detail, ...(file ? { screenshot: file } : {}) });
-    throw new Failed(`${check}: ${message}${file ? ` (screenshot ${join(opts.out, file)})` : ''}`);
-  }
-
-  /** Polls `probe` in the page until `accept` holds; its last value, or a failed `check` after `timeout` ms. */
-  async function waitFor(check, what, probe, accept, timeout, arg) {
-    const deadline = Date.now() + timeout;
-    let last;
-    for (;;) {
-      try {
-        last = await page.evaluate(probe, arg);
-      } catch (e) {
-        last = `error: ${e.message}`;
-      }
-      if (accept(last)) {
-        return last;
-      }
-      if (Date.now() > deadline) {
-        await fail(check, `${what}: not within ${timeout / 1000}s; last seen ${JSON.stringify(last)}`);
-      }
-      await new Promise((r) => setTimeout(r, 250));
-    }
-  }
-
-  /** A page of the shell with what it printed, threw and loaded recorded. */
-  async function open(consoleVersion) {
-    const seen = { console: [], errors: [], warnings: [], pageErrors: [], responses: [], failed: [] };
-    const p = await browser.newPage();
-    p.on('console', (m) => {
-      const text = m.text();
-      seen.console.push({ type: m.type(), text });
-      if (m.type() === 'error') {
-        seen.errors.push(text);
-      } else if (m.type() === 'warn' || m.type() === 'warning') {
-        seen.warnings.push(text);
-      }
-      log(`browser ${m.type()}: ${text}`);
-    });
-    p.on('pageerror', (e) => {
-      seen.pageErrors.push(e.message);
-      log(`page error: ${e.stack ?? e.message}`);
-    });
-    p.on('response', (r) => {
-      const url = new URL(r.url());
-      seen.responses.push({
-        path: url.pathname,
-        status: r.status(),
-        contentType: r.headers()['content-type'],
-        type: r.request().resourceType(),
-      });
-    });
-    p.on('requestfailed', (r) => {
-      seen.failed.push(`${r.url()} ${r.failure()?.errorText ?? ''}`);
-      log(`request failed: ${r.url()} ${r.failure()?.errorText ?? ''}`);
-    });
-    const query = new URLSearchParams({
-      ns: opts.namespace,
-      name: opts.runConfig,
-      node: opts.node,
-      'console-version': consoleVersion,
-    });
-    const url = `${server.url}/?${query}`;
-    log(`opening ${url}`);
-    await p.goto(url, { waitUntil: 'domcontentloaded', timeout: 60_000 });
-    return { page: p, seen, url };
-  }
-
-  const shellState = () => page.evaluate(() => JSON.parse(JSON.stringify(window.numoShell ?? null)));
   const pluginFile = (name) => server.plugin.filter((r) => r.path.split('?')[0] === `${pluginPrefix}${name}`);
-
-  try {
-    browser = await puppeteer.launch({
-      executablePath,
-      headless: true,
-      args: ['--no-sandbox', '--headless=new', '--disable-gpu', '--disable-dev-shm-usage'],
-      userDataDir: profile,
-      defaultViewport: { width: 1400, height: 1000 },
-      timeout: 60_000,
+  const query = (consoleVersion) => ({
+    ns: opts.namespace,
+    name: opts.runConfig,
+    node: opts.node,
+    'console-version': consoleVersion,
+  });
+  // 1. The console shell loads the plugin.
+  const first = await open(query(opts.consoleVersion));
+  const final = await shellDone('shell-loaded', opts.timeout / 2);
+  const shell = await shellState();
+  writeFileSync(join(opts.out, 'shell.json'), `${JSON.stringify(shell, null, 2)}\n`);
+  if (final !== 'rendered') {
+    await fail('shell-loaded', `the console did not load the plugin: ${shell.plugin?.errorMessage ?? ''}`, {
+      plugin: shell.plugin,
+      errors: shell.errors,
+      steps: shell.steps.map((s) => s.step),
     });
+  }
+  report('shell-loaded', true, { url: first.url, steps: shell.steps.map((s) => s.step) });
 
-    // 1. The console shell loads the plugin.
-    const first = await open(opts.consoleVersion);
-    page = first.page;
-    const final = await waitFor(
-      'shell-loaded',
-      'the shell loading the plugin',
-      () => window.numoShell?.state,
-      (s) => s === 'rendered' || s === 'failed',
-      opts.timeout / 2,
-    );
-    const shell = await shellState();
-    writeFileSync(join(opts.out, 'shell.json'), `${JSON.stringify(shell, null, 2)}\n`);
-    if (final !== 'rendered') {
-      await fail('shell-loaded', `the console did not load the plugin: ${shell.plugin?.errorMessage ?? ''}`, {
-        plugin: shell.plugin,
-        errors: shell.errors,
-        steps: shell.steps.map((s) => s.step),
-      });
-    }
-    report('shell-loaded', true, { url: first.url, steps: shell.steps.map((s) => s.step) });
-
-    // 2. The manifest, from numo's server.
-    const [manifestRecord] = pluginFile('plugin-manifest.json');
-    const browserManifest = first.seen.responses.find((r) => r.path === `${pluginPrefix}plugin-manifest.json`);
-    if (
-      !manifestRecord ||
-      manifestRecord.status !== 200 ||
-      !manifestRecord.authorized ||
-      !/^application\/json(;|$)/.test(manifestRecord.contentType ?? '') ||
-      !/^application\/json(;|$)/.test(browserManifest?.contentType ?? '')
-    ) {
-      await fail('manifest-served', 'the manifest did not come from numo as verified application/json', {
-        numo: manifestRecord,
-        browser: browserManifest,
-      });
-    }
-    report('manifest-served', true, {
-      from: manifestRecord.upstream,
-      status: manifestRecord.status,
-      contentType: manifestRecord.contentType,
-      browserContentType: browserManifest.contentType,
-      tls: { authorized: manifestRecord.authorized, issuer: manifestRecord.issuer, protocol: manifestRecord.protocol },
+  // 2. The manifest, from numo's server.
+  const [manifestRecord] = pluginFile('plugin-manifest.json');
+  const browserManifest = first.seen.responses.find((r) => r.path === `${pluginPrefix}plugin-manifest.json`);
+  if (
+    !manifestRecord ||
+    manifestRecord.status !== 200 ||
+    !manifestRecord.authorized ||
+    !/^application\/json(;|$)/.test(manifestRecord.contentType ?? '') ||
+    !/^application\/json(;|$)/.test(browserManifest?.contentType ?? '')
+  ) {
+    await fail('manifest-served', 'the manifest did not come from numo as verified application/json', {
+      numo: manifestRecord,
+      browser: browserManifest,
     });
-    const problems = manifestProblems(shell.manifest, expected);
-    if (problems.length > 0) {
-      await fail('manifest-valid', problems.join('; '), { manifest: shell.manifest });
-    }
-    report('manifest-valid', true, {
-      name: shell.manifest.name,
-      version: shell.manifest.version,
-      extensions: shell.manifest.extensions.length,
-      loadScripts: shell.manifest.loadScripts,
-      dependencies: shell.manifest.dependencies,
+  }
+  report('manifest-served', true, {
+    from: manifestRecord.upstream,
+    status: manifestRecord.status,
+    contentType: manifestRecord.contentType,
+    browserContentType: browserManifest.contentType,
+    tls: { authorized: manifestRecord.authorized, issuer: manifestRecord.issuer, protocol: manifestRecord.protocol },
+  });
+  const problems = manifestProblems(shell.manifest, expected);
+  if (problems.length > 0) {
+    await fail('manifest-valid', problems.join('; '), { manifest: shell.manifest });
+  }
+  report('manifest-valid', true, {
+    name: shell.manifest.name,
+    version: shell.manifest.version,
+    extensions: shell.manifest.extensions.length,
+    loadScripts: shell.manifest.loadScripts,
+    dependencies: shell.manifest.dependencies,
+  });
+
+  // 3. The entry script, from numo's server, run as a script.
+  const entries = shell.manifest.loadScripts;
+  const javascript = /^application\/javascript(;|$)/;
+  const entryRecords = entries.map((script) => pluginFile(script)[0]);
+  const browserEntries = entries.map((script) =>
+    first.seen.responses.find((r) => r.path === `${pluginPrefix}${script}`),
+  );
+  if (
+    entryRecords.some((r) => !r || r.status !== 200 || !r.authorized || !javascript.test(r.contentType ?? '')) ||
+    browserEntries.some((r) => !r || r.type !== 'script' || !javascript.test(r.contentType ?? ''))
+  ) {
+    await fail('entry-served', 'the entry script did not come from numo as verified application/javascript', {
+      numo: entryRecords,
+      browser: browserEntries,
     });
+  }
+  report('entry-served', true, {
+    scripts: entries,
+    // The loader's script URL has a cache buster (`?cacheBuster=<uuid>`), which numo's server must ignore.
+    requested: entryRecords[0].path.slice(pluginPrefix.length),
+    contentType: entryRecords[0].contentType,
+    nosniff: entryRecords[0].nosniff,
+    cacheControl: entryRecords[0].cacheControl,
+    browser: browserEntries.map((r) => ({ type: r.type, contentType: r.contentType })),
+  });
 
-    // 3. The entry script, from numo's server, run as a script.
-    const entries = shell.manifest.loadScripts;
-    const javascript = /^application\/javascript(;|$)/;
-    const entryRecords = entries.map((script) => pluginFile(script)[0]);
-    const browserEntries = entries.map((script) =>
-      first.seen.responses.find((r) => r.path === `${pluginPrefix}${script}`),
-    );
-    if (
-      entryRecords.some((r) => !r || r.status !== 200 || !r.authorized || !javascript.test(r.contentType ?? '')) ||
-      browserEntries.some((r) => !r || r.type !== 'script' || !javascript.test(r.contentType ?? ''))
-    ) {
-      await fail('entry-served', 'the entry script did not come from numo as verified application/javascript', {
-        numo: entryRecords,
-        browser: browserEntries,
-      });
-    }
-    report('entry-served', true, {
-      scripts: entries,
-      // The loader's script URL has a cache buster (`?cacheBuster=<uuid>`), which numo's server must ignore.
-      requested: entryRecords[0].path.slice(pluginPrefix.length),
-      contentType: entryRecords[0].contentType,
-      nosniff: entryRecords[0].nosniff,
-      cacheControl: entryRecords[0].cacheControl,
-      browser: browserEntries.map((r) => ({ type: r.type, contentType: r.contentType })),
+  // 4. The container: the entry callback, init with the console's share scope, the plugin loaded and enabled,
+  //    the console's React and SDK taken from the scope.
+  const { container, shareScope, plugin: status } = shell;
+  const scopeEntry = (module) => (shareScope?.[module] ?? [])[0];
+  const react = scopeEntry('react');
+  const sdk = scopeEntry('@openshift-console/dynamic-plugin-sdk');
+  const initProblems = [
+    container.callback?.pluginName === expected.name ? '' : `entry callback: ${JSON.stringify(container.callback)}`,
+    container.callback?.init === 'function' && container.callback?.get === 'function' ? '' : 'no init/get',
+    container.initCalls.length === 1 && container.initCalls[0].sameScope
+      ? ''
+      : `init: ${JSON.stringify(container.initCalls)}`,
+    status?.status === 'loaded' && status.enabled ? '' : `plugin: ${JSON.stringify(status)}`,
+    react?.loaded && react.from === 'numo-console-shell' ? '' : `react in the share scope: ${JSON.stringify(react)}`,
+    sdk?.loaded && sdk.from === 'numo-console-shell' ? '' : `the SDK in the share scope: ${JSON.stringify(sdk)}`,
+  ].filter(Boolean);
+  if (initProblems.length > 0) {
+    await fail('container-initialised', initProblems.join('; '), { container, plugin: status });
+  }
+  report('container-initialised', true, {
+    callback: container.callback.pluginName,
+    initCalls: container.initCalls.length,
+    shared: container.initCalls[0].modules,
+    react: react.version,
+    sdk: sdk.version,
+    notProvided: shell.shared.missing,
+    pluginProvided: Object.entries(shareScope)
+      .filter(([, versions]) => versions.some((v) => v.from === expected.name))
+      .map(([module]) => module).length,
+  });
+
+  // 5. Every code reference resolves: each exposed module's chunks load and its export is there.
+  const refs = codeRefsOf(expected.extensions);
+  const resolved = Object.fromEntries(shell.codeRefs.map((r) => [r.codeRef, r.resolved]));
+  const unresolved = refs.filter((ref) => resolved[ref] !== 'function');
+  const gets = [...new Set(container.gets)].sort();
+  if (unresolved.length > 0 || !isDeepStrictEqual(gets, expected.exposedModules)) {
+    await fail('code-refs-resolved', `not resolved to functions: ${unresolved.join(', ') || 'none'}`, {
+      resolved,
+      gets,
+      exposed: expected.exposedModules,
     });
+  }
+  report('code-refs-resolved', true, { resolved, gets });
 
-    // 4. The container: the entry callback, init with the console's share scope, the plugin loaded and enabled,
-    //    the console's React and SDK taken from the scope.
-    const { container, shareScope, plugin: status } = shell;
-    const scopeEntry = (module) => (shareScope?.[module] ?? [])[0];
-    const react = scopeEntry('react');
-    const sdk = scopeEntry('@openshift-console/dynamic-plugin-sdk');
-    const initProblems = [
-      container.callback?.pluginName === expected.name ? '' : `entry callback: ${JSON.stringify(container.callback)}`,
-      container.callback?.init === 'function' && container.callback?.get === 'function' ? '' : 'no init/get',
-      container.initCalls.length === 1 && container.initCalls[0].sameScope
-        ? ''
-        : `init: ${JSON.stringify(container.initCalls)}`,
-      status?.status === 'loaded' && status.enabled ? '' : `plugin: ${JSON.stringify(status)}`,
-      react?.loaded && react.from === 'numo-console-shell' ? '' : `react in the share scope: ${JSON.stringify(react)}`,
-      sdk?.loaded && sdk.from === 'numo-console-shell' ? '' : `the SDK in the share scope: ${JSON.stringify(sdk)}`,
-    ].filter(Boolean);
-    if (initProblems.length > 0) {
-      await fail('container-initialised', initProblems.join('; '), { container, plugin: status });
-    }
-    report('container-initialised', true, {
-      callback: container.callback.pluginName,
-      initCalls: container.initCalls.length,
-      shared: container.initCalls[0].modules,
-      react: react.version,
-      sdk: sdk.version,
-      notProvided: shell.shared.missing,
-      pluginProvided: Object.entries(shareScope)
-        .filter(([, versions]) => versions.some((v) => v.from === expected.name))
-        .map(([module]) => module).length,
+  // 6. Every plugin file the page loaded came from numo's server, verified, with its type.
+  const browserPlugin = first.seen.responses.filter((r) => r.path.startsWith(pluginPrefix));
+  const wrong = browserPlugin.filter((r) => {
+    const file = r.path.slice(pluginPrefix.length);
+    const record = pluginFile(file)[0];
+    const type = file.endsWith('.json') ? /^application\/json(;|$)/ : /^application\/javascript(;|$)/;
+    return r.status !== 200 || !type.test(r.contentType ?? '') || !record?.authorized || record.status !== 200;
+  });
+  const failedRequests = first.seen.failed.filter((f) => f.includes(pluginPrefix));
+  if (wrong.length > 0 || failedRequests.length > 0) {
+    await fail('files-from-numo', 'plugin files that did not come from numo as they should', {
+      wrong,
+      failed: failedRequests,
     });
+  }
+  const chunks = browserPlugin.filter((r) => r.type === 'script').length;
+  report('files-from-numo', true, {
+    files: browserPlugin.length,
+    scripts: chunks,
+    bytes: server.plugin.reduce((n, r) => n + (r.bytes ?? 0), 0),
+  });
 
-    // 5. Every code reference resolves: each exposed module's chunks load and its export is there.
-    const refs = codeRefsOf(expected.extensions);
-    const resolved = Object.fromEntries(shell.codeRefs.map((r) => [r.codeRef, r.resolved]));
-    const unresolved = refs.filter((ref) => resolved[ref] !== 'function');
-    const gets = [...new Set(container.gets)].sort();
-    if (unresolved.length > 0 || !isDeepStrictEqual(gets, expected.exposedModules)) {
-      await fail('code-refs-resolved', `not resolved to functions: ${unresolved.join(', ') || 'none'}`, {
-        resolved,
-        gets,
-        exposed: expected.exposedModules,
-      });
-    }
-    report('code-refs-resolved', true, { resolved, gets });
-
-    // 6. Every plugin file the page loaded came from numo's server, verified, with its type.
-    const browserPlugin = first.seen.responses.filter((r) => r.path.startsWith(pluginPrefix));
-    const wrong = browserPlugin.filter((r) => {
-      const file = r.path.slice(pluginPrefix.length);
-      const record = pluginFile(file)[0];
-      const type = file.endsWith('.json') ? /^application\/json(;|$)/ : /^application\/javascript(;|$)/;
-      return r.status !== 200 || !type.test(r.contentType ?? '') || !record?.authorized || record.status !== 200;
+  // 7. The plugin's translations: its English catalogue from numo's server (dist/locales/), as JSON, loaded into the
+  //    console's i18next under the plugin's namespace.
+  const localeFile = `locales/en/plugin__${expected.name}.json`;
+  const [localeRecord] = pluginFile(localeFile);
+  const browserLocale = first.seen.responses.find((r) => r.path === `${pluginPrefix}${localeFile}`);
+  if (
+    !localeRecord ||
+    localeRecord.status !== 200 ||
+    !localeRecord.authorized ||
+    !/^application\/json(;|$)/.test(localeRecord.contentType ?? '') ||
+    !/^application\/json(;|$)/.test(browserLocale?.contentType ?? '') ||
+    shell.i18n?.namespace !== `plugin__${expected.name}` ||
+    !(shell.i18n?.keys > 0)
+  ) {
+    await fail('locales-served', `the plugin's English catalogue did not come from numo as JSON`, {
+      numo: localeRecord,
+      browser: browserLocale,
+      i18n: shell.i18n,
     });
-    const failedRequests = first.seen.failed.filter((f) => f.includes(pluginPrefix));
-    if (wrong.length > 0 || failedRequests.length > 0) {
-      await fail('files-from-numo', 'plugin files that did not come from numo as they should', {
-        wrong,
-        failed: failedRequests,
-      });
-    }
-    const chunks = browserPlugin.filter((r) => r.type === 'script').length;
-    report('files-from-numo', true, {
-      files: browserPlugin.length,
-      scripts: chunks,
-      bytes: server.plugin.reduce((n, r) => n + (r.bytes ?? 0), 0),
-    });
+  }
+  report('locales-served', true, {
+    file: localeFile,
+    contentType: localeRecord.contentType,
+    cacheControl: localeRecord.cacheControl,
+    namespace: shell.i18n.namespace,
+    keys: shell.i18n.keys,
+  });
 
-    // 7. The plugin's translations: its English catalogue from numo's server (dist/locales/), as JSON, loaded into the
-    //    console's i18next under the plugin's namespace.
-    const localeFile = `locales/en/plugin__${expected.name}.json`;
-    const [localeRecord] = pluginFile(localeFile);
-    const browserLocale = first.seen.responses.find((r) => r.path === `${pluginPrefix}${localeFile}`);
-    if (
-      !localeRecord ||
-      localeRecord.status !== 200 ||
-      !localeRecord.authorized ||
-      !/^application\/json(;|$)/.test(localeRecord.contentType ?? '') ||
-      !/^application\/json(;|$)/.test(browserLocale?.contentType ?? '') ||
-      shell.i18n?.namespace !== `plugin__${expected.name}` ||
-      !(shell.i18n?.keys > 0)
-    ) {
-      await fail('locales-served', `the plugin's English catalogue did not come from numo as JSON`, {
-        numo: localeRecord,
-        browser: browserLocale,
-        i18n: shell.i18n,
-      });
-    }
-    report('locales-served', true, {
-      file: localeFile,
-      contentType: localeRecord.contentType,
-      cacheControl: localeRecord.cacheControl,
-      namespace: shell.i18n.namespace,
-      keys: shell.i18n.keys,
-    });
+  // 8. The Rollout tab shows the run config's phase.
+  const phase = await waitFor(
+    'rollout-tab',
+    `the Rollout tab showing phase ${opts.expectPhase}`,
+    () => {
+      const el = document.querySelector('[data-test="shell-rollout-tab"] [data-test="phase"]');
+      return el ? { text: el.textContent.trim(), phase: el.getAttribute('data-phase') } : null;
+    },
+    (v) => v?.text === opts.expectPhase,
+    60_000,
+  );
+  const progress = await session.page.evaluate(
+    () => document.querySelector('[data-test="progress"]')?.textContent?.trim() ?? null,
+  );
+  const tabShot = await shot('rollout-tab');
+  report('rollout-tab', true, { phase: phase.text, dataPhase: phase.phase, progress, screenshot: tabShot });
 
-    // 8. The Rollout tab shows the run config's phase.
-    const phase = await waitFor(
-      'rollout-tab',
-      `the Rollout tab showing phase ${opts.expectPhase}`,
-      () => {
-        const el = document.querySelector('[data-test="shell-rollout-tab"] [data-test="phase"]');
-        return el ? { text: el.textContent.trim(), phase: el.getAttribute('data-phase') } : null;
-      },
-      (v) => v?.text === opts.expectPhase,
-      60_000,
-    );
-    const progress = await page.evaluate(
-      () => document.querySelector('[data-test="progress"]')?.textContent?.trim() ?? null,
-    );
-    const tabShot = await shot('01-rollout-tab');
-    report('rollout-tab', true, { phase: phase.text, dataPhase: phase.phase, progress, screenshot: tabShot });
-
-    // 9. Under a rollout by failure domain, the node table grouped by domain in wave order (its rows and each
-    //    group's state and header) and the timeline's domain headers; without one, no group.
-    const domains = await waitFor(
-      'domain-groups',
-      `the Rollout tab's node groups ${opts.expectDomains.join(', ') || '(none)'}`,
-      () => {
-        const tab = document.querySelector('[data-test="shell-rollout-tab"]');
-        const groups = [...(tab?.querySelectorAll('tbody[data-test^="domain-group-"]') ?? [])].map((g) => ({
-          domain: g.getAttribute('data-test').slice('domain-group-'.length),
-          state: g.getAttribute('data-state'),
-          header: g.querySelector('[data-test="domain-group-header"]')?.textContent.trim(),
-          nodes: [...g.querySelectorAll('[data-test^="node-row-"]')].map((r) =>
-            r.getAttribute('data-test').slice('node-row-'.length),
-          ),
-        }));
-        const timeline = [...(tab?.querySelectorAll('[data-test^="timeline-domain-"]') ?? [])].map((d) => ({
-          domain: d.getAttribute('data-test').slice('timeline-domain-'.length),
-          state: d.getAttribute('data-state'),
-          text: d.textContent.trim(),
-        }));
-        return { groups, timeline };
-      },
-      (v) =>
-        isDeepStrictEqual(
-          v?.groups?.map((g) => g.domain),
-          opts.expectDomains,
-        ) &&
-        isDeepStrictEqual(
-          v?.timeline?.map((d) => d.domain),
-          opts.expectDomains,
+  // 9. Under a rollout by failure domain, the node table grouped by domain in wave order (its rows and each
+  //    group's state and header) and the timeline's domain headers; without one, no group.
+  const domains = await waitFor(
+    'domain-groups',
+    `the Rollout tab's node groups ${opts.expectDomains.join(', ') || '(none)'}`,
+    () => {
+      const tab = document.querySelector('[data-test="shell-rollout-tab"]');
+      const groups = [...(tab?.querySelectorAll('tbody[data-test^="domain-group-"]') ?? [])].map((g) => ({
+        domain: g.getAttribute('data-test').slice('domain-group-'.length),
+        state: g.getAttribute('data-state'),
+        header: g.querySelector('[data-test="domain-group-header"]')?.textContent.trim(),
+        nodes: [...g.querySelectorAll('[data-test^="node-row-"]')].map((r) =>
+          r.getAttribute('data-test').slice('node-row-'.length),
         ),
-      30_000,
-    );
-    report('domain-groups', true, domains);
+      }));
+      const timeline = [...(tab?.querySelectorAll('[data-test^="timeline-domain-"]') ?? [])].map((d) => ({
+        domain: d.getAttribute('data-test').slice('timeline-domain-'.length),
+        state: d.getAttribute('data-state'),
+        text: d.textContent.trim(),
+      }));
+      return { groups, timeline };
+    },
+    (v) =>
+      isDeepStrictEqual(
+        v?.groups?.map((g) => g.domain),
+        opts.expectDomains,
+      ) &&
+      isDeepStrictEqual(
+        v?.timeline?.map((d) => d.domain),
+        opts.expectDomains,
+      ),
+    30_000,
+  );
+  report('domain-groups', true, domains);
 
-    // 10. The Node's details item.
-    const status8 = await waitFor(
-      'node-status',
-      `the Upgrade gate item of ${opts.node}`,
-      () => {
-        const el = document.querySelector('[data-test="shell-node"] [data-test="node-status"]');
-        return el ? { state: el.getAttribute('data-state'), text: el.textContent.trim() } : null;
-      },
-      (v) => !!v?.state,
-      60_000,
-    );
-    report('node-status', true, { node: opts.node, state: status8.state, text: status8.text });
+  // 10. The Node's details item.
+  const status8 = await waitFor(
+    'node-status',
+    `the Upgrade gate item of ${opts.node}`,
+    () => {
+      const el = document.querySelector('[data-test="shell-node"] [data-test="node-status"]');
+      return el ? { state: el.getAttribute('data-state'), text: el.textContent.trim() } : null;
+    },
+    (v) => !!v?.state,
+    60_000,
+  );
+  report('node-status', true, { node: opts.node, state: status8.state, text: status8.text });
 
-    // 11. Nothing went wrong on the way, and every word the plugin showed is in its catalogue.
-    const after = await shellState();
-    const sharedWarnings = first.seen.warnings.filter((w) => /shared (singleton )?module|Unsatisfied version/i.test(w));
+  // 11. Nothing went wrong on the way, and every word the plugin showed is in its catalogue.
+  const after = await shellState();
+  const sharedWarnings = first.seen.warnings.filter((w) => /shared (singleton )?module|Unsatisfied version/i.test(w));
+  if (
+    first.seen.pageErrors.length > 0 ||
+    first.seen.errors.length > 0 ||
+    after.errors.length > 0 ||
+    after.missingKeys.length > 0 ||
+    sharedWarnings.length > 0
+  ) {
+    await fail('no-page-errors', 'the page reported errors', {
+      pageErrors: first.seen.pageErrors,
+      consoleErrors: first.seen.errors,
+      shellErrors: after.errors,
+      missingKeys: after.missingKeys,
+      sharedWarnings,
+    });
+  }
+  report('no-page-errors', true, { warnings: first.seen.warnings.length, missingKeys: 0 });
+
+  // 12. An older console refuses the plugin before running any of it (its @console/pluginAPI dependency).
+  if (opts.olderConsole) {
+    const since = server.plugin.length;
+    // The first page closed first: its watches (the run config, its record, the nodes) hold Chromium's six
+    // connections to the page's origin, which would leave the second page's navigation waiting.
+    await first.page.close();
+    await open(query(opts.olderConsole));
+    await shellDone('older-console-refused', 60_000);
+    const refused = await shellState();
+    const fetched = server.plugin.slice(since).map((r) => r.path.slice(pluginPrefix.length).split('?')[0]);
+    const cause = `${refused.plugin?.errorMessage ?? ''} ${refused.plugin?.errorCause ?? ''}`;
     if (
-      first.seen.pageErrors.length > 0 ||
-      first.seen.errors.length > 0 ||
-      after.errors.length > 0 ||
-      after.missingKeys.length > 0 ||
-      sharedWarnings.length > 0
+      refused.state !== 'failed' ||
+      refused.plugin?.status !== 'failed' ||
+      !cause.includes('@console/pluginAPI') ||
+      fetched.some((f) => f !== 'plugin-manifest.json')
     ) {
-      await fail('no-page-errors', 'the page reported errors', {
-        pageErrors: first.seen.pageErrors,
-        consoleErrors: first.seen.errors,
-        shellErrors: after.errors,
-        missingKeys: after.missingKeys,
-        sharedWarnings,
-      });
-    }
-    report('no-page-errors', true, { warnings: first.seen.warnings.length, missingKeys: 0 });
-
-    // 12. An older console refuses the plugin before running any of it (its @console/pluginAPI dependency).
-    if (opts.olderConsole) {
-      const since = server.plugin.length;
-      // The first page closed first: its watches (the run config, its record, the nodes) hold Chromium's six
-      // connections to the page's origin, which would leave the second page's navigation waiting.
-      await first.page.close();
-      const older = await open(opts.olderConsole);
-      page = older.page;
-      await waitFor(
-        'older-console-refused',
-        `the shell of console ${opts.olderConsole} done`,
-        () => window.numoShell?.state,
-        (s) => s === 'rendered' || s === 'failed',
-        60_000,
-      );
-      const refused = await shellState();
-      const fetched = server.plugin.slice(since).map((r) => r.path.slice(pluginPrefix.length).split('?')[0]);
-      const cause = `${refused.plugin?.errorMessage ?? ''} ${refused.plugin?.errorCause ?? ''}`;
-      if (
-        refused.state !== 'failed' ||
-        refused.plugin?.status !== 'failed' ||
-        !cause.includes('@console/pluginAPI') ||
-        fetched.some((f) => f !== 'plugin-manifest.json')
-      ) {
-        await fail('older-console-refused', `console ${opts.olderConsole}: ${refused.state}, ${cause}`, {
-          plugin: refused.plugin,
-          fetched,
-        });
-      }
-      const olderShot = await shot('02-older-console');
-      report('older-console-refused', true, {
-        console: opts.olderConsole,
-        reason: refused.plugin.errorCause ?? refused.plugin.errorMessage,
+      await fail('older-console-refused', `console ${opts.olderConsole}: ${refused.state}, ${cause}`, {
+        plugin: refused.plugin,
         fetched,
-        screenshot: olderShot,
       });
     }
-
-    report('done', true, { out: opts.out });
-    return 0;
-  } catch (e) {
-    if (e instanceof Failed) {
-      process.stderr.write(`load.mjs: FAILED ${e.message}\n  log: ${logFile}\n`);
-      return 1;
-    }
-    report('error', false, { message: e.message });
-    process.stderr.write(`load.mjs: ${e.stack ?? e.message}\n  log: ${logFile}\n`);
-    return 1;
-  } finally {
-    clearTimeout(overall);
-    writeFileSync(join(opts.out, 'plugin-requests.json'), `${JSON.stringify(server.plugin, null, 2)}\n`);
-    await browser?.close().catch(() => {});
-    await server.close();
-    rmSync(profile, { recursive: true, force: true });
+    const olderShot = await shot('older-console');
+    report('older-console-refused', true, {
+      console: opts.olderConsole,
+      reason: refused.plugin.errorCause ?? refused.plugin.errorMessage,
+      fetched,
+      screenshot: olderShot,
+    });
   }
 }
 
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  main().then(
-    (code) => process.exit(code),
-    (e) => {
-      process.stderr.write(`load.mjs: ${e.stack ?? e.message}\n`);
-      process.exit(2);
-    },
-  );
-}
+main(import.meta.url, 'load.mjs', options, 'load.log', scenario);

@@ -1,15 +1,21 @@
 #!/usr/bin/env node
-// The console plugin end to end: the harness page (the plugin's real components, ../harness) in Debian's headless
-// Chromium, against a real API server during a live rollout, through a local proxy that holds the kubeconfig's
-// credentials. Prints one JSON line per check on stdout, keeps a screenshot of every stage in --out, and exits
-// non-zero at the first failed expectation (with a screenshot of that moment and a message on stderr).
+// The console plugin end to end during a live rollout: the console shell (e2e/shell, the console 4.22's plugin
+// loader and share scope) in Debian's headless Chromium loads the plugin's PRODUCTION build from numo's own HTTPS
+// server (./session.mjs, as load.mjs does) and renders the run config's Rollout tab, its Actions menu (the
+// console.action/resource-provider hook) and the held node's Upgrade gate item, against a real API server through
+// the shell's proxy, which holds the kubeconfig's credentials. Prints one JSON line per check on stdout, keeps a
+// screenshot of every stage in --out, and exits non-zero at the first failed expectation (with a screenshot of that
+// moment and a message on stderr).
 //
 //   node e2e/run.mjs --kubeconfig KUBECONFIG --namespace NS --run-config NAME --nodes worker-0,worker-1,... \
-//     --out DIR [--hold-text TEXT] [--patch STAGE=API_PATH=JSON]... [--timeout-seconds 600]
+//     --plugin-url https://127.0.0.1:PORT --plugin-ca CA.pem --out DIR [--hold-text TEXT] \
+//     [--patch STAGE=API_PATH=JSON]... [--shell DIR] [--timeout-seconds 600]
 //
 // --nodes       the run config's nodes in the order numo takes them: the first must still be on its way when the
 //               page opens; the second is the node the scenario holds, fails, retries and skips (its Node status is
 //               shown)
+// --plugin-url  numo's console plugin server (it serves console-plugin/dist)
+// --plugin-ca   the PEM of the CA that signed its certificate
 // --patch       merge patches the scenario applies through the proxy at its stages (the world's faults):
 //                 upgrade    starts the upgrade (ClusterVersion desiredUpdate) once the page shows the run config
 //                 degrade    makes a health check fail (e.g. a ClusterOperator Degraded) once the first node is gating
@@ -18,61 +24,38 @@
 //                 fix-gate   makes it succeed again
 //               Without degrade/recover the hold stage is left out; without break-gate/fix-gate, retry and skip.
 // --hold-text   what the hold reason must say while degraded (default: ClusterOperator)
-// --harness     the built harness (default: harness/dist beside this folder); build it with
-//               `npm run build:harness` (webpack -c harness/webpack.config.js) in console-plugin/
+// --shell       the built shell (default: e2e/shell/dist); `npm run build:shell` in console-plugin/
 // Chromium:     $NUMO_CHROMIUM, else chromium or chromium-browser on the PATH; never downloaded.
 //
-// Exit status: 0 every check passed, 1 a check failed, 2 the script could not run (arguments, kubeconfig, harness,
+// Exit status: 0 every check passed, 1 a check failed, 2 the script could not run (arguments, kubeconfig, shell,
 // Chromium).
 
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync, appendFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { delimiter, dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
+import { Usage, pageArguments, parsePageOptions } from './arguments.mjs';
+import { main } from './session.mjs';
+import { api, patchSets } from './shell/server.mjs';
 
-import { Usage, kubeconfigPath, requireBuilt } from './arguments.mjs';
-import { loadKubeconfig } from './kubeconfig.mjs';
-import { api, patchSets, startServer } from './server.mjs';
-
-const here = dirname(fileURLToPath(import.meta.url));
 const GROUP = 'openshift-optional.skrzypek.io';
 const RETRY = `${GROUP}/retry`;
 const SKIP = `${GROUP}/skip`;
 const STAGES = ['upgrade', 'degrade', 'recover', 'break-gate', 'fix-gate'];
+const USAGE =
+  'usage: node e2e/run.mjs --kubeconfig F --namespace NS --run-config NAME --nodes A,B,... --plugin-url URL ' +
+  '--plugin-ca CA.pem --out DIR [--patch STAGE=PATH=JSON]... [--hold-text TEXT] [--shell DIR] [--timeout-seconds N]\n';
 
 /* ------------------------------------------------------------------------------------------- arguments */
 
 function options() {
-  const { values } = parseArgs({
-    options: {
-      kubeconfig: { type: 'string' },
-      context: { type: 'string' },
-      namespace: { type: 'string' },
-      'run-config': { type: 'string' },
+  const values = parsePageOptions(
+    {
       nodes: { type: 'string' },
-      out: { type: 'string' },
-      harness: { type: 'string', default: resolve(here, '../harness/dist') },
       'hold-text': { type: 'string', default: 'ClusterOperator' },
       patch: { type: 'string', multiple: true, default: [] },
       'timeout-seconds': { type: 'string', default: '600' },
       'step-seconds': { type: 'string', default: '120' },
-      help: { type: 'boolean' },
     },
-  });
-  if (values.help) {
-    process.stdout.write(
-      'usage: node e2e/run.mjs --kubeconfig F --namespace NS --run-config NAME --nodes A,B,... --out DIR ' +
-        '[--patch STAGE=PATH=JSON]... [--hold-text TEXT] [--harness DIR] [--timeout-seconds N]\n',
-    );
-    process.exit(0);
-  }
-  for (const required of ['namespace', 'run-config', 'nodes', 'out']) {
-    if (!values[required]) {
-      throw new Usage(`--${required} is required (--help)`);
-    }
-  }
-  const kubeconfig = kubeconfigPath(values.kubeconfig);
+    USAGE,
+    ['nodes'],
+  );
   const patches = {};
   for (const spec of values.patch) {
     const [stage, path, ...json] = spec.split('=');
@@ -91,148 +74,23 @@ function options() {
   if (nodes.length < 2) {
     throw new Usage('--nodes needs at least two nodes');
   }
-  const harness = resolve(values.harness);
-  requireBuilt(harness, 'the harness', '`npm run build:harness`');
   return {
-    kubeconfig,
-    context: values.context,
-    namespace: values.namespace,
-    runConfig: values['run-config'],
+    ...pageArguments(values),
     nodes,
-    out: resolve(values.out),
-    harness,
     holdText: values['hold-text'],
     patches,
-    timeout: Number(values['timeout-seconds']) * 1000,
     step: Number(values['step-seconds']) * 1000,
   };
 }
 
-/** Chromium: $NUMO_CHROMIUM, else chromium or chromium-browser on the PATH. */
-function chromium() {
-  if (process.env.NUMO_CHROMIUM) {
-    return process.env.NUMO_CHROMIUM;
-  }
-  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
-    for (const name of ['chromium', 'chromium-browser']) {
-      const candidate = join(dir, name);
-      if (dir && existsSync(candidate)) {
-        return candidate;
-      }
-    }
-  }
-  throw new Usage(
-    "Chromium is missing: run hack/install-prerequisites.sh (it installs Debian's chromium), or set NUMO_CHROMIUM",
-  );
-}
-
-/* -------------------------------------------------------------------------------------------- checks */
-
-class Failed extends Error {}
-
-const started = Date.now();
-
-/** Prints one check as a JSON line. */
-function report(check, ok, detail = {}) {
-  process.stdout.write(`${JSON.stringify({ check, ok, ...detail, elapsedMs: Date.now() - started })}\n`);
-}
-
 /* ---------------------------------------------------------------------------------------- the scenario */
 
-async function main() {
-  let opts;
-  try {
-    opts = options();
-  } catch (e) {
-    process.stderr.write(`run.mjs: ${e.message}\n`);
-    return 2;
-  }
-  mkdirSync(opts.out, { recursive: true });
-  const logFile = join(opts.out, 'e2e.log');
-  writeFileSync(logFile, '');
-  const log = (line) => appendFileSync(logFile, `${new Date().toISOString()} ${line}\n`);
-
-  let connection;
-  let executablePath;
-  let puppeteer;
-  try {
-    connection = loadKubeconfig(opts.kubeconfig, opts.context);
-    executablePath = chromium();
-    puppeteer = (await import('puppeteer-core')).default;
-  } catch (e) {
-    process.stderr.write(`run.mjs: ${e.message}\n`);
-    return 2;
-  }
-
-  const server = await startServer({ connection, root: opts.harness, log });
-  const profile = mkdtempSync(join(tmpdir(), 'numo-e2e-chromium-'));
-  let browser;
-  let page;
-  let shots = 0;
-  const pageErrors = [];
-  const overall = setTimeout(() => {
-    process.stderr.write(`run.mjs: the scenario took more than ${opts.timeout / 1000}s\n`);
-    report('timeout', false, { message: `the scenario took more than ${opts.timeout / 1000}s` });
-    process.exit(1);
-  }, opts.timeout);
-
-  /** A full-page screenshot `NN-name.png` in the output folder; returns its file name. */
-  async function shot(name) {
-    shots += 1;
-    const file = `${String(shots).padStart(2, '0')}-${name}.png`;
-    // No tooltip of the last button clicked over what the picture is of.
-    await page.mouse.move(0, 0);
-    await page.evaluate(() => document.activeElement?.blur?.());
-    await page.screenshot({ path: join(opts.out, file), fullPage: true });
-    return file;
-  }
-
-  async function pass(check, detail, screenshot) {
-    const file = screenshot ? await shot(screenshot) : undefined;
-    report(check, true, { ...detail, ...(file ? { screenshot: file } : {}) });
-  }
-
-  /** Fails the check: a screenshot of the moment, its JSON line, and the message. */
-  async function fail(check, message) {
-    let file;
-    try {
-      file = page ? await shot(`FAILED-${check}`) : undefined;
-    } catch (e) {
-      log(`no screenshot of the failure: ${e.message}`);
-    }
-    report(check, false, { message, ...(file ? { screenshot: file } : {}) });
-    throw new Failed(`${check}: ${message}${file ? ` (screenshot ${join(opts.out, file)})` : ''}`);
-  }
-
-  /** Polls `probe` (run in the page with `arg`) until `accept` holds for its value: `{ok, last}` at the latest after
-   * `timeout` ms. */
-  async function until(probe, accept, timeout, arg) {
-    const deadline = Date.now() + timeout;
-    let last;
-    for (;;) {
-      try {
-        last = await page.evaluate(probe, arg);
-      } catch (e) {
-        last = `error: ${e.message}`;
-      }
-      if (accept(last)) {
-        return { ok: true, last };
-      }
-      if (Date.now() > deadline) {
-        return { ok: false, last };
-      }
-      await new Promise((r) => setTimeout(r, 250));
-    }
-  }
-
+/** The checks, in order, on the session's shell (./session.mjs). */
+async function scenario(session) {
+  const { opts, log, server, report, open, shot, pass, fail, until, shellDone, shellState } = session;
   /** Polls `probe` until `accept` holds for its value, and returns it; fails `check` after `timeout` ms. */
-  async function waitFor(check, what, probe, accept, timeout = opts.step, arg = undefined) {
-    const { ok, last } = await until(probe, accept, timeout, arg);
-    if (!ok) {
-      await fail(check, `${what}: not within ${timeout / 1000}s; last seen ${JSON.stringify(last)}`);
-    }
-    return last;
-  }
+  const waitFor = (check, what, probe, accept, timeout = opts.step, arg = undefined) =>
+    session.waitFor(check, what, probe, accept, timeout, arg);
 
   // What the page shows, read in the page.
   const probe = {
@@ -244,7 +102,7 @@ async function main() {
     done: () => document.querySelector('[data-test="progress"]')?.getAttribute('data-done') ?? null,
     /** The Node status (the node's "Upgrade gate" details item): its state and its words. */
     nodeStatus: () => {
-      const status = document.querySelector('[data-test="harness-node"] [data-test="node-status"]');
+      const status = document.querySelector('[data-test="shell-node"] [data-test="node-status"]');
       return status ? { state: status.getAttribute('data-state'), text: status.textContent.trim() } : null;
     },
     /** Whether `selector` is there and can be clicked (not disabled, not aria-disabled). */
@@ -301,213 +159,186 @@ async function main() {
 
   const [first, held] = opts.nodes;
   const last = opts.nodes[opts.nodes.length - 1];
-  try {
-    browser = await puppeteer.launch({
-      executablePath,
-      headless: true,
-      args: ['--no-sandbox', '--headless=new', '--disable-gpu', '--disable-dev-shm-usage'],
-      userDataDir: profile,
-      defaultViewport: { width: 1400, height: 1000 },
-      timeout: 60_000,
-    });
-    page = await browser.newPage();
-    page.on('console', (m) => log(`browser ${m.type()}: ${m.text()}`));
-    page.on('pageerror', (e) => {
-      pageErrors.push(e.message);
-      log(`page error: ${e.stack ?? e.message}`);
-    });
-    page.on('requestfailed', (r) => log(`request failed: ${r.url()} ${r.failure()?.errorText ?? ''}`));
-
-    const url = `${server.url}/?${new URLSearchParams({ ns: opts.namespace, name: opts.runConfig, node: held })}`;
-    log(`opening ${url}`);
-    await page.goto(url, { waitUntil: 'domcontentloaded', timeout: 60_000 });
-
-    // 1. The run config is shown: its phase. Then the upgrade starts, with the page open. A mark in the page's
-    //    window tells whether it was ever reloaded.
-    const phase = await waitFor(
-      'page-loaded',
-      'the phase shown',
-      probe.text,
-      (v) => !!v && v !== 'Unknown',
-      opts.step,
-      '[data-test="phase"]',
-    );
-    await page.evaluate(() => {
-      window.numoE2eMark = 'never reloaded';
-    });
-    const reloaded = async () => (await page.evaluate(() => window.numoE2eMark)) !== 'never reloaded';
-    await pass('page-loaded', { phase, url }, 'loaded');
-    if (opts.patches.upgrade) {
-      await patchWorld('upgrade');
-    }
-
-    // 2. Rows advance as nodes finish, with the page open: the first node's row from Pending/Gating to Done.
-    const before = await waitRow('row-gating', first, (v) => v === 'Pending' || v === 'Gating', 'pending or gating');
-    const gating = before === 'Gating' ? before : await waitRow('row-gating', first, (v) => v === 'Gating', 'gating');
-    const doneBefore = await read('done');
-    await pass(
-      'row-gating',
-      { node: first, seen: [...new Set([before, gating])], done: doneBefore },
-      'first-node-gating',
-    );
-    if (opts.patches.degrade) {
-      // While the first node is in flight: the node after it is held.
-      await patchWorld('degrade');
-    }
-    await waitRow('row-advances', first, (v) => v === 'Done', 'done');
-    if (await reloaded()) {
-      await fail('row-advances', 'the page was reloaded; it must follow the rollout by itself');
-    }
-    const eta = await read('text', '[data-test="eta"]');
-    await pass('row-advances', { node: first, from: gating, to: 'Done', reloaded: false, eta }, 'first-node-done');
-    const doneAfter = await waitFor(
-      'progress-advances',
-      `more than ${doneBefore} nodes done`,
-      probe.done,
-      (v) => Number(v) > Number(doneBefore),
-    );
-    report('progress-advances', true, {
-      from: Number(doneBefore),
-      to: Number(doneAfter),
-      text: await read('text', '[data-test="progress"]'),
-    });
-
-    // 3. The failing health check holds the next node: the hold reason, and that node's status.
-    if (opts.patches.degrade) {
-      const reason = await waitFor(
-        'hold-shown',
-        `the hold reason saying ${JSON.stringify(opts.holdText)}`,
-        probe.text,
-        (v) => !!v && v.includes(opts.holdText),
-        opts.step,
-        '[data-test="hold-reason"]',
-      );
-      await pass('hold-shown', { reason }, 'held');
-      const status = await waitFor(
-        'node-status-held',
-        `the Node status of ${held} held, saying ${JSON.stringify(opts.holdText)}`,
-        probe.nodeStatus,
-        (v) => v?.state === 'held' && v.text.includes(opts.holdText),
-      );
-      report('node-status-held', true, { node: held, state: status.state, status: status.text });
-    }
-
-    // 4. Pause and Resume through the Rollout tab: spec.paused on the object.
-    for (const [action, paused] of [
-      ['pause', true],
-      ['resume', false],
-    ]) {
-      const check = `${action}-sets-paused`;
-      const since = Date.now();
-      await confirmAction(check, action, `[data-test="action-${action}"]`);
-      const rc = await waitForObject(check, `spec.paused ${paused}`, (o) => Boolean(o.spec?.paused) === paused);
-      const sent = await waitForWrite(check, since, (sets) => sets['/spec/paused'] === paused);
-      // The page follows: the other button of the pair.
-      const other = paused ? 'resume' : 'pause';
-      await waitFor(check, `the ${other} button`, probe.present, Boolean, opts.step, `[data-test="action-${other}"]`);
-      await pass(
-        check,
-        { paused: rc.spec?.paused ?? false, sent: describeWrite(sent) },
-        action === 'pause' ? 'paused' : 'resumed',
-      );
-    }
-
-    // 5. A failed node: Retry (from the Actions menu) and Skip (from the Rollout tab) set numo's annotations.
-    if (opts.patches['break-gate']) {
-      await patchWorld('break-gate');
-      if (opts.patches.recover) {
-        await patchWorld('recover');
-      }
-      await waitRow('node-failed', held, (v) => v === 'Failed', 'failed');
-      const failedRc = await getRunConfig();
-      await pass(
-        'node-failed',
-        { node: held, phase: await read('text', '[data-test="phase"]'), attempt: attempts(failedRc, held) },
-        'node-failed',
-      );
-
-      let since = Date.now();
-      const attemptsBefore = attempts(failedRc, held);
-      await confirmAction('retry-annotates', 'retry', `[data-test="menu-action-numo-retry-${held}"]`);
-      const sentRetry = await waitForWrite(
-        'retry-annotates',
-        since,
-        (sets) => sets[`/metadata/annotations/${RETRY}`] === held,
-      );
-      // numo removes the annotation once it acted on it: it is still there, or the node's next attempt ran.
-      const retried = await waitForObject(
-        'retry-annotates',
-        `${RETRY}=${held}, or a new attempt of ${held}`,
-        (o) => o.metadata?.annotations?.[RETRY] === held || attempts(o, held) > attemptsBefore,
-      );
-      await pass(
-        'retry-annotates',
-        {
-          node: held,
-          sent: describeWrite(sentRetry),
-          annotation: retried.metadata?.annotations?.[RETRY] ?? null,
-          attempt: attempts(retried, held),
-        },
-        'retried',
-      );
-      const again = await waitForObject(
-        'retry-runs-again',
-        `attempt ${attemptsBefore + 1} of ${held} failed`,
-        (o) =>
-          attempts(o, held) > attemptsBefore &&
-          (o.status?.nodes ?? []).some((e) => e.name === held && e.phase === 'Failed'),
-      );
-      await waitRow('retry-runs-again', held, (v) => v === 'Failed', 'failed again');
-      await pass('retry-runs-again', { node: held, attempt: attempts(again, held) }, 'failed-again');
-
-      if (opts.patches['fix-gate']) {
-        await patchWorld('fix-gate');
-      }
-      since = Date.now();
-      await confirmAction('skip-annotates', 'skip', '[data-test="action-skip"]', held);
-      const sentSkip = await waitForWrite('skip-annotates', since, (sets) =>
-        (sets[`/metadata/annotations/${SKIP}`] ?? '').split(',').includes(held),
-      );
-      const skipped = await waitForObject('skip-annotates', `${SKIP} naming ${held}`, (o) =>
-        (o.metadata?.annotations?.[SKIP] ?? '')
-          .split(',')
-          .map((n) => n.trim())
-          .includes(held),
-      );
-      await pass(
-        'skip-annotates',
-        { node: held, sent: describeWrite(sentSkip), annotation: skipped.metadata.annotations[SKIP] },
-        'skipped',
-      );
-      await waitRow('rollout-goes-on', held, (v) => v === 'Skipped', 'skipped');
-      await waitRow('rollout-goes-on', last, (v) => v === 'Done', 'done after the skip', opts.step * 2);
-      await pass(
-        'rollout-goes-on',
-        { skipped: held, done: last, phase: await read('text', '[data-test="phase"]') },
-        'rollout-goes-on',
-      );
-    }
-
-    if (pageErrors.length > 0) {
-      await fail('no-page-errors', `the page threw: ${pageErrors.join(' | ')}`);
-    }
-    report('no-page-errors', true, {});
-    report('done', true, { screenshots: shots, out: opts.out });
-    return 0;
-  } catch (e) {
-    if (e instanceof Failed) {
-      process.stderr.write(`run.mjs: FAILED ${e.message}\n  log: ${logFile}\n`);
-      return 1;
-    }
-    report('error', false, { message: e.message });
-    process.stderr.write(`run.mjs: ${e.stack ?? e.message}\n  log: ${logFile}\n`);
-    return 1;
-  } finally {
-    clearTimeout(overall);
-    await browser?.close().catch(() => {});
-    await server.close();
-    rmSync(profile, { recursive: true, force: true });
+  // The run config's page with the held node's: the console shell loads the plugin and renders them.
+  const { page, seen, url } = await open({ ns: opts.namespace, name: opts.runConfig, node: held });
+  // 1. The run config is shown: its phase. Then the upgrade starts, with the page open. A mark in the page's
+  //    window tells whether it was ever reloaded.
+  if ((await shellDone('page-loaded', opts.step)) !== 'rendered') {
+    const { plugin, errors } = await shellState();
+    await fail('page-loaded', `the console did not load the plugin: ${plugin?.errorMessage ?? ''}`, { errors });
   }
+  const phase = await waitFor(
+    'page-loaded',
+    'the phase shown',
+    probe.text,
+    (v) => !!v && v !== 'Unknown',
+    opts.step,
+    '[data-test="phase"]',
+  );
+  await page.evaluate(() => {
+    window.numoE2eMark = 'never reloaded';
+  });
+  const reloaded = async () => (await page.evaluate(() => window.numoE2eMark)) !== 'never reloaded';
+  await pass('page-loaded', { phase, url }, 'loaded');
+  if (opts.patches.upgrade) {
+    await patchWorld('upgrade');
+  }
+
+  // 2. Rows advance as nodes finish, with the page open: the first node's row from Pending/Gating to Done.
+  const before = await waitRow('row-gating', first, (v) => v === 'Pending' || v === 'Gating', 'pending or gating');
+  const gating = before === 'Gating' ? before : await waitRow('row-gating', first, (v) => v === 'Gating', 'gating');
+  const doneBefore = await read('done');
+  await pass(
+    'row-gating',
+    { node: first, seen: [...new Set([before, gating])], done: doneBefore },
+    'first-node-gating',
+  );
+  if (opts.patches.degrade) {
+    // While the first node is in flight: the node after it is held.
+    await patchWorld('degrade');
+  }
+  await waitRow('row-advances', first, (v) => v === 'Done', 'done');
+  if (await reloaded()) {
+    await fail('row-advances', 'the page was reloaded; it must follow the rollout by itself');
+  }
+  const eta = await read('text', '[data-test="eta"]');
+  await pass('row-advances', { node: first, from: gating, to: 'Done', reloaded: false, eta }, 'first-node-done');
+  const doneAfter = await waitFor(
+    'progress-advances',
+    `more than ${doneBefore} nodes done`,
+    probe.done,
+    (v) => Number(v) > Number(doneBefore),
+  );
+  report('progress-advances', true, {
+    from: Number(doneBefore),
+    to: Number(doneAfter),
+    text: await read('text', '[data-test="progress"]'),
+  });
+
+  // 3. The failing health check holds the next node: the hold reason, and that node's status.
+  if (opts.patches.degrade) {
+    const reason = await waitFor(
+      'hold-shown',
+      `the hold reason saying ${JSON.stringify(opts.holdText)}`,
+      probe.text,
+      (v) => !!v && v.includes(opts.holdText),
+      opts.step,
+      '[data-test="hold-reason"]',
+    );
+    await pass('hold-shown', { reason }, 'held');
+    const status = await waitFor(
+      'node-status-held',
+      `the Node status of ${held} held, saying ${JSON.stringify(opts.holdText)}`,
+      probe.nodeStatus,
+      (v) => v?.state === 'held' && v.text.includes(opts.holdText),
+    );
+    report('node-status-held', true, { node: held, state: status.state, status: status.text });
+  }
+
+  // 4. Pause and Resume through the Rollout tab: spec.paused on the object.
+  for (const [action, paused] of [
+    ['pause', true],
+    ['resume', false],
+  ]) {
+    const check = `${action}-sets-paused`;
+    const since = Date.now();
+    await confirmAction(check, action, `[data-test="action-${action}"]`);
+    const rc = await waitForObject(check, `spec.paused ${paused}`, (o) => Boolean(o.spec?.paused) === paused);
+    const sent = await waitForWrite(check, since, (sets) => sets['/spec/paused'] === paused);
+    // The page follows: the other button of the pair.
+    const other = paused ? 'resume' : 'pause';
+    await waitFor(check, `the ${other} button`, probe.present, Boolean, opts.step, `[data-test="action-${other}"]`);
+    await pass(
+      check,
+      { paused: rc.spec?.paused ?? false, sent: describeWrite(sent) },
+      action === 'pause' ? 'paused' : 'resumed',
+    );
+  }
+
+  // 5. A failed node: Retry (from the Actions menu) and Skip (from the Rollout tab) set numo's annotations.
+  if (opts.patches['break-gate']) {
+    await patchWorld('break-gate');
+    if (opts.patches.recover) {
+      await patchWorld('recover');
+    }
+    await waitRow('node-failed', held, (v) => v === 'Failed', 'failed');
+    const failedRc = await getRunConfig();
+    await pass(
+      'node-failed',
+      { node: held, phase: await read('text', '[data-test="phase"]'), attempt: attempts(failedRc, held) },
+      'node-failed',
+    );
+
+    let since = Date.now();
+    const attemptsBefore = attempts(failedRc, held);
+    await confirmAction('retry-annotates', 'retry', `[data-test="menu-action-numo-retry-${held}"]`);
+    const sentRetry = await waitForWrite(
+      'retry-annotates',
+      since,
+      (sets) => sets[`/metadata/annotations/${RETRY}`] === held,
+    );
+    // numo removes the annotation once it acted on it: it is still there, or the node's next attempt ran.
+    const retried = await waitForObject(
+      'retry-annotates',
+      `${RETRY}=${held}, or a new attempt of ${held}`,
+      (o) => o.metadata?.annotations?.[RETRY] === held || attempts(o, held) > attemptsBefore,
+    );
+    await pass(
+      'retry-annotates',
+      {
+        node: held,
+        sent: describeWrite(sentRetry),
+        annotation: retried.metadata?.annotations?.[RETRY] ?? null,
+        attempt: attempts(retried, held),
+      },
+      'retried',
+    );
+    const again = await waitForObject(
+      'retry-runs-again',
+      `attempt ${attemptsBefore + 1} of ${held} failed`,
+      (o) =>
+        attempts(o, held) > attemptsBefore &&
+        (o.status?.nodes ?? []).some((e) => e.name === held && e.phase === 'Failed'),
+    );
+    await waitRow('retry-runs-again', held, (v) => v === 'Failed', 'failed again');
+    await pass('retry-runs-again', { node: held, attempt: attempts(again, held) }, 'failed-again');
+
+    if (opts.patches['fix-gate']) {
+      await patchWorld('fix-gate');
+    }
+    since = Date.now();
+    await confirmAction('skip-annotates', 'skip', '[data-test="action-skip"]', held);
+    const sentSkip = await waitForWrite('skip-annotates', since, (sets) =>
+      (sets[`/metadata/annotations/${SKIP}`] ?? '').split(',').includes(held),
+    );
+    const skipped = await waitForObject('skip-annotates', `${SKIP} naming ${held}`, (o) =>
+      (o.metadata?.annotations?.[SKIP] ?? '')
+        .split(',')
+        .map((n) => n.trim())
+        .includes(held),
+    );
+    await pass(
+      'skip-annotates',
+      { node: held, sent: describeWrite(sentSkip), annotation: skipped.metadata.annotations[SKIP] },
+      'skipped',
+    );
+    await waitRow('rollout-goes-on', held, (v) => v === 'Skipped', 'skipped');
+    await waitRow('rollout-goes-on', last, (v) => v === 'Done', 'done after the skip', opts.step * 2);
+    await pass(
+      'rollout-goes-on',
+      { skipped: held, done: last, phase: await read('text', '[data-test="phase"]') },
+      'rollout-goes-on',
+    );
+  }
+
+  // Nothing went wrong on the way: nothing thrown in the page, no error the shell kept (a component's render, the
+  // plugin's loading), no word the plugin showed missing from its catalogue.
+  const { errors, missingKeys } = await shellState();
+  if (seen.pageErrors.length > 0 || errors.length > 0 || missingKeys.length > 0) {
+    const all = [...seen.pageErrors, ...errors, ...missingKeys.map((k) => `missing translation ${k}`)];
+    await fail('no-page-errors', `the page threw: ${all.join(' | ')}`);
+  }
+  report('no-page-errors', true, {});
 
   /* helpers that need the page */
 
@@ -628,10 +459,4 @@ function describeWrite(w) {
   };
 }
 
-main().then(
-  (code) => process.exit(code),
-  (e) => {
-    process.stderr.write(`run.mjs: ${e.stack ?? e.message}\n`);
-    process.exit(2);
-  },
-);
+main(import.meta.url, 'run.mjs', options, 'e2e.log', scenario);

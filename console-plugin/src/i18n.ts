@@ -20,8 +20,8 @@ export const CONSOLE_I18N_OPTIONS = {
   interpolation: { escapeValue: false },
 } as const;
 
-/** i18next set up as the console sets up plugin namespaces, on pages the console does not serve (the jest setup,
- * the standalone harness): English only, from `catalogue`, loaded at once. The catalogue is a parameter, so that
+/** i18next set up as the console sets up plugin namespaces, where the console does not load the catalogue (the jest
+ * setup): English only, from `catalogue`, loaded at once. The catalogue is a parameter, so that
  * the plugin's own bundle never carries it (the console loads it from numo). */
 export function englishOnly(catalogue: Record<string, string>) {
   return {

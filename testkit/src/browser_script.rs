@@ -9,6 +9,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use crate::plugin_server::PluginServer;
+
 /// What a script printed and how it ended.
 #[derive(Debug)]
 pub struct Run {
@@ -43,21 +45,73 @@ pub fn prerequisites(dir: &Path) -> Result<Prerequisites, String> {
     Ok(Prerequisites { node, chromium })
 }
 
-/// The console plugin's folder (`console-plugin/`) and what its end-to-end scripts need, for the test `test`: None when
-/// browser tests are skipped ([`crate::browser::skipped`]). Panics, saying what to do, when Node.js, Chromium, the
-/// plugin's packages or one of `built` is missing: files under the plugin's folder, each with the command that builds
-/// it.
-pub fn console_plugin(test: &str, built: &[(&str, &str)]) -> Option<(PathBuf, Prerequisites)> {
+/// The console shell's end-to-end scripts (`console-plugin/e2e/run.mjs`, `load.mjs`): the console shell
+/// (`console-plugin/e2e/shell`) loading the plugin's production build (`console-plugin/dist`) from numo's own HTTPS
+/// server ([`PluginServer`]), in Debian's headless Chromium.
+#[derive(Clone, Debug)]
+pub struct ConsoleShell {
+    /// The console plugin's folder, `console-plugin/`.
+    pub plugin: PathBuf,
+    /// Node.js and Chromium.
+    pub prerequisites: Prerequisites,
+}
+
+/// What a console shell script reported, and the plugin server it ran against.
+#[derive(Debug)]
+pub struct ShellChecks {
+    /// Its checks, in order ([`run_checks`]).
+    pub checks: Vec<Value>,
+    /// numo's plugin server: its URL, `https://127.0.0.1:<port>`.
+    pub plugin_url: String,
+    /// How many files numo's plugin server served.
+    pub files: usize,
+}
+
+/// The console shell for the test `test`: None when browser tests are skipped ([`crate::browser::skipped`]). Panics,
+/// saying what to do, when Node.js, Chromium or the plugin's packages are missing, or the plugin's production build
+/// or the shell is not built.
+pub fn console_shell(test: &str) -> Option<ConsoleShell> {
     if crate::browser::skipped(test) {
         return None;
     }
     let plugin = crate::repo::root().join("console-plugin");
     let prerequisites = prerequisites(&plugin).unwrap_or_else(|e| panic!("{e}"));
-    for (file, command) in built {
-        let path = plugin.join(file);
-        assert!(path.is_file(), "the console plugin's {file} is not built: {command}");
+    let manifest = format!("dist/{}", numo::console_plugin::assets::MANIFEST);
+    for (file, command) in [
+        (manifest.as_str(), "hack/console-plugin.sh build"),
+        ("e2e/shell/dist/index.html", "hack/console-plugin.sh shell"),
+    ] {
+        assert!(plugin.join(file).is_file(), "the console plugin's {file} is not built: {command}");
     }
-    Some((plugin, prerequisites))
+    Some(ConsoleShell { plugin, prerequisites })
+}
+
+impl ConsoleShell {
+    /// Runs `e2e/<script>` with `args` and the arguments every console shell script takes: the test cluster's
+    /// kubeconfig, numo's plugin server (started here, serving the plugin's build, stopped when the script is done),
+    /// `--out` (`target/test-output/<out>`, emptied first) and a time limit 20 s under `timeout`, after which the
+    /// script is killed. Its checks as [`run_checks`] returns them (`kept`: what the output folder keeps).
+    pub async fn run(
+        &self,
+        script: &str,
+        args: &[impl AsRef<str>],
+        out: &str,
+        timeout: Duration,
+        kept: &str,
+    ) -> anyhow::Result<ShellChecks> {
+        let out = crate::browser::output_dir().join(out);
+        let _ = std::fs::remove_dir_all(&out);
+        std::fs::create_dir_all(&out)?;
+        let kubeconfig = crate::cluster().await?.kubeconfig().display().to_string();
+        let server = PluginServer::start(&self.plugin.join("dist")).await?;
+        let mut all: Vec<String> = vec![format!("e2e/{script}")];
+        all.extend(args.iter().map(|a| a.as_ref().to_string()));
+        all.extend(["--kubeconfig".into(), kubeconfig, "--out".into(), out.display().to_string()]);
+        all.extend(server.script_args());
+        all.extend(["--timeout-seconds".into(), (timeout.as_secs().saturating_sub(20)).to_string()]);
+        let checks = run_checks(&self.prerequisites, &self.plugin, all, timeout, script, &out, kept).await?;
+        Ok(ShellChecks { checks, plugin_url: server.url(), files: server.files })
+    }
 }
 
 /// Runs a check script (as [`run`], on a blocking thread: `node args...` in `dir`, labelled `label`) that prints one

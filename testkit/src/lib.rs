@@ -24,6 +24,7 @@ mod cluster;
 pub mod crds;
 pub mod kwok;
 mod lock;
+pub mod plugin_server;
 pub mod pools;
 pub mod promtool;
 pub mod rbac;

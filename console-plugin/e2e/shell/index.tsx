@@ -21,10 +21,15 @@
 // 5. every code reference of the extensions in use is resolved (each exposed module's chunks load), and the
 //    run config's tab (console.tab/horizontalNav) and the Node's details item (console.resource/details-item) are
 //    rendered as the console renders them: `<Component obj={object} />`, their `%namespace~text%` properties
-//    translated.
+//    translated;
+// 6. the run config's actions (console.action/resource-provider: the hook its code reference resolves to, called
+//    with the object) are listed as the console's Actions menu lists them, each disabled as the console disables
+//    it (its own `disabled`, or its `accessReview` denied); an action whose `cta` is a link goes where the link
+//    says, as the console's router would: here the link's query lands on the shell's own address and the run
+//    config's tab is mounted afresh (the Rollout tab reads the action to confirm from the address).
 //
-// What happened is kept in `window.numoShell` for the test (e2e/load.mjs): the steps, the manifest, the calls the
-// container received, the share scope, each code reference's resolution, errors.
+// What happened is kept in `window.numoShell` for the tests (e2e/load.mjs, e2e/run.mjs): the steps, the manifest,
+// the calls the container received, the share scope, each code reference's resolution, errors, missing words.
 import * as React from 'react';
 import { createRoot } from 'react-dom/client';
 import i18next from 'i18next';
@@ -32,10 +37,11 @@ import type { BackendModule } from 'i18next';
 import { initReactI18next } from 'react-i18next';
 import { PluginStore, isCodeRef } from '@openshift/dynamic-plugin-sdk';
 import type { Extension } from '@openshift/dynamic-plugin-sdk';
+import { Button, Flex, FlexItem, Tooltip } from '@patternfly/react-core';
 import '@patternfly/react-core/dist/styles/base.css';
 // The same module the share scope provides as '@openshift-console/dynamic-plugin-sdk'.
-import { useK8sWatchResource } from '../../harness/sdk-adapter';
-import type { K8sResourceCommon } from '../../harness/sdk-adapter';
+import { useAccessReview, useK8sWatchResource } from './sdk-adapter';
+import type { AccessReviewResourceAttributes, K8sResourceCommon } from './sdk-adapter';
 
 declare const __webpack_init_sharing__: (scope: string) => Promise<void>;
 declare const __webpack_share_scopes__: Record<string, ShareScope>;
@@ -235,6 +241,7 @@ type Loaded = {
   components: Map<string, unknown>;
   tab?: Extension;
   item?: Extension;
+  actions?: Extension;
 };
 
 async function loadPlugin(): Promise<Loaded | undefined> {
@@ -362,8 +369,11 @@ async function loadPlugin(): Promise<Loaded | undefined> {
   const item = inUse.find(
     (e) => e.type === 'console.resource/details-item' && sameModel(e.properties.model as Model, NODE),
   );
+  const actions = inUse.find(
+    (e) => e.type === 'console.action/resource-provider' && sameModel(e.properties.model as Model, RUN_CONFIG),
+  );
   shell.shareScope = describeScope(sharedScope);
-  return { manifest, components, tab, item };
+  return { manifest, components, tab, item, actions };
 }
 
 /* --------------------------------------------------------------------------------------------- rendering */
@@ -392,13 +402,73 @@ class Guard extends React.Component<{ name: string; children: React.ReactNode },
 }
 
 type ObjComponent = React.ComponentType<{ obj: K8sResourceCommon }>;
+/** An action as console.action/resource-provider's hook gives it (the SDK's `Action`). */
+type Action = {
+  id: string;
+  label: React.ReactNode;
+  description?: string;
+  cta: (() => void) | { href: string; external?: boolean };
+  disabled?: boolean;
+  disabledTooltip?: React.ReactNode;
+  accessReview?: AccessReviewResourceAttributes;
+};
+type ActionsHook = (obj: K8sResourceCommon) => [Action[], boolean, unknown];
 
-/** The component a code reference of `extension`'s `property` resolved to. */
-const componentOf = (loaded: Loaded, extension: Extension | undefined, property: string) => {
+/** The function a code reference of `extension`'s `property` resolved to (a component, a hook). */
+const resolvedOf = <T,>(loaded: Loaded, extension: Extension | undefined, property: string) => {
   const value = extension?.properties[property];
   const ref = isCodeRef(value) ? /\[(.+)\]$/.exec((value as () => unknown).name)?.[1] : undefined;
-  const component = ref ? loaded.components.get(ref) : undefined;
-  return typeof component === 'function' ? (component as ObjComponent) : undefined;
+  const resolved = ref ? loaded.components.get(ref) : undefined;
+  return typeof resolved === 'function' ? (resolved as T) : undefined;
+};
+
+/** The console's router, as far as the actions need it: a link's query lands on the shell's own address. */
+const navigate = (href: string) => {
+  const target = new URL(href, window.location.origin);
+  const params = new URLSearchParams(window.location.search);
+  target.searchParams.forEach((value, key) => params.set(key, value));
+  window.history.pushState(window.history.state, '', `${window.location.pathname}?${params}`);
+  window.dispatchEvent(new CustomEvent('shell-navigate', { detail: href }));
+};
+
+/** One entry of the Actions menu: disabled as the console disables it (its own flag, or the access review). */
+const MenuAction: React.FC<{ action: Action }> = ({ action }) => {
+  const [allowed, loading] = useAccessReview(action.accessReview ?? {}, undefined, true);
+  const denied = !!action.accessReview && !loading && !allowed;
+  const disabled = !!action.disabled || denied || (!!action.accessReview && loading);
+  const button = (
+    <Button
+      variant="secondary"
+      size="sm"
+      isAriaDisabled={disabled}
+      data-test={`menu-action-${action.id}`}
+      onClick={() => (typeof action.cta === 'function' ? action.cta() : navigate(action.cta.href))}
+    >
+      {action.label}
+    </Button>
+  );
+  const tip = action.disabled ? action.disabledTooltip : denied ? 'You may not do this.' : action.description;
+  return tip ? <Tooltip content={tip}>{button}</Tooltip> : button;
+};
+
+/** The run config's Actions menu, from the plugin's hook. */
+const ActionsMenu: React.FC<{ useActions: ActionsHook; obj: K8sResourceCommon }> = ({ useActions, obj }) => {
+  const [actions, loaded, error] = useActions(obj);
+  if (error) {
+    return <span data-test="menu-error">{String(error)}</span>;
+  }
+  return loaded ? (
+    <Flex data-test="actions-menu" alignItems={{ default: 'alignItemsCenter' }}>
+      <FlexItem>
+        <strong>Actions</strong>
+      </FlexItem>
+      {actions.map((action) => (
+        <FlexItem key={action.id}>
+          <MenuAction action={action} />
+        </FlexItem>
+      ))}
+    </Flex>
+  ) : null;
 };
 
 const Shell: React.FC<{ loaded: Loaded }> = ({ loaded }) => {
@@ -408,9 +478,21 @@ const Shell: React.FC<{ loaded: Loaded }> = ({ loaded }) => {
   const [node, nodeLoaded, nodeError] = useK8sWatchResource<K8sResourceCommon>(
     nodeName ? { groupVersionKind: NODE, name: nodeName } : null,
   );
-  const Tab = componentOf(loaded, loaded.tab, 'component');
-  const Item = componentOf(loaded, loaded.item, 'component');
+  const Tab = resolvedOf<ObjComponent>(loaded, loaded.tab, 'component');
+  const Item = resolvedOf<ObjComponent>(loaded, loaded.item, 'component');
+  const useActions = resolvedOf<ActionsHook>(loaded, loaded.actions, 'provider');
   const page = loaded.tab?.properties.page as { name?: string } | undefined;
+  // A "navigation" to the run config's tab mounts it afresh, as the console's router does.
+  const [visit, setVisit] = React.useState(0);
+  const [navigated, setNavigated] = React.useState<string>();
+  React.useEffect(() => {
+    const onNavigate = (e: Event) => {
+      setNavigated((e as CustomEvent<string>).detail);
+      setVisit((v) => v + 1);
+    };
+    window.addEventListener('shell-navigate', onNavigate);
+    return () => window.removeEventListener('shell-navigate', onNavigate);
+  }, []);
   return (
     <div data-test="shell" style={{ padding: 16 }}>
       <h1 data-test="shell-title" className="pf-v6-c-title pf-m-xl">
@@ -428,11 +510,27 @@ const Shell: React.FC<{ loaded: Loaded }> = ({ loaded }) => {
         ) : rcError ? (
           <p data-test="shell-error">{String(rcError)}</p>
         ) : rcLoaded && rc?.metadata ? (
-          <Guard name="RolloutTab">
-            <React.Suspense fallback={null}>
-              <Tab obj={rc} />
-            </React.Suspense>
-          </Guard>
+          <>
+            <div data-test="shell-actions" style={{ margin: '8px 0' }}>
+              {!useActions ? (
+                <p data-test="shell-missing">no console.action/resource-provider hook for MutexRunConfig</p>
+              ) : (
+                <Guard name="runConfigActions">
+                  <ActionsMenu useActions={useActions} obj={rc} />
+                </Guard>
+              )}
+              {navigated && (
+                <small data-test="menu-navigated" data-href={navigated}>
+                  went to {navigated}
+                </small>
+              )}
+            </div>
+            <Guard name="RolloutTab">
+              <React.Suspense fallback={null}>
+                <Tab key={visit} obj={rc} />
+              </React.Suspense>
+            </Guard>
+          </>
         ) : null}
       </section>
       {nodeName && (

@@ -5,7 +5,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { codeRefsOf, expectedPlugin, manifestProblems } from '../load.mjs';
+import { codeRefsOf, manifestProblems } from '../load.mjs';
+import { expectedPlugin } from '../session.mjs';
 
 const plugin = join(dirname(fileURLToPath(import.meta.url)), '../..');
 

@@ -18,69 +18,49 @@
 // every error on stderr. Exit status: 1 numo's server did not answer in time or the port is taken, 2 the script
 // could not run (arguments, kubeconfig, shell not built).
 
-import { dirname, join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 
-import { Usage, kubeconfigPath, readPem, requireBuilt } from '../arguments.mjs';
+import { Usage, parseOptions, shellArguments } from '../arguments.mjs';
 import { loadKubeconfig } from '../kubeconfig.mjs';
 import { startShellServer } from './server.mjs';
 
-const here = dirname(fileURLToPath(import.meta.url));
 const USAGE =
   'usage: node e2e/shell/serve.mjs --kubeconfig F --plugin-url URL --plugin-ca CA.pem ' +
   '[--namespace NS --run-config NAME] [--node NODE] [--port 9080] [--shell DIR] [--wait-seconds 60]\n';
 
 function options() {
-  const { values } = parseArgs({
-    options: {
-      kubeconfig: { type: 'string' },
-      context: { type: 'string' },
-      'plugin-url': { type: 'string' },
-      'plugin-ca': { type: 'string' },
+  const values = parseOptions(
+    {
       plugin: { type: 'string', default: 'numo-console-plugin' },
       namespace: { type: 'string', default: '' },
       'run-config': { type: 'string', default: '' },
       node: { type: 'string', default: '' },
       port: { type: 'string', default: '9080' },
-      shell: { type: 'string', default: join(here, 'dist') },
       'wait-seconds': { type: 'string', default: '60' },
-      help: { type: 'boolean' },
     },
-  });
-  if (values.help) {
-    process.stdout.write(USAGE);
-    process.exit(0);
-  }
-  for (const required of ['plugin-url', 'plugin-ca']) {
-    if (!values[required]) {
-      throw new Usage(`--${required} is required (--help)`);
-    }
-  }
-  const kubeconfig = kubeconfigPath(values.kubeconfig);
+    USAGE,
+    [],
+  );
   const port = Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
     throw new Usage(`--port ${values.port} is not a port`);
   }
-  const shell = resolve(values.shell);
-  requireBuilt(shell, 'the console shell', '`npm run build:shell`');
-  const pluginCA = readPem(values['plugin-ca'], '--plugin-ca');
+  const { kubeconfig, context, ...shell } = shellArguments(values);
   let connection;
   try {
-    connection = loadKubeconfig(kubeconfig, values.context);
+    connection = loadKubeconfig(kubeconfig, context);
   } catch (e) {
     throw new Usage(`--kubeconfig: ${e.message}`);
   }
   return {
+    ...shell,
     connection,
     plugin: values.plugin,
-    pluginURL: new URL(values['plugin-url']).origin,
-    pluginCA,
     namespace: values.namespace,
     runConfig: values['run-config'],
     node: values.node,
     port,
-    shell,
     wait: Number(values['wait-seconds']) * 1000,
   };
 }

@@ -1,19 +1,48 @@
-// The console shell's server on 127.0.0.1, in the console's place: its backend proxies a plugin's files from the
-// plugin's Service over HTTPS (trusting the service CA) under its own origin, `/api/plugins/<plugin>/<file>`, so the
-// browser loads the plugin same-origin; here they come from numo's HTTPS server, trusting the test's CA. `/api` and
-// `/apis` go to the real API server and the rest is the built shell page, both through the e2e server
-// (../server.mjs), to which everything but the plugin's files is passed on.
+// The console shell's server on 127.0.0.1, in the console's place:
 //
-// Every plugin file request is recorded as `{path, upstream, status, contentType, cacheControl, nosniff, bytes,
-// authorized, issuer, error}`: what numo's server answered and whether its certificate was verified.
+// - `/api/plugins/<plugin>/<file>`: the plugin's files. The console's backend proxies them from the plugin's Service
+//   over HTTPS (trusting the service CA) under its own origin, so the browser loads the plugin same-origin; here they
+//   come from numo's HTTPS server, trusting the test's CA. Every request is recorded as `{path, upstream, status,
+//   contentType, cacheControl, nosniff, bytes, authorized, issuer, protocol, error}`: what numo's server answered and
+//   whether its certificate was verified.
+// - `/api` and `/apis`: the real API server with the kubeconfig's credentials, streamed both ways (watches stay open).
+//   Every request is recorded (writes with their bodies), so that a scenario can assert what the UI sent.
+// - the rest: the built shell page (e2e/shell/dist) as static files.
 
 import { createServer, request as httpRequest } from 'node:http';
 import { request as httpsRequest, Agent } from 'node:https';
+import { createReadStream, statSync } from 'node:fs';
+import { extname, join, normalize, sep } from 'node:path';
 
-import { startServer } from '../server.mjs';
+const TYPES = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.json': 'application/json',
+  '.map': 'application/json',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.woff': 'font/woff',
+  '.woff2': 'font/woff2',
+  '.ttf': 'font/ttf',
+};
 
-// Headers of one connection (RFC 9110 7.6.1): never passed on by a proxy.
-const HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer']);
+// Headers that belong to one connection, not to the request (RFC 9110 7.6.1), and those the API proxy sets itself.
+const HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'upgrade',
+  'te',
+  'trailer',
+  'host',
+  'authorization',
+  'cookie',
+  'origin',
+  'referer',
+]);
 // What the console's backend passes on of a plugin file's answer.
 const PLUGIN_HEADERS = [
   'content-type',
@@ -23,112 +52,58 @@ const PLUGIN_HEADERS = [
   'etag',
   'last-modified',
 ];
+// The header that marks a scenario's own requests through the API proxy ({@link api}).
+const BY_SCRIPT = 'x-numo-e2e';
+
+/** The headers of `headers` that are not `HOP`'s. */
+const endToEnd = (headers) => Object.fromEntries(Object.entries(headers).filter(([name]) => !HOP.has(name)));
 
 /**
  * Starts the shell's server. `connection` is a loadKubeconfig result, `root` the built shell (e2e/shell/dist),
  * `plugin` the plugin's name, `pluginURL` numo's HTTPS server (`https://127.0.0.1:<port>`) and `pluginCA` the PEM of
  * the CA its certificate is verified against; `port` is where it listens on 127.0.0.1 (0, the default: a free port
- * the system picks). Resolves to `{url, plugin: [records], requests, close()}`.
+ * the system picks). Resolves to `{url, plugin, requests, close()}`: `plugin` the plugin file records, `requests` the
+ * API requests as `{by, method, path, contentType, body, status, at}`, writes with their body; `by` is `script` for
+ * a scenario's own requests ({@link api}), else `page`.
  */
 export async function startShellServer({ connection, root, plugin, pluginURL, pluginCA, port = 0, log = () => {} }) {
-  const inner = await startServer({ connection, root, log });
-  const innerURL = new URL(inner.url);
-  const upstream = new URL(pluginURL);
+  const api = new URL(connection.server);
+  const apiPrefix = api.pathname === '/' ? '' : api.pathname;
+  const apiAgent = new Agent({
+    ca: connection.ca,
+    cert: connection.cert,
+    key: connection.key,
+    rejectUnauthorized: !connection.insecure,
+    keepAlive: true,
+  });
+  const numo = new URL(pluginURL);
   // No client certificate, the CA of the plugin's certificate only: as the console's backend with the service CA.
-  const agent = new Agent({ ca: pluginCA, rejectUnauthorized: true, keepAlive: true });
-  const prefix = `/api/plugins/${plugin}/`;
+  const pluginAgent = new Agent({ ca: pluginCA, rejectUnauthorized: true, keepAlive: true });
+  const pluginPrefix = `/api/plugins/${plugin}/`;
   const records = [];
+  const requests = [];
   const open = new Set();
 
-  function proxyPlugin(req, res) {
-    const path = `/${req.url.slice(prefix.length)}`;
-    const record = { path: req.url, upstream: `${upstream.origin}${path}`, at: Date.now() };
-    records.push(record);
-    if (req.method !== 'GET' && req.method !== 'HEAD') {
-      record.status = 405;
-      res.writeHead(405, { allow: 'GET, HEAD' }).end();
-      return;
-    }
-    const out = httpsRequest(
-      {
-        protocol: 'https:',
-        hostname: upstream.hostname,
-        port: upstream.port,
-        method: req.method,
-        path,
-        headers: { accept: req.headers.accept ?? '*/*', 'user-agent': 'numo-console-shell' },
-        agent,
-      },
-      (answer) => {
-        record.status = answer.statusCode;
-        record.contentType = answer.headers['content-type'];
-        record.cacheControl = answer.headers['cache-control'];
-        record.nosniff = answer.headers['x-content-type-options'] === 'nosniff';
-        record.authorized = answer.socket.authorized === true;
-        record.issuer = answer.socket.getPeerCertificate?.()?.issuer?.CN;
-        record.protocol = answer.socket.getProtocol?.();
-        const headers = {};
-        for (const name of PLUGIN_HEADERS) {
-          if (answer.headers[name] !== undefined) {
-            headers[name] = answer.headers[name];
-          }
-        }
-        let bytes = 0;
-        answer.on('data', (chunk) => {
-          bytes += chunk.length;
-        });
-        answer.on('end', () => {
-          record.bytes = bytes;
-        });
-        res.writeHead(answer.statusCode ?? 502, headers);
-        answer.pipe(res);
-      },
-    );
-    open.add(out);
-    out.on('close', () => open.delete(out));
-    out.on('error', (e) => {
-      record.status = 502;
-      record.error = e.message;
-      log(`plugin ${req.url} from ${record.upstream} failed: ${e.message}`);
-      if (!res.headersSent) {
-        res.writeHead(502, { 'content-type': 'text/plain; charset=utf-8' }).end(`plugin proxy: ${e.message}\n`);
-      } else {
-        res.destroy();
-      }
+  /**
+   * Sends `req` on to `target` (an http(s).request options object) and streams the answer back, each chunk as it
+   * comes (a watch's headers come before its first event, then it streams); `answered(answer)` sees the answer first
+   * and returns the headers passed back; `failed(error)` records a failure. Ends the upstream request when the page
+   * goes away (a watch ended by the page, a navigation).
+   */
+  function forward(req, res, target, { answered, failed, body = true }) {
+    const out = (target.protocol === 'https:' ? httpsRequest : httpRequest)(target, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answered(answer));
+      res.flushHeaders();
+      answer.on('data', (chunk) => res.write(chunk));
+      answer.on('end', () => res.end());
+      answer.on('error', () => res.destroy());
     });
-    out.end();
-  }
-
-  /** Everything else: to the e2e server (the page, and the API server through its proxy), streamed both ways. */
-  function passOn(req, res) {
-    const headers = {};
-    for (const [name, value] of Object.entries(req.headers)) {
-      if (!HOP.has(name)) {
-        headers[name] = value;
-      }
-    }
-    const out = httpRequest(
-      { hostname: innerURL.hostname, port: innerURL.port, method: req.method, path: req.url, headers },
-      (answer) => {
-        const back = {};
-        for (const [name, value] of Object.entries(answer.headers)) {
-          if (!HOP.has(name)) {
-            back[name] = value;
-          }
-        }
-        res.writeHead(answer.statusCode ?? 502, back);
-        // A watch's headers come before its first event.
-        res.flushHeaders();
-        answer.on('data', (chunk) => res.write(chunk));
-        answer.on('end', () => res.end());
-        answer.on('error', () => res.destroy());
-      },
-    );
     open.add(out);
     out.on('close', () => open.delete(out));
     out.on('error', (e) => {
+      const [type, text] = failed(e);
       if (!res.headersSent) {
-        res.writeHead(502, { 'content-type': 'text/plain; charset=utf-8' }).end(`shell server: ${e.message}\n`);
+        res.writeHead(502, { 'content-type': type }).end(text);
       } else {
         res.destroy();
       }
@@ -138,39 +113,234 @@ export async function startShellServer({ connection, root, plugin, pluginURL, pl
         out.destroy();
       }
     });
-    req.pipe(out);
+    if (body) {
+      req.pipe(out);
+    } else {
+      out.end();
+    }
+  }
+
+  function proxyPlugin(req, res) {
+    const path = `/${req.url.slice(pluginPrefix.length)}`;
+    const record = { path: req.url, upstream: `${numo.origin}${path}`, at: Date.now() };
+    records.push(record);
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      record.status = 405;
+      res.writeHead(405, { allow: 'GET, HEAD' }).end();
+      return;
+    }
+    const target = {
+      protocol: 'https:',
+      hostname: numo.hostname,
+      port: numo.port,
+      method: req.method,
+      path,
+      headers: { accept: req.headers.accept ?? '*/*', 'user-agent': 'numo-console-shell' },
+      agent: pluginAgent,
+    };
+    forward(req, res, target, {
+      body: false,
+      answered: (answer) => {
+        record.status = answer.statusCode;
+        record.contentType = answer.headers['content-type'];
+        record.cacheControl = answer.headers['cache-control'];
+        record.nosniff = answer.headers['x-content-type-options'] === 'nosniff';
+        record.authorized = answer.socket.authorized === true;
+        record.issuer = answer.socket.getPeerCertificate?.()?.issuer?.CN;
+        record.protocol = answer.socket.getProtocol?.();
+        record.bytes = 0;
+        answer.on('data', (chunk) => {
+          record.bytes += chunk.length;
+        });
+        return Object.fromEntries(
+          PLUGIN_HEADERS.filter((h) => answer.headers[h] !== undefined).map((h) => [h, answer.headers[h]]),
+        );
+      },
+      failed: (e) => {
+        record.status = 502;
+        record.error = e.message;
+        log(`plugin ${req.url} from ${record.upstream} failed: ${e.message}`);
+        return ['text/plain; charset=utf-8', `plugin proxy: ${e.message}\n`];
+      },
+    });
+  }
+
+  function proxyApi(req, res) {
+    const headers = endToEnd(req.headers);
+    if (connection.token) {
+      headers.authorization = `Bearer ${connection.token}`;
+    }
+    const by = headers[BY_SCRIPT] === 'script' ? 'script' : 'page';
+    delete headers[BY_SCRIPT];
+    const record = { by, method: req.method, path: req.url, contentType: req.headers['content-type'], at: Date.now() };
+    requests.push(record);
+    const write = !['GET', 'HEAD', 'OPTIONS'].includes(req.method);
+    if (write) {
+      const chunks = [];
+      req.on('data', (chunk) => chunks.push(chunk));
+      req.on('end', () => {
+        record.body = Buffer.concat(chunks).toString('utf8');
+      });
+    }
+    const target = {
+      protocol: api.protocol,
+      hostname: api.hostname,
+      port: api.port,
+      method: req.method,
+      path: apiPrefix + req.url,
+      headers,
+      agent: api.protocol === 'https:' ? apiAgent : undefined,
+    };
+    forward(req, res, target, {
+      answered: (answer) => {
+        record.status = answer.statusCode;
+        if (write || answer.statusCode >= 400) {
+          log(`proxy ${req.method} ${req.url} -> ${answer.statusCode}${record.body ? ` ${record.body}` : ''}`);
+        }
+        return endToEnd(answer.headers);
+      },
+      failed: (e) => {
+        record.status = 502;
+        log(`proxy ${req.method} ${req.url} failed: ${e.message}`);
+        const status = { kind: 'Status', status: 'Failure', code: 502, message: `proxy: ${e.message}` };
+        return ['application/json', JSON.stringify(status)];
+      },
+    });
+  }
+
+  function serveStatic(req, res) {
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.writeHead(405).end();
+      return;
+    }
+    const path = decodeURIComponent(new URL(req.url, 'http://localhost').pathname);
+    const relative = normalize(path === '/' ? '/index.html' : path).replace(/^([/\\])+/, '');
+    const file = join(root, relative);
+    if (!(file + sep).startsWith(root + sep) && file !== root) {
+      res.writeHead(403).end();
+      return;
+    }
+    let stat;
+    try {
+      stat = statSync(file);
+    } catch {
+      stat = undefined;
+    }
+    if (!stat || !stat.isFile()) {
+      log(`static ${path}: 404`);
+      res.writeHead(404, { 'content-type': 'text/plain' }).end(`${path} is not in ${root}\n`);
+      return;
+    }
+    res.writeHead(200, {
+      'content-type': TYPES[extname(file)] ?? 'application/octet-stream',
+      'content-length': stat.size,
+      'cache-control': 'no-store',
+    });
+    if (req.method === 'HEAD') {
+      res.end();
+      return;
+    }
+    createReadStream(file).pipe(res);
   }
 
   const server = createServer((req, res) => {
-    if (req.url.startsWith(prefix)) {
+    if (req.url.startsWith(pluginPrefix)) {
       proxyPlugin(req, res);
+    } else if (/^\/apis?(\/|$|\?)/.test(req.url)) {
+      proxyApi(req, res);
     } else {
-      passOn(req, res);
+      serveStatic(req, res);
     }
   });
+  const agents = () => {
+    apiAgent.destroy();
+    pluginAgent.destroy();
+  };
   try {
     await new Promise((resolve, reject) => {
       server.once('error', reject);
       server.listen(port, '127.0.0.1', resolve);
     });
   } catch (e) {
-    // The port is taken: the page's server goes too.
-    agent.destroy();
-    await inner.close();
+    agents();
     throw e;
   }
   return {
     url: `http://127.0.0.1:${server.address().port}`,
     plugin: records,
-    requests: inner.requests,
+    requests,
     close: async () => {
       for (const out of open) {
         out.destroy();
       }
       server.closeAllConnections?.();
       await new Promise((resolve) => server.close(() => resolve()));
-      agent.destroy();
-      await inner.close();
+      agents();
     },
   };
+}
+
+/** A JSON request through the server's API proxy (so with the kubeconfig's credentials), as the page would make it. */
+export async function api(base, method, path, body, contentType = 'application/merge-patch+json') {
+  const response = await fetch(`${base}${path}`, {
+    method,
+    headers: {
+      accept: 'application/json',
+      [BY_SCRIPT]: 'script',
+      ...(body === undefined ? {} : { 'content-type': contentType }),
+    },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  let json;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  if (!response.ok) {
+    throw new Error(`${method} ${path}: ${response.status} ${json?.message ?? text}`);
+  }
+  return json;
+}
+
+/**
+ * What a PATCH body sets, as `{"/spec/paused": true, "/metadata/annotations/<key>": "<value>"}`: the leaves of a
+ * merge patch, or of the values a JSON patch adds or replaces (its pointers unescaped). Removals are `null`.
+ */
+export function patchSets(body, contentType = '') {
+  const sets = {};
+  const leaves = (value, path) => {
+    if (value && typeof value === 'object' && !Array.isArray(value)) {
+      const keys = Object.keys(value);
+      keys.forEach((k) => leaves(value[k], `${path}/${k}`));
+      if (keys.length === 0) {
+        sets[path] = {};
+      }
+    } else {
+      sets[path] = value;
+    }
+  };
+  let parsed;
+  try {
+    parsed = JSON.parse(body ?? '');
+  } catch {
+    return sets;
+  }
+  if (contentType.includes('json-patch') || Array.isArray(parsed)) {
+    for (const op of parsed) {
+      const path = op.path
+        .split('/')
+        .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
+        .join('/');
+      if (op.op === 'add' || op.op === 'replace') {
+        leaves(op.value, path);
+      } else if (op.op === 'remove') {
+        sets[path] = null;
+      }
+    }
+  } else {
+    leaves(parsed, '');
+  }
+  return sets;
 }

@@ -4,12 +4,13 @@
 // Like the console's own webpack build, it declares the console-provided shared modules (the SDK's
 // `sharedPluginModules`) with webpack's ModuleFederationPlugin, eager and singleton, so that
 // `__webpack_share_scopes__.default` holds them when the page hands that scope to the plugin's `container.init`.
-// '@openshift-console/dynamic-plugin-sdk' is provided by the harness's thin adapter (../../harness/sdk-adapter.ts:
-// the real API server through the e2e server's proxy), as the console provides its own implementation of it.
+// '@openshift-console/dynamic-plugin-sdk' is provided by the shell's thin adapter (./sdk-adapter.ts: the real API
+// server through the shell server's proxy), as the console provides its own implementation of it.
 //
 //   npm run build:shell      (= webpack -c e2e/shell/webpack.config.js, in console-plugin/; writes e2e/shell/dist)
 const path = require('path');
 const { container, DefinePlugin } = require('webpack');
+const { emitAssets, scriptRules } = require('../../webpack.config.js');
 // The SDK's list of console-provided shared modules (not exported by the package's entry; its lib has it).
 const {
   sharedPluginModules,
@@ -19,7 +20,7 @@ const {
 const here = __dirname;
 const plugin = path.resolve(here, '../..');
 const SDK = '@openshift-console/dynamic-plugin-sdk';
-const adapter = path.resolve(plugin, 'harness/sdk-adapter.ts');
+const adapter = path.join(here, 'sdk-adapter.ts');
 
 /** Where `name` is installed in console-plugin/node_modules, if it is (some shared modules are the console's only). */
 const resolved = (name) => {
@@ -55,14 +56,9 @@ const shared = () => {
 };
 
 /** Writes dist/index.html, which loads the entry's scripts and style sheets (no HTML plugin needed). */
-class IndexHtml {
-  apply(compiler) {
-    compiler.hooks.thisCompilation.tap('IndexHtml', (compilation) => {
-      compilation.hooks.processAssets.tap(
-        { name: 'IndexHtml', stage: compiler.webpack.Compilation.PROCESS_ASSETS_STAGE_SUMMARIZE },
-        () => {
-          const files = [...compilation.entrypoints.get('shell').getFiles()].filter((f) => !f.endsWith('.map'));
-          const html = `<!doctype html>
+const indexHtml = emitAssets('IndexHtml', 'SUMMARIZE', (compilation, webpack) => {
+  const files = [...compilation.entrypoints.get('shell').getFiles()].filter((f) => !f.endsWith('.map'));
+  const html = `<!doctype html>
 <html lang="en">
   <head>
     <meta charset="utf-8" />
@@ -82,12 +78,8 @@ ${files
   </body>
 </html>
 `;
-          compilation.emitAsset('index.html', new compiler.webpack.sources.RawSource(html));
-        },
-      );
-    });
-  }
-}
+  compilation.emitAsset('index.html', new webpack.sources.RawSource(html));
+});
 
 module.exports = (_env, argv) => {
   const { provided, missing } = shared();
@@ -109,17 +101,7 @@ module.exports = (_env, argv) => {
     resolve: { extensions: ['.tsx', '.ts', '.jsx', '.js'] },
     module: {
       rules: [
-        {
-          test: /\.tsx?$/,
-          exclude: /node_modules/,
-          use: [
-            {
-              loader: 'ts-loader',
-              options: { configFile: path.join(here, 'tsconfig.json'), transpileOnly: true },
-            },
-          ],
-        },
-        { test: /\.m?js$/, resolve: { fullySpecified: false } },
+        ...scriptRules(path.join(here, 'tsconfig.json')),
         { test: /\.css$/, type: 'css' },
         { test: /\.(woff2?|ttf|eot|svg|png|jpe?g|gif)$/, type: 'asset/resource' },
       ],
@@ -131,7 +113,7 @@ module.exports = (_env, argv) => {
       new DefinePlugin({
         NUMO_SHELL_SHARED: JSON.stringify({ provided: Object.keys(provided), missing }),
       }),
-      new IndexHtml(),
+      indexHtml,
     ],
   };
 };

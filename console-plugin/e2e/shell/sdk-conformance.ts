@@ -1,5 +1,6 @@
-// Type-level check (`npx tsc -p harness/tsconfig.json --noEmit`), never bundled: the adapter's runtime names have
-// the signatures of the SDK's own, so the plugin's code type-checked against the SDK runs against the adapter.
+// Type-level check (`npm run typecheck` type-checks the shell, e2e/shell/tsconfig.json), never bundled: the adapter's
+// runtime names have the signatures of the SDK's own, so the plugin's code type-checked against the SDK runs against
+// the adapter.
 import type {
   K8sResourceCommon,
   UseK8sWatchResource,

@@ -1,6 +1,7 @@
 /*
- * A thin stand-in for '@openshift-console/dynamic-plugin-sdk' in the harness page: the runtime names the plugin
- * uses, implemented against the real API server through the e2e server's proxy (same origin, `/api` and `/apis`).
+ * The console shell's '@openshift-console/dynamic-plugin-sdk' (its share scope provides it to the plugin, as the
+ * console provides its own; webpack.config.js): the runtime names the plugin uses, implemented against the real API
+ * server through the shell server's proxy (same origin, `/api` and `/apis`).
  *
  * - useK8sWatchResource: a list, then a watch stream (`?watch=1&resourceVersion=...`, JSON lines over chunked
  *   HTTP) that is resumed from the last resourceVersion when the server ends it, and started again with a fresh
