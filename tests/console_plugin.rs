@@ -61,9 +61,7 @@ async fn the_plugin_follows_a_live_rollout_and_its_actions_reach_the_run_config(
 
     let mut setup = Setup::new("console-plugin", WORKERS.len()).await?;
     // Gate Jobs slow enough that the page sees each node gating before it is done.
-    setup.rule("check", job_spec("6s", false), None).await?;
-    setup.target("workers", &["worker"]).await?;
-    setup.run_config("gated", &["check"], &["workers"], json!({"healthChecks": {}})).await?;
+    setup.check_workers("gated", job_spec("6s", false), None, json!({"healthChecks": {}})).await?;
     setup.start_operator().await?;
     setup.wait_phase("gated", RunPhase::Idle, Duration::from_secs(60)).await?;
 
