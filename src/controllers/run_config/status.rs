@@ -20,8 +20,7 @@ use serde_json::{json, Value};
 
 use super::plan::{Notice, Plan};
 use crate::api::{JobResult, MutexRunConfig, MutexRunConfigStatus, NodePhase, Trigger};
-use crate::events::Recorder;
-use crate::events::{self, Said};
+use crate::events::{self, Recorder, Said};
 use crate::metrics::Metrics;
 use crate::{Error, Result};
 
