@@ -19,7 +19,7 @@ use super::intent::{Intent, PoolSpec};
 use super::node_state::{self, History, Inputs};
 use super::notice::Notice;
 use super::resolve::Resolved;
-use super::rollout::{claim_removed, conflict, conflicted, gate_nodes, jobs_of, restoring, upgrade_of};
+use super::shared_steps::{claim_removed, conflict, conflicted, gate_nodes, jobs_of, restoring, upgrade_of};
 use super::stage::{Stage, Upgrade};
 use super::target::{self, Target};
 use super::{finalize, pools};

@@ -5,7 +5,7 @@
 //!
 //! The steps, each its own module: `resolve` validates into a typed [`resolve::Resolved`] configuration;
 //! `foreign` notices and puts back what others changed of what numo holds; `rollout` (trigger `Upgrade`) and
-//! `config_change` (`AnyConfigChange`) run the rollout; `node_state` derives each node's state once; `pools` writes the
+//! `config_change` (`AnyConfigChange`) run the rollout, siblings that take the steps they share from `shared_steps`; `node_state` derives each node's state once; `pools` writes the
 //! pools (claim, steer, restore); `gate` holds, starts and moves nodes on, asking `readiness` what holds the next
 //! one; `record` writes the per-node status; `stage` says where the rollout is and states every condition;
 //! `finalize` handles the end and deletion; `next_minor` tells whether the workers held behind hold the cluster's next
@@ -38,6 +38,7 @@ mod readiness;
 mod record;
 mod resolve;
 mod rollout;
+mod shared_steps;
 mod stage;
 mod target;
 mod topology;
