@@ -334,7 +334,6 @@ impl Fixture {
         self.s.nodes.get_mut(node).map(Arc::make_mut).unwrap().version = Some(NEW.into());
     }
 
-    /// Runs the rollout until it reaches the per-node gating (pools claimed, nodes labelled, pools steered).
     /// Gates, releases, upgrades and cleans up worker-0, whose gate Jobs and cleanup Jobs succeed.
     fn through_worker_0(&mut self) {
         self.advance_to_gating();
@@ -346,6 +345,7 @@ impl Fixture {
         }
     }
 
+    /// Runs the rollout until it reaches the per-node gating (pools claimed, nodes labelled, pools steered).
     fn advance_to_gating(&mut self) {
         for _ in 0..4 {
             self.step();
@@ -353,7 +353,6 @@ impl Fixture {
     }
 }
 
-/// Sets a pool's spec as a write would; the MCO then reports the pool Updated.
 /// numo's Job `name` for `node`'s first attempt of rule `ops/first` in `phase`, towards [`NEW`], Succeeded (uid
 /// `uid-<name>`).
 fn job_view(name: &str, node: &str, phase: JobPhase) -> JobView {
@@ -374,6 +373,7 @@ fn job_view(name: &str, node: &str, phase: JobPhase) -> JobView {
     }
 }
 
+/// Sets a pool's spec as a write would; the MCO then reports the pool Updated.
 fn apply_spec(view: &mut PoolView, spec: &PoolSpec) {
     view.paused = spec.paused;
     if spec.node_selector.is_some() {
