@@ -27,20 +27,8 @@ pub(crate) async fn ensure(client: &kube::Client) -> anyhow::Result<()> {
         (CONTROLLER_SERVICE_ACCOUNT, CONTROLLER_SERVICE_ACCOUNT, CONTROLLER_SERVICE_ACCOUNT),
     ];
     for (account, binding, role) in accounts {
-        let object: ServiceAccount =
-            serde_json::from_value(json!({"metadata": {"name": account, "namespace": OPERATOR_NAMESPACE}}))?;
-        create_or_read(Api::namespaced(client.clone(), OPERATOR_NAMESPACE), object).await?;
-        if let Some(rules) = platform_role_rules(role) {
-            let cluster_role: ClusterRole =
-                serde_json::from_value(json!({"metadata": {"name": role}, "rules": rules}))?;
-            create_if_missing(client, cluster_role).await?;
-        }
-        let binding: ClusterRoleBinding = serde_json::from_value(json!({
-            "metadata": {"name": binding},
-            "subjects": [{"kind": "ServiceAccount", "name": account, "namespace": OPERATOR_NAMESPACE}],
-            "roleRef": {"kind": "ClusterRole", "name": role, "apiGroup": "rbac.authorization.k8s.io"},
-        }))?;
-        create_if_missing(client, binding).await?;
+        let rules = platform_role_rules(role);
+        ensure_identity(client, Identity { namespace: OPERATOR_NAMESPACE, account, role, rules, binding }).await?;
     }
     ensure_sriov_account(client).await
 }
@@ -51,21 +39,45 @@ pub(crate) async fn ensure(client: &kube::Client) -> anyhow::Result<()> {
 async fn ensure_sriov_account(client: &kube::Client) -> anyhow::Result<()> {
     let namespace: Namespace = serde_json::from_value(json!({"metadata": {"name": SRIOV_NAMESPACE}}))?;
     create_if_missing(client, namespace).await?;
-    let account: ServiceAccount =
-        serde_json::from_value(json!({"metadata": {"name": SRIOV_SERVICE_ACCOUNT, "namespace": SRIOV_NAMESPACE}}))?;
-    create_or_read(Api::namespaced(client.clone(), SRIOV_NAMESPACE), account).await?;
-    let role: ClusterRole = serde_json::from_value(json!({
-        "metadata": {"name": SRIOV_SERVICE_ACCOUNT},
-        "rules": [
-            {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "watch", "patch", "update"]},
-            {"apiGroups": ["machineconfiguration.openshift.io"], "resources": ["*"], "verbs": ["*"]},
-        ],
-    }))?;
-    create_if_missing(client, role).await?;
+    let rules = json!([
+        {"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "watch", "patch", "update"]},
+        {"apiGroups": ["machineconfiguration.openshift.io"], "resources": ["*"], "verbs": ["*"]},
+    ]);
+    let account = SRIOV_SERVICE_ACCOUNT;
+    let identity =
+        Identity { namespace: SRIOV_NAMESPACE, account, role: account, rules: Some(rules), binding: account };
+    ensure_identity(client, identity).await
+}
+
+/// A platform component's identity as its manifests make it, in a namespace that exists.
+pub(crate) struct Identity<'a> {
+    /// The namespace of its ServiceAccount.
+    pub namespace: &'a str,
+    /// Its ServiceAccount.
+    pub account: &'a str,
+    /// The ClusterRole it is bound to.
+    pub role: &'a str,
+    /// That ClusterRole's rules; None for a role seeding does not create (`cluster-admin`).
+    pub rules: Option<serde_json::Value>,
+    /// The ClusterRoleBinding's name.
+    pub binding: &'a str,
+}
+
+/// Creates what is missing of `identity`: its ServiceAccount, its ClusterRole (when it has rules) and the binding of
+/// the one to the other.
+pub(crate) async fn ensure_identity(client: &kube::Client, identity: Identity<'_>) -> anyhow::Result<()> {
+    let Identity { namespace, account, role, rules, binding } = identity;
+    let object: ServiceAccount =
+        serde_json::from_value(json!({"metadata": {"name": account, "namespace": namespace}}))?;
+    create_or_read(Api::namespaced(client.clone(), namespace), object).await?;
+    if let Some(rules) = rules {
+        let cluster_role: ClusterRole = serde_json::from_value(json!({"metadata": {"name": role}, "rules": rules}))?;
+        create_if_missing(client, cluster_role).await?;
+    }
     let binding: ClusterRoleBinding = serde_json::from_value(json!({
-        "metadata": {"name": SRIOV_SERVICE_ACCOUNT},
-        "subjects": [{"kind": "ServiceAccount", "name": SRIOV_SERVICE_ACCOUNT, "namespace": SRIOV_NAMESPACE}],
-        "roleRef": {"kind": "ClusterRole", "name": SRIOV_SERVICE_ACCOUNT, "apiGroup": "rbac.authorization.k8s.io"},
+        "metadata": {"name": binding},
+        "subjects": [{"kind": "ServiceAccount", "name": account, "namespace": namespace}],
+        "roleRef": {"kind": "ClusterRole", "name": role, "apiGroup": "rbac.authorization.k8s.io"},
     }))?;
     create_if_missing(client, binding).await?;
     Ok(())

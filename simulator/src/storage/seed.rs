@@ -6,15 +6,15 @@
 use std::collections::BTreeMap;
 
 use anyhow::Context as _;
-use k8s_openapi::api::core::v1::{Namespace, Node, ServiceAccount};
-use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
+use k8s_openapi::api::core::v1::{Namespace, Node};
 use kube::api::{Api, ListParams, Patch, PatchParams};
 use kube::ResourceExt;
 use serde_json::json;
 
 use super::{FailureDomain, NAMESPACE, STORAGE_NODE_LABEL};
-use crate::create::{create_if_missing, create_or_read};
+use crate::create::create_if_missing;
 use crate::membership::ROLE_LABEL_PREFIX;
+use crate::platform::accounts::{ensure_identity, Identity};
 use crate::platform::FIELD_MANAGER;
 use crate::platform::ROOK_SERVICE_ACCOUNT;
 
@@ -62,28 +62,17 @@ pub async fn seed_storage(client: &kube::Client, shape: &StorageShape) -> anyhow
 async fn ensure_rook_identity(client: &kube::Client) -> anyhow::Result<()> {
     let namespace: Namespace = serde_json::from_value(json!({"metadata": {"name": NAMESPACE}}))?;
     create_if_missing(client, namespace).await?;
-    let account: ServiceAccount =
-        serde_json::from_value(json!({"metadata": {"name": ROOK_SERVICE_ACCOUNT, "namespace": NAMESPACE}}))?;
-    create_or_read(Api::namespaced(client.clone(), NAMESPACE), account).await?;
     let read = json!(["get", "list", "watch"]);
     let write = json!(["get", "list", "watch", "create", "update", "patch", "delete"]);
-    let role: ClusterRole = serde_json::from_value(json!({
-        "metadata": {"name": ROOK_SERVICE_ACCOUNT},
-        "rules": [
-            {"apiGroups": [""], "resources": ["nodes", "pods"], "verbs": read},
-            {"apiGroups": [""], "resources": ["configmaps"], "verbs": write},
-            {"apiGroups": ["apps"], "resources": ["deployments"], "verbs": write},
-            {"apiGroups": ["policy"], "resources": ["poddisruptionbudgets"], "verbs": write},
-        ],
-    }))?;
-    create_if_missing(client, role).await?;
-    let binding: ClusterRoleBinding = serde_json::from_value(json!({
-        "metadata": {"name": ROOK_SERVICE_ACCOUNT},
-        "subjects": [{"kind": "ServiceAccount", "name": ROOK_SERVICE_ACCOUNT, "namespace": NAMESPACE}],
-        "roleRef": {"kind": "ClusterRole", "name": ROOK_SERVICE_ACCOUNT, "apiGroup": "rbac.authorization.k8s.io"},
-    }))?;
-    create_if_missing(client, binding).await?;
-    Ok(())
+    let rules = json!([
+        {"apiGroups": [""], "resources": ["nodes", "pods"], "verbs": read},
+        {"apiGroups": [""], "resources": ["configmaps"], "verbs": write},
+        {"apiGroups": ["apps"], "resources": ["deployments"], "verbs": write},
+        {"apiGroups": ["policy"], "resources": ["poddisruptionbudgets"], "verbs": write},
+    ]);
+    let account = ROOK_SERVICE_ACCOUNT;
+    let identity = Identity { namespace: NAMESPACE, account, role: account, rules: Some(rules), binding: account };
+    ensure_identity(client, identity).await
 }
 
 #[cfg(test)]
