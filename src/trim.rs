@@ -38,17 +38,17 @@ pub fn node(node: &mut Guarded<Node>) {
 }
 
 /// Keeps of a MachineConfigNode what numo reads: its name and uid, the update it speaks of
-/// (`spec.configVersion.desired`) and its `Drained` condition; one per node, so at 2,000 nodes what it drops is most
-/// of what the cache would hold.
-pub fn machine_config_node(progress: &mut Guarded<MachineConfigNode>) {
+/// (`spec.configVersion.desired`), its `Drained` condition (without its message) and the conditions of types `read`
+/// (the health checks'); one per node, so at 2,000 nodes what it drops is most of what the cache would hold.
+pub fn machine_config_node(progress: &mut Guarded<MachineConfigNode>, read: &[&str]) {
     let Ok(progress) = &mut progress.0 else { return };
     let meta = &mut progress.metadata;
     (meta.labels, meta.annotations, meta.owner_references, meta.managed_fields) = (None, None, None, None);
     progress.spec.node = Default::default();
     progress.spec.pool = Default::default();
     if let Some(status) = &mut progress.status {
-        status.conditions.retain(|c| c.type_ == DRAINED);
-        for condition in &mut status.conditions {
+        status.conditions.retain(|c| c.type_ == DRAINED || read.contains(&c.type_.as_str()));
+        for condition in status.conditions.iter_mut().filter(|c| !read.contains(&c.type_.as_str())) {
             condition.message.clear();
         }
         status.config_version = None;
@@ -107,7 +107,7 @@ mod tests {
         }))
         .unwrap_or_else(|e| panic!("{e}"));
         let before = guarded.decoded().and_then(|m| m.drained_for("rendered-worker-2"));
-        machine_config_node(&mut guarded);
+        machine_config_node(&mut guarded, &[]);
         let progress = guarded.decoded().unwrap_or_else(|| panic!("decoded"));
         assert!(before.is_some());
         assert_eq!(progress.drained_for("rendered-worker-2"), before, "what numo reads is kept");
@@ -116,5 +116,25 @@ mod tests {
         assert!(status.conditions[0].message.is_empty() && status.config_version.is_none());
         assert!(progress.metadata.labels.is_none() && progress.metadata.owner_references.is_none());
         assert_eq!(progress.metadata.uid.as_deref(), Some("u1"));
+    }
+
+    #[test]
+    fn a_trimmed_machine_config_node_keeps_the_conditions_a_health_check_reads_with_their_messages() {
+        let mut guarded: Guarded<MachineConfigNode> = serde_json::from_value(json!({
+            "apiVersion": "machineconfiguration.openshift.io/v1", "kind": "MachineConfigNode",
+            "metadata": {"name": "worker-1", "uid": "u1"},
+            "spec": {"configVersion": {"desired": "rendered-worker-2"}},
+            "status": {"conditions": [
+                {"type": "NodeDegraded", "status": "True", "lastTransitionTime": "2026-11-27T10:00:00Z",
+                 "reason": "UpdateFailed", "message": "Node worker-1 upgrade failure. disk full"},
+                {"type": "Updated", "status": "False", "lastTransitionTime": "2026-11-27T10:00:00Z",
+                 "reason": "Updated", "message": "Node worker-1 Updated=False"}]}
+        }))
+        .unwrap_or_else(|e| panic!("{e}"));
+        machine_config_node(&mut guarded, &["NodeDegraded"]);
+        let progress = guarded.decoded().unwrap_or_else(|| panic!("decoded"));
+        let degraded = progress.condition("NodeDegraded").unwrap_or_else(|| panic!("kept"));
+        assert_eq!(degraded.message, "Node worker-1 upgrade failure. disk full");
+        assert!(progress.condition("Updated").is_none());
     }
 }

@@ -116,3 +116,59 @@ async fn on_4_19_without_machine_config_nodes_the_upgrade_is_shown_whole() -> an
     assert!(nodes.iter().all(|n| n.times[6].is_none()));
     Ok(())
 }
+
+/// The `blockedBy` entry of `check` in the run config's status, if any.
+fn blocked_by(rc: &MutexRunConfig, check: &str) -> Option<String> {
+    let status = rc.status.as_ref()?;
+    status.blocked_by.iter().find(|b| b.check == check).map(|b| b.message.clone())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_its_machine_config_node_says_is_degraded_holds_the_next_node_until_it_updates() -> anyhow::Result<()> {
+    // worker-0's update fails: the simulated daemon reports NodeDegraded=True in its MachineConfigNode. The rollout
+    // goes on past failures (Continue), and only the MachineConfigNode check is on among the cluster-wide ones.
+    let mut setup =
+        Setup::on("mcn-degraded", 3, Nfd::Off, OpenShiftRelease::parse("4.21").map_err(anyhow::Error::msg)?).await?;
+    let nodes = Api::<Node>::all(setup.client.clone());
+    let broken = json!({"metadata": {"annotations": {numo_simulator::faults::FAIL_UPDATE: "true"}}});
+    nodes.patch("worker-0", &PatchParams::default(), &Patch::Merge(&broken)).await?;
+    setup.rule("check", job_spec("1s", false), None).await?;
+    setup.target("workers", &["worker"]).await?;
+    let spec = json!({"nodeTimeout": "20s", "failurePolicy": "Continue", "healthChecks": {
+        "clusterOperators": {"enabled": false}, "machineConfigPools": {"enabled": false}, "machineConfigNodes": {}}});
+    setup.run_config("checked", &["check"], &["workers"], spec).await?;
+    setup.start_operator().await?;
+    setup.upgrade_cluster(NEW).await?;
+
+    // worker-0 fails; the next node waits, and the status names the node and the daemon's reason.
+    let held =
+        numo_testkit::wait_until(&setup.run_configs(), "checked", ROLLOUT, "held by the MachineConfigNode", |rc| {
+            blocked_by(rc, "MachineConfigNodes").is_some()
+        })
+        .await?;
+    let message = blocked_by(&held, "MachineConfigNodes").unwrap_or_default();
+    assert!(message.starts_with("MachineConfigNode worker-0 is NodeDegraded: "), "{message}");
+    assert!(message.contains("upgrade failure"), "{message}");
+    let started: Vec<String> = setup.jobs().await?.iter().filter_map(job_node).collect();
+    assert!(started.iter().all(|node| node == "worker-0"), "no other node started: {started:?}");
+
+    // The admin fixes the node: the daemon retries, the update succeeds, NodeDegraded goes False, the next node starts.
+    let fixed = json!({"metadata": {"annotations": {numo_simulator::faults::FAIL_UPDATE: null}}});
+    nodes.patch("worker-0", &PatchParams::default(), &Patch::Merge(&fixed)).await?;
+    numo_testkit::wait_until(&setup.run_configs(), "checked", ROLLOUT, "worker-1 under way", |rc| {
+        rc.status.as_ref().is_some_and(|s| s.nodes.iter().any(|e| e.name == "worker-1"))
+    })
+    .await?;
+    // worker-0 stays failed in numo's record until an admin says otherwise.
+    let skip = json!({"metadata": {"annotations": {numo::labels::SKIP_ANNOTATION: "worker-0"}}});
+    setup.run_configs().patch("checked", &PatchParams::default(), &Patch::Merge(&skip)).await?;
+    let done = setup.wait_phase("checked", RunPhase::Completed, ROLLOUT).await?;
+    let status = done.status.unwrap_or_default();
+    assert_eq!(status.completed_nodes, vec!["worker-1".to_string(), "worker-2".to_string()]);
+    Ok(())
+}
+
+/// The node a numo Job is for.
+fn job_node(job: &k8s_openapi::api::batch::v1::Job) -> Option<String> {
+    job.metadata.annotations.as_ref()?.get(numo::jobs::NODE_ANNOTATION).cloned()
+}

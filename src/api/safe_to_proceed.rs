@@ -53,6 +53,12 @@ pub struct HealthChecks {
     #[serde(default)]
     pub machine_config_pools: BuiltInCheck,
 
+    /// Hold while a MachineConfigNode says its node is degraded (`NodeDegraded=True`), naming the node and the
+    /// machine-config daemon's reason; a node an admin skipped is left out. MachineConfigNodes are served from
+    /// OpenShift 4.20: where they cannot be read the check holds, saying why. Off unless present.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine_config_nodes: Option<BuiltInCheck>,
+
     /// Hold while a node that this rollout is not upgrading right now is not Ready, or is cordoned.
     #[serde(default)]
     pub nodes: BuiltInCheck,
@@ -187,8 +193,8 @@ pub struct WindowTimes {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Blocker {
     /// Which check holds it: `MaintenanceWindow`, `BlackoutWindow`, `ClusterOperators`, `MachineConfigPools`,
-    /// `Nodes`, `PodDisruptionBudgets`, `Alerts`, `Custom`, `Soak`, `CanaryConfig`, `ForeignChange`, `DomainSoak`,
-    /// `AdminHold` or `OtherOperator`.
+    /// `MachineConfigNodes`, `Nodes`, `PodDisruptionBudgets`, `Alerts`, `Custom`, `Soak`, `CanaryConfig`,
+    /// `ForeignChange`, `DomainSoak`, `AdminHold` or `OtherOperator`.
     pub check: String,
     /// What holds it, naming the objects.
     pub message: String,
@@ -204,6 +210,8 @@ pub mod check {
     pub const CLUSTER_OPERATORS: &str = "ClusterOperators";
     /// A MachineConfigPool is Degraded or NodeDegraded.
     pub const MACHINE_CONFIG_POOLS: &str = "MachineConfigPools";
+    /// A MachineConfigNode says its node is degraded.
+    pub const MACHINE_CONFIG_NODES: &str = "MachineConfigNodes";
     /// A node outside the rollout is not Ready or cordoned.
     pub const NODES: &str = "Nodes";
     /// A PodDisruptionBudget at zero covers a pod on the next node.
@@ -228,11 +236,12 @@ pub mod check {
     pub const OTHER_OPERATOR: &str = "OtherOperator";
 
     /// Every check.
-    pub const ALL: [&str; 14] = [
+    pub const ALL: [&str; 15] = [
         MAINTENANCE_WINDOW,
         BLACKOUT_WINDOW,
         CLUSTER_OPERATORS,
         MACHINE_CONFIG_POOLS,
+        MACHINE_CONFIG_NODES,
         NODES,
         POD_DISRUPTION_BUDGETS,
         ALERTS,

@@ -3,6 +3,7 @@
 //! happened and publishes Events.
 
 pub mod apply;
+pub mod checks;
 mod created_jobs;
 mod custom_sources;
 mod drain_wakes;
@@ -88,10 +89,11 @@ pub async fn run(ctx: Context) {
         watches.watch_optional::<guard::Guarded<PodDisruptionBudget>>(observe::BUDGETS, any.clone());
     let (machine_os_configs, mosc_events) =
         watches.watch_optional::<guard::Guarded<MachineOSConfig>>(observe::MACHINE_OS_CONFIGS, any.clone());
+    let checked = checks::conditions_read(snapshot::Watched::MachineConfigNode);
     let (machine_config_nodes, mcn_events) = watches.watch_optional_trimmed::<guard::Guarded<MachineConfigNode>, _>(
         observe::MACHINE_CONFIG_NODES,
         any.clone(),
-        crate::trim::machine_config_node,
+        move |progress| crate::trim::machine_config_node(progress, &checked),
     );
     let (storage_clusters, storage_events) =
         watches.watch_optional::<guard::Guarded<StorageCluster>>(observe::STORAGE_CLUSTERS, any.clone());
@@ -111,10 +113,28 @@ pub async fn run(ctx: Context) {
         let store = run_configs.clone();
         move || checking_health(&store)
     };
+    // Each MachineConfigNode event goes two ways: a drain's end, and the conditions the health checks read.
+    let (progress_checked, progress_to_check) = futures::channel::mpsc::unbounded();
     let drains = drain_wakes::late(
-        mcn_events.touched_objects().predicate_filter(predicates::drain_predicate, Default::default()),
+        mcn_events
+            .touched_objects()
+            .inspect(move |event| {
+                if let Ok(progress) = event {
+                    // The receiver lives as long as the controller.
+                    let _ = progress_checked.unbounded_send(progress.clone());
+                }
+            })
+            .predicate_filter(predicates::drain_predicate, Default::default()),
         run_configs.clone(),
     );
+    let checked_progress = {
+        let store = run_configs.clone();
+        progress_to_check
+            .map(Ok::<_, watcher::Error>)
+            .predicate_filter(predicates::checked_conditions_predicate, Default::default())
+            .filter_map(|event| std::future::ready(event.ok()))
+            .flat_map(move |_| futures::stream::iter(reading(&store, snapshot::Watched::MachineConfigNode)))
+    };
     let checking_for_budgets = checking.clone();
     let (custom, custom_changes) = custom_sources::CustomSources::new(ctx.client.clone());
     let custom_triggers = {
@@ -170,6 +190,7 @@ pub async fn run(ctx: Context) {
         move |_| checking_for_budgets(),
     )
     .reconcile_on(custom_triggers)
+    .reconcile_on(checked_progress)
     .reconcile_on(drains)
     // Whether numo-holds is in force is told in every run config's ForeignWritesRefused condition.
     .reconcile_all_on(ctx.policy.changes())
@@ -222,6 +243,19 @@ fn checking_health(store: &Store<Guarded>) -> Vec<ObjectRef<Guarded>> {
         .state()
         .iter()
         .filter(|rc| rc.0.as_ref().is_ok_and(|rc| rc.spec.health_checks.is_some()))
+        .map(|rc| ObjectRef::from_obj(rc.as_ref()))
+        .collect()
+}
+
+/// The run configs with a health check switched on that reads conditions of `kind`.
+fn reading(store: &Store<Guarded>, kind: snapshot::Watched) -> Vec<ObjectRef<Guarded>> {
+    store
+        .state()
+        .iter()
+        .filter(|rc| {
+            let checks = rc.0.as_ref().ok().and_then(|rc| rc.spec.health_checks.as_ref());
+            checks.is_some_and(|checks| checks::reads_of(checks).iter().any(|read| read.kind == kind))
+        })
         .map(|rc| ObjectRef::from_obj(rc.as_ref()))
         .collect()
 }

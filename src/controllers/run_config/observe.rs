@@ -17,8 +17,8 @@ use kube::{Resource, ResourceExt};
 use super::custom_sources::{CustomSources, SourceKey};
 use super::node_views::{JobViews, NodeViews};
 use super::snapshot::{
-    BudgetPods, BudgetView, ClusterView, FoundRule, HealthFacts, JobView, NodeView, PoolClaim, PoolView, PoolWriters,
-    RuleView, RunConfigView, Snapshot, Source, TargetView, Unusable,
+    BudgetPods, BudgetView, ClusterView, ConditionFacts, ConditionSaid, FoundRule, HealthFacts, JobView, NodeView,
+    PoolClaim, PoolView, PoolWriters, RuleView, RunConfigView, Snapshot, Source, TargetView, Unusable, Watched,
 };
 use crate::api::{JobResult, MutexRule, MutexRunConfig, MutexTarget, RuleUnusable, VersionSource};
 use crate::cached_job::{CachedJob, JobFacts};
@@ -160,7 +160,11 @@ pub fn snapshot(stores: &Stores, rc: &MutexRunConfig, now: Timestamp) -> Snapsho
         })
         .collect();
     let health = match &rc.spec.health_checks {
-        Some(checks) => HealthFacts { custom: custom_facts(stores, &checks.custom), ..health_facts(stores) },
+        Some(checks) => HealthFacts {
+            custom: custom_facts(stores, &checks.custom),
+            conditions: super::checks::reads_of(checks).into_iter().map(|read| conditions(stores, read)).collect(),
+            ..health_facts(stores)
+        },
         None => HealthFacts::default(),
     };
     let image_builds = match stores.sources.readable(MACHINE_OS_CONFIGS) {
@@ -261,7 +265,34 @@ fn health_facts(stores: &Stores) -> HealthFacts {
         budgets.sort_by_key(BudgetView::key);
         budgets
     });
-    HealthFacts { cluster_operators, budgets_at_zero, budget_pods: None, alerts: None, custom: Vec::new() }
+    HealthFacts { cluster_operators, budgets_at_zero, ..HealthFacts::default() }
+}
+
+/// What every object of `read`'s kind says of its condition type (those that report it), or why they cannot be
+/// read.
+fn conditions(stores: &Stores, read: super::checks::ConditionRead) -> ((Watched, &'static str), ConditionFacts) {
+    let said = |object: String, status: &str, reason: Option<&str>, message: Option<&str>| ConditionSaid {
+        object,
+        status: status.to_string(),
+        reason: reason.unwrap_or_default().to_string(),
+        message: message.unwrap_or_default().to_string(),
+    };
+    let type_ = read.condition;
+    let facts = match read.kind {
+        Watched::MachineConfigNode => stores.sources.readable(MACHINE_CONFIG_NODES).map(|()| {
+            let objects = stores.machine_config_nodes.state();
+            let decoded = objects.iter().filter_map(|m| m.decoded());
+            let found = decoded.filter_map(|m| Some((m.name_any(), m.condition(type_)?)));
+            found.map(|(name, c)| said(name, &c.status, Some(c.reason.as_str()), Some(c.message.as_str()))).collect()
+        }),
+        Watched::ClusterOperator => stores.sources.readable(CLUSTER_OPERATORS).map(|()| {
+            let objects = stores.cluster_operators.state();
+            let decoded = objects.iter().filter_map(|o| o.decoded());
+            let found = decoded.filter_map(|o| Some((o.name_any(), o.status.as_ref()?.condition(type_)?)));
+            found.map(|(name, c)| said(name, &c.status, c.reason.as_deref(), c.message.as_deref())).collect()
+        }),
+    };
+    ((read.kind, type_), facts)
 }
 
 /// The objects each custom check selects: its source's objects, filtered by name and labels.

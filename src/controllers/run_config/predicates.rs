@@ -9,6 +9,7 @@ use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use kube::core::PartialObjectMeta;
 use kube::{Resource, ResourceExt};
 
+use super::snapshot::Watched;
 use crate::api::MutexRunConfig;
 use crate::guard::Guarded;
 use crate::openshift::{self, ClusterOperator, MachineConfig, MachineConfigNode, MachineConfigPool};
@@ -97,6 +98,27 @@ pub fn operator_predicate(co: &Guarded<ClusterOperator>) -> Option<u64> {
     co.meta().deletion_timestamp.is_some().hash(&mut hasher);
     co.decoded().map(ClusterOperator::problem).hash(&mut hasher);
     co.decoded().and_then(ClusterOperator::kubelet_skew).hash(&mut hasher);
+    if let Some(co) = co.decoded() {
+        for type_ in super::checks::conditions_read(Watched::ClusterOperator) {
+            let condition = co.status.as_ref().and_then(|s| s.condition(type_));
+            condition.map(|c| (&c.status, &c.reason, &c.message)).hash(&mut hasher);
+        }
+    }
+    Some(hasher.finish())
+}
+
+/// A MachineConfigNode matters to the health checks when a condition they read
+/// ([`super::checks::conditions_read`]) changes its status, reason or message, or the object goes.
+pub fn checked_conditions_predicate(progress: &Guarded<MachineConfigNode>) -> Option<u64> {
+    let read = super::checks::conditions_read(Watched::MachineConfigNode);
+    let mut hasher = DefaultHasher::new();
+    progress.meta().uid.hash(&mut hasher);
+    progress.meta().deletion_timestamp.is_some().hash(&mut hasher);
+    if let Some(progress) = progress.decoded() {
+        for type_ in read {
+            progress.condition(type_).map(|c| (&c.status, &c.reason, &c.message)).hash(&mut hasher);
+        }
+    }
     Some(hasher.finish())
 }
 

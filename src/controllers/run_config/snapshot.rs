@@ -73,6 +73,34 @@ pub struct HealthFacts {
     pub alerts: Option<Source<Vec<crate::alerts::FiringAlert>>>,
     /// For each of `healthChecks.custom`, in order: the objects it selects (as JSON), or why they cannot be read.
     pub custom: Vec<Source<Vec<serde_json::Value>>>,
+    /// The conditions the switched-on checks read ([`crate::controllers::run_config::checks::Check::reads`]): for
+    /// each kind and condition type, what every object of the kind says of it.
+    pub conditions: Vec<((Watched, &'static str), ConditionFacts)>,
+}
+
+/// A kind numo watches whose objects' conditions a health check may read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Watched {
+    /// `machineconfiguration.openshift.io/v1` MachineConfigNode (served from OpenShift 4.20).
+    MachineConfigNode,
+    /// `config.openshift.io/v1` ClusterOperator.
+    ClusterOperator,
+}
+
+/// What each object of a kind says of one condition type (the objects that report it), or why they cannot be read.
+pub type ConditionFacts = Source<Vec<ConditionSaid>>;
+
+/// One object's condition.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConditionSaid {
+    /// The object's name (`namespace/name` for a namespaced kind).
+    pub object: String,
+    /// `True`, `False` or `Unknown`.
+    pub status: String,
+    /// Its reason.
+    pub reason: String,
+    /// Its message.
+    pub message: String,
 }
 
 impl Default for HealthFacts {
@@ -83,6 +111,7 @@ impl Default for HealthFacts {
             budget_pods: None,
             alerts: None,
             custom: Vec::new(),
+            conditions: Vec::new(),
         }
     }
 }

@@ -546,3 +546,77 @@ fn a_skipped_node_the_daemon_later_finishes_is_said_once_with_no_cleanup_job_run
     assert_eq!(events(&p, "SkippedNodeUpgraded"), 0, "said once");
     assert_eq!(p.status.skipped_nodes, vec!["worker-0".to_string()]);
 }
+
+/// What the MachineConfigNodes say of `NodeDegraded`: (node, status, message) each.
+fn node_degraded(f: &mut Fixture, said: &[(&str, &str, &str)]) {
+    use crate::controllers::run_config::snapshot::{ConditionSaid, Watched};
+    let said = said
+        .iter()
+        .map(|(node, status, message)| ConditionSaid {
+            object: node.to_string(),
+            status: status.to_string(),
+            reason: "UpdateFailed".into(),
+            message: message.to_string(),
+        })
+        .collect();
+    f.s.health.conditions = vec![((Watched::MachineConfigNode, "NodeDegraded"), Ok(said))];
+}
+
+#[test]
+fn a_machine_config_node_that_says_its_node_is_degraded_holds_the_next_node_when_its_check_is_on() {
+    let said = [
+        ("worker-1", "False", "Node worker-1 upgrade succeeded"),
+        ("master-0", "True", "Node master-0 upgrade failure. disk full"),
+    ];
+    // Off unless present.
+    let mut f = Fixture::new(3);
+    health_checks(&mut f);
+    node_degraded(&mut f, &said);
+    f.advance_to_gating();
+    let p = f.step();
+    assert_eq!(node_phase(&p, "worker-0"), Some(NodePhase::Gating), "{:?}", ready_for_next(&p));
+
+    let mut f = Fixture::new(3);
+    health_checks(&mut f);
+    if let Some(checks) = &mut f.s.run_config.spec.health_checks {
+        checks.machine_config_nodes = Some(Default::default());
+    }
+    node_degraded(&mut f, &said);
+    f.advance_to_gating();
+    let p = f.step();
+    assert_eq!(node_phase(&p, "worker-0"), None, "worker-0 waits");
+    let (status, reason, message) = ready_for_next(&p);
+    assert_eq!((status.as_str(), reason.as_str()), ("False", "MachineConfigNodes"));
+    assert_eq!(message, "MachineConfigNode master-0 is NodeDegraded: Node master-0 upgrade failure. disk full");
+
+    // A node an admin skipped is left out, and the status says so.
+    f.s.run_config.skip.insert("master-0".into());
+    let p = f.step();
+    let (status, _, message) = ready_for_next(&p);
+    assert_eq!(status, "True", "{message}");
+    let left_out = "MachineConfigNode master-0 is NodeDegraded (Node master-0 upgrade failure. disk full)";
+    assert!(message.contains(left_out), "{message}");
+    assert_eq!(jobs_created(&p).len(), 1);
+}
+
+#[test]
+fn machine_config_nodes_that_cannot_be_read_hold_saying_why_and_switched_off_hold_nothing() {
+    use crate::controllers::run_config::snapshot::Watched;
+    let mut f = Fixture::new(2);
+    health_checks(&mut f);
+    if let Some(checks) = &mut f.s.run_config.spec.health_checks {
+        checks.machine_config_nodes = Some(Default::default());
+    }
+    let unread = Err("the server could not find the requested resource".to_string());
+    f.s.health.conditions = vec![((Watched::MachineConfigNode, "NodeDegraded"), unread)];
+    f.advance_to_gating();
+    let p = f.step();
+    assert!(jobs_created(&p).is_empty());
+    let (_, reason, message) = ready_for_next(&p);
+    assert_eq!(reason, "MachineConfigNodes");
+    assert!(message.contains("MachineConfigNodes cannot be read (OpenShift serves them from 4.20)"), "{message}");
+    if let Some(checks) = &mut f.s.run_config.spec.health_checks {
+        checks.machine_config_nodes = Some(crate::api::BuiltInCheck { enabled: false });
+    }
+    assert_eq!(jobs_created(&f.step()).len(), 1, "switched off, it holds nothing");
+}

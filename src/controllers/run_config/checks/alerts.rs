@@ -1,0 +1,36 @@
+//! `healthChecks.alerts`: hold while an alert matching the matchers fires (not in `ignore`). Alertmanager is asked
+//! only when a node would start: until then the check asks for it ([`Readiness::needs_alerts`]).
+
+use super::{blocker, listed, Check, Input, Readiness};
+use crate::api::{check, HealthChecks};
+
+/// See the module.
+pub struct Alerts;
+
+impl Check for Alerts {
+    fn name(&self) -> &'static str {
+        check::ALERTS
+    }
+
+    fn enabled(&self, checks: &HealthChecks) -> bool {
+        checks.alerts.as_ref().is_some_and(|a| a.enabled)
+    }
+
+    fn assess(&self, input: &Input<'_>, out: &mut Readiness) {
+        let Some(alerts) = input.checks.alerts.as_ref().filter(|_| !input.next.is_empty()) else { return };
+        match &input.snapshot.health.alerts {
+            None => out.needs_alerts = true,
+            Some(Err(why)) => out.blockers.push(blocker(check::ALERTS, format!("{why}; alerts are unknown"))),
+            Some(Ok(firing)) => {
+                let firing: Vec<String> = firing
+                    .iter()
+                    .filter(|a| !alerts.ignore.contains(&a.name))
+                    .map(|a| format!("alert {} fires", a.describe()))
+                    .collect();
+                if !firing.is_empty() {
+                    out.blockers.push(blocker(check::ALERTS, listed(&firing)));
+                }
+            }
+        }
+    }
+}
