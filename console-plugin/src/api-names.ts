@@ -127,6 +127,7 @@ export const CHECKS = [
   'BlackoutWindow',
   'ClusterOperators',
   'MachineConfigPools',
+  'MachineConfigNodes',
   'Nodes',
   'PodDisruptionBudgets',
   'Alerts',

@@ -42,8 +42,8 @@ export type BlackoutWindow = {
 export type Blocker = {
   /**
    * Which check holds it: `MaintenanceWindow`, `BlackoutWindow`, `ClusterOperators`, `MachineConfigPools`,
-   * `Nodes`, `PodDisruptionBudgets`, `Alerts`, `Custom`, `Soak`, `CanaryConfig`, `ForeignChange`, `DomainSoak`,
-   * `AdminHold` or `OtherOperator`.
+   * `MachineConfigNodes`, `Nodes`, `PodDisruptionBudgets`, `Alerts`, `Custom`, `Soak`, `CanaryConfig`,
+   * `ForeignChange`, `DomainSoak`, `AdminHold` or `OtherOperator`.
    */
   check: string;
   /** What holds it, naming the objects. */
@@ -191,6 +191,12 @@ export type HealthChecks = {
    * `watch` on it (see docs/api.md).
    */
   custom?: CustomCheck[];
+  /**
+   * Hold while a MachineConfigNode says its node is degraded (`NodeDegraded=True`), naming the node and the
+   * machine-config daemon's reason; a node an admin skipped is left out. MachineConfigNodes are served from
+   * OpenShift 4.20: where they cannot be read the check holds, saying why. Off unless present.
+   */
+  machineConfigNodes?: BuiltInCheck | null;
   /** Hold while a MachineConfigPool is `Degraded` or `NodeDegraded`. */
   machineConfigPools?: BuiltInCheck;
   /** Hold while a node that this rollout is not upgrading right now is not Ready, or is cordoned. */
