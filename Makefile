@@ -26,10 +26,11 @@ lint: ## rustfmt and clippy, as CI runs them
 fmt: ## format the code
 	cargo fmt --all
 
-crds: ## regenerate config/crd, and the console plugin's names and types of them (console-plugin/src/api-{names,types}.ts), from the Rust types
+crds: ## regenerate config/crd, the console plugin's names and types of them (console-plugin/src/api-{names,types}.ts) and numo's ClusterRole (config/rbac/role.yaml), from the Rust sources
 	cargo run --quiet --bin numo -- crds --output-dir config/crd
 	cargo xtask plugin-names
 	cargo xtask plugin-types
+	cargo xtask rbac
 
 bench-scale: ## one rollout of N workers, C at a time, by numo's release build on a fresh cluster (N=100 C=5)
 	hack/bench-scale.sh $(or $(N),100) $(or $(C),5)

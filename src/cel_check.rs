@@ -9,37 +9,14 @@
 
 use cel::{Context, Program, Value};
 
-/// Kinds a custom check may not read, as (API group, kind): every kind numo's own ClusterRole lets it read. numo
-/// reads them for its own work, across namespaces; a check on them would let whoever may create a run config learn about
-/// objects (MachineConfigs with their files, Jobs, pods) they may not read themselves. The built-in checks cover
-/// nodes, pools, ClusterOperators and PodDisruptionBudgets.
-pub const RESERVED_KINDS: [(&str, &str); 20] = [
-    ("", "Node"),
-    ("", "Pod"),
-    ("", "ServiceAccount"),
-    ("", "Event"),
-    ("events.k8s.io", "Event"),
-    ("batch", "Job"),
-    ("coordination.k8s.io", "Lease"),
-    ("policy", "PodDisruptionBudget"),
-    ("machineconfiguration.openshift.io", "MachineConfigPool"),
-    ("machineconfiguration.openshift.io", "MachineConfig"),
-    ("machineconfiguration.openshift.io", "MachineOSConfig"),
-    ("machineconfiguration.openshift.io", "MachineConfigNode"),
-    ("config.openshift.io", "ClusterVersion"),
-    ("config.openshift.io", "ClusterOperator"),
-    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicy"),
-    ("admissionregistration.k8s.io", "ValidatingAdmissionPolicyBinding"),
-    ("apiextensions.k8s.io", "CustomResourceDefinition"),
-    ("console.openshift.io", "ConsolePlugin"),
-    ("ocs.openshift.io", "StorageCluster"),
-    (crate::api::GROUP, "*"),
-];
-
-/// Why a custom check may not read objects of `api_version` and `kind`, if it may not.
+/// Why a custom check may not read objects of `api_version` and `kind`, if it may not: a kind numo's own role lets it
+/// read ([`crate::access::reserved_kinds`]). numo reads them for its own work, across namespaces; a check on them
+/// would let whoever may create a run config learn about objects (MachineConfigs with their files, Jobs, pods) they
+/// may not read themselves. The built-in checks cover nodes, pools, ClusterOperators and PodDisruptionBudgets.
 pub fn reserved(api_version: &str, kind: &str) -> Option<String> {
     let group = api_version.rsplit_once('/').map_or("", |(group, _)| group);
-    RESERVED_KINDS.iter().any(|(g, k)| *g == group && (*k == "*" || k.eq_ignore_ascii_case(kind))).then(|| {
+    let reserved = crate::access::reserved_kinds();
+    reserved.iter().any(|(g, k)| *g == group && (*k == "*" || k.eq_ignore_ascii_case(kind))).then(|| {
         format!(
             "numo reads {kind} ({api_version}) for its own work, with permissions the run config's author may not \
              have, so a custom check may not read it; the built-in checks cover nodes, pools, ClusterOperators and \
@@ -192,8 +169,9 @@ mod tests {
             for group in rule["apiGroups"].as_array().into_iter().flatten().filter_map(|g| g.as_str()) {
                 for resource in rule["resources"].as_array().into_iter().flatten().filter_map(|r| r.as_str()) {
                     let resource = resource.split('/').next().unwrap_or_default();
-                    let covered =
-                        RESERVED_KINDS.iter().any(|(g, k)| *g == group && (*k == "*" || plural(k) == resource));
+                    let covered = crate::access::reserved_kinds()
+                        .iter()
+                        .any(|(g, k)| *g == group && (*k == "*" || plural(k) == resource));
                     assert!(covered, "{group}/{resource} is granted to numo but not reserved");
                 }
             }

@@ -1,6 +1,7 @@
 #![forbid(unsafe_code)]
 //! numo, the Node Upgrade Mutex Operator: gates OpenShift worker-node upgrades behind admin-defined Jobs.
 
+pub mod access;
 pub mod admission_policy;
 pub mod alerts;
 pub mod api;

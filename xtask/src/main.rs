@@ -39,6 +39,12 @@ enum Task {
         #[arg(long)]
         check: bool,
     },
+    /// Write numo's ClusterRole (config/rbac/role.yaml) from src/access.rs.
+    Rbac {
+        /// Change nothing; fail when the committed file differs from what src/access.rs generates.
+        #[arg(long)]
+        check: bool,
+    },
 }
 
 fn main() -> ExitCode {
@@ -106,6 +112,11 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Task::PluginTypes { check: false } => {
             report_write(xtask::plugin_types::PATH, xtask::plugin_types::write(&root)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        Task::Rbac { check: true } => Ok(report_drift(xtask::rbac::PATH, "rbac", xtask::rbac::drift(&root))),
+        Task::Rbac { check: false } => {
+            report_write(xtask::rbac::PATH, xtask::rbac::write(&root)?);
             Ok(ExitCode::SUCCESS)
         }
     }
