@@ -93,7 +93,7 @@ pub async fn run(ctx: Context) {
     let (machine_config_nodes, mcn_events) = watches.watch_optional_trimmed::<guard::Guarded<MachineConfigNode>, _>(
         observe::MACHINE_CONFIG_NODES,
         any.clone(),
-        move |progress| crate::trim::machine_config_node(progress, &checked),
+        move |progress| crate::trim::machine_config_node(progress, checked),
     );
     let (storage_clusters, storage_events) =
         watches.watch_optional::<guard::Guarded<StorageCluster>>(observe::STORAGE_CLUSTERS, any.clone());

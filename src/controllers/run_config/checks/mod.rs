@@ -59,11 +59,21 @@ pub const ALL: [&dyn Check; 7] = [
 ];
 
 /// The condition types of `kind` the checks read (whether or not a run config switches them on: one cache serves
-/// every run config).
-pub fn conditions_read(kind: Watched) -> Vec<&'static str> {
-    let read: BTreeSet<&str> =
-        ALL.iter().flat_map(|c| c.reads()).filter(|r| r.kind == kind).map(|r| r.condition).collect();
-    read.into_iter().collect()
+/// every run config), worked out once.
+pub fn conditions_read(kind: Watched) -> &'static [&'static str] {
+    static READ: std::sync::OnceLock<std::collections::BTreeMap<Watched, Vec<&'static str>>> =
+        std::sync::OnceLock::new();
+    let read = READ.get_or_init(|| {
+        let mut read: std::collections::BTreeMap<Watched, Vec<&'static str>> = Default::default();
+        for r in ALL.iter().flat_map(|c| c.reads()) {
+            let types = read.entry(r.kind).or_default();
+            if !types.contains(&r.condition) {
+                types.push(r.condition);
+            }
+        }
+        read
+    });
+    read.get(&kind).map(Vec::as_slice).unwrap_or_default()
 }
 
 /// The conditions of `kind` that the checks `checks` switch on read.
