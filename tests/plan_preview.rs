@@ -8,14 +8,13 @@ use std::time::Duration;
 
 use kube::ResourceExt;
 use numo::api::{RunPhase, Step};
-use numo::controllers::run_config::{observe, preview};
+use numo::controllers::run_config::preview;
 use serde_json::json;
 use support::*;
 
 async fn preview_now(setup: &Setup, to: Option<&str>) -> anyhow::Result<preview::Preview> {
     let (rc, stores) = preview::read::read(&setup.client, &setup.ns, "example").await.map_err(anyhow::Error::msg)?;
-    let snapshot = observe::snapshot(&stores, &rc, k8s_openapi::jiff::Timestamp::now());
-    Ok(preview::preview(snapshot, to))
+    Ok(preview::from_cluster(&setup.client, &rc, &stores, to, None).await)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
