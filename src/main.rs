@@ -302,14 +302,15 @@ async fn timeline(args: TimelineArgs) -> anyhow::Result<()> {
 async fn plan(args: PlanArgs) -> anyhow::Result<()> {
     use numo::controllers::run_config::preview;
     let (namespace, name) = run_config_name(&args.run_config)?;
-    let config = kube::Config::infer().await.context("could not configure the Kubernetes client")?;
-    let alertmanager = args.alertmanager_url.as_deref().filter(|url| !url.trim().is_empty()).map(|url| {
-        let (ca_file, token_file) = (args.alertmanager_ca_file.as_deref(), args.alertmanager_token_file.as_deref());
-        preview::caller::alertmanager(url, ca_file, token_file, &config)
-    });
-    let client = kube::Client::try_from(config).context("could not build the Kubernetes client")?;
-    let (run_config, stores) = preview::read::read(&client, namespace, name).await.map_err(anyhow::Error::msg)?;
-    let preview = preview::from_cluster(&client, &run_config, &stores, args.to.as_deref(), alertmanager.as_ref()).await;
+    let kubeconfig = kube::Config::infer().await.context("could not configure the Kubernetes client")?;
+    let alertmanager = preview::caller::AlertmanagerArgs {
+        url: args.alertmanager_url,
+        ca_file: args.alertmanager_ca_file,
+        token_file: args.alertmanager_token_file,
+    };
+    let preview = preview::numo_plan(kubeconfig, namespace, name, args.to.as_deref(), &alertmanager)
+        .await
+        .map_err(anyhow::Error::msg)?;
     print!(
         "{}",
         match args.output {

@@ -3,7 +3,7 @@
 //! the Alertmanager the caller names (with the caller's token). Where the caller names none, no alert is taken to
 //! fire, and the preview says so.
 
-use std::path::Path;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::alerts::{AlertmanagerConfig, Bearer, FiringAlert};
@@ -57,21 +57,30 @@ impl Ask for Caller<'_> {
     }
 }
 
-/// The Alertmanager `numo plan` asks: at `url`, its certificate verified with the CAs of `ca_file` (none: only an
-/// `http://` Alertmanager can be asked), sent the token of `token_file`, else the token `kubeconfig` authenticates
-/// with, if it has one.
-pub fn alertmanager(
-    url: &str,
-    ca_file: Option<&Path>,
-    token_file: Option<&Path>,
-    kubeconfig: &kube::Config,
-) -> AlertmanagerConfig {
-    AlertmanagerConfig {
-        url: url.to_string(),
-        ca_file: ca_file.map(Path::to_path_buf).unwrap_or_default(),
-        token_file: token_file.map(Path::to_path_buf).unwrap_or_default(),
-        token: token_file.is_none().then(|| token(kubeconfig)).flatten(),
-        ..Default::default()
+/// Which Alertmanager `numo plan` asks, as its options say (`--alertmanager-url`, `--alertmanager-ca-file`,
+/// `--alertmanager-token-file`).
+#[derive(Clone, Debug, Default)]
+pub struct AlertmanagerArgs {
+    /// Alertmanager without `/api/v2`; None or empty: none is asked.
+    pub url: Option<String>,
+    /// The CAs that sign its certificate (none: only an `http://` Alertmanager can be asked).
+    pub ca_file: Option<PathBuf>,
+    /// The token to send instead of the kubeconfig's.
+    pub token_file: Option<PathBuf>,
+}
+
+impl AlertmanagerArgs {
+    /// The Alertmanager to ask, if a URL is given: sent the token of `token_file`, else the token `kubeconfig`
+    /// authenticates with, if it has one.
+    pub fn config(&self, kubeconfig: &kube::Config) -> Option<AlertmanagerConfig> {
+        let url = self.url.as_deref().map(str::trim).filter(|url| !url.is_empty())?;
+        Some(AlertmanagerConfig {
+            url: url.to_string(),
+            ca_file: self.ca_file.clone().unwrap_or_default(),
+            token_file: self.token_file.clone().unwrap_or_default(),
+            token: self.token_file.is_none().then(|| token(kubeconfig)).flatten(),
+            ..Default::default()
+        })
     }
 }
 
@@ -99,12 +108,22 @@ mod tests {
     #[test]
     fn the_callers_own_token_is_sent_unless_a_token_file_is_given() {
         let config = kubeconfig(Some("sha256~mine"), None);
-        let asked = alertmanager("https://am.apps.example", Some(Path::new("ca.crt")), None, &config);
+        let url = Some("https://am.apps.example".to_string());
+        let args = AlertmanagerArgs { url: url.clone(), ca_file: Some("ca.crt".into()), token_file: None };
+        let asked = args.config(&config).unwrap_or_default();
         assert_eq!(asked.token, Some(Bearer("sha256~mine".into())));
-        assert_eq!(asked.ca_file, Path::new("ca.crt"));
-        let given = alertmanager("https://am.apps.example", None, Some(Path::new("token")), &config);
-        assert_eq!((given.token, given.token_file), (None, Path::new("token").to_path_buf()));
+        assert_eq!((asked.url.as_str(), asked.ca_file), ("https://am.apps.example", PathBuf::from("ca.crt")));
         assert_eq!(format!("{:?}", asked.token), "Some(Bearer(redacted))", "a token is never printed");
+        let args = AlertmanagerArgs { url, ca_file: None, token_file: Some("token".into()) };
+        let given = args.config(&config).unwrap_or_default();
+        assert_eq!((given.token, given.token_file), (None, PathBuf::from("token")));
+    }
+
+    #[test]
+    fn no_url_asks_no_alertmanager() {
+        let config = kubeconfig(Some("sha256~mine"), None);
+        assert_eq!(AlertmanagerArgs::default().config(&config), None);
+        assert_eq!(AlertmanagerArgs { url: Some(" ".into()), ..Default::default() }.config(&config), None);
     }
 
     #[test]

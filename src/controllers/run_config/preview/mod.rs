@@ -109,6 +109,21 @@ pub struct PreviewStep {
     pub end: DateTime<Utc>,
 }
 
+/// `numo plan namespace/name`: reads the cluster with `kubeconfig`, and previews the run config's rollout with
+/// `to` and the Alertmanager `alertmanager` names.
+pub async fn numo_plan(
+    kubeconfig: kube::Config,
+    namespace: &str,
+    name: &str,
+    to: Option<&str>,
+    alertmanager: &caller::AlertmanagerArgs,
+) -> Result<Preview, String> {
+    let alertmanager = alertmanager.config(&kubeconfig);
+    let client = kube::Client::try_from(kubeconfig).map_err(|e| format!("cannot build the Kubernetes client: {e}"))?;
+    let (run_config, stores) = read::read(&client, namespace, name).await?;
+    Ok(from_cluster(&client, &run_config, &stores, to, alertmanager.as_ref()).await)
+}
+
 /// What `numo plan` shows of `run_config`, from the cluster as `client` read it into `stores`: the custom checks'
 /// objects are listed once with `client`, and what the plan asks when a node would start is asked with `client` and
 /// of `alertmanager` (None: as if no alert fired, and a note says so). With `to`, as if the cluster went to that
