@@ -1,6 +1,7 @@
 //! `numo plan` against the real kube-apiserver: the preview numo's own planner gives from the cluster as an admin's
 //! kubeconfig reads it changes nothing, and the rollout then goes as it said: the same first node, the same order,
-//! and an end the status's estimate keeps.
+//! and an end the status's estimate keeps. With PodDisruptionBudgets, alerts (a real Alertmanager) and a custom
+//! check, it is held by what holds the operator, in the same words, and starts the node the operator starts.
 
 mod support;
 

@@ -37,20 +37,33 @@ impl Ask for Operator<'_> {
 }
 
 /// Plans `snapshot`; when the plan asks for the pods on the nodes about to start or for the firing alerts, asks
-/// `ask`, keeps the answers in the snapshot and plans again.
+/// `ask` (both at once), keeps the answers in the snapshot and plans again.
 pub async fn plan(snapshot: &mut Snapshot, ask: &impl Ask) -> Plan {
     let first = plan::plan(snapshot);
     if first.needs_budget_pods.is_empty() && !first.needs_alerts {
         return first;
     }
-    if !first.needs_budget_pods.is_empty() {
-        let budgets = snapshot.health.budgets_at_zero.as_deref().unwrap_or_default();
-        snapshot.health.budget_pods = Some(ask.budget_pods(budgets, &first.needs_budget_pods).await);
+    let budgets = snapshot.health.budgets_at_zero.as_deref().unwrap_or_default();
+    let checks = snapshot.run_config.spec.health_checks.as_ref();
+    let matchers = checks.and_then(|h| h.alerts.as_ref()).map(|a| a.matchers.as_slice()).unwrap_or_default();
+    let pods = async {
+        match first.needs_budget_pods.is_empty() {
+            true => None,
+            false => Some(ask.budget_pods(budgets, &first.needs_budget_pods).await),
+        }
+    };
+    let alerts = async {
+        match first.needs_alerts {
+            true => Some(ask.firing(matchers).await),
+            false => None,
+        }
+    };
+    let (pods, alerts) = futures::join!(pods, alerts);
+    if pods.is_some() {
+        snapshot.health.budget_pods = pods;
     }
-    if first.needs_alerts {
-        let checks = snapshot.run_config.spec.health_checks.as_ref();
-        let matchers = checks.and_then(|h| h.alerts.as_ref()).map(|a| a.matchers.clone()).unwrap_or_default();
-        snapshot.health.alerts = Some(ask.firing(&matchers).await);
+    if alerts.is_some() {
+        snapshot.health.alerts = alerts;
     }
     plan::plan(snapshot)
 }
