@@ -36,6 +36,8 @@ pub struct AlertmanagerConfig {
     /// File holding the bearer token sent with each query (re-read every time: the kubelet rotates it); no
     /// `Authorization` header when the file does not exist.
     pub token_file: PathBuf,
+    /// A bearer token sent with each query instead of `token_file`'s (`numo plan` sends the caller's own).
+    pub token: Option<Bearer>,
     /// How often numo asks again while alerts hold a rollout (alerts and silences come without an event).
     pub poll_interval: Duration,
 }
@@ -46,8 +48,19 @@ impl Default for AlertmanagerConfig {
             url: "https://alertmanager-main.openshift-monitoring.svc:9094".into(),
             ca_file: Path::new(SERVICE_ACCOUNT).join("service-ca.crt"),
             token_file: Path::new(SERVICE_ACCOUNT).join("token"),
+            token: None,
             poll_interval: Duration::from_secs(30),
         }
+    }
+}
+
+/// A bearer token held in memory; its `Debug` does not show it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Bearer(pub String);
+
+impl std::fmt::Debug for Bearer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Bearer(redacted)")
     }
 }
 
@@ -127,7 +140,8 @@ fn parse(body: &[u8]) -> Result<Vec<FiringAlert>, serde_json::Error> {
 
 async fn get(config: &AlertmanagerConfig, url: &str) -> Result<Vec<u8>, String> {
     let mut request = http::Request::get(url).header(http::header::ACCEPT, "application/json");
-    if let Ok(token) = std::fs::read_to_string(&config.token_file) {
+    let token = config.token.as_ref().map(|t| t.0.clone()).or_else(|| std::fs::read_to_string(&config.token_file).ok());
+    if let Some(token) = token {
         request = request.header(http::header::AUTHORIZATION, format!("Bearer {}", token.trim()));
     }
     let request = request.body(Empty::<Bytes>::new()).map_err(|e| e.to_string())?;

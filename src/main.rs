@@ -66,6 +66,16 @@ struct PlanArgs {
     /// How to print it.
     #[arg(short, long, value_enum, default_value_t = Output::Table)]
     output: Output,
+    /// Alertmanager to ask for the alert health check, without `/api/v2` (on OpenShift, `https://` and the host of
+    /// the route `alertmanager-main` in `openshift-monitoring`). Without it, no alert is taken to fire.
+    #[arg(long, env = "NUMO_ALERTMANAGER_URL", value_name = "URL")]
+    alertmanager_url: Option<String>,
+    /// PEM file of the CAs that sign Alertmanager's certificate (needed for `https://`).
+    #[arg(long, env = "NUMO_ALERTMANAGER_CA_FILE", value_name = "FILE")]
+    alertmanager_ca_file: Option<PathBuf>,
+    /// File of the bearer token to send Alertmanager, instead of the token your kubeconfig authenticates with.
+    #[arg(long, value_name = "FILE")]
+    alertmanager_token_file: Option<PathBuf>,
 }
 
 /// The output formats of `numo plan`.
@@ -261,7 +271,7 @@ fn run_config_name(text: &str) -> anyhow::Result<(&str, &str)> {
 }
 
 async fn timeline(args: TimelineArgs) -> anyhow::Result<()> {
-    use numo::controllers::run_config::{observe, preview};
+    use numo::controllers::run_config::preview;
     let (namespace, name) = run_config_name(&args.run_config)?;
     let client = kube::Client::try_default().await.context("could not configure the Kubernetes client")?;
     let (run_config, stores) = preview::read::read(&client, namespace, name).await.map_err(anyhow::Error::msg)?;
@@ -271,13 +281,9 @@ async fn timeline(args: TimelineArgs) -> anyhow::Result<()> {
         use numo::api::RunPhase;
         matches!(phase, RunPhase::Pausing | RunPhase::Upgrading | RunPhase::Failed | RunPhase::Restoring)
     });
-    // The nodes still to go, as numo plan projects them.
+    // The nodes still to go, as numo plan projects them (without an Alertmanager to ask).
     let projected = match in_progress {
-        true => {
-            let mut snapshot = observe::snapshot(&stores, &run_config, now);
-            preview::read::ask(&client, &mut snapshot).await;
-            Some(preview::preview(snapshot, None))
-        }
+        true => Some(preview::from_cluster(&client, &run_config, &stores, None, None).await),
         false => None,
     };
     let domains = preview::timeline::node_domains(&run_config, &stores);
@@ -294,14 +300,17 @@ async fn timeline(args: TimelineArgs) -> anyhow::Result<()> {
 }
 
 async fn plan(args: PlanArgs) -> anyhow::Result<()> {
-    use numo::controllers::run_config::{observe, preview};
+    use numo::controllers::run_config::preview;
     let (namespace, name) = run_config_name(&args.run_config)?;
-    let client = kube::Client::try_default().await.context("could not configure the Kubernetes client")?;
-    let (run_config, stores) = preview::read::read(&client, namespace, name).await.map_err(anyhow::Error::msg)?;
-    let mut snapshot = observe::snapshot(&stores, &run_config, k8s_openapi::jiff::Timestamp::now());
-    let asked = preview::read::ask(&client, &mut snapshot).await;
-    let mut preview = preview::preview(snapshot, args.to.as_deref());
-    preview.notes.extend(asked);
+    let kubeconfig = kube::Config::infer().await.context("could not configure the Kubernetes client")?;
+    let alertmanager = preview::caller::AlertmanagerArgs {
+        url: args.alertmanager_url,
+        ca_file: args.alertmanager_ca_file,
+        token_file: args.alertmanager_token_file,
+    };
+    let preview = preview::numo_plan(kubeconfig, namespace, name, args.to.as_deref(), &alertmanager)
+        .await
+        .map_err(anyhow::Error::msg)?;
     print!(
         "{}",
         match args.output {
@@ -446,6 +455,20 @@ mod tests {
         assert_eq!(given.service_account().as_deref(), Some("system:serviceaccount:a:b"));
         assert_eq!(run(&["run", "--pod-namespace", "numo-system"]).service_account(), None);
         assert_eq!(run(&["run", "--service-account", " ", "--service-account-name", "x"]).service_account(), None);
+    }
+
+    #[test]
+    fn plan_asks_the_alertmanager_given() {
+        let parsed = parse(&["plan", "ops/nightly", "--alertmanager-url", "https://am.apps.example"]);
+        let Ok(Cli { command: Command::Plan(args) }) = parsed else {
+            panic!("`numo plan --alertmanager-url` must parse")
+        };
+        assert_eq!(args.alertmanager_url.as_deref(), Some("https://am.apps.example"));
+        let parsed =
+            parse(&["plan", "ops/nightly", "--alertmanager-ca-file", "ca.crt", "--alertmanager-token-file", "t"]);
+        let Ok(Cli { command: Command::Plan(args) }) = parsed else { panic!("the CA and token files must parse") };
+        assert_eq!(args.alertmanager_ca_file, Some(PathBuf::from("ca.crt")));
+        assert_eq!(args.alertmanager_token_file, Some(PathBuf::from("t")));
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! `numo plan` against the real kube-apiserver: the preview numo's own planner gives from the cluster as an admin's
 //! kubeconfig reads it changes nothing, and the rollout then goes as it said: the same first node, the same order,
-//! and an end the status's estimate keeps.
+//! and an end the status's estimate keeps. With PodDisruptionBudgets, alerts (a real Alertmanager) and a custom
+//! check, it is held by what holds the operator, in the same words, and starts the node the operator starts.
 
 mod support;
 
@@ -8,14 +9,13 @@ use std::time::Duration;
 
 use kube::ResourceExt;
 use numo::api::{RunPhase, Step};
-use numo::controllers::run_config::{observe, preview};
+use numo::controllers::run_config::preview;
 use serde_json::json;
 use support::*;
 
 async fn preview_now(setup: &Setup, to: Option<&str>) -> anyhow::Result<preview::Preview> {
     let (rc, stores) = preview::read::read(&setup.client, &setup.ns, "example").await.map_err(anyhow::Error::msg)?;
-    let snapshot = observe::snapshot(&stores, &rc, k8s_openapi::jiff::Timestamp::now());
-    Ok(preview::preview(snapshot, to))
+    Ok(preview::from_cluster(&setup.client, &rc, &stores, to, None).await)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -138,5 +138,183 @@ async fn the_estimate_when_the_first_node_is_done_is_within_a_quarter_of_the_act
         estimate.assumes
     );
     assert!(error <= 0.25 * length, "estimate off by {error:.1}s of a {length:.1}s rollout: {estimate:?}");
+    Ok(())
+}
+
+/// The admin's kubeconfig of the test cluster, as `numo plan` would infer it.
+async fn admin_kubeconfig() -> anyhow::Result<kube::Config> {
+    let cluster = numo_testkit::cluster().await?;
+    let file = kube::config::Kubeconfig::read_from(cluster.kubeconfig())?;
+    Ok(kube::Config::from_custom_kubeconfig(file, &Default::default()).await?)
+}
+
+/// `numo plan <ns>/<name> --alertmanager-url <url>`, as the command builds it.
+async fn numo_plan(setup: &Setup, name: &str, alertmanager: Option<&str>) -> anyhow::Result<preview::Preview> {
+    let args = preview::caller::AlertmanagerArgs { url: alertmanager.map(String::from), ..Default::default() };
+    preview::numo_plan(admin_kubeconfig().await?, &setup.ns, name, None, &args).await.map_err(anyhow::Error::msg)
+}
+
+/// What a user reads of the operator and of the preview alike: what holds the first node (check and words), the
+/// phase, and the node that starts.
+type Seen = (Vec<numo::api::Blocker>, Option<RunPhase>, Option<String>);
+
+fn previewed(p: &preview::Preview) -> Seen {
+    (p.held_by.clone(), p.phase, p.starts_now.clone())
+}
+
+/// The nodes whose gate Jobs numo created, the first first.
+async fn gated_nodes(setup: &Setup) -> anyhow::Result<Vec<String>> {
+    let mut gates: Vec<(Option<k8s_openapi::jiff::Timestamp>, String)> = setup
+        .jobs()
+        .await?
+        .iter()
+        .filter(|j| j.labels().get(numo::labels::JOB_PHASE).map(String::as_str) == Some("gate"))
+        .filter_map(|j| {
+            Some((j.creation_timestamp().map(|t| t.0), j.annotations().get(numo::jobs::NODE_ANNOTATION)?.clone()))
+        })
+        .collect();
+    gates.sort();
+    Ok(gates.into_iter().map(|(_, node)| node).collect())
+}
+
+/// Waits until the operator's status is held by exactly `checks` with its pools steered, and returns what it shows.
+async fn operator_held_by(setup: &Setup, name: &str, checks: &'static [&'static str]) -> anyhow::Result<Seen> {
+    let rc = numo_testkit::wait_until(&setup.run_configs(), name, ROLLOUT, &format!("held by {checks:?}"), move |rc| {
+        let status = rc.status.clone().unwrap_or_default();
+        let held: Vec<&str> = status.blocked_by.iter().map(|b| b.check.as_str()).collect();
+        numo::conditions::is_true(&status.conditions, "MCPUpdated") && held == checks
+    })
+    .await?;
+    let status = rc.status.unwrap_or_default();
+    Ok((status.blocked_by, status.phase, gated_nodes(setup).await?.into_iter().next()))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn numo_plan_holds_and_starts_as_the_operator_does_with_budgets_alerts_and_custom_checks() -> anyhow::Result<()> {
+    use k8s_openapi::api::core::v1::{ConfigMap, Pod};
+    use k8s_openapi::api::policy::v1::PodDisruptionBudget;
+    use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
+    use kube::api::{Patch, PatchParams, PostParams};
+    use kube::Api;
+    use numo::api::check;
+
+    let alertmanager = numo_testkit::alertmanager::Alertmanager::start().await?;
+    let mut setup = Setup::new("plan-parity", 2).await?;
+    setup.alertmanager = numo::alerts::AlertmanagerConfig {
+        url: alertmanager.url.clone(),
+        token_file: "/nonexistent/token".into(),
+        poll_interval: Duration::from_secs(1),
+        ..Default::default()
+    };
+    let pp = PostParams::default();
+    // A custom check on a ConfigMap that says the storage is healthy, which numo may read in this namespace.
+    let storage: ConfigMap =
+        serde_json::from_value(json!({"metadata": {"name": "storage"}, "data": {"health": "HEALTH_OK"}}))?;
+    Api::<ConfigMap>::namespaced(setup.client.clone(), &setup.ns).create(&pp, &storage).await?;
+    let role: Role = serde_json::from_value(json!({
+        "metadata": {"name": "numo-reads-configmaps"},
+        "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list", "watch"]}]
+    }))?;
+    Api::<Role>::namespaced(setup.client.clone(), &setup.ns).create(&pp, &role).await?;
+    let binding: RoleBinding = serde_json::from_value(json!({
+        "metadata": {"name": "numo-reads-configmaps"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "numo-reads-configmaps"},
+        "subjects": [{"kind": "ServiceAccount", "name": numo_testkit::rbac::OPERATOR_SERVICE_ACCOUNT,
+                      "namespace": numo_testkit::rbac::OPERATOR_NAMESPACE}]
+    }))?;
+    Api::<RoleBinding>::namespaced(setup.client.clone(), &setup.ns).create(&pp, &binding).await?;
+    // A database pod on worker-0, the first node, and a budget that allows it no disruption.
+    let pod: Pod = serde_json::from_value(json!({
+        "metadata": {"name": "pg-1", "labels": {"app": "pg"}},
+        "spec": {"nodeName": "worker-0", "containers": [{"name": "pg", "image": "postgres"}],
+                 "tolerations": [{"operator": "Exists"}]}
+    }))?;
+    let pods = Api::<Pod>::namespaced(setup.client.clone(), &setup.ns);
+    pods.create(&pp, &pod).await?;
+    let pdb: PodDisruptionBudget = serde_json::from_value(json!({
+        "metadata": {"name": "pg-pdb"},
+        "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "pg"}}}
+    }))?;
+    let budgets = Api::<PodDisruptionBudget>::namespaced(setup.client.clone(), &setup.ns);
+    budgets.create(&pp, &pdb).await?;
+    numo_testkit::wait_until(&budgets, "pg-pdb", Duration::from_secs(60), "the budget at zero with its pod", |b| {
+        b.status.as_ref().is_some_and(|s| s.current_healthy == 1 && s.disruptions_allowed == 0)
+    })
+    .await?;
+    let custom = json!([{
+        "apiVersion": "v1", "kind": "ConfigMap", "namespace": setup.ns, "name": "storage",
+        "expression": "object.data.health == 'HEALTH_OK'", "message": "the storage is not healthy"
+    }]);
+    let checks = json!({"healthChecks": {"alerts": {}, "custom": custom}});
+    setup.check_workers("parity", job_spec("1s", false), None, checks).await?;
+    alertmanager.fire(&[("alertname", "EtcdMembersDown"), ("severity", "critical"), ("job", "etcd")]).await?;
+    setup.start_operator().await?;
+    setup.upgrade_cluster(NEW).await?;
+    let am = Some(alertmanager.url.as_str());
+
+    // (a) The critical alert fires and the budget covers worker-0's pod: the operator and numo plan are held by
+    // both, with the same words, and start nothing.
+    let operator = operator_held_by(&setup, "parity", &[check::POD_DISRUPTION_BUDGETS, check::ALERTS]).await?;
+    let plan = numo_plan(&setup, "parity", am).await?;
+    println!("{}", preview::table(&plan));
+    assert_eq!(previewed(&plan), operator, "{plan:?}");
+    assert_eq!(operator.2, None, "no node starts");
+    let alert = operator.0.iter().find(|b| b.check == check::ALERTS).map(|b| b.message.as_str());
+    assert_eq!(alert, Some("alert EtcdMembersDown (job=etcd, severity=critical) fires"));
+    assert!(plan.notes.is_empty(), "numo plan asked Alertmanager: {:?}", plan.notes);
+    // Without an Alertmanager, numo plan says it took no alert to fire; with one it cannot ask, it holds as the
+    // operator would, saying why.
+    let unasked = numo_plan(&setup, "parity", None).await?;
+    let checks_of = |p: &preview::Preview| p.held_by.iter().map(|b| b.check.clone()).collect::<Vec<_>>();
+    assert_eq!(checks_of(&unasked), [check::POD_DISRUPTION_BUDGETS]);
+    assert_eq!(unasked.notes, [preview::caller::NO_ALERTMANAGER]);
+    assert!(preview::table(&unasked).contains("--alertmanager-url"), "{}", preview::table(&unasked));
+    let unreachable = numo_plan(&setup, "parity", Some("http://127.0.0.1:1")).await?;
+    assert_eq!(checks_of(&unreachable), [check::POD_DISRUPTION_BUDGETS, check::ALERTS]);
+    let why = unreachable.held_by.iter().find(|b| b.check == check::ALERTS).map(|b| b.message.clone());
+    let why = why.unwrap_or_default();
+    assert!(
+        why.starts_with("Alertmanager at http://127.0.0.1:1 cannot be queried") && why.ends_with("alerts are unknown")
+    );
+
+    // (b) The alert is silenced: the budget alone holds worker-0, for the operator and numo plan alike.
+    alertmanager.silence("EtcdMembersDown").await?;
+    let operator = operator_held_by(&setup, "parity", &[check::POD_DISRUPTION_BUDGETS]).await?;
+    let plan = numo_plan(&setup, "parity", am).await?;
+    assert_eq!(previewed(&plan), operator, "{plan:?}");
+    let expected = format!(
+        "PodDisruptionBudget {ns}/pg-pdb allows no disruption and covers pod {ns}/pg-1 on worker-0",
+        ns = setup.ns
+    );
+    assert_eq!(operator.0[0].message, expected);
+    assert!(preview::table(&plan).contains(&format!("Held now by PodDisruptionBudgets: {expected}")));
+
+    // (c) The run config is paused, so that numo starts nothing while numo plan looks; the database leaves
+    // worker-0. numo plan (which shows a paused run config as resumed) starts worker-0; resumed, so does numo.
+    let runs = setup.run_configs();
+    runs.patch("parity", &PatchParams::default(), &Patch::Merge(json!({"spec": {"paused": true}}))).await?;
+    numo_testkit::wait_until(&runs, "parity", ROLLOUT, "the pause seen", |rc| {
+        rc.status.as_ref().and_then(|s| s.observed_generation) == rc.metadata.generation
+    })
+    .await?;
+    pods.delete("pg-1", &Default::default()).await?;
+    let gone = tokio::time::Instant::now() + Duration::from_secs(60);
+    while pods.get_opt("pg-1").await?.is_some() {
+        anyhow::ensure!(tokio::time::Instant::now() < gone, "pod pg-1 is still there");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let plan = numo_plan(&setup, "parity", am).await?;
+    println!("{}", preview::table(&plan));
+    assert!(gated_nodes(&setup).await?.is_empty(), "numo started nothing while paused");
+    runs.patch("parity", &PatchParams::default(), &Patch::Merge(json!({"spec": {"paused": false}}))).await?;
+    let started = numo_testkit::wait_until(&runs, "parity", ROLLOUT, "a node started", |rc| {
+        rc.status.as_ref().is_some_and(|s| s.nodes.iter().any(|n| n.phase != numo::api::NodePhase::Pending))
+    })
+    .await?;
+    let status = started.status.unwrap_or_default();
+    let first = gated_nodes(&setup).await?.into_iter().next();
+    assert_eq!(previewed(&plan), (status.blocked_by, status.phase, first), "{plan:?}");
+    assert_eq!(plan.starts_now.as_deref(), Some("worker-0"));
+    setup.wait_phase("parity", RunPhase::Completed, ROLLOUT).await?;
     Ok(())
 }

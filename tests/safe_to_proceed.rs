@@ -318,17 +318,15 @@ async fn a_custom_cel_check_on_a_custom_resource_holds_until_it_holds() -> anyho
 
     // `numo plan`, with the admin's credentials, plans what the operator does: the same custom check holds the next
     // node, with the same words.
-    use numo::controllers::run_config::{observe, preview};
+    use numo::controllers::run_config::preview;
     let held_by_custom = |blockers: &[numo::api::Blocker]| {
         blockers.iter().find(|b| b.check == "Custom").map(|b| b.message.clone()).unwrap_or_default()
     };
     let operator = held_by_custom(&runs.get("storage-aware").await?.status.unwrap_or_default().blocked_by);
     let (rc, stores) =
         preview::read::read(&setup.client, &setup.ns, "storage-aware").await.map_err(anyhow::Error::msg)?;
-    let mut snapshot = observe::snapshot(&stores, &rc, k8s_openapi::jiff::Timestamp::now());
-    let notes = preview::read::ask(&setup.client, &mut snapshot).await;
-    let previewed = preview::preview(snapshot, None);
-    assert_eq!(held_by_custom(&previewed.held_by), operator, "{previewed:?} {notes:?}");
+    let previewed = preview::from_cluster(&setup.client, &rc, &stores, None, None).await;
+    assert_eq!(held_by_custom(&previewed.held_by), operator, "{previewed:?}");
     assert!(operator.contains("the storage cluster is not healthy"), "{operator}");
 
     let lifted = Utc::now().timestamp();

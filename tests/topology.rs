@@ -71,8 +71,8 @@ async fn domain_at_a_time_goes_rack_by_rack_resumes_in_the_same_rack_and_takes_i
     let (rc, stores) = numo::controllers::run_config::preview::read::read(&setup.client, &setup.ns, "racks")
         .await
         .map_err(anyhow::Error::msg)?;
-    let snapshot = numo::controllers::run_config::observe::snapshot(&stores, &rc, k8s_openapi::jiff::Timestamp::now());
-    let preview = numo::controllers::run_config::preview::preview(snapshot, Some(NEW));
+    let preview =
+        numo::controllers::run_config::preview::from_cluster(&setup.client, &rc, &stores, Some(NEW), None).await;
     let waves: Vec<(&str, u32)> = preview.waves.iter().map(|w| (w.domain.as_str(), w.nodes)).collect();
     assert_eq!(waves, [("b", 2), ("a", 3), ("", 1)], "{}", numo::controllers::run_config::preview::table(&preview));
     assert!(preview.waves.windows(2).all(|w| w[0].end <= w[1].start), "waves one after another: {:?}", preview.waves);

@@ -11,6 +11,7 @@ mod malformed;
 pub mod node_interest;
 pub mod node_views;
 pub mod observe;
+pub mod on_demand;
 pub mod plan;
 mod predicates;
 pub mod preview;
@@ -326,22 +327,10 @@ async fn reconcile(obj: Arc<Guarded>, shared: Arc<RunConfigContext>) -> Result<A
         crate::admission_policy::PolicyStatus::InForce => Ok(()),
         crate::admission_policy::PolicyStatus::Unavailable(why) => Err(why),
     });
-    let mut plan = plan::plan(&snapshot);
-    if !plan.needs_budget_pods.is_empty() || plan.needs_alerts {
-        // A node would start and a check needs what numo only asks for at that moment (never watched): the pods
-        // on those nodes that a PodDisruptionBudget at zero covers, and the alerts that fire. Ask, then plan again.
-        if !plan.needs_budget_pods.is_empty() {
-            let budgets = snapshot.health.budgets_at_zero.as_deref().unwrap_or_default();
-            let placed = observe::budget_pods(&shared.ctx.client, budgets, &plan.needs_budget_pods).await;
-            snapshot.health.budget_pods = Some(placed);
-        }
-        if plan.needs_alerts {
-            let matchers = rc.spec.health_checks.as_ref().and_then(|h| h.alerts.as_ref()).map(|a| a.matchers.clone());
-            let alerts = crate::alerts::firing(&shared.ctx.config.alertmanager, &matchers.unwrap_or_default()).await;
-            snapshot.health.alerts = Some(alerts);
-        }
-        plan = plan::plan(&snapshot);
-    }
+    // A node would start and a check needs what numo only asks for at that moment (never watched): the pods on
+    // those nodes that a PodDisruptionBudget at zero covers, and the alerts that fire. Asked, then planned again.
+    let ask = on_demand::Operator { client: &shared.ctx.client, alertmanager: &shared.ctx.config.alertmanager };
+    let mut plan = on_demand::plan(&mut snapshot, &ask).await;
     if plan.status.blocked_by.iter().any(|b| b.check == crate::api::check::ALERTS) {
         // Alerts and silences come without an event: ask again after a while, as long as alerts hold the rollout.
         let poll = shared.ctx.config.alertmanager.poll_interval;

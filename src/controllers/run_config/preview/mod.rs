@@ -1,8 +1,12 @@
 //! `numo plan`: what a run config's rollout would do, from numo's own planner run over a copy of the cluster read
 //! once with the caller's credentials. The planner's writes are carried out on that copy only (pools claimed,
 //! paused and steered, nodes labelled) until the first node would start or a check holds it; then the projection
-//! the status's estimate rests on gives every node's start and end. Nothing in the cluster changes.
+//! the status's estimate rests on gives every node's start and end. What the operator asks only when a node would
+//! start (the pods a PodDisruptionBudget at zero covers, the alerts that fire) is asked as the operator asks it, in
+//! the same step ([`on_demand`](super::on_demand)), with the caller's credentials ([`caller`]). Nothing in the
+//! cluster changes.
 
+pub mod caller;
 pub mod read;
 mod show;
 pub mod timeline;
@@ -10,9 +14,12 @@ pub mod timeline;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
+use super::observe::Stores;
+use super::on_demand::{self, Ask};
 use super::plan::{self, Intent, Plan};
 use super::snapshot::{ClaimAnnotations, PoolClaim, Snapshot};
-use crate::api::{Blocker, Estimate, RunPhase, Step};
+use crate::alerts::AlertmanagerConfig;
+use crate::api::{Blocker, Estimate, MutexRunConfig, RunPhase, Step};
 use crate::pool_claim::PoolOriginal;
 pub use show::{json, table, yaml};
 
@@ -102,9 +109,44 @@ pub struct PreviewStep {
     pub end: DateTime<Utc>,
 }
 
+/// `numo plan namespace/name`: reads the cluster with `kubeconfig`, and previews the run config's rollout with
+/// `to` and the Alertmanager `alertmanager` names.
+pub async fn numo_plan(
+    kubeconfig: kube::Config,
+    namespace: &str,
+    name: &str,
+    to: Option<&str>,
+    alertmanager: &caller::AlertmanagerArgs,
+) -> Result<Preview, String> {
+    let alertmanager = alertmanager.config(&kubeconfig);
+    let client = kube::Client::try_from(kubeconfig).map_err(|e| format!("cannot build the Kubernetes client: {e}"))?;
+    let (run_config, stores) = read::read(&client, namespace, name).await?;
+    Ok(from_cluster(&client, &run_config, &stores, to, alertmanager.as_ref()).await)
+}
+
+/// What `numo plan` shows of `run_config`, from the cluster as `client` read it into `stores`: the custom checks'
+/// objects are listed once with `client`, and what the plan asks when a node would start is asked with `client` and
+/// of `alertmanager` (None: as if no alert fired, and a note says so). With `to`, as if the cluster went to that
+/// version.
+pub async fn from_cluster(
+    client: &kube::Client,
+    run_config: &MutexRunConfig,
+    stores: &Stores,
+    to: Option<&str>,
+    alertmanager: Option<&AlertmanagerConfig>,
+) -> Preview {
+    let mut snapshot = super::observe::snapshot(stores, run_config, k8s_openapi::jiff::Timestamp::now());
+    read::custom_checks(client, &mut snapshot).await;
+    let caller = caller::Caller::new(client, alertmanager);
+    let mut preview = preview(snapshot, to, &caller).await;
+    preview.notes.extend(caller.notes());
+    preview
+}
+
 /// Runs the planner over `snapshot` (a copy of the cluster), as if the run config were not paused and, with `to`,
-/// as if the cluster went to that version with the control plane done.
-pub fn preview(mut snapshot: Snapshot, to: Option<&str>) -> Preview {
+/// as if the cluster went to that version with the control plane done; what a round's plan asks when a node would
+/// start is asked of `ask`.
+pub async fn preview(mut snapshot: Snapshot, to: Option<&str>, ask: &impl Ask) -> Preview {
     let mut notes = Vec::new();
     let run_config = snapshot.run_config.key();
     if let Some(version) = to {
@@ -117,7 +159,7 @@ pub fn preview(mut snapshot: Snapshot, to: Option<&str>) -> Preview {
         snapshot.run_config.spec.paused = false;
         notes.push("the run config is paused: shown as if it were resumed now".to_string());
     }
-    let mut p = round(&mut snapshot);
+    let mut p = round(&mut snapshot, ask).await;
     for _ in 1..ROUNDS {
         let settled = starts(&p).is_some()
             || !p.status.blocked_by.is_empty()
@@ -126,7 +168,7 @@ pub fn preview(mut snapshot: Snapshot, to: Option<&str>) -> Preview {
             break;
         }
         carry_out(&mut snapshot, &p);
-        p = round(&mut snapshot);
+        p = round(&mut snapshot, ask).await;
     }
     let starts_now = starts(&p);
     let topology = p.status.topology.clone();
@@ -196,10 +238,11 @@ fn waves(topology: &crate::api::TopologyStatus, nodes: &[PreviewNode]) -> Vec<Pr
         .collect()
 }
 
-/// One run of the planner, with the estimate worked out afresh so that the projection comes with the plan.
-fn round(snapshot: &mut Snapshot) -> Plan {
+/// One run of the planner, with the estimate worked out afresh so that the projection comes with the plan, and with
+/// what it asks answered by `ask`.
+async fn round(snapshot: &mut Snapshot, ask: &impl Ask) -> Plan {
     snapshot.run_config.status.estimate = None;
-    plan::plan(snapshot)
+    on_demand::plan(snapshot, ask).await
 }
 
 /// The node whose first gate Job the plan creates, if any.

@@ -104,17 +104,11 @@ pub async fn record(
     }
 }
 
-/// Reads, with the caller's credentials, what the operator's planner learns from sources it watches on demand or
-/// asks only when a node would start, into `snapshot`: each custom check's objects, listed once. Returns what the
-/// preview assumed instead where it cannot ask as the operator does (the alert check: the cluster's Alertmanager is
-/// asked from inside the cluster, with numo's token).
-pub async fn ask(
-    client: &kube::Client,
-    snapshot: &mut crate::controllers::run_config::snapshot::Snapshot,
-) -> Vec<String> {
+/// Lists, with the caller's credentials, the objects each custom check of `snapshot`'s run config reads (the operator
+/// watches them), into `snapshot`.
+pub async fn custom_checks(client: &kube::Client, snapshot: &mut crate::controllers::run_config::snapshot::Snapshot) {
     use crate::controllers::run_config::custom_sources::{list_once, SourceKey};
-    let mut notes = Vec::new();
-    let Some(checks) = snapshot.run_config.spec.health_checks.clone() else { return notes };
+    let Some(checks) = snapshot.run_config.spec.health_checks.clone() else { return };
     let mut custom = Vec::new();
     for check in &checks.custom {
         custom.push(match crate::cel_check::reserved(&check.api_version, &check.kind) {
@@ -123,13 +117,4 @@ pub async fn ask(
         });
     }
     snapshot.health.custom = custom;
-    if checks.alerts.is_some() {
-        snapshot.health.alerts = Some(Ok(Vec::new()));
-        notes.push(
-            "the alert check is shown as if no matching alert fired: numo asks the cluster's Alertmanager from inside \
-             the cluster when a node would start"
-                .to_string(),
-        );
-    }
-    notes
 }

@@ -9,6 +9,7 @@ mod estimate;
 mod flow;
 mod next_minor;
 mod node_reads;
+mod on_demand;
 mod other_hands;
 mod pool_shapes;
 mod retarget;
