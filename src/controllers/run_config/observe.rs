@@ -19,6 +19,7 @@ use super::node_views::{JobViews, NodeViews};
 use super::snapshot::{
     BudgetPods, BudgetView, ClusterView, ConditionFacts, ConditionSaid, FoundRule, HealthFacts, JobView, NodeView,
     PoolClaim, PoolView, PoolWriters, RuleView, RunConfigView, Snapshot, Source, TargetView, Unusable, Watched,
+    CANNOT_BE_READ,
 };
 use crate::api::{JobResult, MutexRule, MutexRunConfig, MutexTarget, RuleUnusable, VersionSource};
 use crate::cached_job::{CachedJob, JobFacts};
@@ -277,21 +278,35 @@ fn conditions(stores: &Stores, read: super::checks::ConditionRead) -> ((Watched,
         reason: reason.unwrap_or_default().to_string(),
         message: message.unwrap_or_default().to_string(),
     };
+    // An object numo cannot decode says nothing it can trust: its condition is Unknown, reason `CannotBeRead`.
+    let unread = |name: String, error: &str| said(name, "Unknown", Some(CANNOT_BE_READ), Some(error));
     let type_ = read.condition;
     let facts = match read.kind {
         Watched::MachineConfigNode => stores.sources.readable(MACHINE_CONFIG_NODES).map(|()| {
             let objects = stores.machine_config_nodes.state();
-            let decoded = objects.iter().filter_map(|m| m.decoded());
-            let found = decoded.filter_map(|m| Some((m.name_any(), m.condition(type_)?)));
-            found.map(|(name, c)| said(name, &c.status, Some(c.reason.as_str()), Some(c.message.as_str()))).collect()
+            let found = objects.iter().filter_map(|m| match &m.0 {
+                Ok(m) => m.condition(type_).map(|c| said(m.name_any(), &c.status, Some(&c.reason), Some(&c.message))),
+                Err(invalid) => Some(unread(m.name_any(), &invalid.error)),
+            });
+            found.collect()
         }),
         Watched::ClusterOperator => stores.sources.readable(CLUSTER_OPERATORS).map(|()| {
             let objects = stores.cluster_operators.state();
-            let decoded = objects.iter().filter_map(|o| o.decoded());
-            let found = decoded.filter_map(|o| Some((o.name_any(), o.status.as_ref()?.condition(type_)?)));
-            found.map(|(name, c)| said(name, &c.status, c.reason.as_deref(), c.message.as_deref())).collect()
+            let found = objects.iter().filter_map(|o| match &o.0 {
+                Ok(o) => {
+                    let c = o.status.as_ref()?.condition(type_)?;
+                    Some(said(o.name_any(), &c.status, c.reason.as_deref(), c.message.as_deref()))
+                }
+                Err(invalid) => Some(unread(o.name_any(), &invalid.error)),
+            });
+            found.collect()
         }),
     };
+    // In the order of the objects' names, so that what a check says does not change with the cache's order.
+    let facts = facts.map(|mut said: Vec<ConditionSaid>| {
+        said.sort_by(|a, b| a.object.cmp(&b.object));
+        said
+    });
     ((read.kind, type_), facts)
 }
 

@@ -190,3 +190,39 @@ fn a_pool_whose_selected_machine_configs_differ_from_its_rendered_sources_has_a_
     stores.machine_configs = store::<PartialObjectMeta<MachineConfig>>(&[mc("00-master", "master")]);
     assert!(pending(&stores), "a source that is gone is not rendered away yet");
 }
+
+#[test]
+fn the_conditions_a_check_reads_are_gathered_and_an_object_numo_cannot_decode_says_so() {
+    let mut stores = stores(&[worker_pool()], &[], &[]);
+    let mcn = |name: &str, conditions: Value| {
+        json!({"apiVersion": "machineconfiguration.openshift.io/v1", "kind": "MachineConfigNode",
+            "metadata": {"name": name}, "spec": {"configVersion": {"desired": "rendered-worker-1"}},
+            "status": {"conditions": conditions}})
+    };
+    let degraded = json!([{"type": "NodeDegraded", "status": "True", "reason": "UpdateFailed",
+        "message": "Node worker-0 upgrade failure. disk full", "lastTransitionTime": "2026-11-27T10:00:00Z"}]);
+    stores.machine_config_nodes = store::<crate::openshift::MachineConfigNode>(&[
+        mcn("worker-0", degraded),
+        mcn("worker-1", json!("not a list")),
+        mcn("worker-2", json!([])),
+    ]);
+    let mut rc = run_config();
+    rc.spec.health_checks =
+        Some(crate::api::HealthChecks { machine_config_nodes: Some(Default::default()), ..Default::default() });
+    let read = (Watched::MachineConfigNode, "NodeDegraded");
+
+    // Before the watch listed them, they cannot be read.
+    let facts = snapshot(&stores, &rc, Timestamp::UNIX_EPOCH).health.conditions;
+    assert!(matches!(facts.as_slice(), [(r, Err(_))] if *r == read), "{facts:?}");
+
+    stores.sources.read_once(MACHINE_CONFIG_NODES);
+    let facts = snapshot(&stores, &rc, Timestamp::UNIX_EPOCH).health.conditions;
+    let [(r, Ok(said))] = facts.as_slice() else { panic!("{facts:?}") };
+    assert_eq!(*r, read);
+    let said: Vec<(&str, &str, &str)> =
+        said.iter().map(|s| (s.object.as_str(), s.status.as_str(), s.reason.as_str())).collect();
+    assert_eq!(said, [("worker-0", "True", "UpdateFailed"), ("worker-1", "Unknown", CANNOT_BE_READ)]);
+
+    // A run config without the check reads none.
+    assert!(snapshot(&stores, &run_config(), Timestamp::UNIX_EPOCH).health.conditions.is_empty());
+}

@@ -90,6 +90,9 @@ pub enum Watched {
 /// What each object of a kind says of one condition type (the objects that report it), or why they cannot be read.
 pub type ConditionFacts = Source<Vec<ConditionSaid>>;
 
+/// The reason of the `Unknown` condition numo reads for an object it cannot decode (its message says why).
+pub const CANNOT_BE_READ: &str = "CannotBeRead";
+
 /// One object's condition.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ConditionSaid {

@@ -1,7 +1,7 @@
 //! `healthChecks.machineConfigNodes`: hold while a MachineConfigNode says its node is degraded (`NodeDegraded=True`,
 //! with the machine-config daemon's reason), naming each node; a node an admin skipped is left out (numo reported
-//! its failure already). Off unless present. MachineConfigNodes are served from OpenShift 4.20; where they cannot be
-//! read, the check holds and says why.
+//! its failure already). One numo cannot decode holds too, saying why. Off unless present. MachineConfigNodes are
+//! served from OpenShift 4.20; where they cannot be read, the check holds and says why.
 //!
 //! The machine-config daemon writes the condition (openshift/machine-config-operator, release-4.20:
 //! `pkg/upgrademonitor/upgrade_monitor.go`, `GenerateAndApplyMachineConfigNodes` with `NodeDegraded` on an update
@@ -9,7 +9,7 @@
 
 use super::{blocker, listed, Check, ConditionRead, Input, Readiness};
 use crate::api::{check, HealthChecks};
-use crate::controllers::run_config::snapshot::Watched;
+use crate::controllers::run_config::snapshot::{Watched, CANNOT_BE_READ};
 
 /// See the module.
 pub struct MachineConfigNodes;
@@ -44,6 +44,9 @@ impl Check for MachineConfigNodes {
         };
         let skip = &input.snapshot.run_config.skip;
         let mut problems = Vec::new();
+        for unread in said.iter().filter(|s| s.reason == CANNOT_BE_READ) {
+            problems.push(format!("MachineConfigNode {} cannot be read: {}", unread.object, unread.message));
+        }
         for degraded in said.iter().filter(|s| s.status == "True") {
             let why = if degraded.message.is_empty() { &degraded.reason } else { &degraded.message };
             if skip.contains(&degraded.object) {

@@ -620,3 +620,26 @@ fn machine_config_nodes_that_cannot_be_read_hold_saying_why_and_switched_off_hol
     }
     assert_eq!(jobs_created(&f.step()).len(), 1, "switched off, it holds nothing");
 }
+
+#[test]
+fn a_machine_config_node_numo_cannot_decode_holds_the_next_node_saying_why() {
+    use crate::controllers::run_config::snapshot::{ConditionSaid, Watched, CANNOT_BE_READ};
+    let mut f = Fixture::new(2);
+    health_checks(&mut f);
+    if let Some(checks) = &mut f.s.run_config.spec.health_checks {
+        checks.machine_config_nodes = Some(Default::default());
+    }
+    let unread = ConditionSaid {
+        object: "worker-1".into(),
+        status: "Unknown".into(),
+        reason: CANNOT_BE_READ.into(),
+        message: "status.conditions: invalid type: string \"x\", expected a sequence".into(),
+    };
+    f.s.health.conditions = vec![((Watched::MachineConfigNode, "NodeDegraded"), Ok(vec![unread]))];
+    f.advance_to_gating();
+    let p = f.step();
+    assert!(jobs_created(&p).is_empty());
+    let (_, reason, message) = ready_for_next(&p);
+    assert_eq!(reason, "MachineConfigNodes");
+    assert!(message.starts_with("MachineConfigNode worker-1 cannot be read: status.conditions"), "{message}");
+}
