@@ -200,12 +200,7 @@ async fn numo_plan_holds_and_starts_as_the_operator_does_with_budgets_alerts_and
 
     let alertmanager = numo_testkit::alertmanager::Alertmanager::start().await?;
     let mut setup = Setup::new("plan-parity", 2).await?;
-    setup.alertmanager = numo::alerts::AlertmanagerConfig {
-        url: alertmanager.url.clone(),
-        token_file: "/nonexistent/token".into(),
-        poll_interval: Duration::from_secs(1),
-        ..Default::default()
-    };
+    setup.ask_alertmanager(&alertmanager.url);
     let pp = PostParams::default();
     // A custom check on a ConfigMap that says the storage is healthy, which numo may read in this namespace.
     let storage: ConfigMap =

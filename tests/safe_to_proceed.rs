@@ -205,12 +205,7 @@ async fn a_soak_keeps_the_slot_after_a_node_is_done() -> anyhow::Result<()> {
 async fn a_firing_alert_holds_the_next_node_and_a_silence_releases_it() -> anyhow::Result<()> {
     let alertmanager = numo_testkit::alertmanager::Alertmanager::start().await?;
     let mut setup = Setup::new("alerts", 2).await?;
-    setup.alertmanager = numo::alerts::AlertmanagerConfig {
-        url: alertmanager.url.clone(),
-        token_file: "/nonexistent/token".into(),
-        poll_interval: Duration::from_secs(1),
-        ..Default::default()
-    };
+    setup.ask_alertmanager(&alertmanager.url);
     setup.check_workers("alert-aware", job_spec("1s", false), None, json!({"healthChecks": {"alerts": {}}})).await?;
     alertmanager.fire(&[("alertname", "EtcdMembersDown"), ("severity", "critical"), ("job", "etcd")]).await?;
     alertmanager.fire(&[("alertname", "KubeCPUOvercommit"), ("severity", "warning")]).await?;

@@ -197,6 +197,17 @@ impl Setup {
         Ok(())
     }
 
+    /// Makes the operator ask the test's Alertmanager at `url` (no token, asked again every second while alerts
+    /// hold).
+    pub fn ask_alertmanager(&mut self, url: &str) {
+        self.alertmanager = numo::alerts::AlertmanagerConfig {
+            url: url.to_string(),
+            token_file: "/nonexistent/token".into(),
+            poll_interval: Duration::from_secs(1),
+            ..Default::default()
+        };
+    }
+
     /// The usual world of a test: a rule `check` (its gate Job `gate`, its cleanup Job `cleanup`), a target
     /// `workers` of the pool `worker`, and the run config `name` that ties them, with `extra` spec fields.
     pub async fn check_workers(
