@@ -151,6 +151,13 @@ async fn a_node_its_machine_config_node_says_is_degraded_holds_the_next_node_unt
     assert!(message.contains("upgrade failure"), "{message}");
     let started: Vec<String> = setup.jobs().await?.iter().filter_map(job_node).collect();
     assert!(started.iter().all(|node| node == "worker-0"), "no other node started: {started:?}");
+    // numo plan, reading the cluster as an admin, says the same.
+    let (rc, stores) = numo::controllers::run_config::preview::read::read(&setup.client, &setup.ns, "checked")
+        .await
+        .map_err(anyhow::Error::msg)?;
+    let preview = numo::controllers::run_config::preview::from_cluster(&setup.client, &rc, &stores, None, None).await;
+    let previewed = preview.held_by.iter().find(|b| b.check == "MachineConfigNodes").map(|b| b.message.clone());
+    assert_eq!(previewed.as_deref(), Some(message.as_str()), "{:?}", preview.held_by);
 
     // The admin fixes the node: the daemon retries, the update succeeds, NodeDegraded goes False, the next node starts.
     let fixed = json!({"metadata": {"annotations": {numo_simulator::faults::FAIL_UPDATE: null}}});

@@ -46,9 +46,9 @@ fn optional<K: Resource<DynamicType = ()> + Clone + 'static>(
     }
 }
 
-/// Reads the run config `namespace/name` and everything its plan reads. ClusterOperators, PodDisruptionBudgets and
-/// MachineOSConfigs are optional, as for the operator: when they cannot be read, the checks on them say so (and no
-/// pool counts as in image mode).
+/// Reads the run config `namespace/name` and everything its plan reads. ClusterOperators, PodDisruptionBudgets,
+/// MachineOSConfigs, MachineConfigNodes and StorageClusters are optional, as for the operator: when they cannot be
+/// read, the checks on them say so (and no pool counts as in image mode).
 pub async fn read(client: &kube::Client, namespace: &str, name: &str) -> Result<(MutexRunConfig, Stores), String> {
     let all = ListParams::default();
     let what = |kind: &'static str| move |e: kube::Error| format!("cannot list {kind}: {e}");
@@ -63,6 +63,8 @@ pub async fn read(client: &kube::Client, namespace: &str, name: &str) -> Result<
     let machine_os_configs =
         optional(&sources, observe::MACHINE_OS_CONFIGS, list(Api::all(client.clone()), &all).await);
     let storage_clusters = optional(&sources, observe::STORAGE_CLUSTERS, list(Api::all(client.clone()), &all).await);
+    let machine_config_nodes =
+        optional(&sources, observe::MACHINE_CONFIG_NODES, list(Api::all(client.clone()), &all).await);
     let stores = Stores {
         run_configs: list::<MutexRunConfig>(Api::all(client.clone()), &all).await.map_err(what("MutexRunConfigs"))?,
         rules: list::<MutexRule>(Api::all(client.clone()), &all).await.map_err(what("MutexRules"))?,
@@ -79,8 +81,7 @@ pub async fn read(client: &kube::Client, namespace: &str, name: &str) -> Result<
         cluster_operators,
         budgets,
         machine_os_configs,
-        // A preview shows what numo would do next, never how far a node's drain went.
-        machine_config_nodes: reflector::store().0,
+        machine_config_nodes,
         storage_clusters,
         sources,
         custom: None,
