@@ -26,11 +26,13 @@ lint: ## rustfmt and clippy, as CI runs them
 fmt: ## format the code
 	cargo fmt --all
 
-crds: ## regenerate config/crd, the console plugin's names and types of them (console-plugin/src/api-{names,types}.ts) and numo's ClusterRole (config/rbac/role.yaml), from the Rust sources
+crds: ## regenerate config/crd, the console plugin's names and types of them (console-plugin/src/api-{names,types}.ts), numo's ClusterRole (config/rbac/role.yaml), the docs' parts on the checks and the bundle, from the Rust sources
 	cargo run --quiet --bin numo -- crds --output-dir config/crd
 	cargo xtask plugin-names
 	cargo xtask plugin-types
 	cargo xtask rbac
+	cargo xtask docs
+	cargo xtask bundle
 
 bench-scale: ## one rollout of N workers, C at a time, by numo's release build on a fresh cluster (N=100 C=5)
 	hack/bench-scale.sh $(or $(N),100) $(or $(C),5)

@@ -200,7 +200,9 @@ pub struct Blocker {
     pub message: String,
 }
 
-/// The checks, as `status.blockedBy[].check` and the `check` label of `numo_health_check_blocking` name them.
+/// The checks, as `status.blockedBy[].check` and the `check` label of `numo_health_check_blocking` name them. [`ALL`]
+/// describes each; `cargo xtask docs` writes docs/status.md's table of what to do, the NumoRolloutHeld runbook and
+/// alert from it.
 pub mod check {
     /// Outside every maintenance window.
     pub const MAINTENANCE_WINDOW: &str = "MaintenanceWindow";
@@ -235,24 +237,158 @@ pub mod check {
     /// Another operator (the SR-IOV network operator) paused the canary for a drain of its own; numo waits for it.
     pub const OTHER_OPERATOR: &str = "OtherOperator";
 
-    /// Every check.
-    pub const ALL: [&str; 15] = [
-        MAINTENANCE_WINDOW,
-        BLACKOUT_WINDOW,
-        CLUSTER_OPERATORS,
-        MACHINE_CONFIG_POOLS,
-        MACHINE_CONFIG_NODES,
-        NODES,
-        POD_DISRUPTION_BUDGETS,
-        ALERTS,
-        CUSTOM,
-        SOAK,
-        CANARY_CONFIG,
-        FOREIGN_CHANGE,
-        DOMAIN_SOAK,
-        ADMIN_HOLD,
-        OTHER_OPERATOR,
+    /// A check, as the documentation describes it.
+    #[derive(Clone, Copy, Debug)]
+    pub struct About {
+        /// Its name.
+        pub name: &'static str,
+        /// What holds the next node, as a clause ("a ClusterOperator is Degraded or not Available").
+        pub holds: &'static str,
+        /// What an admin does about it (Markdown).
+        pub to_do: &'static str,
+        /// Whether it holds by design (a window, a soak), or has an alert of its own: the NumoRolloutHeld alert
+        /// leaves it out.
+        pub by_design: bool,
+    }
+
+    /// Every check, described, in the order the documentation lists them.
+    pub const ABOUT: [About; 15] = [
+        About {
+            name: MAINTENANCE_WINDOW,
+            holds: "no maintenance window is open",
+            to_do: "nothing: numo starts the next node when the window opens (`status.nextWindow.start`). To start \
+                    now, change or remove `spec.maintenanceWindows`.",
+            by_design: true,
+        },
+        About {
+            name: BLACKOUT_WINDOW,
+            holds: "a blackout window is open",
+            to_do: "nothing, or shorten the blackout in `spec.blackoutWindows`.",
+            by_design: true,
+        },
+        About {
+            name: CLUSTER_OPERATORS,
+            holds: "a ClusterOperator is Degraded or not Available",
+            to_do: "fix the named operator (`oc get co`, `oc describe co <name>`), or list it under \
+                    `healthChecks.clusterOperators.ignore` if it is known to be harmless. A message saying \
+                    ClusterOperators cannot be read means numo's RBAC lacks `clusteroperators` (an older install): \
+                    apply the current `config/rbac` or upgrade through OLM.",
+            by_design: false,
+        },
+        About {
+            name: MACHINE_CONFIG_POOLS,
+            holds: "a MachineConfigPool is Degraded or NodeDegraded",
+            to_do: "`oc get mcp`, and `oc describe mcp <pool>` for the degraded node; the MCO's own degradation must \
+                    be fixed first.",
+            by_design: false,
+        },
+        About {
+            name: MACHINE_CONFIG_NODES,
+            holds: "a MachineConfigNode says its node is NodeDegraded",
+            to_do: "`oc describe machineconfignode <node>` for the machine-config daemon's reason (its \
+                    `NodeDegraded` condition), and `oc logs -n openshift-machine-config-operator` of the node's \
+                    machine-config daemon; fix the node (the daemon retries), or skip it if it is in the rollout.",
+            by_design: false,
+        },
+        About {
+            name: NODES,
+            holds: "a node outside the rollout is not Ready or is cordoned",
+            to_do: "bring the named node back (Ready) or uncordon it (`oc adm uncordon`); a node the MCO is \
+                    updating in another pool is uncordoned by the MCO when it is done.",
+            by_design: false,
+        },
+        About {
+            name: POD_DISRUPTION_BUDGETS,
+            holds: "a PodDisruptionBudget that allows no disruption covers a pod on the next node",
+            to_do: "`oc get poddisruptionbudgets -A` (ALLOWED DISRUPTIONS 0): the named pod cannot be evicted. Scale \
+                    its workload up, move it, or relax the budget; numo sees the change as soon as the budget's \
+                    status does.",
+            by_design: false,
+        },
+        About {
+            name: ALERTS,
+            holds: "an alert matching the run config's alert check fires, or Alertmanager cannot be asked",
+            to_do: "resolve the alert (the console's Observe → Alerting shows those \
+                    `healthChecks.alerts.matchers` select), or silence it in Alertmanager if it is known and \
+                    harmless for the upgrade; numo asks again every 30 s while alerts hold the rollout. `cannot be \
+                    queried: HTTP 403` means numo may not read alerts: see [docs/api.md](api.md#alerts).",
+            by_design: false,
+        },
+        About {
+            name: CUSTOM,
+            holds: "a custom check's expression is false for an object it selects",
+            to_do: "the check's own message names the object (its `expression` is in the run config's spec); \
+                    `cannot read … forbidden` means numo was not granted `get`, `list`, `watch` on the kind (see \
+                    [docs/api.md](api.md#custom-checks)); `selects no … object` means a name, namespace or selector \
+                    that matches nothing.",
+            by_design: false,
+        },
+        About {
+            name: SOAK,
+            holds: "a node that finished soaks, and its slot with it",
+            to_do: "nothing: the named node soaks until the time shown; if its soak restarts, the node's entry in \
+                    `status.nodes` says why.",
+            by_design: true,
+        },
+        About {
+            name: CANARY_CONFIG,
+            holds: "the canary pool cannot bring the next node its pool's config",
+            to_do: "under `trigger: AnyConfigChange`: the canary renders other content than the node's pool (`oc \
+                    get mcp` shows both rendered configs), so a released node would never get its pool's config. \
+                    Make the canary's `machineConfigSelector` select exactly the MachineConfigs the target pool \
+                    selects; a render under way clears by itself within seconds. If a pool cannot render \
+                    (`RenderDegraded`), fix the MachineConfig the message names.",
+            by_design: false,
+        },
+        About {
+            name: FOREIGN_CHANGE,
+            holds: "someone else changed what numo holds, and it is not put back yet",
+            to_do: "nothing while numo puts it back; if the same field keeps being changed back, the \
+                    NumoForeignChangeContested alert and the `Contested` condition name who writes it: see \
+                    [Other hands](#other-hands).",
+            by_design: true,
+        },
+        About {
+            name: DOMAIN_SOAK,
+            holds: "the last failure domain soaks (`spec.topology.domainSoakTime`) before the next one starts",
+            to_do: "nothing: the next domain starts when the soak ends; shorten `spec.topology.domainSoakTime` to \
+                    start it sooner.",
+            by_design: true,
+        },
+        About {
+            name: ADMIN_HOLD,
+            holds: "an admin paused a target pool before numo held it",
+            to_do: "the admin's own hold (for example an EUS-to-EUS update): numo releases none of the pool's nodes \
+                    until the admin lets it, with the go-ahead annotation (see \
+                    [EUS-to-EUS](install.md#eus-to-eus-updates)).",
+            by_design: true,
+        },
+        About {
+            name: OTHER_OPERATOR,
+            holds: "another operator, such as the SR-IOV network operator, has paused the canary pool for a drain \
+                    of its own",
+            to_do: "nothing: numo waits for the other operator to unpause the canary (see \
+                    [install.md](install.md#other-operators-that-pause-pools-next-to-numo)); `oc get \
+                    sriovnetworknodestates -A` shows its drain.",
+            by_design: false,
+        },
     ];
+
+    /// Every check's name, as [`ABOUT`] lists them.
+    pub const ALL: [&str; 15] = {
+        let mut names = [""; 15];
+        let mut i = 0;
+        while i < ABOUT.len() {
+            names[i] = ABOUT[i].name;
+            i += 1;
+        }
+        names
+    };
+
+    /// What the documentation says of check `name`.
+    pub fn about(name: &str) -> Option<&'static About> {
+        ABOUT.iter().find(|a| a.name == name)
+    }
 }
 
 #[cfg(test)]

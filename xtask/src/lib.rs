@@ -6,9 +6,11 @@
 //! `cargo xtask plugin-names [--check]` writes (or checks) the console plugin's copy of numo's API names, and
 //! `cargo xtask plugin-types [--check]` its TypeScript types of numo's kinds, from the CRD schemas.
 //! `cargo xtask rbac [--check]` writes (or checks) numo's ClusterRole from `numo::access::GRANTS`.
+//! `cargo xtask docs [--check]` writes (or checks) the documentation's parts that describe numo's checks.
 
 pub mod bundle;
 pub mod circles;
+pub mod docs;
 pub mod generated;
 pub mod manifests;
 pub mod plugin_names;

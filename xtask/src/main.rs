@@ -27,6 +27,13 @@ enum Task {
     },
     /// Fail when modules of src/ or simulator/src reach one another (an import circle).
     Circles,
+    /// Write the parts of docs/ and of the NumoRolloutHeld alert that describe numo's checks, from src/api and the
+    /// health checks.
+    Docs {
+        /// Change nothing; fail when the committed parts differ from what the code generates.
+        #[arg(long)]
+        check: bool,
+    },
     /// Write the console plugin's names of numo's API (console-plugin/src/api-names.ts) from src/api.
     PluginNames {
         /// Change nothing; fail when the committed file differs from what src/api generates.
@@ -112,6 +119,23 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         Task::PluginTypes { check: false } => {
             report_write(xtask::plugin_types::PATH, xtask::plugin_types::write(&root)?);
+            Ok(ExitCode::SUCCESS)
+        }
+        Task::Docs { check: true } => {
+            let drift = xtask::docs::drift(&root)?;
+            for d in &drift {
+                eprintln!("{d}: run `cargo xtask docs` and commit the result");
+            }
+            if drift.is_empty() {
+                println!("the checks' documentation is up to date");
+                return Ok(ExitCode::SUCCESS);
+            }
+            Ok(ExitCode::FAILURE)
+        }
+        Task::Docs { check: false } => {
+            for rel in xtask::docs::write(&root)? {
+                println!("wrote {rel}");
+            }
             Ok(ExitCode::SUCCESS)
         }
         Task::Rbac { check: true } => Ok(report_drift(xtask::rbac::PATH, "rbac", xtask::rbac::drift(&root))),

@@ -1,7 +1,7 @@
 //! `healthChecks.alerts`: hold while an alert matching the matchers fires (not in `ignore`). Alertmanager is asked
 //! only when a node would start: until then the check asks for it ([`Readiness::needs_alerts`]).
 
-use super::{blocker, listed, Check, Input, Readiness};
+use super::{blocker, listed, Check, Input, Readiness, Switch};
 use crate::api::{check, HealthChecks};
 
 /// See the module.
@@ -14,6 +14,17 @@ impl Check for Alerts {
 
     fn enabled(&self, checks: &HealthChecks) -> bool {
         checks.alerts.as_ref().is_some_and(|a| a.enabled)
+    }
+
+    fn switch(&self) -> Switch {
+        Switch {
+            field: "alerts",
+            shape: "`{enabled, matchers[], ignore[]}`",
+            default: "unset: off",
+            more: "An alert counts when it is active, unsilenced, uninhibited and matches every one of `matchers` \
+                (Alertmanager matchers, default `severity=\"critical\"`), unless `ignore` names it. See \
+                [alerts](#alerts).",
+        }
     }
 
     fn assess(&self, input: &Input<'_>, out: &mut Readiness) {

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use super::{blocker, listed, Check, Input, Readiness};
+use super::{blocker, listed, Check, Input, Readiness, Switch};
 use crate::api::{check, HealthChecks};
 
 /// See the module.
@@ -17,6 +17,16 @@ impl Check for PodDisruptionBudgets {
 
     fn enabled(&self, checks: &HealthChecks) -> bool {
         checks.pod_disruption_budgets.enabled
+    }
+
+    fn switch(&self) -> Switch {
+        Switch {
+            field: "podDisruptionBudgets",
+            shape: "`{enabled}`",
+            default: "`{enabled: true}`",
+            more: "Its drain would stall until `nodeTimeout`. numo watches the budgets; only when a node is about to \
+                start and some budget is at zero does it list the pods on that node (metadata only).",
+        }
     }
 
     fn assess(&self, input: &Input<'_>, out: &mut Readiness) {

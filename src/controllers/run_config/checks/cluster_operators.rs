@@ -1,7 +1,7 @@
 //! `healthChecks.clusterOperators`: hold while a ClusterOperator is `Degraded=True` or `Available=False` (those
 //! not in `ignore`). The machine-config operator's wait for pools that a skipped node degrades is left out.
 
-use super::{blocker, listed, Check, Input, Readiness};
+use super::{blocker, listed, Check, Input, Readiness, Switch};
 use crate::api::{check, HealthChecks};
 
 /// See the module.
@@ -14,6 +14,15 @@ impl Check for ClusterOperators {
 
     fn enabled(&self, checks: &HealthChecks) -> bool {
         checks.cluster_operators.enabled
+    }
+
+    fn switch(&self) -> Switch {
+        Switch {
+            field: "clusterOperators",
+            shape: "`{enabled, ignore[]}`",
+            default: "`{enabled: true}`",
+            more: "`ignore` lists ClusterOperator names whose state never holds.",
+        }
     }
 
     fn assess(&self, input: &Input<'_>, out: &mut Readiness) {

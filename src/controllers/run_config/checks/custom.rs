@@ -1,7 +1,7 @@
 //! `healthChecks.custom`: hold while a custom check's CEL expression is false (or cannot be evaluated) for an object
 //! it selects, it selects none, or its objects cannot be read.
 
-use super::{blocker, listed, Check, Input, Readiness};
+use super::{blocker, listed, Check, Input, Readiness, Switch};
 use crate::api::{check, CustomCheck, HealthChecks};
 use crate::cel_check;
 
@@ -15,6 +15,17 @@ impl Check for Custom {
 
     fn enabled(&self, checks: &HealthChecks) -> bool {
         !checks.custom.is_empty()
+    }
+
+    fn switch(&self) -> Switch {
+        Switch {
+            field: "custom[]",
+            shape: "list of `{apiVersion, kind, namespace, name, labelSelector, expression, message}`, at most 16",
+            default: "empty",
+            more:
+                "Each holds while its CEL `expression` is false for an object of `kind` the other fields select (all \
+                of them when unset), showing `message`. See [custom checks](#custom-checks).",
+        }
     }
 
     fn assess(&self, input: &Input<'_>, out: &mut Readiness) {

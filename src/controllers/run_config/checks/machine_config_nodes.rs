@@ -7,7 +7,7 @@
 //! `pkg/upgrademonitor/upgrade_monitor.go`, `GenerateAndApplyMachineConfigNodes` with `NodeDegraded` on an update
 //! failure, False again once the node updates).
 
-use super::{blocker, listed, Check, ConditionRead, Input, Readiness};
+use super::{blocker, listed, Check, ConditionRead, Input, Readiness, Switch};
 use crate::api::{check, HealthChecks};
 use crate::controllers::run_config::snapshot::{Watched, CANNOT_BE_READ};
 
@@ -24,6 +24,17 @@ impl Check for MachineConfigNodes {
 
     fn enabled(&self, checks: &HealthChecks) -> bool {
         checks.machine_config_nodes.as_ref().is_some_and(|c| c.enabled)
+    }
+
+    fn switch(&self) -> Switch {
+        Switch {
+            field: "machineConfigNodes",
+            shape: "`{enabled}`",
+            default: "unset: off",
+            more: "Names the node and the machine-config daemon's reason; a node an admin skipped is left out. \
+                MachineConfigNodes are served from OpenShift 4.20: where they cannot be read the check holds, saying \
+                why.",
+        }
     }
 
     fn reads(&self) -> &'static [ConditionRead] {

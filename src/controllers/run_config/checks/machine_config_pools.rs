@@ -1,7 +1,7 @@
 //! `healthChecks.machineConfigPools`: hold while a MachineConfigPool is `Degraded` or `NodeDegraded`, unless only
 //! because a node an admin skipped fails its update (numo reported it; the machine-config daemon keeps retrying).
 
-use super::{blocker, listed, Check, Input, Readiness};
+use super::{blocker, listed, Check, Input, Readiness, Switch};
 use crate::api::{check, HealthChecks};
 
 /// See the module.
@@ -14,6 +14,10 @@ impl Check for MachineConfigPools {
 
     fn enabled(&self, checks: &HealthChecks) -> bool {
         checks.machine_config_pools.enabled
+    }
+
+    fn switch(&self) -> Switch {
+        Switch { field: "machineConfigPools", shape: "`{enabled}`", default: "`{enabled: true}`", more: "" }
     }
 
     fn assess(&self, input: &Input<'_>, out: &mut Readiness) {

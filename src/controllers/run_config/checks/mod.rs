@@ -2,7 +2,8 @@
 //! planner asks each check that the spec switches on what holds the next node, and the snapshot reads the
 //! conditions each one names ([`Check::reads`]) from numo's caches, which keep them and wake the checking run
 //! configs when they change. A check of what numo watches already is its own file, its switch in
-//! [`HealthChecks`] and its name in [`crate::api::check`]; nothing else changes.
+//! [`HealthChecks`] and its name and description in [`crate::api::check::ABOUT`]; the documentation's parts on the
+//! checks are generated from those (`cargo xtask docs`).
 //!
 //! Each check that fails becomes a [`Blocker`] naming what holds the rollout; none changes anything in the cluster.
 //! A check that cannot read what it checks holds the rollout too, saying so: it never passes silently.
@@ -28,6 +29,9 @@ pub trait Check: Sync {
     /// Whether the run config's `healthChecks` switch it on.
     fn enabled(&self, checks: &HealthChecks) -> bool;
 
+    /// Its switch, as the API reference describes it (`cargo xtask docs` writes docs/api.md's table of checks).
+    fn switch(&self) -> Switch;
+
     /// The conditions of watched objects it reads (the snapshot gathers them into
     /// [`crate::controllers::run_config::snapshot::HealthFacts::conditions`]); none by default.
     fn reads(&self) -> &'static [ConditionRead] {
@@ -36,6 +40,20 @@ pub trait Check: Sync {
 
     /// What holds the next node, as far as this check sees, added to `out`.
     fn assess(&self, input: &Input<'_>, out: &mut Readiness);
+}
+
+/// A check's switch under `spec.healthChecks`, as the API reference describes it; what holds the next node comes
+/// from the check's [`crate::api::check::About`].
+#[derive(Clone, Copy, Debug)]
+pub struct Switch {
+    /// The field under `spec.healthChecks`, e.g. `machineConfigNodes`.
+    pub field: &'static str,
+    /// The field's shape, e.g. "`{enabled}`".
+    pub shape: &'static str,
+    /// What it is when `healthChecks` is present without it.
+    pub default: &'static str,
+    /// More of what the check does (Markdown), said after what holds the next node; may be empty.
+    pub more: &'static str,
 }
 
 /// A condition of objects of a watched kind that a check reads.

@@ -1,7 +1,7 @@
 //! `healthChecks.nodes`: hold while a node this rollout is not taking down right now (not in flight, soaking,
 //! failed or skipped) is not Ready or is cordoned: another node is down already.
 
-use super::{blocker, listed, Check, Input, Readiness};
+use super::{blocker, listed, Check, Input, Readiness, Switch};
 use crate::api::{check, HealthChecks};
 
 /// See the module.
@@ -14,6 +14,17 @@ impl Check for Nodes {
 
     fn enabled(&self, checks: &HealthChecks) -> bool {
         checks.nodes.enabled
+    }
+
+    fn switch(&self) -> Switch {
+        Switch {
+            field: "nodes",
+            shape: "`{enabled}`",
+            default: "`{enabled: true}`",
+            more: "A node is outside the rollout unless this rollout takes it down right now (in flight, soaking, \
+                failed or skipped); cordoned means by an admin, or by the MCO updating another pool: another node is \
+                down already.",
+        }
     }
 
     fn assess(&self, input: &Input<'_>, out: &mut Readiness) {
