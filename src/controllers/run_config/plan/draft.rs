@@ -59,30 +59,11 @@ impl Draft {
     }
 }
 
-/// The parts of the previous status that a stage which does not recount the nodes keeps. Every field is named, so a
-/// new one cannot be forgotten (and blink out of the status at every reconcile): each is either carried or worked
-/// out anew by every plan.
+/// The previous status as the steps of a plan start from it: every field carried (so a field added to the status
+/// is kept from one reconcile to the next without a word here), except those every plan works out anew, which start
+/// empty (`finish`, the gate, the windows fill them).
 pub fn carried(snapshot: &Snapshot) -> MutexRunConfigStatus {
-    let previous = &snapshot.run_config.status;
     MutexRunConfigStatus {
-        target_version: previous.target_version.clone(),
-        target_config: previous.target_config.clone(),
-        progress: previous.progress.clone(),
-        started_at: previous.started_at.clone(),
-        finished_at: previous.finished_at.clone(),
-        total_nodes: previous.total_nodes,
-        completed_nodes: previous.completed_nodes.clone(),
-        skipped_nodes: previous.skipped_nodes.clone(),
-        pending_nodes: previous.pending_nodes,
-        nodes: previous.nodes.clone(),
-        restore_started_at: previous.restore_started_at.clone(),
-        estimate: previous.estimate.clone(),
-        step_durations: previous.step_durations.clone(),
-        history: previous.history.clone(),
-        held_since: previous.held_since.clone(),
-        topology: previous.topology.clone(),
-        target_changes: previous.target_changes.clone(),
-        // Worked out anew by every plan (`finish`, the gate, the windows).
         observed_generation: None,
         phase: None,
         message: None,
@@ -91,5 +72,6 @@ pub fn carried(snapshot: &Snapshot) -> MutexRunConfigStatus {
         foreign_changes: Vec::new(),
         held_pools: Vec::new(),
         conditions: Vec::new(),
+        ..snapshot.run_config.status.clone()
     }
 }
