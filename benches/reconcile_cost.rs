@@ -313,15 +313,7 @@ impl World {
                     "startedTime": "2024-01-01T00:00:00Z", "verified": true, "image": "i"}]}})])
             .0,
             jobs: store(jobs).0,
-            cluster_operators: store(std::iter::empty()).0,
-            budgets: store(std::iter::empty()).0,
-            machine_os_configs: store(std::iter::empty()).0,
-            machine_config_nodes: store(std::iter::empty()).0,
-            storage_clusters: store(std::iter::empty()).0,
-            sources: Default::default(),
-            custom: None,
-            node_views: Default::default(),
-            job_views: Default::default(),
+            ..Default::default()
         };
         Self { stores, node_writer, run_config }
     }

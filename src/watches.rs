@@ -81,6 +81,8 @@ struct Shared {
     health: Sources,
     /// Whether every watch has delivered its first full list.
     listed: watch::Sender<bool>,
+    /// The API group and resource of every watch, in the order they were made.
+    watched: std::sync::Mutex<Vec<(String, String)>>,
 }
 
 /// What is known of one watch.
@@ -109,7 +111,9 @@ impl Watches {
     pub fn new(controller: &'static str, client: kube::Client, readiness: Readiness) -> Self {
         readiness.register(controller);
         let (listed, _) = watch::channel(false);
-        Self { shared: Arc::new(Shared { controller, client, readiness, health: Sources::default(), listed }) }
+        let shared =
+            Shared { controller, client, readiness, health: Sources::default(), listed, watched: Default::default() };
+        Self { shared: Arc::new(shared) }
     }
 
     /// Watches the objects of type `K` in every namespace (one `kind`, named so in logs and `/readyz`) with
@@ -156,6 +160,11 @@ impl Watches {
         self.watch_trimmed(kind, config, trim)
     }
 
+    /// The API group and resource of every watch made so far (to check numo's ClusterRole lets it make them).
+    pub fn watched(&self) -> Vec<(String, String)> {
+        self.shared.watched.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone()
+    }
+
     /// What tells whether an optional watch's cache can be read (see [`Sources::readable`]).
     pub fn sources(&self) -> Sources {
         self.shared.health.clone()
@@ -190,6 +199,8 @@ impl Watches {
         F: Fn(&mut K) + Send + 'static,
     {
         let api = Api::<K>::all(self.shared.client.clone());
+        let resource = (K::group(&Default::default()).into_owned(), K::plural(&Default::default()).into_owned());
+        self.shared.watched.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).push(resource);
         let (store, writer) = reflector::store();
         let optional = self.shared.with(|health| health.get(kind).is_some_and(|h| h.optional));
         let absent = optional.then(|| RetryDelays::new(ABSENT_FIRST_DELAY, ABSENT_MAX_DELAY));

@@ -73,6 +73,34 @@ pub struct Stores {
     pub job_views: JobViews,
 }
 
+impl Default for Stores {
+    /// Empty caches (for tests and benches, which fill those they need).
+    fn default() -> Self {
+        fn empty<K: Resource<DynamicType = ()> + Clone + 'static>() -> Store<K> {
+            kube::runtime::reflector::store().0
+        }
+        Self {
+            run_configs: empty(),
+            rules: empty(),
+            targets: empty(),
+            pools: empty(),
+            nodes: empty(),
+            machine_configs: empty(),
+            cluster_versions: empty(),
+            jobs: empty(),
+            cluster_operators: empty(),
+            budgets: empty(),
+            machine_os_configs: empty(),
+            machine_config_nodes: empty(),
+            storage_clusters: empty(),
+            sources: Sources::default(),
+            custom: None,
+            node_views: NodeViews::default(),
+            job_views: JobViews::default(),
+        }
+    }
+}
+
 /// Watch names of the optional sources, as [`Sources::readable`] knows them.
 pub const CLUSTER_OPERATORS: &str = "ClusterOperators";
 /// See [`CLUSTER_OPERATORS`].

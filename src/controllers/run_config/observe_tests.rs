@@ -67,18 +67,8 @@ fn stores(pools: &[Value], nodes: &[Value], jobs: &[Value]) -> Stores {
             "spec": {"machineConfigPools": ["worker"]}})]),
         pools: store::<MachineConfigPool>(&all_pools),
         nodes: store::<Node>(nodes),
-        machine_configs: store::<PartialObjectMeta<MachineConfig>>(&[]),
-        cluster_versions: store::<ClusterVersion>(&[]),
         jobs: store::<CachedJob>(jobs),
-        cluster_operators: store::<ClusterOperator>(&[]),
-        budgets: store::<PodDisruptionBudget>(&[]),
-        machine_os_configs: store::<crate::openshift::MachineOSConfig>(&[]),
-        machine_config_nodes: store::<crate::openshift::MachineConfigNode>(&[]),
-        storage_clusters: store::<crate::openshift::StorageCluster>(&[]),
-        sources: Default::default(),
-        custom: None,
-        node_views: Default::default(),
-        job_views: Default::default(),
+        ..Stores::default()
     }
 }
 
