@@ -4,9 +4,9 @@
 //! carries the intents out, idempotently.
 //!
 //! The steps, each its own module: `resolve` validates into a typed [`resolve::Resolved`] configuration;
-//! `foreign` notices and puts back what others changed of what numo holds; `rollout` (trigger `Upgrade`) and
-//! `config_change` (`AnyConfigChange`) run the rollout, siblings that take the steps they share from
-//! `shared_steps`; `node_state` derives each node's state once; `pools` writes the pools (claim, steer, restore);
+//! `foreign` notices and puts back what others changed of what numo holds; `trigger` is what `spec.trigger` decides,
+//! a strategy per trigger: `rollout` (`Upgrade`) and `config_change` (`AnyConfigChange`) run the rollout, siblings
+//! that take the steps they share from `shared_steps`; `node_state` derives each node's state once; `pools` writes the pools (claim, steer, restore);
 //! `gate` holds, starts and moves nodes on, asking `readiness` what holds the next one; `record` writes the
 //! per-node status; `stage` says where the rollout is and states every condition; `finalize` handles the end and
 //! deletion; `next_minor` tells whether the workers held behind hold the cluster's next minor update. They write
@@ -42,6 +42,7 @@ mod shared_steps;
 mod stage;
 mod target;
 mod topology;
+mod trigger;
 
 use std::time::Duration;
 
@@ -49,7 +50,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use super::snapshot::Snapshot;
 pub use crate::api::check;
-use crate::api::{MutexRunConfigStatus, RunPhase, Trigger, WindowTimes};
+use crate::api::{MutexRunConfigStatus, RunPhase, WindowTimes};
 use crate::conditions;
 use crate::windows;
 use draft::Draft;
@@ -61,7 +62,6 @@ pub use notice::{aggregated, Notice};
 use resolve::Verdict;
 pub use stage::condition;
 use stage::Stage;
-use target::Target;
 pub use topology::shown_domain;
 /// The outcome of planning.
 #[derive(Clone, Debug)]
@@ -132,10 +132,8 @@ pub fn plan(snapshot: &Snapshot) -> Plan {
     let Some(version) = snapshot.cluster.as_ref().and_then(|c| c.target_version.clone()) else {
         return finish(snapshot, draft, Stage::NoClusterVersion { holding }, &validated);
     };
-    let stage = match snapshot.run_config.spec.trigger {
-        Trigger::Upgrade => rollout::rollout(snapshot, &resolved, &Target::upgrade(&version), holding, &mut draft),
-        Trigger::AnyConfigChange => config_change::rollout(snapshot, &resolved, &version, holding, &mut draft),
-    };
+    let trigger = trigger::of(snapshot.run_config.spec.trigger);
+    let stage = trigger.rollout(snapshot, &resolved, &version, holding, &mut draft);
     // The windows are shown (and numo wakes at their edges) whatever the stage.
     let verdict = readiness::windows_now(snapshot, &resolved.schedule);
     draft.status.next_window = verdict.next.as_ref().map(|(start, end)| WindowTimes {
@@ -146,7 +144,7 @@ pub fn plan(snapshot: &Snapshot) -> Plan {
         let wait = (edge - windows::utc(&snapshot.now)).to_std().unwrap_or_default() + Duration::from_millis(50);
         draft.requeue_after = Some(draft.requeue_after.map_or(wait, |r| r.min(wait)));
     }
-    let node_reads = node_reads::after(&stage, holding, snapshot.run_config.spec.trigger);
+    let node_reads = trigger.node_reads(&stage, holding);
     Plan { node_reads, ..finish(snapshot, draft, stage, &validated) }
 }
 

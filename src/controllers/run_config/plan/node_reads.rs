@@ -2,9 +2,6 @@
 //! changes that can change its plan: while the MCO moves 2,000 restored nodes back into their pools, their config
 //! annotations change thousands of times and none of it changes what numo does.
 
-use super::stage::Stage;
-use crate::api::Trigger;
-
 /// What of the nodes the plan reads in the state a plan leaves the run config in.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum NodeReads {
@@ -16,15 +13,4 @@ pub enum NodeReads {
     /// `Upgrade`, no pool held), a node's readiness, cordon and machine-config annotations change nothing numo
     /// decides: no node is released, gated or checked.
     MembershipAndVersion,
-}
-
-/// What the next plan reads of the nodes once this one is carried out: `stage` is where it left the rollout,
-/// `holding` whether numo held pools when it planned.
-pub fn after(stage: &Stage, holding: bool, trigger: Trigger) -> NodeReads {
-    let between_rollouts = matches!(stage, Stage::Idle(_) | Stage::Completed { .. } | Stage::Restoring { .. });
-    if between_rollouts && !holding && trigger == Trigger::Upgrade {
-        NodeReads::MembershipAndVersion
-    } else {
-        NodeReads::Everything
-    }
 }
