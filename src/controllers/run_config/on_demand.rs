@@ -1,10 +1,11 @@
-//! The questions a plan asks only when a node would start, never watched: which pods a PodDisruptionBudget at zero
-//! covers on the nodes about to start, and which alerts fire. The operator's reconcile and `numo plan` both plan
+//! The questions a plan asks only when a node would start, never watched ([`Question`], asked by the checks): which
+//! pods a PodDisruptionBudget at zero covers on the nodes about to start, and which alerts fire. The operator's reconcile and `numo plan` both plan
 //! here: the plan's questions are asked through an [`Ask`] (the operator's, or the caller's), the answers go into the
 //! snapshot, and the planner runs again.
 
 use std::future::Future;
 
+use super::checks::Question;
 use super::plan::{self, Plan};
 use super::snapshot::{BudgetPods, BudgetView, Snapshot, Source};
 use crate::alerts::{AlertmanagerConfig, FiringAlert};
@@ -36,34 +37,47 @@ impl Ask for Operator<'_> {
     }
 }
 
-/// Plans `snapshot`; when the plan asks for the pods on the nodes about to start or for the firing alerts, asks
-/// `ask` (both at once), keeps the answers in the snapshot and plans again.
+/// Plans `snapshot`; when the plan asks what numo only asks when a node would start, asks `ask` (every question at
+/// once), keeps the answers in the snapshot and plans again.
 pub async fn plan(snapshot: &mut Snapshot, ask: &impl Ask) -> Plan {
     let first = plan::plan(snapshot);
-    if first.needs_budget_pods.is_empty() && !first.needs_alerts {
+    if first.asks.is_empty() {
         return first;
     }
-    let budgets = snapshot.health.budgets_at_zero.as_deref().unwrap_or_default();
-    let checks = snapshot.run_config.spec.health_checks.as_ref();
-    let matchers = checks.and_then(|h| h.alerts.as_ref()).map(|a| a.matchers.as_slice()).unwrap_or_default();
-    let pods = async {
-        match first.needs_budget_pods.is_empty() {
-            true => None,
-            false => Some(ask.budget_pods(budgets, &first.needs_budget_pods).await),
-        }
-    };
-    let alerts = async {
-        match first.needs_alerts {
-            true => Some(ask.firing(matchers).await),
-            false => None,
-        }
-    };
-    let (pods, alerts) = futures::join!(pods, alerts);
-    if pods.is_some() {
-        snapshot.health.budget_pods = pods;
-    }
-    if alerts.is_some() {
-        snapshot.health.alerts = alerts;
+    let answers = futures::future::join_all(first.asks.iter().map(|question| answer(snapshot, question, ask))).await;
+    for answer in answers {
+        answer.keep(snapshot);
     }
     plan::plan(snapshot)
+}
+
+/// An answer to a [`Question`].
+enum Answer {
+    BudgetPods(Source<BudgetPods>),
+    FiringAlerts(Source<Vec<FiringAlert>>),
+}
+
+impl Answer {
+    /// Keeps the answer in `snapshot`, where the check that asked reads it.
+    fn keep(self, snapshot: &mut Snapshot) {
+        match self {
+            Answer::BudgetPods(pods) => snapshot.health.budget_pods = Some(pods),
+            Answer::FiringAlerts(alerts) => snapshot.health.alerts = Some(alerts),
+        }
+    }
+}
+
+/// Asks `question` of `ask`, with what `snapshot` says of it.
+async fn answer(snapshot: &Snapshot, question: &Question, ask: &impl Ask) -> Answer {
+    match question {
+        Question::BudgetPods(nodes) => {
+            let budgets = snapshot.health.budgets_at_zero.as_deref().unwrap_or_default();
+            Answer::BudgetPods(ask.budget_pods(budgets, nodes).await)
+        }
+        Question::FiringAlerts => {
+            let checks = snapshot.run_config.spec.health_checks.as_ref();
+            let matchers = checks.and_then(|h| h.alerts.as_ref()).map(|a| a.matchers.as_slice()).unwrap_or_default();
+            Answer::FiringAlerts(ask.firing(matchers).await)
+        }
+    }
 }

@@ -1,7 +1,7 @@
 //! `healthChecks.alerts`: hold while an alert matching the matchers fires (not in `ignore`). Alertmanager is asked
-//! only when a node would start: until then the check asks for it ([`Readiness::needs_alerts`]).
+//! only when a node would start: until then the check asks for it ([`Question::FiringAlerts`]).
 
-use super::{blocker, listed, Check, Input, Readiness, Switch};
+use super::{blocker, listed, Check, Input, Question, Readiness, Switch};
 use crate::api::{check, HealthChecks};
 
 /// See the module.
@@ -30,7 +30,7 @@ impl Check for Alerts {
     fn assess(&self, input: &Input<'_>, out: &mut Readiness) {
         let Some(alerts) = input.checks.alerts.as_ref().filter(|_| !input.next.is_empty()) else { return };
         match &input.snapshot.health.alerts {
-            None => out.needs_alerts = true,
+            None => out.asks.push(Question::FiringAlerts),
             Some(Err(why)) => out.blockers.push(blocker(check::ALERTS, format!("{why}; alerts are unknown"))),
             Some(Ok(firing)) => {
                 let firing: Vec<String> = firing

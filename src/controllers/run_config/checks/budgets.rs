@@ -1,10 +1,10 @@
 //! `healthChecks.podDisruptionBudgets`: hold while a PodDisruptionBudget that allows no disruption covers a pod on
 //! a node about to start (its drain would stall). The pods are listed only when a node would start and some budget
-//! is at zero: until then the check asks for them ([`Readiness::needs_budget_pods`]).
+//! is at zero: until then the check asks for them ([`Question::BudgetPods`]).
 
 use std::collections::BTreeSet;
 
-use super::{blocker, listed, Check, Input, Readiness, Switch};
+use super::{blocker, listed, Check, Input, Question, Readiness, Switch};
 use crate::api::{check, HealthChecks};
 
 /// See the module.
@@ -43,7 +43,7 @@ impl Check for PodDisruptionBudgets {
             Ok(at_zero) => at_zero,
         };
         let placed = match &health.budget_pods {
-            None => return out.needs_budget_pods = input.next.iter().map(|n| n.name.clone()).collect(),
+            None => return out.asks.push(Question::BudgetPods(input.next.iter().map(|n| n.name.clone()).collect())),
             Some(Err(why)) => {
                 let message = format!("the pods PodDisruptionBudgets cover cannot be read: {why}");
                 return out.blockers.push(blocker(check::POD_DISRUPTION_BUDGETS, message));

@@ -106,14 +106,21 @@ pub fn reads_of(checks: &HealthChecks) -> Vec<ConditionRead> {
 pub struct Readiness {
     /// What holds the next node, in check order.
     pub blockers: Vec<Blocker>,
-    /// Nodes that would start while a PodDisruptionBudget allows no disruption, whose pods are not known yet: the
-    /// controller lists them and plans again.
-    pub needs_budget_pods: Vec<String>,
-    /// A node would start and the alert check has not asked Alertmanager yet: the controller asks and plans again.
-    pub needs_alerts: bool,
+    /// What the checks need to know and numo only asks when a node would start (never watched): the controller
+    /// asks, keeps the answers in the snapshot and plans again (`on_demand`).
+    pub asks: Vec<Question>,
     /// What the checks left out and why, as sentences: a degradation numo reported already and an admin skipped
     /// (the skipped node's pool, and the machine-config operator's wait for it) holds nothing.
     pub left_out: Vec<String>,
+}
+
+/// A question a check asks only when a node would start.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Question {
+    /// Which pods on these nodes (those that would start) the PodDisruptionBudgets at zero cover.
+    BudgetPods(Vec<String>),
+    /// Which alerts matching the alert check's matchers fire.
+    FiringAlerts,
 }
 
 /// What a check assesses.

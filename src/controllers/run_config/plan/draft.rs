@@ -20,10 +20,8 @@ pub struct Draft {
     pub release_jobs: bool,
     /// When to look again.
     pub requeue_after: Option<Duration>,
-    /// Nodes whose pods the PodDisruptionBudget check needs.
-    pub needs_budget_pods: Vec<String>,
-    /// Whether the alert check needs Alertmanager's answer.
-    pub needs_alerts: bool,
+    /// What the checks ask before a node starts.
+    pub asks: Vec<crate::controllers::run_config::checks::Question>,
     /// Why a config change is overdue (`ConfigChangeOverdue`), if it is.
     pub overdue: Option<String>,
     /// What others changed of what numo holds.
@@ -47,8 +45,7 @@ impl Draft {
             status: carried(snapshot),
             release_jobs: false,
             requeue_after: None,
-            needs_budget_pods: Vec::new(),
-            needs_alerts: false,
+            asks: Vec::new(),
             overdue: None,
             ledger: Ledger::of(&snapshot.run_config.status.foreign_changes, snapshot.now),
             put_back: Vec::new(),

@@ -176,13 +176,11 @@ pub fn plan<'a>(
         readiness.blockers.extend(admin_holds.clone().filter(|_| startable.nodes.is_empty()));
         if !readiness.blockers.is_empty() {
             // Held anyway: no need to list pods or ask Alertmanager (a window may hold for days).
-            readiness.needs_budget_pods.clear();
-            readiness.needs_alerts = false;
+            readiness.asks.clear();
         }
         readiness
     });
-    let clear =
-        readiness.as_ref().is_none_or(|r| r.blockers.is_empty() && r.needs_budget_pods.is_empty() && !r.needs_alerts);
+    let clear = readiness.as_ref().is_none_or(|r| r.blockers.is_empty() && r.asks.is_empty());
     if steered && !spec.paused && !(hold && any_failed) && clear {
         for i in &startable.nodes {
             nodes[*i].state = NodeState::Gating { next: Some(NextJob { rule: 0, attempt: 1 }) };

@@ -76,10 +76,9 @@ pub struct Plan {
     pub notices: Vec<Notice>,
     /// When to reconcile again without a change (a node's timeout, the end of a soak, a window's edge).
     pub requeue_after: Option<Duration>,
-    /// Nodes that would start while a PodDisruptionBudget allows no disruption: list their pods and plan again.
-    pub needs_budget_pods: Vec<String>,
-    /// A node would start and the alert check needs Alertmanager's answer: ask and plan again.
-    pub needs_alerts: bool,
+    /// What the checks ask before a node starts (never watched): ask, keep the answers in the snapshot and plan
+    /// again (`on_demand`).
+    pub asks: Vec<crate::controllers::run_config::checks::Question>,
     /// The projection of the rest of the rollout (each node's steps and times), when the estimate was worked out
     /// again in this plan.
     pub projection: Option<crate::estimate::Projected>,
@@ -204,8 +203,7 @@ fn finish(snapshot: &Snapshot, mut draft: Draft, stage: Stage, validated: &str) 
         after_status,
         notices,
         requeue_after,
-        needs_budget_pods: draft.needs_budget_pods,
-        needs_alerts: draft.needs_alerts,
+        asks: draft.asks,
         projection: draft.projection,
         node_reads: NodeReads::Everything,
         finished_jobs: draft.finished_jobs,

@@ -136,8 +136,7 @@ pub fn gate_nodes(
     draft.finished_jobs = recorded.finished_jobs;
     draft.release_jobs = true;
     let blockers = gate.readiness.as_ref().map(|r| r.blockers.clone());
-    draft.needs_budget_pods = gate.readiness.as_ref().map(|r| r.needs_budget_pods.clone()).unwrap_or_default();
-    draft.needs_alerts = gate.readiness.as_ref().is_some_and(|r| r.needs_alerts);
+    draft.asks = gate.readiness.as_ref().map(|r| r.asks.clone()).unwrap_or_default();
     draft.notices.extend(held_or_resumed(&snapshot.run_config.status, blockers.as_deref()));
     draft.status.blocked_by = blockers.clone().unwrap_or_default();
     draft.status.topology = gate.topology;

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::api::{BlackoutWindow, HealthChecks, MaintenanceWindow};
+use crate::controllers::run_config::checks::Question;
 use crate::controllers::run_config::snapshot::BudgetView;
 
 fn at(text: &str) -> Timestamp {
@@ -311,12 +312,12 @@ fn a_budget_at_zero_asks_where_its_pods_run_and_holds_only_the_node_it_covers() 
     f.advance_to_gating();
     // Before the pods are known, no node starts and the controller is asked to look.
     let p = f.plan();
-    assert_eq!(p.needs_budget_pods, vec!["worker-0".to_string()]);
+    assert_eq!(p.asks, [Question::BudgetPods(vec!["worker-0".to_string()])]);
     assert!(jobs_created(&p).is_empty());
     // Its pod runs on worker-0, the next node: held, naming budget, pod and node.
     f.s.health.budget_pods = Some(Ok(BTreeMap::from([("db/pg-pdb".into(), vec![("pg-1".into(), "worker-0".into())])])));
     let p = f.plan();
-    assert!(p.needs_budget_pods.is_empty());
+    assert!(p.asks.is_empty());
     assert!(jobs_created(&p).is_empty());
     let (status, reason, message) = ready_for_next(&p);
     assert_eq!((status.as_str(), reason.as_str()), ("False", "PodDisruptionBudgets"));
@@ -334,7 +335,7 @@ fn budgets_are_not_looked_at_while_no_slot_is_free() {
     assert_eq!(node_phase(&f.plan(), "worker-0"), Some(NodePhase::Gating));
     f.s.health.budgets_at_zero = Ok(vec![budget("db", "pg-pdb")]);
     let p = f.step();
-    assert!(p.needs_budget_pods.is_empty(), "worker-1 cannot start yet: no pod list is needed");
+    assert!(p.asks.is_empty(), "worker-1 cannot start yet: no pod list is needed");
     assert_eq!(ready_for_next(&p).0, "True");
 }
 
@@ -407,7 +408,7 @@ fn a_firing_alert_holds_the_next_node_unless_ignored_and_alertmanager_is_asked_o
     f.advance_to_gating();
     // Before worker-0 starts, Alertmanager is asked.
     let p = f.plan();
-    assert!(p.needs_alerts);
+    assert_eq!(p.asks, [Question::FiringAlerts]);
     assert!(jobs_created(&p).is_empty());
     f.s.health.alerts = Some(Ok(vec![alert("KubeNodeNotReady", "master-0")]));
     let p = f.step();
@@ -421,7 +422,7 @@ fn a_firing_alert_holds_the_next_node_unless_ignored_and_alertmanager_is_asked_o
     assert_eq!(jobs_created(&f.step()).len(), 1);
     // With worker-0 in flight no slot is free: Alertmanager is not asked.
     f.s.health.alerts = None;
-    assert!(!f.plan().needs_alerts);
+    assert!(f.plan().asks.is_empty());
 }
 
 #[test]
@@ -516,7 +517,7 @@ fn alertmanager_is_not_asked_while_a_window_holds_the_rollout() {
     f.advance_to_gating();
     let p = f.plan();
     assert_eq!(ready_for_next(&p).1, "MaintenanceWindow");
-    assert!(!p.needs_alerts && p.needs_budget_pods.is_empty(), "nothing is asked while the window is closed");
+    assert!(p.asks.is_empty(), "nothing is asked while the window is closed");
 }
 
 #[test]
