@@ -7,7 +7,8 @@
 //! A second table gives what a reconcile costs while a rollout gates nodes: 5 at once whatever the cluster's size
 //! (the cost an event adds as the cluster grows), and 5 % of the nodes at once (see [`gated`]).
 //!
-//!   cargo bench --bench reconcile_cost            (SIZES=20,200,2000 by default; TABLES=gated for the gated ones)
+//!   cargo bench --bench reconcile_cost            (SIZES=20,200,2000 by default; TABLES=gated for the gated ones;
+//!                                                 ROUNDS=n to time each gated step n times, e.g. under a profiler)
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -132,7 +133,7 @@ fn gated(sizes: &[usize], concurrency: Concurrency) {
         keep_pools(&mut s);
         let p = plan::plan(&s);
         assert_eq!(gating(&p), in_flight(n), "{:?} {:?}", p.status.phase, p.status.message);
-        let rounds = (20_000 / n).clamp(5, 500);
+        let rounds = rounds(n);
         let snapshot = time(rounds, || drop(observe::snapshot(&world.stores, &rc, Timestamp::now())));
         let plan_time = time(rounds, || drop(plan::plan(&s)));
         println!("| {n} | {} | {} | {} |", in_flight(n), ms(snapshot), ms(plan_time));
@@ -157,6 +158,11 @@ fn created_job(intent: &plan::Intent) -> Option<Arc<JobView>> {
     object["metadata"]["uid"] = format!("uid-{}", job.metadata.name.as_deref()?).into();
     let cached: Guarded<CachedJob> = serde_json::from_value(object).ok()?;
     observe::job_view(&cached).map(|(_, view)| Arc::new(view))
+}
+
+/// How many times to time a step at `n` nodes (`ROUNDS` sets it, e.g. to profile one size).
+fn rounds(n: usize) -> usize {
+    std::env::var("ROUNDS").ok().and_then(|r| r.parse().ok()).unwrap_or((20_000 / n).clamp(5, 500))
 }
 
 fn time(rounds: usize, mut f: impl FnMut()) -> Duration {

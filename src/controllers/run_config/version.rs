@@ -7,9 +7,8 @@ use std::cmp::Ordering;
 pub fn is_behind(node: Option<&str>, target: &str) -> bool {
     match node {
         None => true,
-        Some(node) => {
-            compare(node, target) == Some(Ordering::Less) || (compare(node, target).is_none() && node != target)
-        }
+        Some(node) if node == target => false,
+        Some(node) => compare(node, target).is_none_or(|order| order == Ordering::Less),
     }
 }
 
