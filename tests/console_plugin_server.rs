@@ -77,7 +77,7 @@ async fn the_plugin_is_served_over_https_with_the_service_ca_certificate_and_fol
     let address = listener.local_addr().unwrap_or_else(|e| panic!("{e}"));
     let resolver = Arc::new(ReloadingCert::new(CertFiles::in_dir(&certs)));
     let tls = Arc::new(serve::tls_config(resolver).unwrap_or_else(|e| panic!("{e}")));
-    let server = tokio::spawn(serve::serve(listener, tls, Arc::new(assets)));
+    let server = tokio::spawn(serve::serve(listener, tls, Arc::new(assets), None));
 
     // No certificate yet (the Secret not written): the handshake fails, and numo keeps serving once it comes.
     let numo_testkit::tls::SignedCertificate { ca, cert, key } = certificate(host);

@@ -337,6 +337,10 @@ async fn reconcile(obj: Arc<Guarded>, shared: Arc<RunConfigContext>) -> Result<A
         plan.requeue_after = Some(plan.requeue_after.map_or(poll, |r| r.min(poll)));
     }
     tracing::debug!(intents = plan.intents.len(), phase = ?plan.status.phase, "planned");
+    if let Some(projected) = &plan.projection {
+        let (namespace, name) = (rc.namespace().unwrap_or_default(), rc.name_any());
+        shared.ctx.projections.keep(&namespace, &name, plan.status.rollout_key(), projected.clone());
+    }
     shared.interest.planned(&snapshot.run_config.key(), plan.node_reads);
     // What only numo's status may vouch for goes out once that status is written: the Jobs numo asks for (the status
     // names them first) and the restore of the pools (the status stops holding them first, so a pool without its
@@ -370,6 +374,7 @@ async fn reconcile(obj: Arc<Guarded>, shared: Arc<RunConfigContext>) -> Result<A
         shared.ctx.metrics.forget_run_config(&snapshot.run_config.key());
         shared.written.forget(rc);
         shared.interest.forget(&snapshot.run_config.key());
+        shared.ctx.projections.forget(&rc.namespace().unwrap_or_default(), &rc.name_any());
         return Ok(Action::await_change());
     }
     status::write(&shared.ctx.client, &shared.ctx.metrics, &shared.written, rc, &plan.status).await?;
