@@ -181,6 +181,13 @@ async fn numo_applies_the_console_plugin_for_its_service_owned_by_its_crd() {
     assert_eq!(service["name"], "numo-console-plugin");
     assert_eq!(service["namespace"], "numo-system");
     assert_eq!(service["port"], 9443);
+    // The real CRD takes the proxy to numo's backend, which forwards the user's token.
+    let proxy = &plugin.data["spec"]["proxy"][0];
+    assert_eq!(proxy["alias"], "numo", "{proxy}");
+    assert_eq!(proxy["authorization"], "UserToken", "{proxy}");
+    assert_eq!(proxy["endpoint"]["service"]["name"], "numo-console-plugin", "{proxy}");
+    assert_eq!(proxy["endpoint"]["service"]["namespace"], "numo-system", "{proxy}");
+    assert_eq!(proxy["endpoint"]["service"]["port"], 9443, "{proxy}");
     let crd = crds.get(MutexRunConfig::crd_name()).await.unwrap_or_else(|e| panic!("{e}"));
     let owners = plugin.metadata.owner_references.clone().unwrap_or_default();
     assert_eq!(owners.len(), 1, "{owners:?}");
