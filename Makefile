@@ -26,10 +26,11 @@ lint: ## rustfmt and clippy, as CI runs them
 fmt: ## format the code
 	cargo fmt --all
 
-crds: ## regenerate config/crd, the console plugin's names and types of them (console-plugin/src/api-{names,types}.ts) and numo's ClusterRole (config/rbac/role.yaml), from the Rust sources
+crds: ## regenerate config/crd, the console plugin's names and types of them (console-plugin/src/api-{names,types}.ts) and of the timeline numo serves it (timeline-types.ts), and numo's ClusterRole (config/rbac/role.yaml), from the Rust sources
 	cargo run --quiet --bin numo -- crds --output-dir config/crd
 	cargo xtask plugin-names
 	cargo xtask plugin-types
+	cargo xtask plugin-timeline
 	cargo xtask rbac
 
 bench-scale: ## one rollout of N workers, C at a time, by numo's release build on a fresh cluster (N=100 C=5)

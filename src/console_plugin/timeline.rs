@@ -56,10 +56,15 @@ impl Refusal {
 /// The run config `<namespace>/<name>` of a path under [`PREFIX`], if the path names one.
 pub fn run_config_of(path: &str) -> Option<(&str, &str)> {
     let (namespace, name) = path.strip_prefix(PREFIX)?.split_once('/')?;
+    // A DNS-1123 subdomain, as Kubernetes names these objects.
+    let alphanumeric = |b: u8| b.is_ascii_lowercase() || b.is_ascii_digit();
     let valid = |s: &str| {
-        !s.is_empty()
-            && s.len() <= 253
-            && s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.')
+        let bytes = s.as_bytes();
+        !bytes.is_empty()
+            && bytes.len() <= 253
+            && bytes.iter().all(|&b| alphanumeric(b) || b == b'-' || b == b'.')
+            && bytes.first().is_some_and(|&b| alphanumeric(b))
+            && bytes.last().is_some_and(|&b| alphanumeric(b))
     };
     (valid(namespace) && valid(name)).then_some((namespace, name))
 }

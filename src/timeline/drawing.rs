@@ -284,7 +284,8 @@ pub struct TimelineTick {
     pub label: String,
 }
 
-/// The colours of the picture (Okabe–Ito, see [`super`]).
+/// The colours of the picture: the Okabe–Ito palette of `numo timeline`, readable with every common colour-vision
+/// deficiency.
 #[derive(Clone, Debug, PartialEq, Serialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TimelineColours {

@@ -235,4 +235,6 @@ pub const FAILED_COLOUR: &str = "#B00000";
 pub const LINE_COLOUR: &str = "#000000";
 
 #[cfg(test)]
+mod drawing_tests;
+#[cfg(test)]
 mod tests;
