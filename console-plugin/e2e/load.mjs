@@ -332,7 +332,11 @@ async function scenario(session) {
       ),
     30_000,
   );
-  report('domain-groups', true, domains);
+  const timelineFetches = server.proxied.filter((r) => r.path.includes('/api/timeline/'));
+  report('domain-groups', true, {
+    ...domains,
+    timelineFetches: timelineFetches.map((r) => ({ path: r.path, status: r.status, authorized: r.authorized })),
+  });
 
   // 10. The Node's details item.
   const status8 = await waitFor(

@@ -61,6 +61,18 @@ export const STEP_DEFAULT_SECONDS: Record<Step, number> = {
   Restore: 30,
 };
 
+/** Each step's colour, as `numo timeline` and the console's timeline draw it (Okabe–Ito). */
+export const STEP_COLOURS: Record<Step, string> = {
+  Gate: '#0072B2',
+  WaitForMco: '#56B4E9',
+  Upgrade: '#E69F00',
+  Cleanup: '#009E73',
+  Soak: '#CC79A7',
+  Drain: '#F0E442',
+  Reboot: '#A86400',
+  Restore: '#999999',
+};
+
 /** A Job's result: `status.nodes[].jobs[].result`. */
 export const JOB_RESULTS = [
   'Running',

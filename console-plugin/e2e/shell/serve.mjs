@@ -120,6 +120,7 @@ async function main() {
       plugin: opts.plugin,
       pluginURL: opts.pluginURL,
       pluginCA: opts.pluginCA,
+      userToken: opts.userToken ?? opts.connection.token,
       port: opts.port,
       log,
     });
