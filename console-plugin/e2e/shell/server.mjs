@@ -191,13 +191,13 @@ export async function startShellServer({
       headers.authorization = `Bearer ${userToken}`;
     }
     const target = {
-      protocol: 'https:',
+      protocol: numo.protocol,
       hostname: numo.hostname,
       port: numo.port,
       method: req.method,
       path,
       headers,
-      agent: pluginAgent,
+      agent: numo.protocol === 'https:' ? pluginAgent : undefined,
     };
     forward(req, res, target, {
       body: false,
