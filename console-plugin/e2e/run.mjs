@@ -16,6 +16,7 @@
 //               shown)
 // --plugin-url  numo's console plugin server (it serves console-plugin/dist)
 // --plugin-ca   the PEM of the CA that signed its certificate
+// --user-token  the logged-in user's token, which the shell's plugin proxy forwards to numo's backend (the timeline)
 // --patch       merge patches the scenario applies through the proxy at its stages (the world's faults):
 //                 upgrade    starts the upgrade (ClusterVersion desiredUpdate) once the page shows the run config
 //                 degrade    makes a health check fail (e.g. a ClusterOperator Degraded) once the first node is gating
