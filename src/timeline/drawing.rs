@@ -11,6 +11,7 @@ use serde::Serialize;
 use super::axis::ticks;
 use super::bands::merged;
 use super::group::drawn_rows;
+pub use super::group::{OutcomeCount, TimelineGroup};
 use super::layout::{Scale, LABEL_CHARS, LAYOUT};
 use super::{colour, Band, Hold, RowOutcome, Timeline, WaveState};
 use crate::api::Step;
@@ -126,27 +127,6 @@ pub struct TimelineRow {
     pub segments: Vec<TimelineSegment>,
     /// The x where its steps end: a failed or skipped row's outcome is drawn after it.
     pub after: f64,
-}
-
-/// The nodes of a group's row.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct TimelineGroup {
-    /// The first node.
-    pub first: String,
-    /// The last node.
-    pub last: String,
-    /// How many nodes.
-    pub nodes: u32,
-}
-
-/// How many nodes of a group ended one way.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
-pub struct OutcomeCount {
-    /// The outcome.
-    pub outcome: RowOutcome,
-    /// How many nodes.
-    pub count: u32,
 }
 
 /// One step of a row.

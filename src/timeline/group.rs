@@ -2,11 +2,34 @@
 //! row each, `ceil(nodes / MAX_ROWS)` nodes to a row, so that the picture's size depends on [`MAX_ROWS`], not on the
 //! number of nodes.
 
-use super::drawing::{OutcomeCount, TimelineGroup};
+use schemars::JsonSchema;
+use serde::Serialize;
+
 use super::layout::LABEL_CHARS;
 use super::text::shorten;
 use super::{Row, RowOutcome, Segment, MAX_ROWS};
 use crate::api::Step;
+
+/// The nodes of a group's row.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TimelineGroup {
+    /// The first node.
+    pub first: String,
+    /// The last node.
+    pub last: String,
+    /// How many nodes.
+    pub nodes: u32,
+}
+
+/// How many nodes of a group ended one way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct OutcomeCount {
+    /// The outcome.
+    pub outcome: RowOutcome,
+    /// How many nodes.
+    pub count: u32,
+}
 
 /// A row as drawn: one node, or a summary of consecutive nodes.
 #[derive(Clone, Debug, PartialEq)]
