@@ -1,7 +1,8 @@
 //! The projection of each run config's nodes still to go, as the planner worked it out in its last reconcile that
 //! worked the estimate out again, held in memory for the console plugin's timeline
-//! ([`crate::console_plugin::timeline`]). Only a picture rests on it: after a restart numo holds none until the next
-//! estimate, and the timeline draws no projection until then.
+//! ([`crate::console_plugin::timeline`]). Only a picture rests on it: after a restart numo holds none, and the
+//! planner's first reconcile of each run config gives one even where the estimate stands; until then the timeline
+//! draws no projection.
 
 use std::collections::HashMap;
 use std::sync::{Arc, PoisonError, RwLock};
@@ -32,6 +33,12 @@ impl Projections {
     pub fn get(&self, namespace: &str, name: &str, rollout: Option<&str>) -> Option<Projected> {
         let held = self.held.read().unwrap_or_else(PoisonError::into_inner);
         held.get(&key(namespace, name)).filter(|h| h.rollout.as_deref() == rollout).map(|h| h.projected.clone())
+    }
+
+    /// Whether a projection of the rollout `rollout` is held for `namespace/name`.
+    pub fn holds(&self, namespace: &str, name: &str, rollout: Option<&str>) -> bool {
+        let held = self.held.read().unwrap_or_else(PoisonError::into_inner);
+        held.get(&key(namespace, name)).is_some_and(|h| h.rollout.as_deref() == rollout)
     }
 
     /// Forgets the projection of `namespace/name` (the run config is gone).
@@ -65,6 +72,7 @@ mod tests {
         assert_eq!(projections.get("ops", "rc", Some("4.17.1")), None);
         projections.keep("ops", "rc", Some("4.17.1"), projected("worker-0"));
         assert_eq!(projections.get("ops", "rc", Some("4.17.1")), Some(projected("worker-0")));
+        assert!(projections.holds("ops", "rc", Some("4.17.1")) && !projections.holds("ops", "rc", None));
         assert_eq!(projections.get("ops", "rc", Some("4.18.0")), None, "another rollout's");
         assert_eq!(projections.get("other", "rc", Some("4.17.1")), None);
         projections.keep("ops", "rc", Some("4.17.1"), projected("worker-1"));

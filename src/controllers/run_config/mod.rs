@@ -323,6 +323,10 @@ async fn reconcile(obj: Arc<Guarded>, shared: Arc<RunConfigContext>) -> Result<A
     let latest = shared.written.latest(rc);
     let rc = latest.as_ref().unwrap_or(rc);
     let mut snapshot = observe::snapshot(&shared.stores, rc, Timestamp::now());
+    // Just started, numo holds no projection for the console's timeline: the plan gives one even if the estimate
+    // stands.
+    let rollout = rc.status.as_ref().and_then(|s| s.rollout_key());
+    snapshot.project = !shared.ctx.projections.holds(&rc.namespace().unwrap_or_default(), &rc.name_any(), rollout);
     snapshot.policy = shared.ctx.policy.get().map(|status| match status {
         crate::admission_policy::PolicyStatus::InForce => Ok(()),
         crate::admission_policy::PolicyStatus::Unavailable(why) => Err(why),
