@@ -2,6 +2,9 @@
 //! draw it as a standalone SVG document (no scripts, no external resources, generic `sans-serif`, every text
 //! escaped).
 //!
+//! [`drawing::draw`] lays the same picture out for a drawer that words it itself: the console plugin gets it as JSON
+//! from numo's plugin server and only draws it (the same layout, scale, grouping, merged bands and colours).
+//!
 //! **Colours.** Each step has its own colour from the Okabe–Ito palette, readable with every common colour-vision
 //! deficiency; [`colour`] gives it, so that every renderer (the console plugin too) uses the same:
 //!
