@@ -298,3 +298,7 @@ pub fn timeline(
         domains: domain_headers,
     }
 }
+
+#[cfg(test)]
+#[path = "timeline_tests.rs"]
+mod tests;
