@@ -26,10 +26,11 @@ lint: ## rustfmt and clippy, as CI runs them
 fmt: ## format the code
 	cargo fmt --all
 
-crds: ## regenerate config/crd, the console plugin's names and types of them (console-plugin/src/api-{names,types}.ts), numo's ClusterRole (config/rbac/role.yaml), the docs' parts on the checks and the bundle, from the Rust sources
+crds: ## regenerate config/crd, the console plugin's names and types of them (console-plugin/src/api-{names,types}.ts) and of the timeline numo serves it (timeline-types.ts), numo's ClusterRole (config/rbac/role.yaml), the docs' parts on the checks and the bundle, from the Rust sources
 	cargo run --quiet --bin numo -- crds --output-dir config/crd
 	cargo xtask plugin-names
 	cargo xtask plugin-types
+	cargo xtask plugin-timeline
 	cargo xtask rbac
 	cargo xtask docs
 	cargo xtask bundle

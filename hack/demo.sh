@@ -90,10 +90,17 @@ say "Starting numo (logs: $logs/numo.log)"
 pids+=($!)
 
 if [[ "$console" == 1 ]]; then
+  # The console's logged-in user: a ServiceAccount bound to cluster-admin, as an admin at the console. Its token is
+  # what the shell's plugin proxy forwards to numo's backend (as the console does for the ConsolePlugin's proxy,
+  # `authorization: UserToken`): numo reads the timeline it serves as that user.
+  kubectl create serviceaccount numo-console-user -n default --dry-run=client -o yaml | kubectl apply -f - >/dev/null
+  kubectl create clusterrolebinding numo-console-user --clusterrole cluster-admin \
+    --serviceaccount default:numo-console-user --dry-run=client -o yaml | kubectl apply -f - >/dev/null
+  user_token="$(kubectl create token numo-console-user -n default --duration 24h)"
   say "Serving the console shell with numo's plugin on 127.0.0.1:$console_port (logs: $logs/console.log)"
   node console-plugin/e2e/shell/serve.mjs --kubeconfig "$kubeconfig" --plugin-url "https://127.0.0.1:$plugin_port" \
-    --plugin-ca "$tls/ca.pem" --namespace numo-demo --run-config demo --node worker-0 --port "$console_port" \
-    >"$logs/console.url" 2>"$logs/console.log" &
+    --plugin-ca "$tls/ca.pem" --user-token "$user_token" --namespace numo-demo --run-config demo --node worker-0 \
+    --port "$console_port" >"$logs/console.url" 2>"$logs/console.log" &
   pids+=($!)
   console_pid=$!
 fi

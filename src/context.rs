@@ -40,6 +40,9 @@ pub struct Context {
     /// numo's own user name, `system:serviceaccount:<namespace>:<name>`: the one user the ValidatingAdmissionPolicy
     /// lets change what numo holds. `None`: unknown, and no policy is put in place.
     pub service_account: Option<String>,
+    /// The projection of each run config's nodes still to go, from its last estimate, for the console plugin's
+    /// timeline.
+    pub projections: crate::projections::Projections,
 }
 
 impl Context {
@@ -54,6 +57,7 @@ impl Context {
             readiness: Default::default(),
             policy: Default::default(),
             service_account: None,
+            projections: Default::default(),
         }
     }
 }

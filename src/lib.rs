@@ -29,6 +29,7 @@ pub mod leader;
 pub mod membership;
 pub mod metrics;
 pub mod pool_claim;
+pub mod projections;
 pub mod rollout_record;
 pub mod server;
 pub mod taking_turns;

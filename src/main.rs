@@ -287,8 +287,9 @@ async fn timeline(args: TimelineArgs) -> anyhow::Result<()> {
         false => None,
     };
     let domains = preview::timeline::node_domains(&run_config, &stores);
+    let projected = projected.map(|p| p.nodes).unwrap_or_default();
     let picture =
-        preview::timeline::timeline(&run_config, &record, projected.as_ref(), &domains, numo::windows::utc(&now));
+        preview::timeline::timeline(&run_config, &record, &projected, Some(&domains), numo::windows::utc(&now));
     let svg = numo::timeline::render(&picture);
     if args.output.as_os_str() == "-" {
         print!("{svg}");
@@ -327,6 +328,8 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
     let lease_namespace = args.lease_namespace()?;
     let metrics = Arc::new(Metrics::default());
     let config = kube::Config::infer().await.context("could not configure the Kubernetes client")?;
+    // The console plugin's timelines are read from the same API server, as the console's user.
+    let api_server = config.clone();
     let client = numo::api_client::counted(config, metrics.clone()).context("could not build the Kubernetes client")?;
     let readiness = Readiness::default();
     let mut ctx = Context::new(client.clone(), args.operator_config(), metrics.clone());
@@ -338,7 +341,8 @@ async fn run(args: RunArgs) -> anyhow::Result<()> {
         .with_context(|| format!("could not listen on {}", args.metrics_address))?;
     tracing::info!(address = %args.metrics_address, "serving /metrics, /healthz and /readyz");
     let endpoints = tokio::spawn(server::serve(listener, metrics.clone(), readiness.clone()));
-    let console_plugin = numo::console_plugin::start(args.console_plugin(), client.clone()).await;
+    let timeline = numo::console_plugin::timeline::Source { config: api_server, projections: ctx.projections.clone() };
+    let console_plugin = numo::console_plugin::start(args.console_plugin(), client.clone(), timeline).await;
 
     let outcome = match lease_namespace {
         Some(namespace) => {

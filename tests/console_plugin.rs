@@ -55,11 +55,13 @@ const SCRIPT_TIMEOUT: Duration = Duration::from_secs(600);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_plugin_follows_a_live_rollout_and_its_actions_reach_the_run_config() -> anyhow::Result<()> {
-    let Some(shell) = browser_script::console_shell("console_plugin") else {
+    let Some(mut shell) = browser_script::console_shell("console_plugin") else {
         return Ok(());
     };
 
     let mut setup = Setup::new("console-plugin", WORKERS.len()).await?;
+    // numo's plugin server draws the timelines with the projections of the operator running here.
+    shell.projections = setup.projections.clone();
     // Gate Jobs slow enough that the page sees each node gating before it is done.
     setup.check_workers("gated", job_spec("6s", false), None, json!({"healthChecks": {}})).await?;
     setup.start_operator().await?;
@@ -83,8 +85,17 @@ async fn the_plugin_follows_a_live_rollout_and_its_actions_reach_the_run_config(
     let check = |name: &str| checks.iter().find(|c| c["check"] == name).cloned().unwrap_or_default();
     assert_eq!(check("row-advances")["node"], "worker-0");
     assert_eq!(check("row-advances")["reloaded"], false, "the rows advanced without a reload");
+    // The timeline followed too: numo laid it out, the plugin fetched it through the console's plugin proxy with the
+    // user's token (every fetch answered), and drew the first node done and the hold.
+    let timeline = check("progress-advances")["timeline"].clone();
+    assert_eq!(timeline["outcome"], "Done", "{timeline}");
+    assert!(timeline["fetches"].as_u64().is_some_and(|n| n >= 2), "fetched again as the status changed: {timeline}");
+    assert_eq!(timeline["statuses"], json!([200]), "{timeline}");
+    let path = format!("/api/proxy/plugin/{}/numo/api/timeline/{}/gated", numo::console_plugin::NAME, setup.ns);
+    assert_eq!(timeline["path"], path.as_str(), "{timeline}");
     let held = check("hold-shown");
     assert!(held["reason"].as_str().is_some_and(|r| r.contains(HOLD_TEXT)), "{held}");
+    assert!(held["timelineHolds"].as_u64().is_some_and(|n| n >= 1), "the hold on the timeline: {held}");
     let status = check("node-status-held");
     assert_eq!(status["node"], "worker-1");
     assert!(status["status"].as_str().is_some_and(|s| s.contains(HOLD_TEXT)), "{status}");

@@ -51,7 +51,7 @@ const SCRIPT_TIMEOUT: Duration = Duration::from_secs(240);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_console_loads_the_production_plugin_from_numos_server() -> anyhow::Result<()> {
-    let Some(shell) = browser_script::console_shell("console_plugin_load") else {
+    let Some(mut shell) = browser_script::console_shell("console_plugin_load") else {
         return Ok(());
     };
 
@@ -65,6 +65,7 @@ async fn the_console_loads_the_production_plugin_from_numos_server() -> anyhow::
     nodes.patch("worker-0", &kube::api::PatchParams::default(), &kube::api::Patch::Merge(&zone)).await?;
     let spec = json!({"healthChecks": {}, "topology": {"key": ZONE, "mode": "DomainAtATime"}});
     setup.run_config("gated", &["check"], &["workers"], spec).await?;
+    shell.projections = setup.projections.clone();
     setup.start_operator().await?;
     setup.wait_phase("gated", RunPhase::Idle, Duration::from_secs(60)).await?;
     setup.upgrade_cluster(NEW).await?;
@@ -138,7 +139,12 @@ async fn the_console_loads_the_production_plugin_from_numos_server() -> anyhow::
         ]),
         "{domains}"
     );
+    // The timeline's headers are numo's (laid out by numo, fetched through the console's plugin proxy as the user).
     assert_eq!(domains["timeline"][0]["text"], "zone-a (done): 1 of 1 node done", "{domains}");
+    let fetches = domains["timelineFetches"].as_array().cloned().unwrap_or_default();
+    let path = format!("/api/proxy/plugin/{NAME}/numo/api/timeline/{}/gated", setup.ns);
+    assert!(!fetches.is_empty(), "{domains}");
+    assert!(fetches.iter().all(|f| f["status"] == 200 && f["path"] == path.as_str()), "{domains}");
     assert_eq!(check("node-status")["node"], "worker-0");
     Ok(())
 }

@@ -77,7 +77,7 @@ async fn the_plugin_is_served_over_https_with_the_service_ca_certificate_and_fol
     let address = listener.local_addr().unwrap_or_else(|e| panic!("{e}"));
     let resolver = Arc::new(ReloadingCert::new(CertFiles::in_dir(&certs)));
     let tls = Arc::new(serve::tls_config(resolver).unwrap_or_else(|e| panic!("{e}")));
-    let server = tokio::spawn(serve::serve(listener, tls, Arc::new(assets)));
+    let server = tokio::spawn(serve::serve(listener, tls, Arc::new(assets), None));
 
     // No certificate yet (the Secret not written): the handshake fails, and numo keeps serving once it comes.
     let numo_testkit::tls::SignedCertificate { ca, cert, key } = certificate(host);
@@ -181,6 +181,13 @@ async fn numo_applies_the_console_plugin_for_its_service_owned_by_its_crd() {
     assert_eq!(service["name"], "numo-console-plugin");
     assert_eq!(service["namespace"], "numo-system");
     assert_eq!(service["port"], 9443);
+    // The real CRD takes the proxy to numo's backend, which forwards the user's token.
+    let proxy = &plugin.data["spec"]["proxy"][0];
+    assert_eq!(proxy["alias"], "numo", "{proxy}");
+    assert_eq!(proxy["authorization"], "UserToken", "{proxy}");
+    assert_eq!(proxy["endpoint"]["service"]["name"], "numo-console-plugin", "{proxy}");
+    assert_eq!(proxy["endpoint"]["service"]["namespace"], "numo-system", "{proxy}");
+    assert_eq!(proxy["endpoint"]["service"]["port"], 9443, "{proxy}");
     let crd = crds.get(MutexRunConfig::crd_name()).await.unwrap_or_else(|e| panic!("{e}"));
     let owners = plugin.metadata.owner_references.clone().unwrap_or_default();
     assert_eq!(owners.len(), 1, "{owners:?}");

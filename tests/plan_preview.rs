@@ -78,7 +78,7 @@ async fn numo_plan_previews_the_order_and_the_first_node_numo_then_starts() -> a
     // numo timeline draws it from what numo stored: a real browser shows one row per node (and the restore walk)
     // and the steps numo measured.
     let record = preview::read::record(&setup.client, &setup.ns, "example").await.map_err(anyhow::Error::msg)?;
-    let picture = preview::timeline::timeline(&done, &record, None, &Default::default(), chrono::Utc::now());
+    let picture = preview::timeline::timeline(&done, &record, &[], Some(&Default::default()), chrono::Utc::now());
     let rows: Vec<&str> = picture.rows.iter().map(|r| r.node.as_str()).collect();
     assert_eq!(rows, order, "one row per node, in the order they went");
     let shown = numo_testkit::browser::shoot(&numo::timeline::render(&picture), "timeline-after-a-rollout")

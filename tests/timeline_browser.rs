@@ -57,6 +57,7 @@ fn timeline(rows: Vec<Row>) -> Timeline {
         restore: Some(Band { start: minutes(91.0), end: minutes(95.0), label: "restore walk (projected)".into() }),
         estimated_end: Some(minutes(95.0)),
         markers: Vec::new(),
+        domains: Vec::new(),
     }
 }
 

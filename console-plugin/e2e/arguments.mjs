@@ -40,6 +40,9 @@ export const SHELL_OPTIONS = {
   context: { type: 'string' },
   'plugin-url': { type: 'string' },
   'plugin-ca': { type: 'string' },
+  // The logged-in user's bearer token that the shell's plugin proxy forwards to numo's backend, as the console does
+  // for a ConsolePlugin proxy with `authorization: UserToken`; the kubeconfig's token when not given.
+  'user-token': { type: 'string' },
   shell: { type: 'string', default: join(dirname(fileURLToPath(import.meta.url)), 'shell/dist') },
   help: { type: 'boolean' },
 };
@@ -72,6 +75,7 @@ export function shellArguments(values) {
     context: values.context,
     pluginURL: new URL(values['plugin-url']).origin,
     pluginCA: readPem(values['plugin-ca'], '--plugin-ca'),
+    userToken: values['user-token'],
     shell,
   };
 }

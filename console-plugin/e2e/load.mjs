@@ -11,6 +11,7 @@
 //
 // --plugin-url     numo's console plugin server (it serves console-plugin/dist)
 // --plugin-ca      the PEM of the CA that signed its certificate
+// --user-token     the logged-in user's token, which the shell's plugin proxy forwards to numo's backend (the timeline)
 // --expect-phase   the run config's status.phase, which the Rollout tab must show
 // --expect-domains under a rollout by failure domain: the domains (comma-separated, in wave order, `none` for the
 //                  nodes without the label) the Rollout tab must group its nodes in; '' (the default) expects none
@@ -332,7 +333,11 @@ async function scenario(session) {
       ),
     30_000,
   );
-  report('domain-groups', true, domains);
+  const timelineFetches = server.proxied.filter((r) => r.path.includes('/api/timeline/'));
+  report('domain-groups', true, {
+    ...domains,
+    timelineFetches: timelineFetches.map((r) => ({ path: r.path, status: r.status, authorized: r.authorized })),
+  });
 
   // 10. The Node's details item.
   const status8 = await waitFor(

@@ -16,6 +16,7 @@
 //               shown)
 // --plugin-url  numo's console plugin server (it serves console-plugin/dist)
 // --plugin-ca   the PEM of the CA that signed its certificate
+// --user-token  the logged-in user's token, which the shell's plugin proxy forwards to numo's backend (the timeline)
 // --patch       merge patches the scenario applies through the proxy at its stages (the world's faults):
 //                 upgrade    starts the upgrade (ClusterVersion desiredUpdate) once the page shows the run config
 //                 degrade    makes a health check fail (e.g. a ClusterOperator Degraded) once the first node is gating
@@ -209,10 +210,26 @@ async function scenario(session) {
     probe.done,
     (v) => Number(v) > Number(doneBefore),
   );
+  // The timeline, which numo lays out and the plugin fetches through the console's plugin proxy as the user, follows.
+  const timelineOutcome = await waitFor(
+    'progress-advances',
+    `the timeline's row of ${first} done`,
+    (node) => document.querySelector(`[data-test="timeline-row-${node}"]`)?.getAttribute('data-outcome') ?? null,
+    (v) => v === 'Done',
+    opts.step,
+    first,
+  );
+  const timelineFetches = server.proxied.filter((r) => r.path.includes('/api/timeline/'));
   report('progress-advances', true, {
     from: Number(doneBefore),
     to: Number(doneAfter),
     text: await read('text', '[data-test="progress"]'),
+    timeline: {
+      outcome: timelineOutcome,
+      fetches: timelineFetches.length,
+      statuses: [...new Set(timelineFetches.map((r) => r.status))],
+      path: timelineFetches[0]?.path,
+    },
   });
 
   // 3. The failing health check holds the next node: the hold reason, and that node's status.
@@ -225,7 +242,13 @@ async function scenario(session) {
       opts.step,
       '[data-test="hold-reason"]',
     );
-    await pass('hold-shown', { reason }, 'held');
+    const holds = await waitFor(
+      'hold-shown',
+      'a hold drawn on the timeline',
+      () => document.querySelectorAll('[data-test="timeline-hold"]').length,
+      (n) => n > 0,
+    );
+    await pass('hold-shown', { reason, timelineHolds: holds }, 'held');
     const status = await waitFor(
       'node-status-held',
       `the Node status of ${held} held, saying ${JSON.stringify(opts.holdText)}`,

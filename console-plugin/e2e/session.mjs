@@ -106,6 +106,7 @@ async function run(script, options, logName, scenario) {
     plugin: name,
     pluginURL: opts.pluginURL,
     pluginCA: opts.pluginCA,
+    userToken: opts.userToken ?? connection.token,
     log,
   });
   const profile = mkdtempSync(join(tmpdir(), 'numo-e2e-chromium-'));

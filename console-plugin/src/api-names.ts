@@ -49,16 +49,16 @@ export const NODE_STEPS = ['Gate', 'WaitForMco', 'Upgrade', 'Cleanup', 'Soak'] a
 /** The parts of `Upgrade`, where MachineConfigNodes tell when the drain ended. */
 export const UPGRADE_PARTS = ['Drain', 'Reboot'] as const satisfies readonly Step[];
 
-/** How long each step takes when numo has no figure of its own, in seconds. */
-export const STEP_DEFAULT_SECONDS: Record<Step, number> = {
-  Gate: 60,
-  WaitForMco: 30,
-  Upgrade: 900,
-  Cleanup: 60,
-  Soak: 0,
-  Drain: 120,
-  Reboot: 780,
-  Restore: 30,
+/** Each step's colour, as `numo timeline` and the console's timeline draw it (Okabe–Ito). */
+export const STEP_COLOURS: Record<Step, string> = {
+  Gate: '#0072B2',
+  WaitForMco: '#56B4E9',
+  Upgrade: '#E69F00',
+  Cleanup: '#009E73',
+  Soak: '#CC79A7',
+  Drain: '#F0E442',
+  Reboot: '#A86400',
+  Restore: '#999999',
 };
 
 /** A Job's result: `status.nodes[].jobs[].result`. */

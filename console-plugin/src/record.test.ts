@@ -2,7 +2,7 @@ import { readRecord, recordName, sha256Hex } from './record';
 import { record } from './__fixtures__';
 
 describe('the rollout record', () => {
-  it('reads its nodes in the order they were done, with their step times, and its holds', () => {
+  it('reads its nodes in the order they were done, with their step times', () => {
     const r = readRecord(record().data);
     expect(r.rollout).toBe('4.16.5');
     expect(r.nodes.map((n) => [n.name, n.phase])).toEqual([
@@ -17,44 +17,14 @@ describe('the rollout record', () => {
       undefined,
       Date.parse('2026-11-25T08:17:30Z'),
     ]);
-    expect(r.holds).toEqual([
-      {
-        start: Date.parse('2026-11-25T08:30:00Z'),
-        end: Date.parse('2026-11-25T08:45:00Z'),
-        checks: 'ClusterOperators',
-        message: 'ClusterOperator ingress is Degraded (IngressDegraded: 2 of 2 router pods crash)',
-      },
-    ]);
-  });
-
-  it('reads the holds numo keeps in slots, with their start in the value, in the order they started', () => {
-    const r = readRecord({
-      'hold.s17': '1764061200 1764062100 Alerts,Windows 2 alerts fire: KubeNodeNotReady',
-      'hold.s3': '1764057600 1764058500 ClusterOperators ClusterOperator ingress is Degraded',
-    });
-    expect(r.holds).toEqual([
-      {
-        start: 1764057600000,
-        end: 1764058500000,
-        checks: 'ClusterOperators',
-        message: 'ClusterOperator ingress is Degraded',
-      },
-      {
-        start: 1764061200000,
-        end: 1764062100000,
-        checks: 'Alerts,Windows',
-        message: '2 alerts fire: KubeNodeNotReady',
-      },
-    ]);
   });
 
   it('ignores anything else, as numo does', () => {
-    expect(readRecord({ 'node.x': 'Bogus 1', other: '1', 'hold.x': '2 A b', 'hold.s1': 'x 2 A b' })).toEqual({
+    expect(readRecord({ 'node.x': 'Bogus 1', other: '1', 'hold.s1': 'x 2 A b' })).toEqual({
       rollout: undefined,
       nodes: [],
-      holds: [],
     });
-    expect(readRecord(undefined)).toEqual({ rollout: undefined, nodes: [], holds: [] });
+    expect(readRecord(undefined)).toEqual({ rollout: undefined, nodes: [] });
   });
 
   it('is named like numo names it, shortened with a hash beyond 253 characters', () => {

@@ -1,14 +1,12 @@
 // numo's rollout record: the ConfigMap `numo-timeline-<run config>` next to the run config (src/rollout_record.rs).
 // One key per finished node, `node.<name>`: "<outcome> <done> <started> <released> <upgrading> <upgraded>
 // <soak started> <finished> <drained>" in Unix seconds (`-` when not seen; records written before numo read
-// MachineConfigNodes end at <finished>); one per hold that ended, `hold.s<slot>` (one of
-// 1,009 slots, from the minute it started): "<start> <end> <checks> <message>" (before slots: `hold.<start>`:
-// "<end> <checks> <message>"); and `rollout`: the rollout the record belongs to.
+// MachineConfigNodes end at <finished>); and `rollout`: the rollout the record belongs to. The node table reads its
+// finished nodes; the holds it keeps (`hold.*`) are numo's to draw on the timeline, which numo serves.
 import type { NodePhase } from './types';
 
 export const ROLLOUT_KEY = 'rollout';
 export const NODE_PREFIX = 'node.';
-export const HOLD_PREFIX = 'hold.';
 
 export type RecordedNode = {
   name: string;
@@ -19,19 +17,16 @@ export type RecordedNode = {
   done: number;
 };
 
-export type RecordedHold = { start: number; end: number; checks: string; message: string };
-
-export type RolloutRecord = { rollout?: string; nodes: RecordedNode[]; holds: RecordedHold[] };
+export type RolloutRecord = { rollout?: string; nodes: RecordedNode[] };
 
 const seconds = (text?: string): number | undefined =>
   text !== undefined && /^-?[0-9]+$/.test(text) ? parseInt(text, 10) * 1000 : undefined;
 
 const OUTCOMES = ['Done', 'Skipped', 'Failed', 'Ungated'];
 
-/** What a record's data holds: its rollout, its nodes in the order they were done, and its holds. */
+/** What a record's data holds: its rollout, and its nodes in the order they were done. */
 export const readRecord = (data?: Record<string, string> | null): RolloutRecord => {
   const nodes: RecordedNode[] = [];
-  const holds: RecordedHold[] = [];
   Object.entries(data ?? {}).forEach(([key, value]) => {
     if (key.startsWith(NODE_PREFIX)) {
       const fields = value.split(' ');
@@ -40,20 +35,10 @@ export const readRecord = (data?: Record<string, string> | null): RolloutRecord 
       if (!OUTCOMES.includes(phase) || done === undefined) return;
       const times = [0, 1, 2, 3, 4, 5, 6].map((i) => seconds(fields[2 + i]));
       nodes.push({ name: key.slice(NODE_PREFIX.length), phase: phase as RecordedNode['phase'], times, done });
-    } else if (key.startsWith(HOLD_PREFIX)) {
-      const suffix = key.slice(HOLD_PREFIX.length);
-      const fields = value.split(' ');
-      const inValue = suffix.startsWith('s');
-      const start = seconds(inValue ? fields.shift() : suffix);
-      const [endText, checks = '', ...message] = fields;
-      const end = seconds(endText);
-      if (start === undefined || end === undefined) return;
-      holds.push({ start, end, checks, message: message.join(' ') });
     }
   });
   nodes.sort((a, b) => a.done - b.done || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  holds.sort((a, b) => a.start - b.start);
-  return { rollout: data?.[ROLLOUT_KEY], nodes, holds };
+  return { rollout: data?.[ROLLOUT_KEY], nodes };
 };
 
 // SHA-256, for the record's name of a run config whose name is too long (src/rollout_record.rs, config_map_name).

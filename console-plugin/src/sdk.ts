@@ -1,7 +1,7 @@
 // The one module that takes runtime values from the console's SDK; every other module imports them from here (and
 // only types from the SDK itself). See README.md, "SDK surface".
 //
-// useK8sWatchResource and useAccessReview are the SDK's own names. The SDK's JSON-patch call is k8sPatchResource
+// useK8sWatchResource, useAccessReview and consoleFetchJSON are the SDK's own names. The SDK's JSON-patch call is k8sPatchResource
 // in the SDK's sources; its 4.22 package exports it as `k8sPatch` (core-api: `k8sPatchResource as k8sPatch`). The
 // plugin calls it k8sPatchResource and takes whichever of the two names the host provides.
 import * as sdk from '@openshift-console/dynamic-plugin-sdk';
@@ -18,6 +18,17 @@ type MaybeList = { k8sListResourceItems?: ListItems; k8sListItems?: ListItems };
 
 export const useK8sWatchResource = sdk.useK8sWatchResource;
 export const useAccessReview = sdk.useAccessReview;
+
+/** Fetches JSON as the console does (its CSRF token, its error handling): the plugin's way to numo's backend
+ * through the console's plugin proxy. */
+export const consoleFetchJSON = (url: string): Promise<unknown> => {
+  const fetchJSON = (sdk as unknown as { consoleFetchJSON?: (url: string, method?: string) => Promise<unknown> })
+    .consoleFetchJSON;
+  if (!fetchJSON) {
+    return Promise.reject(new Error('The console provides no consoleFetchJSON to this plugin.'));
+  }
+  return fetchJSON(url, 'GET');
+};
 
 /** Sends a JSON patch (RFC 6902) as the logged-in user. */
 export const k8sPatchResource: PatchResource = (options) => {

@@ -8,12 +8,17 @@
 //! - [`serve`]: the HTTPS server; it reads the certificate again whenever the service CA rotates it.
 //! - [`object`]: the `ConsolePlugin`, applied when numo starts, owned by numo's run-config CRD so that it goes
 //!   with numo's CRDs.
+//! - [`timeline`]: a run config's timeline laid out, as JSON, read as the console's user ([`as_user`]) through the
+//!   console's plugin proxy.
 //!
-//! The plugin reads and changes numo's objects as the console's logged-in user; numo lends it no privilege.
+//! The plugin reads and changes numo's objects as the console's logged-in user; numo lends it no privilege, and
+//! reads what it serves the plugin with the user's token, never with its own.
 
+pub mod as_user;
 pub mod assets;
 pub mod object;
 pub mod serve;
+pub mod timeline;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -43,9 +48,14 @@ pub struct Settings {
     pub namespace: Option<String>,
 }
 
-/// Starts serving the plugin, if `settings` ask for it and there is a plugin to serve, and applies the
-/// ConsolePlugin in the background. Never fails numo: what cannot be done is logged with what to do about it.
-pub async fn start(settings: Settings, client: kube::Client) -> Option<tokio::task::JoinHandle<()>> {
+/// Starts serving the plugin (its files, and the timelines read as the user with `timeline`), if `settings` ask
+/// for it and there is a plugin to serve, and applies the ConsolePlugin in the background. Never fails numo: what
+/// cannot be done is logged with what to do about it.
+pub async fn start(
+    settings: Settings,
+    client: kube::Client,
+    timeline: timeline::Source,
+) -> Option<tokio::task::JoinHandle<()>> {
     let Some(cert_dir) = settings.cert_dir else {
         tracing::info!("console plugin not served (no --console-plugin-cert-dir)");
         return None;
@@ -101,5 +111,5 @@ pub async fn start(settings: Settings, client: kube::Client) -> Option<tokio::ta
             }
         });
     }
-    Some(tokio::spawn(serve::serve(listener, tls, Arc::new(assets))))
+    Some(tokio::spawn(serve::serve(listener, tls, Arc::new(assets), Some(Arc::new(timeline)))))
 }

@@ -1,5 +1,7 @@
 //! The `ConsolePlugin` object (`console.openshift.io/v1`, cluster-scoped) that tells the OpenShift console to load
-//! numo's plugin from the Service `numo-console-plugin` in numo's namespace.
+//! numo's plugin from the Service `numo-console-plugin` in numo's namespace, and to proxy the plugin's requests to
+//! numo's backend there (`spec.proxy`, alias [`PROXY_ALIAS`]) with the logged-in user's token (`UserToken`): the
+//! plugin fetches its timelines at `/api/proxy/plugin/numo-console-plugin/numo/api/timeline/<namespace>/<name>`.
 //!
 //! numo applies it itself when it starts serving the plugin, because only the running pod knows its namespace
 //! (OLM installs into the namespace the admin picks). It is owned by numo's run-config CRD, so removing numo's CRDs
@@ -10,6 +12,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use kube::api::{Api, ApiResource, DynamicObject, Patch, PatchParams};
 use serde_json::json;
 
+use super::timeline::PROXY_ALIAS;
 use super::{NAME, PORT, SERVICE};
 
 /// The field manager of numo's writes of the ConsolePlugin.
@@ -45,6 +48,11 @@ pub fn console_plugin(namespace: &str, owner: Option<&OwnerReference>) -> serde_
                 "type": "Service",
                 "service": {"name": SERVICE, "namespace": namespace, "port": PORT, "basePath": "/"},
             },
+            "proxy": [{
+                "alias": PROXY_ALIAS,
+                "authorization": "UserToken",
+                "endpoint": {"type": "Service", "service": {"name": SERVICE, "namespace": namespace, "port": PORT}},
+            }],
         },
     })
 }
@@ -110,6 +118,15 @@ mod tests {
         assert_eq!(service["port"], 9443);
         assert_eq!(service["basePath"], "/");
         assert_eq!(plugin["spec"]["backend"]["type"], "Service");
+        // The plugin's requests to numo's backend go through the console's proxy with the user's token.
+        let proxy = &plugin["spec"]["proxy"][0];
+        assert_eq!(proxy["alias"], "numo");
+        assert_eq!(proxy["authorization"], "UserToken");
+        assert_eq!(proxy["endpoint"]["type"], "Service");
+        assert_eq!(
+            proxy["endpoint"]["service"],
+            serde_json::json!({"name": "numo-console-plugin", "namespace": "operators-here", "port": 9443})
+        );
         assert_eq!(console_plugin("x", None)["metadata"].get("ownerReferences"), None);
     }
 

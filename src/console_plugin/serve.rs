@@ -133,8 +133,14 @@ pub fn tls_config(resolver: Arc<ReloadingCert>) -> Result<rustls::ServerConfig, 
     Ok(config)
 }
 
-/// Serves `assets` over TLS on `listener` until the task is dropped.
-pub async fn serve(listener: TcpListener, tls: Arc<rustls::ServerConfig>, assets: Arc<Assets>) {
+/// Serves `assets`, and with `timeline` the run configs' timelines ([`super::timeline`]), over TLS on `listener`
+/// until the task is dropped.
+pub async fn serve(
+    listener: TcpListener,
+    tls: Arc<rustls::ServerConfig>,
+    assets: Arc<Assets>,
+    timeline: Option<Arc<super::timeline::Source>>,
+) {
     let acceptor = TlsAcceptor::from(tls);
     loop {
         let (stream, peer) = match listener.accept().await {
@@ -145,11 +151,17 @@ pub async fn serve(listener: TcpListener, tls: Arc<rustls::ServerConfig>, assets
                 continue;
             }
         };
-        tokio::spawn(connection(acceptor.clone(), stream, peer, assets.clone()));
+        tokio::spawn(connection(acceptor.clone(), stream, peer, assets.clone(), timeline.clone()));
     }
 }
 
-async fn connection(acceptor: TlsAcceptor, stream: tokio::net::TcpStream, peer: SocketAddr, assets: Arc<Assets>) {
+async fn connection(
+    acceptor: TlsAcceptor,
+    stream: tokio::net::TcpStream,
+    peer: SocketAddr,
+    assets: Arc<Assets>,
+    timeline: Option<Arc<super::timeline::Source>>,
+) {
     let stream = match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await {
         Ok(Ok(stream)) => stream,
         Ok(Err(error)) => {
@@ -162,8 +174,18 @@ async fn connection(acceptor: TlsAcceptor, stream: tokio::net::TcpStream, peer: 
         }
     };
     let service = hyper::service::service_fn(move |request: Request<hyper::body::Incoming>| {
-        let response = respond(&assets, request.method(), request.uri().path());
-        async move { Ok::<_, Infallible>(response) }
+        let (assets, timeline) = (assets.clone(), timeline.clone());
+        async move {
+            let path = request.uri().path();
+            let mut response = match &timeline {
+                Some(source) if path.starts_with(super::timeline::PREFIX) => {
+                    super::timeline::respond(source, request.method(), path, request.headers()).await
+                }
+                _ => respond(&assets, request.method(), path),
+            };
+            response.headers_mut().insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+            Ok::<_, Infallible>(response)
+        }
     });
     let mut builder = hyper::server::conn::http1::Builder::new();
     // A client that opens a connection and sends nothing does not hold it open forever.

@@ -2,10 +2,34 @@
 //! row each, `ceil(nodes / MAX_ROWS)` nodes to a row, so that the picture's size depends on [`MAX_ROWS`], not on the
 //! number of nodes.
 
+use schemars::JsonSchema;
+use serde::Serialize;
+
 use super::layout::LABEL_CHARS;
 use super::text::shorten;
 use super::{Row, RowOutcome, Segment, MAX_ROWS};
 use crate::api::Step;
+
+/// The nodes of a group's row.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TimelineGroup {
+    /// The first node.
+    pub first: String,
+    /// The last node.
+    pub last: String,
+    /// How many nodes.
+    pub nodes: u32,
+}
+
+/// How many nodes of a group ended one way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct OutcomeCount {
+    /// The outcome.
+    pub outcome: RowOutcome,
+    /// How many nodes.
+    pub count: u32,
+}
 
 /// A row as drawn: one node, or a summary of consecutive nodes.
 #[derive(Clone, Debug, PartialEq)]
@@ -22,6 +46,10 @@ pub(super) struct DrawnRow {
     pub segments: Vec<Segment>,
     /// The failure domain of its nodes, if the rows are grouped by domain.
     pub domain: Option<String>,
+    /// For a group's row: its first and last node and how many.
+    pub group: Option<TimelineGroup>,
+    /// For a group's row: how many of its nodes ended each way, in the order of [`ATTENTION`].
+    pub outcomes: Vec<OutcomeCount>,
 }
 
 /// The outcomes in the order a group's row takes them: the first one any node of the group has.
@@ -72,18 +100,20 @@ fn single(row: &Row) -> DrawnRow {
         outcome: row.outcome,
         segments: row.segments.clone(),
         domain: row.group.clone(),
+        group: None,
+        outcomes: Vec::new(),
     }
 }
 
 fn summary(group: &[Row]) -> DrawnRow {
     let (first, last) = (&group[0].node, &group[group.len() - 1].node);
     let name = format!("{first} … {last} ({} nodes)", group.len());
-    let counted: Vec<String> = ATTENTION
+    let outcomes: Vec<OutcomeCount> = ATTENTION
         .into_iter()
-        .map(|o| (o, group.iter().filter(|r| r.outcome == o).count()))
-        .filter(|(_, n)| *n > 0)
-        .map(|(o, n)| format!("{n} {}", o.word()))
+        .map(|outcome| OutcomeCount { outcome, count: group.iter().filter(|r| r.outcome == outcome).count() as u32 })
+        .filter(|c| c.count > 0)
         .collect();
+    let counted: Vec<String> = outcomes.iter().map(|c| format!("{} {}", c.count, c.outcome.word())).collect();
     let outcome = ATTENTION.into_iter().find(|o| group.iter().any(|r| r.outcome == *o)).unwrap_or(RowOutcome::Done);
     let mut segments: Vec<Segment> = Vec::new();
     for step in Step::NODE.into_iter().chain([Step::Restore]) {
@@ -107,6 +137,8 @@ fn summary(group: &[Row]) -> DrawnRow {
         outcome,
         segments,
         domain,
+        group: Some(TimelineGroup { first: first.clone(), last: last.clone(), nodes: group.len() as u32 }),
+        outcomes,
     }
 }
 

@@ -2,6 +2,9 @@
 //! draw it as a standalone SVG document (no scripts, no external resources, generic `sans-serif`, every text
 //! escaped).
 //!
+//! [`drawing::draw`] lays the same picture out for a drawer that words it itself: the console plugin gets it as JSON
+//! from numo's plugin server and only draws it (the same layout, scale, grouping, merged bands and colours).
+//!
 //! **Colours.** Each step has its own colour from the Okabe–Ito palette, readable with every common colour-vision
 //! deficiency; [`colour`] gives it, so that every renderer (the console plugin too) uses the same:
 //!
@@ -37,6 +40,7 @@
 
 mod axis;
 mod bands;
+pub mod drawing;
 mod group;
 mod layout;
 mod svg;
@@ -76,6 +80,38 @@ pub struct Timeline {
     pub estimated_end: Option<DateTime<Utc>>,
     /// Moments to mark across the rows, such as a new release asked for mid-rollout.
     pub markers: Vec<Marker>,
+    /// Under `spec.topology`: the failure domains in wave order, each with how far its wave is; the rows' groups
+    /// are their `shown` names.
+    pub domains: Vec<Domain>,
+}
+
+/// A failure domain of a rollout by domain, and how far its wave is.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Domain {
+    /// The domain: the value of the topology's key label (`""` for the nodes without it).
+    pub domain: String,
+    /// The node label that names a node's domain.
+    pub key: String,
+    /// The domain as shown, the [`Row::group`] of its nodes' rows.
+    pub shown: String,
+    /// Where its wave is.
+    pub state: WaveState,
+    /// How many of its nodes are done.
+    pub done: u32,
+    /// How many of the rollout's nodes it has.
+    pub nodes: u32,
+}
+
+/// Where a failure domain's wave is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum WaveState {
+    /// Every node of it has finished.
+    Done,
+    /// Under way (or, between domains, the one that starts next and has begun).
+    InProgress,
+    /// Still to go.
+    Pending,
 }
 
 /// A moment marked across the rows: a dash-dot line with its label above the chart and its note as tooltip.
@@ -87,6 +123,12 @@ pub struct Marker {
     pub label: String,
     /// The whole story, for the tooltip.
     pub note: String,
+    /// The release the target changed from.
+    pub from: String,
+    /// The release the target changed to.
+    pub to: String,
+    /// The nodes that went on to `to` inside their gated turn.
+    pub in_flight: Vec<String>,
 }
 
 /// One node.
@@ -104,7 +146,7 @@ pub struct Row {
 }
 
 /// How a node's row ends.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub enum RowOutcome {
     /// Upgraded and cleaned up.
     Done,
@@ -195,5 +237,7 @@ pub const FAILED_COLOUR: &str = "#B00000";
 /// The colour of the now line (dashed) and the estimated end (solid): black, which no step has.
 pub const LINE_COLOUR: &str = "#000000";
 
+#[cfg(test)]
+mod drawing_tests;
 #[cfg(test)]
 mod tests;

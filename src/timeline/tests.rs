@@ -48,6 +48,7 @@ fn timeline(rows: Vec<Row>) -> Timeline {
         }),
         estimated_end: Some(start + Duration::minutes(55)),
         markers: Vec::new(),
+        domains: Vec::new(),
     }
 }
 
@@ -191,6 +192,9 @@ fn a_new_release_asked_for_mid_rollout_is_marked_across_the_rows_with_its_story(
         at: at("2026-11-23T12:15:00Z"),
         label: "target 4.18.0".into(),
         note: "target changed from 4.17.0 to 4.18.0; worker-1 went on to 4.18.0 inside its gated turn".into(),
+        from: "4.17.0".into(),
+        to: "4.18.0".into(),
+        in_flight: vec!["worker-1".into()],
     });
     let svg = render(&t);
     let marked = svg.split("<g><title>").skip(1).find(|g| g.starts_with("target changed")).expect("the marker");

@@ -54,6 +54,30 @@ pub struct ConsoleShell {
     pub plugin: PathBuf,
     /// Node.js and Chromium.
     pub prerequisites: Prerequisites,
+    /// The projections of the numo whose timelines the plugin server serves (`numo::Context::projections` of the
+    /// operator the test runs); none by default.
+    pub projections: numo::projections::Projections,
+}
+
+/// The ServiceAccount whose token the console shell forwards through its plugin proxy, as the console forwards its
+/// logged-in user's (`authorization: UserToken`); bound to `cluster-admin`, as an admin at the console would be.
+pub const CONSOLE_USER: (&str, &str) = ("default", "numo-console-user");
+
+/// A token of [`CONSOLE_USER`], bound to `cluster-admin`.
+pub async fn console_user_token(client: &kube::Client) -> anyhow::Result<String> {
+    let (namespace, name) = CONSOLE_USER;
+    let user = crate::users::service_account(client, namespace, name).await?;
+    let binding: k8s_openapi::api::rbac::v1::ClusterRoleBinding = serde_json::from_value(serde_json::json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRoleBinding",
+        "metadata": {"name": name},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
+        "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": namespace}],
+    }))?;
+    kube::Api::<k8s_openapi::api::rbac::v1::ClusterRoleBinding>::all(client.clone())
+        .patch(name, &kube::api::PatchParams::apply("numo-testkit").force(), &kube::api::Patch::Apply(&binding))
+        .await?;
+    Ok(user.token)
 }
 
 /// What a console shell script reported, and the plugin server it ran against.
@@ -83,13 +107,14 @@ pub fn console_shell(test: &str) -> Option<ConsoleShell> {
     ] {
         assert!(plugin.join(file).is_file(), "the console plugin's {file} is not built: {command}");
     }
-    Some(ConsoleShell { plugin, prerequisites })
+    Some(ConsoleShell { plugin, prerequisites, projections: Default::default() })
 }
 
 impl ConsoleShell {
     /// Runs `e2e/<script>` with `args` and the arguments every console shell script takes: the test cluster's
-    /// kubeconfig, numo's plugin server (started here, serving the plugin's build, stopped when the script is done),
-    /// `--out` (`target/test-output/<out>`, emptied first) and a time limit 20 s under `timeout`, after which the
+    /// kubeconfig, numo's plugin server (started here, serving the plugin's build and the timelines with
+    /// [`Self::projections`], stopped when the script is done), the token of [`CONSOLE_USER`] that the shell's plugin
+    /// proxy forwards (`--user-token`), `--out` (`target/test-output/<out>`, emptied first) and a time limit 20 s under `timeout`, after which the
     /// script is killed. Its checks as [`run_checks`] returns them (`kept`: what the output folder keeps).
     pub async fn run(
         &self,
@@ -102,12 +127,17 @@ impl ConsoleShell {
         let out = crate::browser::output_dir().join(out);
         let _ = std::fs::remove_dir_all(&out);
         std::fs::create_dir_all(&out)?;
-        let kubeconfig = crate::cluster().await?.kubeconfig().display().to_string();
-        let server = PluginServer::start(&self.plugin.join("dist")).await?;
+        let cluster = crate::cluster().await?;
+        let kubeconfig = cluster.kubeconfig().display().to_string();
+        let token = console_user_token(&cluster.client()).await?;
+        let source =
+            crate::plugin_server::Source { config: cluster.config().clone(), projections: self.projections.clone() };
+        let server = PluginServer::start(&self.plugin.join("dist"), Some(source)).await?;
         let mut all: Vec<String> = vec![format!("e2e/{script}")];
         all.extend(args.iter().map(|a| a.as_ref().to_string()));
         all.extend(["--kubeconfig".into(), kubeconfig, "--out".into(), out.display().to_string()]);
         all.extend(server.script_args());
+        all.extend(["--user-token".into(), token]);
         all.extend(["--timeout-seconds".into(), (timeout.as_secs().saturating_sub(20)).to_string()]);
         let checks = run_checks(&self.prerequisites, &self.plugin, all, timeout, script, &out, kept).await?;
         Ok(ShellChecks { checks, plugin_url: server.url(), files: server.files })

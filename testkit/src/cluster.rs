@@ -59,7 +59,7 @@ impl TestCluster {
     }
 
     /// The client configuration of the cluster.
-    pub(crate) fn config(&self) -> &kube::Config {
+    pub fn config(&self) -> &kube::Config {
         &self.config
     }
 

@@ -30,6 +30,7 @@ pub mod promtool;
 pub mod rbac;
 pub mod repo;
 pub mod tls;
+pub mod users;
 mod wait;
 mod world;
 

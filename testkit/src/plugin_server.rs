@@ -2,7 +2,8 @@
 //! (`console-plugin/dist`) served over HTTPS by numo's own server ([`numo::console_plugin::serve`]) in the test's
 //! process, on a free port of 127.0.0.1, with a certificate for 127.0.0.1 signed by a CA of the test's own, which
 //! the console shell's server (`console-plugin/e2e/shell/server.mjs`) trusts as the console's backend trusts the
-//! service CA.
+//! service CA. With a [`Source`], it serves the timelines too (`/api/timeline/...`, read as the user whose token
+//! the request carries), as `numo run` does.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -10,6 +11,7 @@ use std::sync::Arc;
 
 use numo::console_plugin::assets::Assets;
 use numo::console_plugin::serve::{self, CertFiles, ReloadingCert};
+pub use numo::console_plugin::timeline::Source;
 
 /// numo's plugin server, serving until dropped.
 pub struct PluginServer {
@@ -24,8 +26,9 @@ pub struct PluginServer {
 }
 
 impl PluginServer {
-    /// Serves the plugin's files in `dist` (which must hold a build: its manifest) over HTTPS.
-    pub async fn start(dist: &Path) -> anyhow::Result<Self> {
+    /// Serves the plugin's files in `dist` (which must hold a build: its manifest) over HTTPS, and with `timeline`
+    /// the run configs' timelines.
+    pub async fn start(dist: &Path, timeline: Option<Source>) -> anyhow::Result<Self> {
         static SERVERS: AtomicUsize = AtomicUsize::new(0);
         let work = std::env::temp_dir().join(format!(
             "numo-plugin-server-{}-{}",
@@ -45,7 +48,7 @@ impl PluginServer {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let address = listener.local_addr()?;
         let tls = Arc::new(serve::tls_config(Arc::new(ReloadingCert::new(CertFiles::in_dir(&certs))))?);
-        let task = tokio::spawn(serve::serve(listener, tls, Arc::new(assets)));
+        let task = tokio::spawn(serve::serve(listener, tls, Arc::new(assets), timeline.map(Arc::new)));
         Ok(Self { address, ca_file, files, work, task })
     }
 

@@ -69,6 +69,8 @@ pub struct Setup {
     pub policy: bool,
     /// The OpenShift release the simulated cluster plays.
     pub openshift: numo_simulator::OpenShiftRelease,
+    /// The projections the running operator's planner keeps, for numo's plugin server's timelines.
+    pub projections: numo::projections::Projections,
 }
 
 impl Setup {
@@ -115,6 +117,7 @@ impl Setup {
             alertmanager: Default::default(),
             policy: true,
             openshift,
+            projections: Default::default(),
         })
     }
 
@@ -132,6 +135,7 @@ impl Setup {
             ctx.service_account = Some(numo_testkit::rbac::OPERATOR_USER.to_string());
         }
         self.readiness = ctx.readiness.clone();
+        ctx.projections = self.projections.clone();
         self.operator = Some(self.world.spawn(numo::controllers::run(ctx)));
         Ok(())
     }

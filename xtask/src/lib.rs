@@ -4,7 +4,8 @@
 //! `cargo xtask bundle` generates the OLM bundle (`bundle/`, `bundle.Dockerfile`) from `config/`;
 //! `cargo xtask bundle --check` fails when the committed bundle differs from what `config/` generates.
 //! `cargo xtask plugin-names [--check]` writes (or checks) the console plugin's copy of numo's API names, and
-//! `cargo xtask plugin-types [--check]` its TypeScript types of numo's kinds, from the CRD schemas.
+//! `cargo xtask plugin-types [--check]` its TypeScript types of numo's kinds, from the CRD schemas, and
+//! `cargo xtask plugin-timeline [--check]` those of the timeline numo serves it.
 //! `cargo xtask rbac [--check]` writes (or checks) numo's ClusterRole from `numo::access::GRANTS`.
 //! `cargo xtask docs [--check]` writes (or checks) the documentation's parts that describe numo's checks.
 
@@ -14,6 +15,7 @@ pub mod docs;
 pub mod generated;
 pub mod manifests;
 pub mod plugin_names;
+pub mod plugin_timeline;
 pub mod plugin_types;
 pub mod rbac;
 pub mod rust_names;

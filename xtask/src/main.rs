@@ -46,6 +46,12 @@ enum Task {
         #[arg(long)]
         check: bool,
     },
+    /// Write the console plugin's types of the timeline numo serves it (console-plugin/src/timeline-types.ts).
+    PluginTimeline {
+        /// Change nothing; fail when the committed file differs from what src/timeline generates.
+        #[arg(long)]
+        check: bool,
+    },
     /// Write numo's ClusterRole (config/rbac/role.yaml) from src/access.rs.
     Rbac {
         /// Change nothing; fail when the committed file differs from what src/access.rs generates.
@@ -136,6 +142,13 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             for rel in xtask::docs::write(&root)? {
                 println!("wrote {rel}");
             }
+            Ok(ExitCode::SUCCESS)
+        }
+        Task::PluginTimeline { check: true } => {
+            Ok(report_drift(xtask::plugin_timeline::PATH, "plugin-timeline", xtask::plugin_timeline::drift(&root)?))
+        }
+        Task::PluginTimeline { check: false } => {
+            report_write(xtask::plugin_timeline::PATH, xtask::plugin_timeline::write(&root)?);
             Ok(ExitCode::SUCCESS)
         }
         Task::Rbac { check: true } => Ok(report_drift(xtask::rbac::PATH, "rbac", xtask::rbac::drift(&root))),

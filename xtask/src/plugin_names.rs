@@ -175,12 +175,15 @@ fn build() -> anyhow::Result<(String, Vec<Union>)> {
         "Step",
         &parts,
     );
-    let _ = writeln!(out, "\n/** How long each step takes when numo has no figure of its own, in seconds. */");
-    let _ = writeln!(out, "export const STEP_DEFAULT_SECONDS: Record<Step, number> = {{");
+    let _ = writeln!(
+        out,
+        "\n/** Each step's colour, as `numo timeline` and the console's timeline draw it (Okabe–Ito). */"
+    );
+    let _ = writeln!(out, "export const STEP_COLOURS: Record<Step, string> = {{");
     for name in &steps {
         let step: Step = serde_json::from_value(serde_json::Value::String(name.clone()))
             .with_context(|| format!("the schema's step {name} is no Step"))?;
-        let _ = writeln!(out, "  {name}: {},", step.default_seconds());
+        let _ = writeln!(out, "  {name}: '{}',", numo::timeline::colour(step));
     }
     let _ = writeln!(out, "}};");
     list(

@@ -26,7 +26,9 @@ fn the_names_are_numos_and_a_changed_file_is_noticed() {
         "  'DomainAtATime',",
         "  'DomainSoak',",
         "export const NODE_STEPS = ['Gate', 'WaitForMco', 'Upgrade', 'Cleanup', 'Soak'] as const satisfies readonly Step[];",
-        "  Upgrade: 900,",
+        // The steps' colours, numo timeline's (src/timeline/mod.rs).
+        "export const STEP_COLOURS: Record<Step, string> = {",
+        "  Upgrade: '#E69F00',",
         "export const RETRY_ANNOTATION = 'openshift-optional.skrzypek.io/retry';",
     ] {
         assert!(generated.contains(expected), "the generated names lack {expected:?}:\n{generated}");

@@ -10,6 +10,9 @@
  * - k8sPatchResource: PATCH with `application/json-patch+json` (an array of operations, as the SDK sends), or
  *   `application/merge-patch+json` for a plain object.
  * - useAccessReview: a SelfSubjectAccessReview, once per attributes (the console memoizes it too).
+ * - consoleFetchJSON: a fetch of JSON from the shell's own origin (the plugin reaches numo's backend through the
+ *   shell server's plugin proxy, `/api/proxy/plugin/...`, as through the console's); an answer not ok throws an
+ *   HttpError with the status and the JSON's `message`, as the console's does.
  *
  * Resource names (plural, namespaced) come from API discovery, as the console's models would give them.
  */
@@ -413,6 +416,11 @@ export function k8sListResourceItems<R extends K8sResourceCommon>(options: {
   const { ns, ...rest } = options.queryParams ?? {};
   const url = resourceURL(options.model, { ns, queryParams: rest });
   return fetchJSON<{ items?: R[] }>(url).then((list) => list.items ?? []);
+}
+
+/** Fetches JSON (consoleFetchJSON): `method` GET unless given. */
+export function consoleFetchJSON(url: string, method = 'GET', options: RequestInit = {}): Promise<unknown> {
+  return fetchJSON<unknown>(url, { ...options, method });
 }
 
 /** The name the SDK 4.22 package exports k8sListResourceItems under (core-api: `k8sListResourceItems as k8sListItems`). */

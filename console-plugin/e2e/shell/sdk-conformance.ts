@@ -2,6 +2,7 @@
 // runtime names have the signatures of the SDK's own, so the plugin's code type-checked against the SDK runs against
 // the adapter.
 import type {
+  consoleFetchJSON as SdkConsoleFetchJSON,
   K8sResourceCommon,
   UseK8sWatchResource,
   k8sPatch as SdkPatchResource,
@@ -19,3 +20,7 @@ export const patch: (...args: Parameters0<typeof SdkPatchResource>) => Promise<K
 export const review: (...args: Parameters0<typeof SdkUseAccessReview>) => [boolean, boolean] = adapter.useAccessReview;
 export const list: (...args: Parameters0<typeof SdkListItems>) => Promise<K8sResourceCommon[]> =
   adapter.k8sListResourceItems;
+export const fetchJSON: (url: string, method?: string) => Promise<unknown> = adapter.consoleFetchJSON;
+// ...and the adapter's fetch is called as the SDK's would be.
+export const sdkFetchJSON: (url: string, method?: string) => Promise<unknown> = (url, method) =>
+  (null as unknown as typeof SdkConsoleFetchJSON)(url, method);

@@ -4,11 +4,15 @@
 // until it is stopped (Ctrl-C, SIGTERM). `make demo` (hack/demo.sh) starts it in the background.
 //
 //   node e2e/shell/serve.mjs --kubeconfig KUBECONFIG --plugin-url https://127.0.0.1:PORT --plugin-ca CA.pem \
-//     [--namespace NS --run-config NAME] [--node NODE] [--port 9080] [--shell DIR] [--wait-seconds 60]
+//     [--user-token TOKEN] [--namespace NS --run-config NAME] [--node NODE] [--port 9080] [--shell DIR]
+//     [--wait-seconds 60]
 //
 // --plugin-url    numo's console plugin server (`numo run --console-plugin-cert-dir DIR --console-plugin-assets
 //                 console-plugin/dist --console-plugin-address 127.0.0.1:PORT`)
 // --plugin-ca     the PEM of the CA that signed its certificate
+// --user-token    the logged-in user's bearer token, which the shell's plugin proxy forwards to numo's backend
+//                 (`/api/proxy/plugin/<plugin>/numo/...`, as the console does for `authorization: UserToken`); the
+//                 kubeconfig's token when not given, none if it has none (numo's timeline then answers 401)
 // --namespace, --run-config, --node: what the page opens on (the run config's Rollout tab, the Node's Upgrade gate
 //                 item), as the shell's query (?ns=&name=&node=)
 // --port          the port on 127.0.0.1 (default 9080; 0: a free one)
@@ -26,7 +30,7 @@ import { loadKubeconfig } from '../kubeconfig.mjs';
 import { startShellServer } from './server.mjs';
 
 const USAGE =
-  'usage: node e2e/shell/serve.mjs --kubeconfig F --plugin-url URL --plugin-ca CA.pem ' +
+  'usage: node e2e/shell/serve.mjs --kubeconfig F --plugin-url URL --plugin-ca CA.pem [--user-token TOKEN] ' +
   '[--namespace NS --run-config NAME] [--node NODE] [--port 9080] [--shell DIR] [--wait-seconds 60]\n';
 
 function options() {
@@ -120,6 +124,7 @@ async function main() {
       plugin: opts.plugin,
       pluginURL: opts.pluginURL,
       pluginCA: opts.pluginCA,
+      userToken: opts.userToken ?? opts.connection.token,
       port: opts.port,
       log,
     });

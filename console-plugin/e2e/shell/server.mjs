@@ -5,6 +5,10 @@
 //   come from numo's HTTPS server, trusting the test's CA. Every request is recorded as `{path, upstream, status,
 //   contentType, cacheControl, nosniff, bytes, authorized, issuer, protocol, error}`: what numo's server answered and
 //   whether its certificate was verified.
+// - `/api/proxy/plugin/<plugin>/<alias>/<path>`: the console's plugin proxy (the ConsolePlugin's `spec.proxy`):
+//   `<path>` of numo's HTTPS server (the plugin's Service), trusting the test's CA, with the logged-in user's bearer
+//   token (`userToken`) as the console forwards it for `authorization: UserToken`, and nothing else of the page's
+//   request but its method and `accept`. Recorded in `proxied` as `{path, upstream, status, authorized, at}`.
 // - `/api` and `/apis`: the real API server with the kubeconfig's credentials, streamed both ways (watches stay open).
 //   Every request is recorded (writes with their bodies), so that a scenario can assert what the UI sent.
 // - the rest: the built shell page (e2e/shell/dist) as static files.
@@ -62,11 +66,22 @@ const endToEnd = (headers) => Object.fromEntries(Object.entries(headers).filter(
  * Starts the shell's server. `connection` is a loadKubeconfig result, `root` the built shell (e2e/shell/dist),
  * `plugin` the plugin's name, `pluginURL` numo's HTTPS server (`https://127.0.0.1:<port>`) and `pluginCA` the PEM of
  * the CA its certificate is verified against; `port` is where it listens on 127.0.0.1 (0, the default: a free port
- * the system picks). Resolves to `{url, plugin, requests, close()}`: `plugin` the plugin file records, `requests` the
+ * the system picks). Resolves to `{url, plugin, proxied, requests, close()}`: `plugin` the plugin file records, `requests` the
  * API requests as `{by, method, path, contentType, body, status, at}`, writes with their body; `by` is `script` for
- * a scenario's own requests ({@link api}), else `page`.
+ * a scenario's own requests ({@link api}), else `page`; `proxied` the plugin proxy's requests. `userToken` is the
+ * bearer token the plugin proxy forwards (none: it forwards no credentials), `alias` the proxy's alias.
  */
-export async function startShellServer({ connection, root, plugin, pluginURL, pluginCA, port = 0, log = () => {} }) {
+export async function startShellServer({
+  connection,
+  root,
+  plugin,
+  pluginURL,
+  pluginCA,
+  userToken,
+  alias = 'numo',
+  port = 0,
+  log = () => {},
+}) {
   const api = new URL(connection.server);
   const apiPrefix = api.pathname === '/' ? '' : api.pathname;
   const apiAgent = new Agent({
@@ -80,7 +95,9 @@ export async function startShellServer({ connection, root, plugin, pluginURL, pl
   // No client certificate, the CA of the plugin's certificate only: as the console's backend with the service CA.
   const pluginAgent = new Agent({ ca: pluginCA, rejectUnauthorized: true, keepAlive: true });
   const pluginPrefix = `/api/plugins/${plugin}/`;
+  const proxyPrefix = `/api/proxy/plugin/${plugin}/${alias}/`;
   const records = [];
+  const proxied = [];
   const requests = [];
   const open = new Set();
 
@@ -161,6 +178,42 @@ export async function startShellServer({ connection, root, plugin, pluginURL, pl
         record.error = e.message;
         log(`plugin ${req.url} from ${record.upstream} failed: ${e.message}`);
         return ['text/plain; charset=utf-8', `plugin proxy: ${e.message}\n`];
+      },
+    });
+  }
+
+  function proxyToPlugin(req, res) {
+    const path = `/${req.url.slice(proxyPrefix.length)}`;
+    const record = { path: req.url, upstream: `${numo.origin}${path}`, method: req.method, at: Date.now() };
+    proxied.push(record);
+    const headers = { accept: req.headers.accept ?? '*/*', 'user-agent': 'numo-console-shell' };
+    if (userToken) {
+      headers.authorization = `Bearer ${userToken}`;
+    }
+    const target = {
+      protocol: numo.protocol,
+      hostname: numo.hostname,
+      port: numo.port,
+      method: req.method,
+      path,
+      headers,
+      agent: numo.protocol === 'https:' ? pluginAgent : undefined,
+    };
+    forward(req, res, target, {
+      body: false,
+      answered: (answer) => {
+        record.status = answer.statusCode;
+        record.authorized = answer.socket.authorized === true;
+        if (answer.statusCode >= 400) {
+          log(`plugin proxy ${req.method} ${path} -> ${answer.statusCode}`);
+        }
+        return endToEnd(answer.headers);
+      },
+      failed: (e) => {
+        record.status = 502;
+        record.error = e.message;
+        log(`plugin proxy ${path} from ${record.upstream} failed: ${e.message}`);
+        return ['application/json', JSON.stringify({ code: 502, message: `plugin proxy: ${e.message}` })];
       },
     });
   }
@@ -246,6 +299,8 @@ export async function startShellServer({ connection, root, plugin, pluginURL, pl
   const server = createServer((req, res) => {
     if (req.url.startsWith(pluginPrefix)) {
       proxyPlugin(req, res);
+    } else if (req.url.startsWith(proxyPrefix)) {
+      proxyToPlugin(req, res);
     } else if (/^\/apis?(\/|$|\?)/.test(req.url)) {
       proxyApi(req, res);
     } else {
@@ -268,6 +323,7 @@ export async function startShellServer({ connection, root, plugin, pluginURL, pl
   return {
     url: `http://127.0.0.1:${server.address().port}`,
     plugin: records,
+    proxied,
     requests,
     close: async () => {
       for (const out of open) {

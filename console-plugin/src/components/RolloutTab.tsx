@@ -30,8 +30,7 @@ import type { Translate } from '../i18n';
 import { useCanPatch, useNodeDomains, useNow, useRolloutRecord, useRunConfig, useTargetNodes } from '../hooks';
 import { holdOfNextNode } from '../holdReason';
 import { ms, shownTime } from '../time';
-import { layoutTimeline } from '../timeline/layout';
-import { TimelineChart } from '../timeline/TimelineChart';
+import { RolloutTimeline } from '../timeline/TimelineChart';
 import { ActionModal } from '../actions/ActionModal';
 import { actionFromSearch, clearActionFromLocation, RolloutActions } from '../actions/RolloutActions';
 import type { ActionKind } from '../actions/patches';
@@ -227,10 +226,6 @@ const RolloutTab: React.FC<PageComponentProps<MutexRunConfig>> = ({ obj }) => {
   );
 
   const domains = useNodeDomains(rc);
-  const layout = React.useMemo(
-    () => (rc ? layoutTimeline(rc, record, now, t, domains) : undefined),
-    [rc, record, now, t, domains],
-  );
   const targetNodes = useTargetNodes(rc);
   const rows = React.useMemo(
     () => (rc ? nodeRows(rc, record, now, t, targetNodes) : []),
@@ -273,7 +268,9 @@ const RolloutTab: React.FC<PageComponentProps<MutexRunConfig>> = ({ obj }) => {
         <StackItem>
           <Card isPlain>
             <CardTitle component="h2">{t('Timeline')}</CardTitle>
-            <CardBody style={{ overflowX: 'auto' }}>{layout && <TimelineChart layout={layout} />}</CardBody>
+            <CardBody style={{ overflowX: 'auto' }}>
+              <RolloutTimeline rc={rc} />
+            </CardBody>
           </Card>
         </StackItem>
         <StackItem>

@@ -5,7 +5,7 @@ import type { ConfigMap, JobRecord, MutexRunConfig, NodePhase, NodeProgress, Run
 import type { Translate } from '../i18n';
 import { readRecord } from '../record';
 import { ms } from '../time';
-import { measured, recordedSteps } from '../timeline/measured';
+import { measured, recordedSteps } from './nodeSteps';
 
 export type StepTime = { millis: number; running: boolean };
 

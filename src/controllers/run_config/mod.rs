@@ -26,7 +26,7 @@ use futures::StreamExt;
 use k8s_openapi::jiff::Timestamp;
 use kube::runtime::controller::Action;
 use kube::runtime::Controller;
-use kube::Resource;
+use kube::{Resource, ResourceExt};
 use tracing::instrument;
 
 use crate::api::MutexRunConfig;
@@ -95,6 +95,10 @@ async fn reconcile(obj: Arc<Guarded>, shared: Arc<RunConfigContext>) -> Result<A
     let latest = shared.written.latest(rc);
     let rc = latest.as_ref().unwrap_or(rc);
     let mut snapshot = observe::snapshot(&shared.stores, rc, Timestamp::now());
+    // Just started, numo holds no projection for the console's timeline: the plan gives one even if the estimate
+    // stands.
+    let rollout = rc.status.as_ref().and_then(|s| s.rollout_key());
+    snapshot.project = !shared.ctx.projections.holds(&rc.namespace().unwrap_or_default(), &rc.name_any(), rollout);
     snapshot.policy = shared.ctx.policy.get().map(|status| match status {
         crate::admission_policy::PolicyStatus::InForce => Ok(()),
         crate::admission_policy::PolicyStatus::Unavailable(why) => Err(why),
@@ -109,6 +113,10 @@ async fn reconcile(obj: Arc<Guarded>, shared: Arc<RunConfigContext>) -> Result<A
         plan.requeue_after = Some(plan.requeue_after.map_or(poll, |r| r.min(poll)));
     }
     tracing::debug!(intents = plan.intents.len(), phase = ?plan.status.phase, "planned");
+    if let Some(projected) = &plan.projection {
+        let (namespace, name) = (rc.namespace().unwrap_or_default(), rc.name_any());
+        shared.ctx.projections.keep(&namespace, &name, plan.status.rollout_key(), projected.clone());
+    }
     shared.interest.planned(&snapshot.run_config.key(), plan.node_reads);
     // What only numo's status may vouch for goes out once that status is written: the Jobs numo asks for (the status
     // names them first) and the restore of the pools (the status stops holding them first, so a pool without its
@@ -142,6 +150,7 @@ async fn reconcile(obj: Arc<Guarded>, shared: Arc<RunConfigContext>) -> Result<A
         shared.ctx.metrics.forget_run_config(&snapshot.run_config.key());
         shared.written.forget(rc);
         shared.interest.forget(&snapshot.run_config.key());
+        shared.ctx.projections.forget(&rc.namespace().unwrap_or_default(), &rc.name_any());
         return Ok(Action::await_change());
     }
     status::write(&shared.ctx.client, &shared.ctx.metrics, &shared.written, rc, &plan.status).await?;

@@ -222,6 +222,7 @@ pub fn snapshot(stores: &Stores, rc: &MutexRunConfig, now: Timestamp) -> Snapsho
         policy: None,
         image_builds,
         nonce: nonce(),
+        project: false,
     }
 }
 

@@ -51,6 +51,9 @@ pub struct Snapshot {
     /// A number drawn at random for this reconcile: the Job names numo asks for in it are hashed with it, so that
     /// nobody can know them before numo records them (see `JobKey::job_name`).
     pub nonce: u64,
+    /// Whether the plan gives the projection of the rest of the rollout even where the estimate stands: numo holds
+    /// none for this run config's rollout yet (it just started), and the console's timeline draws from it.
+    pub project: bool,
 }
 
 /// What a source of the health checks said, or why it cannot be read (a check that cannot read holds the rollout).

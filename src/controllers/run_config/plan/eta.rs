@@ -64,7 +64,8 @@ fn waves(domains: &super::domains::Domains, gated: &[GatedNode<'_>], status: &Mu
 }
 
 /// Works the estimate out again when something it rests on changed since the previous status, and gives the
-/// projection it rests on; else keeps it.
+/// projection it rests on; else keeps it, and gives the projection only when the snapshot asks for it
+/// ([`Snapshot::project`]).
 pub fn refresh(
     snapshot: &Snapshot,
     resolved: &Resolved<'_>,
@@ -96,7 +97,7 @@ pub fn refresh(
         && failed(status) == failed(previous)
         && holds(status) == holds(previous);
     if unchanged {
-        return None;
+        return snapshot.project.then(|| projected(snapshot, resolved, gated, status).0);
     }
     let (projected, durations) = projected(snapshot, resolved, gated, status);
     let remaining = status.total_nodes.saturating_sub(done(status) as u32);

@@ -176,30 +176,10 @@ pub async fn preview(mut snapshot: Snapshot, to: Option<&str>, ask: &impl Ask) -
         let key = &topology.as_ref()?.key;
         Some(snapshot.nodes.get(node).and_then(|n| n.labels.get(key)).cloned().unwrap_or_default())
     };
-    let nodes: Vec<PreviewNode> = p
+    let nodes = p
         .projection
         .as_ref()
-        .map(|projected| {
-            projected
-                .nodes
-                .iter()
-                .enumerate()
-                .map(|(i, planned)| PreviewNode {
-                    order: i + 1,
-                    domain: domain_of(&planned.node),
-                    node: planned.node.clone(),
-                    // The node the plan starts is shown as it would be before the plan: not under way yet.
-                    started: planned.started && starts_now.as_ref() != Some(&planned.node),
-                    start: planned.start(),
-                    end: planned.end(),
-                    steps: planned
-                        .steps
-                        .iter()
-                        .map(|(step, start, end)| PreviewStep { step: *step, start: *start, end: *end })
-                        .collect(),
-                })
-                .collect()
-        })
+        .map(|projected| projected_nodes(projected, starts_now.as_deref(), domain_of))
         .unwrap_or_default();
     let waves = topology.as_ref().map(|t| waves(t, &nodes)).unwrap_or_default();
     Preview {
@@ -217,6 +197,33 @@ pub async fn preview(mut snapshot: Snapshot, to: Option<&str>, ask: &impl Ask) -
         estimate: p.status.estimate.clone(),
         notes,
     }
+}
+
+/// The nodes of `projected` as the preview shows them, in order: `starts_now` (the node the plan starts) is shown as
+/// not under way yet, and `domain_of` gives a node's failure domain.
+pub fn projected_nodes(
+    projected: &crate::estimate::Projected,
+    starts_now: Option<&str>,
+    domain_of: impl Fn(&str) -> Option<String>,
+) -> Vec<PreviewNode> {
+    projected
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, planned)| PreviewNode {
+            order: i + 1,
+            domain: domain_of(&planned.node),
+            node: planned.node.clone(),
+            started: planned.started && starts_now != Some(planned.node.as_str()),
+            start: planned.start(),
+            end: planned.end(),
+            steps: planned
+                .steps
+                .iter()
+                .map(|(step, start, end)| PreviewStep { step: *step, start: *start, end: *end })
+                .collect(),
+        })
+        .collect()
 }
 
 /// The waves of the preview: the status's domains in their order, each with the projected start and end of its

@@ -6,10 +6,10 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, Utc};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
-use super::Preview;
-use crate::api::{MutexRunConfig, NodePhase, Step};
+use super::PreviewNode;
+use crate::api::{MutexRunConfig, NodePhase, Step, TopologyStatus};
 use crate::rollout_record::{self, RecordedNode};
-use crate::timeline::{Band, Hold, Marker, Row, RowOutcome, Segment, Timeline};
+use crate::timeline::{Band, Domain, Hold, Marker, Row, RowOutcome, Segment, Timeline, WaveState};
 use crate::windows::{utc, Schedule};
 
 fn at(t: &Option<Time>) -> Option<DateTime<Utc>> {
@@ -90,13 +90,44 @@ fn group_by_domain(rows: &mut [Row], topology: &crate::api::TopologyStatus, doma
     rows.sort_by_key(|row| wave(domains.get(&row.node).map_or("", String::as_str)));
 }
 
-/// The timeline of `rc`'s current (or last) rollout at `now`; `domains`: each node's failure domain (see
-/// [`node_domains`]), by which the rows are grouped under `status.topology`.
+/// Where a domain's wave is: over (in `done`, or finished), under way (started, or the current one once another
+/// started), or to go.
+fn wave_state(topology: &TopologyStatus, wave: &crate::api::Wave) -> WaveState {
+    if topology.done.contains(&wave.domain) || wave.finished_at.is_some() {
+        WaveState::Done
+    } else if wave.started_at.is_some() || (topology.current.as_deref() == Some(wave.domain.as_str()) && wave.done > 0)
+    {
+        WaveState::InProgress
+    } else {
+        WaveState::Pending
+    }
+}
+
+/// The failure domains of `topology` in wave order, with how far each wave is.
+fn domains_of(topology: &TopologyStatus) -> Vec<Domain> {
+    topology
+        .waves
+        .iter()
+        .map(|wave| Domain {
+            domain: wave.domain.clone(),
+            key: topology.key.clone(),
+            shown: crate::controllers::run_config::plan::shown_domain(&wave.domain, &topology.key),
+            state: wave_state(topology, wave),
+            done: wave.done,
+            nodes: wave.nodes,
+        })
+        .collect()
+}
+
+/// The timeline of `rc`'s current (or last) rollout at `now`: the finished nodes from `record` (its rollout record's
+/// data), the nodes in the status, and `projected` (the nodes not done, as the planner projects them; empty: none
+/// drawn). `domains`: each node's failure domain (see [`node_domains`]), by which the rows are grouped under
+/// `status.topology`; `None` when the nodes could not be read (the rows are not grouped).
 pub fn timeline(
     rc: &MutexRunConfig,
     record: &BTreeMap<String, String>,
-    preview: Option<&Preview>,
-    domains: &BTreeMap<String, String>,
+    projected: &[PreviewNode],
+    domains: Option<&BTreeMap<String, String>>,
     now: DateTime<Utc>,
 ) -> Timeline {
     let status = rc.status.clone().unwrap_or_default();
@@ -104,10 +135,9 @@ pub fn timeline(
     let (recorded_rollout, recorded, recorded_holds) = rollout_record::read(record);
     let same = recorded_rollout.is_some() && recorded_rollout == rollout;
     let mut rows: Vec<Row> = if same { recorded.iter().map(recorded_row).collect() } else { Vec::new() };
-    let projected: BTreeMap<&str, &super::PreviewNode> =
-        preview.map(|p| p.nodes.iter().map(|n| (n.node.as_str(), n)).collect()).unwrap_or_default();
+    let by_node: BTreeMap<&str, &PreviewNode> = projected.iter().map(|n| (n.node.as_str(), n)).collect();
     let projected_segments = |node: &str, from: Option<DateTime<Utc>>| -> Vec<Segment> {
-        projected
+        by_node
             .get(node)
             .map(|n| {
                 n.steps
@@ -158,20 +188,22 @@ pub fn timeline(
         };
         rows.push(Row { node: entry.name.clone(), outcome, segments, group: None });
     }
-    if let Some(preview) = preview {
-        let drawn: std::collections::HashSet<String> = rows.iter().map(|r| r.node.clone()).collect();
-        for node in preview.nodes.iter().filter(|n| !n.started && !drawn.contains(&n.node)) {
-            rows.push(Row {
-                node: node.node.clone(),
-                outcome: RowOutcome::Projected,
-                segments: projected_segments(&node.node, None),
-                group: None,
-            });
+    let drawn: std::collections::HashSet<String> = rows.iter().map(|r| r.node.clone()).collect();
+    for node in projected.iter().filter(|n| !n.started && !drawn.contains(&n.node)) {
+        rows.push(Row {
+            node: node.node.clone(),
+            outcome: RowOutcome::Projected,
+            segments: projected_segments(&node.node, None),
+            group: None,
+        });
+    }
+    let domain_headers = match (&status.topology, domains) {
+        (Some(topology), Some(domains)) => {
+            group_by_domain(&mut rows, topology, domains);
+            domains_of(topology)
         }
-    }
-    if let Some(topology) = &status.topology {
-        group_by_domain(&mut rows, topology, domains);
-    }
+        _ => Vec::new(),
+    };
     let estimated_end = status.estimate.as_ref().map(|e| utc(&e.end.0));
     let start = at(&status.started_at)
         .or_else(|| rows.iter().flat_map(|r| r.segments.first()).map(|s| s.start).min())
@@ -246,7 +278,27 @@ pub fn timeline(
                     change.to
                 ),
             },
+            from: change.from.clone(),
+            to: change.to.clone(),
+            in_flight: change.in_flight.clone(),
         })
         .collect();
-    Timeline { title, start, end, now, rows, windows, blackouts, holds, restore, estimated_end, markers }
+    Timeline {
+        title,
+        start,
+        end,
+        now,
+        rows,
+        windows,
+        blackouts,
+        holds,
+        restore,
+        estimated_end,
+        markers,
+        domains: domain_headers,
+    }
 }
+
+#[cfg(test)]
+#[path = "timeline_tests.rs"]
+mod tests;

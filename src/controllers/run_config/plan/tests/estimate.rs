@@ -90,11 +90,18 @@ fn a_finished_node_gives_its_step_durations_and_the_estimate_follows_them() {
     assert!(recorded, "{:?}", p.after_status);
     let age = f.s.now.as_second() - estimate.computed_at.0.as_second();
     assert!(age < 10, "worked out again in the step at which the node finished: {age}s ago");
-    // The next reconcile with nothing finished keeps it as it is.
+    // The next reconcile with nothing finished keeps it as it is, and gives no projection...
     tick(&mut f, 10);
     let again = f.step();
+    assert_eq!(again.projection, None);
     let kept = again.status.estimate.unwrap_or_else(|| panic!("no estimate"));
     assert_eq!(kept, estimate);
+    // ...unless numo holds none (it just started): then it gives one for the console's timeline, the estimate kept.
+    f.s.project = true;
+    let asked = f.step();
+    let projected = asked.projection.unwrap_or_else(|| panic!("no projection"));
+    assert_eq!(projected.nodes.len(), 2, "the two nodes not done: {projected:?}");
+    assert_eq!(asked.status.estimate.unwrap_or_else(|| panic!("no estimate")), estimate);
     // A quick rollout's estimate is minutes, not the defaults' quarter hours per node.
     let left = estimate.end.0.as_second() - estimate.computed_at.0.as_second();
     assert!(left < 600, "2 nodes of well under a minute each and the restore walk: {left}s");

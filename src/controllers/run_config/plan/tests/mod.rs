@@ -154,6 +154,7 @@ impl Fixture {
             storage_domain_key: None,
             kubelet_skew: None,
             nonce: 7,
+            project: false,
         };
         Self { s }
     }

@@ -1,5 +1,6 @@
-// The steps a node went through, from its entry in the status (src/estimate/measured.rs) or its record (the
-// finished nodes in the rollout record, src/controllers/run_config/preview/timeline.rs, recorded_row).
+// The steps a node went through, for the node table: from its entry in the status (as src/estimate/measured.rs
+// measures them) or its record (the finished nodes in the rollout record, src/rollout_record.rs). The upgrade is one
+// step here; the timeline, which draws its parts, comes from numo laid out.
 import type { NodeProgress, Step } from '../types';
 import { ms } from '../time';
 import type { RecordedNode } from '../record';
@@ -7,7 +8,7 @@ import type { RecordedNode } from '../record';
 export type Measured = { step: Step; start: number; end: number };
 
 /** The steps of `entry` that numo saw start, each with its start and end; a step under way ends at `until`. The
- * upgrade is one step here, also where numo saw its drain end (`split` draws its parts). */
+ * upgrade is one step here, also where numo saw its drain end. */
 export const measured = (entry: NodeProgress, until: number): Measured[] => {
   const soaking = entry.phase === 'Soaking';
   const finished = ms(entry.finishedAt);
@@ -34,26 +35,7 @@ export const measured = (entry: NodeProgress, until: number): Measured[] => {
   return steps;
 };
 
-/** `steps` with the upgrade split into its parts where `drained` (when the drain ended) is known: the drain up to
- * it, the reboot after it (src/estimate/measured.rs, split). */
-export const split = (steps: Measured[], drained: number | undefined): Measured[] =>
-  drained === undefined
-    ? steps
-    : steps.flatMap((s): Measured[] => {
-        if (s.step !== 'Upgrade') return [s];
-        const at = Math.min(Math.max(drained, s.start), s.end);
-        return [
-          { step: 'Drain', start: s.start, end: at },
-          { step: 'Reboot', start: at, end: s.end },
-        ];
-      });
-
-/** The steps of `entry` as the timeline draws them: `measured`, its upgrade in its parts where numo saw the drain
- * end (`drainedAt`, from MachineConfigNodes on OpenShift 4.20 and later). */
-export const drawnSteps = (entry: NodeProgress, until: number): Measured[] =>
-  split(measured(entry, until), ms(entry.drainedAt));
-
-/** The steps of a node the rollout record keeps (the upgrade whole: `split` with `drained` draws its parts). */
+/** The steps of a node the rollout record keeps (the upgrade whole). */
 export const recordedSteps = (node: RecordedNode): Measured[] => {
   const [started, released, upgrading, upgraded, soak, finished] = node.times;
   const wait: Step = upgrading === undefined && upgraded !== undefined ? 'Upgrade' : 'WaitForMco';
@@ -73,8 +55,3 @@ export const recordedSteps = (node: RecordedNode): Measured[] => {
   if (soak !== undefined) steps.push(...between([['Soak', soak]], node.done));
   return steps;
 };
-
-/** The steps of a recorded node as the timeline draws them: its upgrade in its parts where the record kept when the
- * drain ended (records written before numo read MachineConfigNodes have no such time). */
-export const drawnRecordedSteps = (node: RecordedNode): Measured[] =>
-  node.times[2] === undefined ? recordedSteps(node) : split(recordedSteps(node), node.times[6]);
