@@ -144,21 +144,26 @@ impl std::io::Write for Captured {
     }
 }
 
+/// A watch that answers its `n`th start (from 0) with `items(n)`, then nothing more; and how many times it started.
+fn attempts(
+    items: impl Fn(usize) -> Vec<Item> + Send + 'static,
+) -> (Arc<AtomicUsize>, impl FnMut() -> futures::stream::BoxStream<'static, Item> + Send) {
+    let started = Arc::new(AtomicUsize::new(0));
+    let counted = started.clone();
+    let start = move || {
+        let attempt = counted.fetch_add(1, Ordering::SeqCst);
+        futures::stream::iter(items(attempt)).chain(futures::stream::pending()).boxed()
+    };
+    (started, start)
+}
+
 #[tokio::test]
 async fn after_an_error_the_watch_waits_for_itself_and_starts_over_with_a_fresh_list() {
-    let started = Arc::new(AtomicUsize::new(0));
-    let start = {
-        let started = started.clone();
-        move || {
-            let attempt = started.fetch_add(1, Ordering::SeqCst);
-            let items = match attempt {
-                // The first two attempts: a list begins, then the API server is gone.
-                0 | 1 => vec![Ok(Event::Init), Err(error())],
-                _ => vec![Ok(Event::Init), Ok(Event::InitApply(node("a"))), Ok(Event::InitDone)],
-            };
-            futures::stream::iter(items).chain(futures::stream::pending())
-        }
-    };
+    let (started, start) = attempts(|attempt| match attempt {
+        // The first two attempts: a list begins, then the API server is gone.
+        0 | 1 => vec![Ok(Event::Init), Err(error())],
+        _ => vec![Ok(Event::Init), Ok(Event::InitApply(node("a"))), Ok(Event::InitDone)],
+    });
     let first = Duration::from_millis(20);
     let mut watch = Box::pin(relisting(start, RetryDelays::new(first, Duration::from_secs(1)), None));
     let at = Instant::now();
@@ -204,19 +209,11 @@ fn not_served_error() -> watcher::Error {
 
 #[tokio::test]
 async fn an_optional_kind_the_cluster_does_not_serve_waits_the_absent_delays_and_other_errors_the_usual_ones() {
-    let started = Arc::new(AtomicUsize::new(0));
-    let start = {
-        let started = started.clone();
-        move || {
-            let attempt = started.fetch_add(1, Ordering::SeqCst);
-            let items = match attempt {
-                0 | 1 => vec![Err(not_served_error())],
-                // The CRD was installed meanwhile.
-                _ => vec![Ok(Event::<Node>::Init), Ok(Event::InitDone)],
-            };
-            futures::stream::iter(items).chain(futures::stream::pending())
-        }
-    };
+    let (started, start) = attempts(|attempt| match attempt {
+        0 | 1 => vec![Err(not_served_error())],
+        // The CRD was installed meanwhile.
+        _ => vec![Ok(Event::<Node>::Init), Ok(Event::InitDone)],
+    });
     // The usual delays are an hour here: a watch that used them would never get past its first error.
     let usual = RetryDelays::new(Duration::from_secs(3600), Duration::from_secs(3600));
     let absent = RetryDelays::new(Duration::from_millis(20), Duration::from_millis(40));

@@ -191,9 +191,7 @@ async fn operator_held_by(setup: &Setup, name: &str, checks: &'static [&'static 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn numo_plan_holds_and_starts_as_the_operator_does_with_budgets_alerts_and_custom_checks() -> anyhow::Result<()> {
-    use k8s_openapi::api::core::v1::{ConfigMap, Pod};
-    use k8s_openapi::api::policy::v1::PodDisruptionBudget;
-    use k8s_openapi::api::rbac::v1::{Role, RoleBinding};
+    use k8s_openapi::api::core::v1::ConfigMap;
     use kube::api::{Patch, PatchParams, PostParams};
     use kube::Api;
     use numo::api::check;
@@ -206,36 +204,10 @@ async fn numo_plan_holds_and_starts_as_the_operator_does_with_budgets_alerts_and
     let storage: ConfigMap =
         serde_json::from_value(json!({"metadata": {"name": "storage"}, "data": {"health": "HEALTH_OK"}}))?;
     Api::<ConfigMap>::namespaced(setup.client.clone(), &setup.ns).create(&pp, &storage).await?;
-    let role: Role = serde_json::from_value(json!({
-        "metadata": {"name": "numo-reads-configmaps"},
-        "rules": [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get", "list", "watch"]}]
-    }))?;
-    Api::<Role>::namespaced(setup.client.clone(), &setup.ns).create(&pp, &role).await?;
-    let binding: RoleBinding = serde_json::from_value(json!({
-        "metadata": {"name": "numo-reads-configmaps"},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "numo-reads-configmaps"},
-        "subjects": [{"kind": "ServiceAccount", "name": numo_testkit::rbac::OPERATOR_SERVICE_ACCOUNT,
-                      "namespace": numo_testkit::rbac::OPERATOR_NAMESPACE}]
-    }))?;
-    Api::<RoleBinding>::namespaced(setup.client.clone(), &setup.ns).create(&pp, &binding).await?;
+    let grant = ("numo-reads-configmaps", Some(setup.ns.as_str()), ("", "configmaps"));
+    numo_testkit::rbac::grant_operator_read(&setup.client, grant.0, grant.1, grant.2).await?;
     // A database pod on worker-0, the first node, and a budget that allows it no disruption.
-    let pod: Pod = serde_json::from_value(json!({
-        "metadata": {"name": "pg-1", "labels": {"app": "pg"}},
-        "spec": {"nodeName": "worker-0", "containers": [{"name": "pg", "image": "postgres"}],
-                 "tolerations": [{"operator": "Exists"}]}
-    }))?;
-    let pods = Api::<Pod>::namespaced(setup.client.clone(), &setup.ns);
-    pods.create(&pp, &pod).await?;
-    let pdb: PodDisruptionBudget = serde_json::from_value(json!({
-        "metadata": {"name": "pg-pdb"},
-        "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "pg"}}}
-    }))?;
-    let budgets = Api::<PodDisruptionBudget>::namespaced(setup.client.clone(), &setup.ns);
-    budgets.create(&pp, &pdb).await?;
-    numo_testkit::wait_until(&budgets, "pg-pdb", Duration::from_secs(60), "the budget at zero with its pod", |b| {
-        b.status.as_ref().is_some_and(|s| s.current_healthy == 1 && s.disruptions_allowed == 0)
-    })
-    .await?;
+    let pods = setup.database_held_by_budget("worker-0").await?;
     let custom = json!([{
         "apiVersion": "v1", "kind": "ConfigMap", "namespace": setup.ns, "name": "storage",
         "expression": "object.data.health == 'HEALTH_OK'", "message": "the storage is not healthy"

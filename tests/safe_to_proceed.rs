@@ -7,8 +7,6 @@ use std::time::Duration;
 
 use chrono::{Timelike, Utc};
 use k8s_openapi::api::batch::v1::Job;
-use k8s_openapi::api::core::v1::Pod;
-use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use kube::api::{Patch, PatchParams, PostParams};
 use kube::{Api, ResourceExt};
 use numo::api::{MutexRunConfig, NodePhase, RunPhase};
@@ -140,23 +138,7 @@ async fn a_budget_that_allows_no_disruption_holds_the_node_its_pod_runs_on() -> 
     let mut setup = Setup::new("budgets", 2).await?;
     setup.check_workers("careful", job_spec("1s", false), None, json!({"healthChecks": {}})).await?;
     // A single database pod on worker-0 and a budget that keeps it: no disruption allowed.
-    let pod: Pod = serde_json::from_value(json!({
-        "metadata": {"name": "pg-1", "labels": {"app": "pg"}},
-        "spec": {"nodeName": "worker-0", "containers": [{"name": "pg", "image": "postgres"}],
-                 "tolerations": [{"operator": "Exists"}]}
-    }))?;
-    let pods = Api::<Pod>::namespaced(setup.client.clone(), &setup.ns);
-    pods.create(&PostParams::default(), &pod).await?;
-    let pdb: PodDisruptionBudget = serde_json::from_value(json!({
-        "metadata": {"name": "pg-pdb"},
-        "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "pg"}}}
-    }))?;
-    let budgets = Api::<PodDisruptionBudget>::namespaced(setup.client.clone(), &setup.ns);
-    budgets.create(&PostParams::default(), &pdb).await?;
-    numo_testkit::wait_until(&budgets, "pg-pdb", Duration::from_secs(60), "the budget at zero with its pod", |b| {
-        b.status.as_ref().is_some_and(|s| s.current_healthy == 1 && s.disruptions_allowed == 0)
-    })
-    .await?;
+    let pods = setup.database_held_by_budget("worker-0").await?;
     setup.start_operator().await?;
     setup.upgrade_cluster(NEW).await?;
 
@@ -287,23 +269,8 @@ async fn a_custom_cel_check_on_a_custom_resource_holds_until_it_holds() -> anyho
     assert!(message.contains("forbidden"), "{message}");
 
     // The admin grants numo read access to the kind, as docs/api.md says.
-    let role: ClusterRole = serde_json::from_value(json!({
-        "metadata": {"name": "numo-read-storageclusters"},
-        "rules": [{"apiGroups": ["tests.numo.dev"], "resources": ["storageclusters"], "verbs": ["get", "list", "watch"]}]
-    }))?;
-    let binding: ClusterRoleBinding = serde_json::from_value(json!({
-        "metadata": {"name": "numo-read-storageclusters"},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "numo-read-storageclusters"},
-        "subjects": [{"kind": "ServiceAccount", "name": numo_testkit::rbac::OPERATOR_SERVICE_ACCOUNT,
-                      "namespace": numo_testkit::rbac::OPERATOR_NAMESPACE}]
-    }))?;
-    let apply = PatchParams::apply("numo-tests").force();
-    Api::<ClusterRole>::all(setup.client.clone())
-        .patch("numo-read-storageclusters", &apply, &Patch::Apply(&role))
-        .await?;
-    Api::<ClusterRoleBinding>::all(setup.client.clone())
-        .patch("numo-read-storageclusters", &apply, &Patch::Apply(&binding))
-        .await?;
+    let grant = ("tests.numo.dev", "storageclusters");
+    numo_testkit::rbac::grant_operator_read(&setup.client, "numo-read-storageclusters", None, grant).await?;
     let runs = setup.run_configs();
     numo_testkit::wait_until(&runs, "storage-aware", ROLLOUT, "the expression is evaluated", |rc| {
         ready_for_next(rc).is_some_and(|(_, _, m)| m.contains("the storage cluster is not healthy"))

@@ -3,11 +3,8 @@
 use chrono::{DateTime, Duration, Utc};
 
 use super::drawing::{draw, ProjectionSource, TimelineDrawing};
+use super::tests::at;
 use super::*;
-
-fn at(text: &str) -> DateTime<Utc> {
-    DateTime::parse_from_rfc3339(text).unwrap_or_else(|e| panic!("{text}: {e}")).with_timezone(&Utc)
-}
 
 fn start() -> DateTime<Utc> {
     at("2026-11-23T12:00:00Z")
@@ -15,16 +12,8 @@ fn start() -> DateTime<Utc> {
 
 /// A node's row: each node step two minutes, from `from` minutes on.
 fn node(name: &str, from: i64, projected: bool, outcome: RowOutcome, group: Option<&str>) -> Row {
-    let mut t = start() + Duration::minutes(from);
-    let segments = Step::NODE
-        .into_iter()
-        .map(|step| {
-            let s = Segment { step, start: t, end: t + Duration::minutes(2), projected };
-            t += Duration::minutes(2);
-            s
-        })
-        .collect();
-    Row { node: name.to_string(), outcome, segments, group: group.map(str::to_string) }
+    let row = super::tests::node(name, start() + Duration::minutes(from), projected, outcome);
+    Row { group: group.map(str::to_string), ..row }
 }
 
 fn timeline(rows: Vec<Row>) -> Timeline {

@@ -4,11 +4,13 @@ use super::axis::{tick_spacing, ticks};
 use super::group::drawn_rows;
 use super::*;
 
-fn at(text: &str) -> DateTime<Utc> {
+/// The time `text` (RFC 3339).
+pub(super) fn at(text: &str) -> DateTime<Utc> {
     DateTime::parse_from_rfc3339(text).unwrap_or_else(|e| panic!("{text}: {e}")).with_timezone(&Utc)
 }
 
-fn node(name: &str, start: DateTime<Utc>, projected: bool, outcome: RowOutcome) -> Row {
+/// A node's row: each node step two minutes, from `start` on.
+pub(super) fn node(name: &str, start: DateTime<Utc>, projected: bool, outcome: RowOutcome) -> Row {
     let mut t = start;
     let segments = Step::NODE
         .into_iter()

@@ -166,6 +166,45 @@ async fn wait_until_authorized(client: &Client) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Grants numo's ServiceAccount `get`, `list` and `watch` of `resource` in API group `group` (`""`: the core
+/// group), as the admin `client`: in `namespace` by a Role and its RoleBinding, or everywhere (None) by a
+/// ClusterRole and its ClusterRoleBinding, both named `name` and applied (so that a test may grant again). What an
+/// admin does for a custom health check on a kind numo is not granted (docs/api.md).
+pub async fn grant_operator_read(
+    client: &Client,
+    name: &str,
+    namespace: Option<&str>,
+    (group, resource): (&str, &str),
+) -> anyhow::Result<()> {
+    let (role_kind, binding_kind) = match namespace {
+        Some(_) => ("Role", "RoleBinding"),
+        None => ("ClusterRole", "ClusterRoleBinding"),
+    };
+    let role = serde_json::json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": role_kind,
+        "metadata": {"name": name, "namespace": namespace},
+        "rules": [{"apiGroups": [group], "resources": [resource], "verbs": ["get", "list", "watch"]}]
+    });
+    let binding = serde_json::json!({
+        "apiVersion": "rbac.authorization.k8s.io/v1", "kind": binding_kind,
+        "metadata": {"name": name, "namespace": namespace},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": role_kind, "name": name},
+        "subjects": [{"kind": "ServiceAccount", "name": OPERATOR_SERVICE_ACCOUNT, "namespace": OPERATOR_NAMESPACE}]
+    });
+    let apply = PatchParams::apply("numo-tests").force();
+    match namespace {
+        Some(ns) => {
+            Api::<Role>::namespaced(client.clone(), ns).patch(name, &apply, &Patch::Apply(&role)).await?;
+            Api::<RoleBinding>::namespaced(client.clone(), ns).patch(name, &apply, &Patch::Apply(&binding)).await?;
+        }
+        None => {
+            Api::<ClusterRole>::all(client.clone()).patch(name, &apply, &Patch::Apply(&role)).await?;
+            Api::<ClusterRoleBinding>::all(client.clone()).patch(name, &apply, &Patch::Apply(&binding)).await?;
+        }
+    }
+    Ok(())
+}
+
 /// Asks the API server's authorizer (as the admin `client`) until it allows `user` in `groups` the request
 /// `(api group, resource[/subresource], verb, namespace)`, for at most ten seconds: a new (Cluster)RoleBinding
 /// takes effect once the API server's informers saw it.

@@ -14,7 +14,8 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use k8s_openapi::api::batch::v1::Job;
-use k8s_openapi::api::core::v1::Node;
+use k8s_openapi::api::core::v1::{Node, Pod};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use kube::api::{Patch, PatchParams, PostParams};
 use kube::{Api, ResourceExt};
 use numo::api::{MutexRule, MutexRunConfig, MutexRunConfigSpec, MutexTarget, NodePhase, RunPhase};
@@ -332,6 +333,29 @@ impl Setup {
             }
         });
         record
+    }
+
+    /// A database pod `pg-1` on `node` and a PodDisruptionBudget `pg-pdb` that allows it no disruption, once the
+    /// budget's status says so; returns the pods of the test's namespace (to move the database away).
+    pub async fn database_held_by_budget(&self, node: &str) -> anyhow::Result<Api<Pod>> {
+        let pod: Pod = serde_json::from_value(json!({
+            "metadata": {"name": "pg-1", "labels": {"app": "pg"}},
+            "spec": {"nodeName": node, "containers": [{"name": "pg", "image": "postgres"}],
+                     "tolerations": [{"operator": "Exists"}]}
+        }))?;
+        let pods = Api::<Pod>::namespaced(self.client.clone(), &self.ns);
+        pods.create(&PostParams::default(), &pod).await?;
+        let pdb: PodDisruptionBudget = serde_json::from_value(json!({
+            "metadata": {"name": "pg-pdb"},
+            "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "pg"}}}
+        }))?;
+        let budgets = Api::<PodDisruptionBudget>::namespaced(self.client.clone(), &self.ns);
+        budgets.create(&PostParams::default(), &pdb).await?;
+        numo_testkit::wait_until(&budgets, "pg-pdb", Duration::from_secs(60), "the budget at zero with its pod", |b| {
+            b.status.as_ref().is_some_and(|s| s.current_healthy == 1 && s.disruptions_allowed == 0)
+        })
+        .await?;
+        Ok(pods)
     }
 
     pub async fn jobs(&self) -> anyhow::Result<Vec<Job>> {

@@ -5,12 +5,12 @@
 //! The enums come from the MutexRunConfig schema numo generates (`numo::crdgen`, the same schema as `config/crd`,
 //! which `tests/crds.rs` keeps equal to `src/api`); the names that are plain strings in the schema (checks,
 //! conditions, Job phases, labels) come from the constants numo itself writes. `cargo xtask plugin-names` writes the
-//! file; `cargo xtask plugin-names --check` and `xtask/tests/plugin_names.rs` fail when the committed one differs.
+//! file; `cargo xtask plugin-names --check` and `xtask/tests/generated.rs` fail when the committed one differs.
 //! The plugin types its tables with these unions (`Record<NodePhase, …>`), so a phase added in `src/api` fails the
 //! plugin's type check until the plugin says what to do with it.
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{bail, Context};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{JSONSchemaProps, JSONSchemaPropsOrArray};
@@ -21,11 +21,6 @@ use numo::labels;
 
 /// Where the file lives, relative to the repository root.
 pub const PATH: &str = "console-plugin/src/api-names.ts";
-
-/// The file's path under `root`.
-pub fn path(root: &Path) -> PathBuf {
-    root.join(PATH)
-}
 
 /// The schema node at `path` under `schema` (`[]` steps into an array's items).
 fn node<'a>(schema: &'a JSONSchemaProps, path: &[&str]) -> anyhow::Result<&'a JSONSchemaProps> {

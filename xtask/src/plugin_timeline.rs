@@ -5,7 +5,7 @@
 //! and `api-names.ts`'s unions for numo's enums (`Step`).
 //!
 //! `cargo xtask plugin-timeline` writes the file; `cargo xtask plugin-timeline --check` and
-//! `xtask/tests/plugin_timeline.rs` fail when the committed one differs.
+//! `xtask/tests/generated.rs` fail when the committed one differs.
 
 use std::path::Path;
 

@@ -14,7 +14,7 @@
 //! schema lists them (by name), so the file changes only when the schema does; it is written as prettier would
 //! format it.
 //!
-//! `cargo xtask plugin-types` writes the file; `cargo xtask plugin-types --check` and `xtask/tests/plugin_types.rs`
+//! `cargo xtask plugin-types` writes the file; `cargo xtask plugin-types --check` and `xtask/tests/generated.rs`
 //! fail when the committed one differs.
 
 use std::collections::{BTreeMap, BTreeSet};
