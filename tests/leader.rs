@@ -156,10 +156,16 @@ async fn numo_run_becomes_ready_holding_the_lease_and_serves_metrics() -> anyhow
         .spawn()?;
     let mut child = KillOnDrop(child);
 
-    // Wait (bounded) for the process to report ready: it took the lease and its controllers' watches started.
+    // Wait (bounded) for the process to report ready as the leader: it took the lease and its controllers' watches
+    // started. Until it holds the lease it is a standby, which is ready too (`standby: waiting for the leader lease`).
+    let leading = |readyz: &str| {
+        readyz.starts_with("HTTP/1.1 200")
+            && readyz.contains("mutex_rule: ready")
+            && readyz.contains("mutex_target: ready")
+    };
     let ready = tokio::time::timeout(TIMEOUT, async {
         loop {
-            if get(address, "/readyz").await.starts_with("HTTP/1.1 200") {
+            if leading(&get(address, "/readyz").await) {
                 return;
             }
             if let Ok(Some(status)) = child.0.try_wait() {
@@ -172,8 +178,6 @@ async fn numo_run_becomes_ready_holding_the_lease_and_serves_metrics() -> anyhow
     assert!(ready.is_ok(), "numo run did not become ready within {TIMEOUT:?}: {}", get(address, "/readyz").await);
 
     assert!(get(address, "/healthz").await.starts_with("HTTP/1.1 200"));
-    let readyz = get(address, "/readyz").await;
-    assert!(readyz.contains("mutex_rule: ready") && readyz.contains("mutex_target: ready"), "{readyz}");
     let metrics = get(address, "/metrics").await;
     assert!(metrics.contains("numo_leader 1"), "{metrics}");
     let leases: Api<Lease> = Api::namespaced(world.client.clone(), &world.namespace);

@@ -8,21 +8,7 @@ import type { JobRecord } from './api-types';
 
 export type * from './api-types';
 
-export type {
-  Check,
-  ConditionType,
-  EstimateBasis,
-  FailurePolicy,
-  JobPhase,
-  JobResult,
-  KeySource,
-  NodePhase,
-  RunPhase,
-  Step,
-  TopologyMode,
-  Trigger,
-  VersionSource,
-} from './api-names';
+export type * from './api-names';
 export { NODE_PHASES } from './api-names';
 import type { Step, UPGRADE_PARTS } from './api-names';
 
