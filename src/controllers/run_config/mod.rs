@@ -135,6 +135,8 @@ async fn reconcile(obj: Arc<Guarded>, shared: Arc<RunConfigContext>) -> Result<A
     let vouched = shared.created.not_created(vouched);
     let applied = apply::apply(&shared.ctx.client, rc, &snapshot, &writes).await;
     if let Err(failed) = &applied {
+        // The status records the pools that carry numo's claim, not the claims that did not land.
+        plan.writes_failed(&snapshot);
         if !matches!(failed.error, Error::Conflict(_)) {
             // A refused write (a webhook, a quota, RBAC) is said in the status and an Event, not only in the log.
             let note = format!("Could not {}: {}; numo retries.", failed.what, failed.error);

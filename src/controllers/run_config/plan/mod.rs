@@ -88,6 +88,17 @@ pub struct Plan {
     pub finished_jobs: Vec<crate::api::JobRecord>,
 }
 
+impl Plan {
+    /// The plan's writes before its status failed (a conflict, a refusal): the status it writes still records only
+    /// the pools that carry this run config's claim in `snapshot` (the cluster as the plan read it), not those the
+    /// plan set out to claim. A pool the record holds that is found without the claim reads as replaced by someone
+    /// else; a claim that did not land is only tried again.
+    pub fn writes_failed(&mut self, snapshot: &Snapshot) {
+        let previous = &snapshot.run_config.status.held_pools;
+        self.status.held_pools = held::track(previous, snapshot, &snapshot.run_config.key(), &[]);
+    }
+}
+
 /// Plans one reconcile.
 pub fn plan(snapshot: &Snapshot) -> Plan {
     if snapshot.run_config.deleting {

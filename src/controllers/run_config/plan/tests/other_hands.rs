@@ -442,6 +442,47 @@ fn pools_replaced_mid_rollout_are_held_again_with_the_originals_numo_recorded() 
 }
 
 #[test]
+fn claims_that_did_not_land_are_not_recorded_nor_reported_as_replaced() {
+    let mut f = Fixture::new(2);
+    let claims = |p: &Plan| p.intents.iter().filter(|i| matches!(i, Intent::ClaimPool { .. })).count();
+    let mut p = f.plan();
+    for _ in 0..4 {
+        if claims(&p) > 0 {
+            break;
+        }
+        f.absorb(&p);
+        p = f.plan();
+    }
+    assert_eq!(claims(&p), 2, "the plan claims the canary and worker: {:?}", p.intents);
+    assert_eq!(p.status.held_pools.len(), 2, "a plan whose writes land records the pools it claims");
+    // The MCO updated the pools after numo read them: the claims' precondition fails, the status is written alone.
+    p.writes_failed(&f.s);
+    assert!(p.status.held_pools.is_empty(), "{:?}", p.status.held_pools);
+    f.s.run_config.status = p.status.clone();
+    let next = f.plan();
+    assert!(warnings(&next, "ForeignChange").is_empty(), "{:?}", next.notices);
+    assert!(!next.status.blocked_by.iter().any(|b| b.check == crate::api::check::FOREIGN_CHANGE));
+    assert_eq!(claims(&next), 2, "the claims are tried again: {:?}", next.intents);
+    // The canary's claim lands and worker's fails again: the status records neither (the cluster as read showed
+    // neither claimed), and the next plan holds the canary by its claim and claims worker again.
+    let mut partial =
+        Plan { intents: next.intents.iter().filter(|i| !is_claim_of(i, "worker")).cloned().collect(), ..next };
+    partial.writes_failed(&f.s);
+    assert!(partial.status.held_pools.is_empty(), "{:?}", partial.status.held_pools);
+    f.absorb(&partial);
+    let again = f.plan();
+    assert!(warnings(&again, "ForeignChange").is_empty(), "{:?}", again.notices);
+    let claimed: Vec<&Intent> = again.intents.iter().filter(|i| matches!(i, Intent::ClaimPool { .. })).collect();
+    assert!(claimed.len() == 1 && is_claim_of(claimed[0], "worker"), "{claimed:?}");
+    let held: Vec<&str> = again.status.held_pools.iter().map(|h| h.name.as_str()).collect();
+    assert_eq!(held, ["canary", "worker"]);
+}
+
+fn is_claim_of(intent: &Intent, name: &str) -> bool {
+    matches!(intent, Intent::ClaimPool { pool, .. } if pool == name)
+}
+
+#[test]
 fn a_pool_deleted_and_created_again_is_held_again_and_reported() {
     let mut f = Fixture::new(2);
     f.advance_to_gating();
