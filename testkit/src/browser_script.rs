@@ -114,8 +114,9 @@ impl ConsoleShell {
     /// Runs `e2e/<script>` with `args` and the arguments every console shell script takes: the test cluster's
     /// kubeconfig, numo's plugin server (started here, serving the plugin's build and the timelines with
     /// [`Self::projections`], stopped when the script is done), the token of [`CONSOLE_USER`] that the shell's plugin
-    /// proxy forwards (`--user-token`), `--out` (`target/test-output/<out>`, emptied first) and a time limit 20 s under `timeout`, after which the
-    /// script is killed. Its checks as [`run_checks`] returns them (`kept`: what the output folder keeps).
+    /// proxy forwards (`--user-token`), `--out` (`target/test-output/<out>`, emptied first) and a time limit 20 s under
+    /// `timeout`, after which the script is killed. Its checks as [`run_checks`] returns them (`kept`: what the output
+    /// folder keeps).
     pub async fn run(
         &self,
         script: &str,

@@ -1,7 +1,7 @@
 //! The questions a plan asks only when a node would start, never watched ([`Question`], asked by the checks): which
-//! pods a PodDisruptionBudget at zero covers on the nodes about to start, and which alerts fire. The operator's reconcile and `numo plan` both plan
-//! here: the plan's questions are asked through an [`Ask`] (the operator's, or the caller's), the answers go into the
-//! snapshot, and the planner runs again.
+//! pods a PodDisruptionBudget at zero covers on the nodes about to start, and which alerts fire. The operator's
+//! reconcile and `numo plan` both plan here: the plan's questions are asked through an [`Ask`] (the operator's, or the
+//! caller's), the answers go into the snapshot, and the planner runs again.
 
 use std::future::Future;
 

@@ -3,15 +3,15 @@
 //! pause the pools, label, gate, release, wait for the upgrade, clean up, restore) is decided here; `apply` only
 //! carries the intents out, idempotently.
 //!
-//! The steps, each its own module: `resolve` validates into a typed [`resolve::Resolved`] configuration;
-//! `foreign` notices and puts back what others changed of what numo holds; `trigger` is what `spec.trigger` decides,
-//! a strategy per trigger: `rollout` (`Upgrade`) and `config_change` (`AnyConfigChange`) run the rollout, siblings
-//! that take the steps they share from `shared_steps`; `node_state` derives each node's state once; `pools` writes the pools (claim, steer, restore);
-//! `gate` holds, starts and moves nodes on, asking `readiness` what holds the next one; `record` writes the
-//! per-node status; `stage` says where the rollout is and states every condition; `finalize` handles the end and
-//! deletion; `next_minor` tells whether the workers held behind hold the cluster's next minor update. They write
-//! into a `draft`; this module only composes them. Shared vocabulary (`intent`, `notice`, `node_state::GatedNode`,
-//! the check names in `crate::api::check`, the phase table in `crate::api::node_phases`) sits below its users.
+//! The steps, each its own module: `resolve` validates into a typed [`resolve::Resolved`] configuration; `foreign`
+//! notices and puts back what others changed of what numo holds; `trigger` is what `spec.trigger` decides, a strategy
+//! per trigger: `rollout` (`Upgrade`) and `config_change` (`AnyConfigChange`) run the rollout, siblings that take the
+//! steps they share from `shared_steps`; `node_state` derives each node's state once; `pools` writes the pools (claim,
+//! steer, restore); `gate` holds, starts and moves nodes on, asking `readiness` what holds the next one; `record`
+//! writes the per-node status; `stage` says where the rollout is and states every condition; `finalize` handles the end
+//! and deletion; `next_minor` tells whether the workers held behind hold the cluster's next minor update. They write
+//! into a `draft`; this module only composes them. Shared vocabulary (`intent`, `notice`, `node_state::GatedNode`, the
+//! check names in `crate::api::check`, the phase table in `crate::api::node_phases`) sits below its users.
 //!
 //! The state a rollout needs lives in the cluster, so a restarted operator derives the same plan: which pools numo
 //! drives and how they were before (pool annotations), which nodes are held (rule labels), which steps ran (Jobs
