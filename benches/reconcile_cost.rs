@@ -21,6 +21,7 @@ use numo::api::NodePhase;
 use numo::api::RunPhase;
 use numo::cached_job::CachedJob;
 use numo::controllers::run_config::node_interest::NodeInterest;
+use numo::controllers::run_config::node_views::NodeViews;
 use numo::controllers::run_config::snapshot::{self, JobView, Snapshot};
 use numo::controllers::run_config::{observe, plan, preview};
 use numo::guard::Guarded;
@@ -60,7 +61,9 @@ fn main() {
             i += 1;
             // Each pass over the nodes moves every one to the other rendered config (both at the same version).
             let moved = &moves[i % n][(i / n) % 2];
-            world.node_writer.apply_watcher_event(&watcher::Event::Apply(moved.clone()));
+            let applied = watcher::Event::Apply(moved.clone());
+            world.node_writer.apply_watcher_event(&applied);
+            world.stores.node_views.saw((&applied).into());
             for _ in interest.woken_by(&world.stores.run_configs, &world.stores.machine_configs, moved) {
                 woken.set(woken.get() + 1);
                 let s = observe::snapshot(&world.stores, &rc, Timestamp::now());
@@ -145,7 +148,7 @@ fn gated(sizes: &[usize], concurrency: Concurrency) {
 fn keep_pools(s: &mut Snapshot) {
     let selectors = snapshot::pool_selectors(&s.pools);
     let fingerprint = snapshot::selectors_fingerprint(&selectors);
-    for view in s.nodes.values_mut().map(Arc::make_mut) {
+    for view in Arc::make_mut(&mut s.nodes).values_mut().map(Arc::make_mut) {
         let pool = numo::membership::pool_of(&view.labels, &selectors).map(|p| p.map(String::from));
         view.membership = Some((fingerprint, pool));
     }
@@ -319,6 +322,8 @@ impl World {
                     "startedTime": "2024-01-01T00:00:00Z", "verified": true, "image": "i"}]}})])
             .0,
             jobs: store(jobs).0,
+            // As the controller keeps them: told by the node watch which nodes changed.
+            node_views: NodeViews::fed(),
             ..Default::default()
         };
         Self { stores, node_writer, run_config }

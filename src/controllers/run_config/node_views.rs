@@ -2,14 +2,15 @@
 //! its object changed (its resourceVersion), or what else it was read with. While 2,000 nodes are gated, a snapshot
 //! then shares the views of the earlier one instead of copying every node's labels and every Job's names again.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use k8s_openapi::api::core::v1::Node;
 use kube::runtime::reflector::{ObjectRef, Store};
+use kube::runtime::watcher;
 use kube::{Resource, ResourceExt};
 
-use super::snapshot::{JobView, NodeView};
+use super::snapshot::{JobView, NodeView, Nodes};
 use crate::api::VersionSource;
 use crate::cached_job::CachedJob;
 use crate::guard::Guarded;
@@ -87,21 +88,77 @@ fn lock<T: Default>(memo: &Mutex<T>) -> MutexGuard<'_, T> {
 
 /// The node views of earlier snapshots; cloning shares them. Every run config reads the same nodes, so one memo
 /// serves all, per version source.
+///
+/// Fed by the node and MachineConfigNode watches ([`NodeViews::fed`], [`NodeViews::saw`]), it knows which nodes
+/// changed since the last snapshot and reads only those: a snapshot then costs what changed, not the cluster's
+/// size, and shares the map of the one before it when nothing did. Not fed (`numo plan`, tests), it reads every node
+/// each time.
 #[derive(Clone, Default)]
 pub struct NodeViews {
-    memo: Arc<Mutex<HashMap<VersionSource, NodeMemo>>>,
+    memo: Arc<Mutex<Memos>>,
 }
 
-/// The node views of one version source, valid for the rendered versions and the pools' selectors (their
-/// fingerprint) they were worked out with.
+#[derive(Default)]
+struct Memos {
+    /// Whether the watches tell every change ([`NodeViews::saw`]).
+    fed: bool,
+    sources: HashMap<VersionSource, NodeMemo>,
+}
+
+/// The node views of one version source, valid for the rendered versions, the pools' selectors (their fingerprint)
+/// and whether MachineConfigNodes could be read, as they were worked out with.
 #[derive(Default)]
 struct NodeMemo {
-    rendered: BTreeMap<String, String>,
-    pools: u64,
+    inputs: (BTreeMap<String, String>, u64, bool),
     views: Memo<NodeView>,
+    /// The map the last snapshot got.
+    nodes: Arc<Nodes>,
+    /// The nodes changed since `nodes` was made; None: every node is to be read (nothing made yet, a relist, other
+    /// inputs, or not fed).
+    changed: Option<BTreeSet<String>>,
+}
+
+/// A watch event as the memo takes it: a node (or its MachineConfigNode) changed, or the watch listed anew.
+pub enum Seen<'a> {
+    /// The object of this name was applied or deleted.
+    Changed(&'a str),
+    /// The watch (re)lists: any node may have changed.
+    Relisted,
+}
+
+impl<'a, K: Resource> From<&'a watcher::Event<K>> for Seen<'a> {
+    fn from(event: &'a watcher::Event<K>) -> Self {
+        match event {
+            watcher::Event::Apply(object) | watcher::Event::Delete(object) => {
+                object.meta().name.as_deref().map_or(Seen::Relisted, Seen::Changed)
+            }
+            watcher::Event::Init | watcher::Event::InitApply(_) | watcher::Event::InitDone => Seen::Relisted,
+        }
+    }
 }
 
 impl NodeViews {
+    /// A memo the node and MachineConfigNode watches feed with every event, through [`NodeViews::saw`].
+    pub fn fed() -> Self {
+        let views = Self::default();
+        lock(&views.memo).fed = true;
+        views
+    }
+
+    /// Takes in a node or MachineConfigNode watch event, after the cache took it.
+    pub fn saw(&self, seen: Seen<'_>) {
+        let mut memos = lock(&self.memo);
+        for memo in memos.sources.values_mut() {
+            match (&seen, &mut memo.changed) {
+                (Seen::Changed(name), Some(changed)) => {
+                    changed.insert(name.to_string());
+                }
+                (Seen::Relisted, changed) => *changed = None,
+                (Seen::Changed(_), None) => {}
+            }
+        }
+    }
+
     /// Every decoded node of `nodes`, by name, as `view` sees it (with its MachineConfigNode from `progress`, when
     /// those can be read), reusing the view of a node none of whose inputs changed since the last call: the node,
     /// its MachineConfigNode, the `rendered` versions and the fingerprint of the `pools`' selectors.
@@ -112,29 +169,54 @@ impl NodeViews {
         source: VersionSource,
         (rendered, pools): (BTreeMap<String, String>, u64),
         view: impl Fn(&Node, Option<&MachineConfigNode>, &BTreeMap<String, String>) -> NodeView,
-    ) -> BTreeMap<String, Arc<NodeView>> {
+    ) -> Arc<Nodes> {
         let mut memos = lock(&self.memo);
-        let memo = memos.entry(source).or_default();
-        if memo.rendered != rendered || memo.pools != pools {
-            memo.views = Memo::default();
-            (memo.rendered, memo.pools) = (rendered, pools);
+        let fed = memos.fed;
+        let memo = memos.sources.entry(source).or_default();
+        let inputs = (rendered, pools, progress.is_some());
+        if memo.inputs != inputs {
+            *memo = NodeMemo { inputs, ..Default::default() };
         }
-        memo.views.pass();
-        let mut out = BTreeMap::new();
-        for node in nodes.state() {
-            let Some(node) = node.decoded() else { continue };
-            let name = node.name_any();
-            let mcn = progress.and_then(|store| store.get(&ObjectRef::new(&name)));
+        let rendered = &memo.inputs.0;
+        let read = |views: &mut Memo<NodeView>, node: &Node| {
+            let name = node.meta().name.as_deref().unwrap_or_default();
+            let mcn = progress.and_then(|store| store.get(&ObjectRef::new(name)));
             let mcn = mcn.as_deref().and_then(Guarded::decoded);
-            let (version, other) = (node.resource_version(), mcn.and_then(|m| m.resource_version()));
-            let rendered = &memo.rendered;
-            let make = || Some(view(node, mcn, rendered));
-            if let Some(shared) = memo.views.view(&name, version.as_deref(), other.as_deref(), make) {
-                out.insert(name, shared);
+            let other = mcn.and_then(|m| m.meta().resource_version.as_deref());
+            let version = node.meta().resource_version.as_deref();
+            views.view(name, version, other, || Some(view(node, mcn, rendered)))
+        };
+        match memo.changed.take().filter(|_| fed) {
+            Some(changed) => {
+                if !changed.is_empty() {
+                    let map = Arc::make_mut(&mut memo.nodes);
+                    for name in changed {
+                        let node = nodes.get(&ObjectRef::new(&name));
+                        match node.as_deref().and_then(Guarded::decoded).and_then(|n| read(&mut memo.views, n)) {
+                            Some(shared) => map.insert(name, shared),
+                            None => {
+                                memo.views.views.remove(&name);
+                                map.remove(&name)
+                            }
+                        };
+                    }
+                }
+            }
+            None => {
+                memo.views.pass();
+                let mut out = Nodes::new();
+                for node in nodes.state() {
+                    let Some(node) = node.decoded() else { continue };
+                    if let Some(shared) = read(&mut memo.views, node) {
+                        out.insert(node.name_any(), shared);
+                    }
+                }
+                memo.views.sweep();
+                memo.nodes = Arc::new(out);
             }
         }
-        memo.views.sweep();
-        out
+        memo.changed = fed.then(BTreeSet::new);
+        Arc::clone(&memo.nodes)
     }
 }
 
@@ -229,6 +311,38 @@ mod tests {
         assert!(Arc::ptr_eq(&released["b"], &kept["b"]), "the same inputs share the view");
         let steered = memo.of(&nodes, None, VersionSource::Auto, (newer, 1), view);
         assert!(!Arc::ptr_eq(&kept["b"], &steered["b"]), "other pool selectors work every view out again");
+    }
+
+    #[test]
+    fn fed_by_the_watches_a_snapshot_reads_only_the_nodes_they_say_changed() {
+        let (nodes, mut writer) = reflector::store::<Guarded<Node>>();
+        let memo = NodeViews::fed();
+        let mut apply = |event: watcher::Event<Guarded<Node>>| {
+            writer.apply_watcher_event(&event);
+            memo.saw((&event).into());
+        };
+        for n in [node("a", Some("1"), "r1"), node("b", Some("1"), "r1")] {
+            apply(watcher::Event::Apply(n));
+        }
+        let rendered = BTreeMap::from([("r1".to_string(), "4.16.4".to_string())]);
+        let of = |memo: &NodeViews| memo.of(&nodes, None, VersionSource::Auto, (rendered.clone(), 0), view);
+        let first = of(&memo);
+        assert_eq!(first.keys().collect::<Vec<_>>(), ["a", "b"], "the first snapshot reads every node");
+        assert!(Arc::ptr_eq(&first, &of(&memo)), "nothing changed: the same map, not a copy of it");
+
+        apply(watcher::Event::Apply(node("b", Some("2"), "r2")));
+        apply(watcher::Event::Apply(node("c", Some("1"), "r1")));
+        apply(watcher::Event::Delete(node("a", Some("1"), "r1")));
+        let changed = of(&memo);
+        assert_eq!(changed.keys().collect::<Vec<_>>(), ["b", "c"], "a new node is in, a deleted one out");
+        assert_eq!(changed["b"].current_config.as_deref(), Some("r2"), "a changed node is read again");
+        assert_eq!(first["b"].current_config.as_deref(), Some("r1"), "an earlier snapshot keeps what it read");
+
+        // A watch that lists anew may have missed anything: every node is read.
+        writer.apply_watcher_event(&watcher::Event::Apply(node("c", Some("3"), "r2")));
+        assert_eq!(of(&memo)["c"].current_config.as_deref(), Some("r1"), "what the watch did not tell is not read");
+        memo.saw(Seen::Relisted);
+        assert_eq!(of(&memo)["c"].current_config.as_deref(), Some("r2"), "a relist reads every node");
     }
 
     fn job(name: &str, version: &str) -> Guarded<CachedJob> {

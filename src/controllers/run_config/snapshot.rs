@@ -25,8 +25,9 @@ pub struct Snapshot {
     pub targets: Vec<TargetView>,
     /// Every MachineConfigPool, by name.
     pub pools: BTreeMap<String, PoolView>,
-    /// Every node, by name (shared with the snapshots before it while the node does not change).
-    pub nodes: BTreeMap<String, std::sync::Arc<NodeView>>,
+    /// Every node, by name: the map is shared with the snapshots before it while no node changed, and each view
+    /// while its node did not change ([`Snapshot::nodes_mut`] to change them).
+    pub nodes: std::sync::Arc<Nodes>,
     /// The ClusterVersion `version`, if it exists.
     pub cluster: Option<ClusterView>,
     /// The Jobs this run config created (any version, any node), shared with the snapshots before it while a Job
@@ -54,6 +55,16 @@ pub struct Snapshot {
     /// Whether the plan gives the projection of the rest of the rollout even where the estimate stands: numo holds
     /// none for this run config's rollout yet (it just started), and the console's timeline draws from it.
     pub project: bool,
+}
+
+/// Every node's view, by name.
+pub type Nodes = BTreeMap<String, std::sync::Arc<NodeView>>;
+
+impl Snapshot {
+    /// The nodes, to change (a copy of the map when an earlier snapshot shares it).
+    pub fn nodes_mut(&mut self) -> &mut Nodes {
+        std::sync::Arc::make_mut(&mut self.nodes)
+    }
 }
 
 /// What a source of the health checks said, or why it cannot be read (a check that cannot read holds the rollout).

@@ -15,7 +15,7 @@ use kube::runtime::reflector::{ObjectRef, Store};
 use kube::runtime::{watcher, WatchStreamExt};
 use kube::{Resource, ResourceExt};
 
-use super::{checks, custom_sources, drain_wakes, node_interest, observe, predicates, snapshot};
+use super::{checks, custom_sources, drain_wakes, node_interest, node_views, observe, predicates, snapshot};
 use crate::api::{MutexRule, MutexRunConfig, MutexTarget};
 use crate::cached_job::CachedJob;
 use crate::guard;
@@ -65,7 +65,10 @@ pub fn watch(watches: &Watches, client: kube::Client) -> Watching {
     );
     wakes.add(events.touched_objects().predicate_filter(predicates::pool_predicate, Default::default()), wakes.all());
 
+    // The node views read again only the nodes (and MachineConfigNodes) these watches say changed.
+    let node_views = node_views::NodeViews::fed();
     let (nodes, events) = watches.watch_trimmed("Nodes", any.clone(), crate::trim::node);
+    let events = events.inspect(seen_by(&node_views));
     let (machine_configs, mc_events) =
         watches.watch::<guard::Guarded<PartialObjectMeta<MachineConfig>>>("MachineConfigs", any.clone());
     let waking = {
@@ -116,7 +119,7 @@ pub fn watch(watches: &Watches, client: kube::Client) -> Watching {
         any.clone(),
         move |progress| crate::trim::machine_config_node(progress, checked),
     );
-    machine_config_node_wakes(events, &mut wakes);
+    machine_config_node_wakes(events.inspect(seen_by(&node_views)), &mut wakes);
 
     let (storage_clusters, events) =
         watches.watch_optional::<guard::Guarded<StorageCluster>>(observe::STORAGE_CLUSTERS, any);
@@ -144,7 +147,7 @@ pub fn watch(watches: &Watches, client: kube::Client) -> Watching {
         storage_clusters,
         sources: watches.sources(),
         custom: Some(custom),
-        node_views: Default::default(),
+        node_views,
         job_views: Default::default(),
     };
     let run_config_events =
@@ -179,6 +182,18 @@ where
         .filter_map(|event| std::future::ready(event.ok()))
         .flat_map(move |_| futures::stream::iter(reading(&store, snapshot::Watched::MachineConfigNode)));
     wakes.streams.push(reading_them.boxed());
+}
+
+/// Tells `views` each event of a watch of nodes or of MachineConfigNodes (which are named after their node).
+fn seen_by<K: kube::Resource>(
+    views: &node_views::NodeViews,
+) -> impl FnMut(&Result<watcher::Event<K>, watcher::Error>) + Send + 'static {
+    let views = views.clone();
+    move |event| {
+        if let Ok(event) = event {
+            views.saw(event.into());
+        }
+    }
 }
 
 /// The wake-ups, as the rows add them.

@@ -312,14 +312,14 @@ pub fn carry_out(snapshot: &mut Snapshot, p: &Plan) {
                 }
             }
             Intent::LabelNode { node, labels } => {
-                if let Some(view) = snapshot.nodes.get_mut(node).map(std::sync::Arc::make_mut) {
+                if let Some(view) = snapshot.nodes_mut().get_mut(node).map(std::sync::Arc::make_mut) {
                     view.membership = None;
                     view.labels.extend(labels.iter().map(|l| (l.clone(), String::new())));
                     view.labels.remove(crate::labels::RELEASED);
                 }
             }
             Intent::ReleaseNode { node, labels, mark } => {
-                if let Some(view) = snapshot.nodes.get_mut(node).map(std::sync::Arc::make_mut) {
+                if let Some(view) = snapshot.nodes_mut().get_mut(node).map(std::sync::Arc::make_mut) {
                     view.membership = None;
                     labels.iter().for_each(|l| {
                         view.labels.remove(l);
@@ -328,7 +328,7 @@ pub fn carry_out(snapshot: &mut Snapshot, p: &Plan) {
                 }
             }
             Intent::UnlabelNode { node, labels } => {
-                if let Some(view) = snapshot.nodes.get_mut(node).map(std::sync::Arc::make_mut) {
+                if let Some(view) = snapshot.nodes_mut().get_mut(node).map(std::sync::Arc::make_mut) {
                     view.membership = None;
                     labels.iter().for_each(|l| {
                         view.labels.remove(l);

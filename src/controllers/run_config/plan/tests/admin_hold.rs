@@ -60,7 +60,7 @@ fn a_pool_the_admin_paused_releases_no_node_until_the_go_ahead_then_goes_straigh
         }
         f.finish_jobs(JobResult::Succeeded);
         for entry in p.status.nodes.iter().filter(|e| e.phase == NodePhase::Upgrading) {
-            f.s.nodes.get_mut(&entry.name).map(Arc::make_mut).unwrap().version = Some(EUS.into());
+            f.s.nodes_mut().get_mut(&entry.name).map(Arc::make_mut).unwrap().version = Some(EUS.into());
         }
     }
     let done = done.expect("the rollout completes");

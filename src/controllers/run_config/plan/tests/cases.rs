@@ -87,7 +87,7 @@ fn a_canary_that_holds_the_target_nodes_is_refused() {
 fn target_nodes_another_pool_owns_are_named_not_silently_ignored() {
     let mut f = Fixture::new(3);
     f.s.pools.insert("infra".into(), pool("infra", selector("node-role.kubernetes.io/infra")));
-    f.s.nodes
+    f.s.nodes_mut()
         .get_mut("worker-2")
         .map(Arc::make_mut)
         .unwrap()
@@ -277,7 +277,7 @@ fn every_reconcile_states_every_condition_and_a_conflict_that_ended_is_false() {
 fn a_node_whose_version_cannot_be_read_starts_no_rollout_and_is_named() {
     let mut f = Fixture::new(2);
     f.s.cluster.as_mut().unwrap().target_version = Some(OLD.into());
-    f.s.nodes.get_mut("worker-1").map(Arc::make_mut).unwrap().version = None;
+    f.s.nodes_mut().get_mut("worker-1").map(Arc::make_mut).unwrap().version = None;
     let p = f.step();
     assert_eq!(p.status.phase, Some(RunPhase::Idle), "{:?}", p.status.message);
     assert!(only_finalizer_or_nothing(&p), "{:?}", p.intents);
@@ -338,7 +338,7 @@ fn a_rollout_steered_by_an_earlier_numo_is_handed_over_to_release_by_mark() {
     }
     // worker-0 passed its gate and was released the old way: no rule label, no mark.
     f.finish_jobs(JobResult::Succeeded);
-    let node = f.s.nodes.get_mut("worker-0").map(Arc::make_mut).unwrap();
+    let node = f.s.nodes_mut().get_mut("worker-0").map(Arc::make_mut).unwrap();
     node.labels.remove(&label);
     node.labels.remove(crate::labels::RELEASED);
     let p = f.step();

@@ -19,7 +19,7 @@ fn fixture(workers: usize) -> Fixture {
     f.s.run_config.spec.trigger = Trigger::AnyConfigChange;
     f.s.pools.get_mut("worker").unwrap().configuration = Some(rendered("worker", A));
     f.s.pools.get_mut("canary").unwrap().configuration = Some(rendered("canary", A));
-    for node in f.s.nodes.values_mut().map(Arc::make_mut).filter(|n| n.name.starts_with("worker")) {
+    for node in f.s.nodes_mut().values_mut().map(Arc::make_mut).filter(|n| n.name.starts_with("worker")) {
         node.version = Some(NEW.into());
         node.current_config = Some(rendered("worker", A));
         node.desired_config = Some(rendered("worker", A));
@@ -46,7 +46,7 @@ fn mco(f: &mut Fixture) {
         .values()
         .map(|p| crate::membership::PoolSelector { name: &p.name, node_selector: p.node_selector.as_ref() })
         .collect();
-    for node in f.s.nodes.values_mut().map(Arc::make_mut).filter(|n| n.name.starts_with("worker")) {
+    for node in f.s.nodes_mut().values_mut().map(Arc::make_mut).filter(|n| n.name.starts_with("worker")) {
         let Ok(Some(name)) = crate::membership::pool_of(&node.labels, &selectors) else { continue };
         let pool = &pools[name];
         if pool.paused {
@@ -227,7 +227,7 @@ fn a_pool_whose_nodes_run_its_content_under_the_canarys_name_is_unpaused_until_u
     f.step();
     f.step();
     // After a rollout the nodes run the canary's rendered config with the worker pool's content.
-    for node in f.s.nodes.values_mut().map(Arc::make_mut).filter(|n| n.name.starts_with("worker")) {
+    for node in f.s.nodes_mut().values_mut().map(Arc::make_mut).filter(|n| n.name.starts_with("worker")) {
         node.current_config = Some(rendered("canary", A));
         node.desired_config = Some(rendered("canary", A));
     }
@@ -254,7 +254,7 @@ fn a_pool_whose_nodes_run_its_content_under_the_canarys_name_is_unpaused_until_u
     let mut f = fixture(2);
     f.step();
     f.step();
-    f.s.nodes.get_mut("worker-1").map(Arc::make_mut).unwrap().current_config = Some(rendered("canary", B));
+    f.s.nodes_mut().get_mut("worker-1").map(Arc::make_mut).unwrap().current_config = Some(rendered("canary", B));
     f.s.pools.get_mut("worker").unwrap().updated = false;
     let p = f.step();
     assert!(!p.intents.iter().any(|i| matches!(i, Intent::SteerPool { spec, .. } if !spec.paused)), "{:?}", p.intents);
@@ -278,7 +278,7 @@ fn an_upgrade_under_any_config_change_is_gated_after_the_control_plane_like_unde
     for _ in 0..80 {
         f.finish_jobs(JobResult::Succeeded);
         mco(&mut f);
-        for node in f.s.nodes.values_mut().map(Arc::make_mut).filter(|n| n.name.starts_with("worker")) {
+        for node in f.s.nodes_mut().values_mut().map(Arc::make_mut).filter(|n| n.name.starts_with("worker")) {
             if node.current_config.as_deref().map(crate::openshift::config_content) == Some(B) {
                 node.version = Some("4.17.0".into());
             }
@@ -361,7 +361,7 @@ fn switching_to_any_config_change_mid_upgrade_goes_on_with_the_upgrade_and_runs_
     assert_eq!(node_phase(&p, "worker-0"), Some(NodePhase::Gating));
     let before = f.s.jobs.len();
     f.s.run_config.spec.trigger = Trigger::AnyConfigChange;
-    for node in f.s.nodes.values_mut().map(Arc::make_mut) {
+    for node in f.s.nodes_mut().values_mut().map(Arc::make_mut) {
         node.mcd_state = Some("Done".into());
     }
     let p = f.step();

@@ -46,7 +46,7 @@ fn nodes_of_other_pools_the_canary_would_match_are_neither_held_nor_gated_nor_mo
         ("node-role.kubernetes.io/worker".to_string(), String::new()),
         ("node-role.kubernetes.io/infra".to_string(), String::new()),
     ]);
-    f.s.nodes.insert(
+    f.s.nodes_mut().insert(
         "infra-0".into(),
         NodeView { name: "infra-0".into(), labels, ready: true, version: Some(OLD.into()), ..Default::default() }
             .into(),
@@ -289,7 +289,7 @@ fn at_two_thousand_nodes_the_status_stays_small_and_writes_are_for_the_nodes_in_
     let mut done = Vec::new();
     for i in 0..NODES - CONCURRENCY {
         let name = format!("worker-{i}");
-        let node = f.s.nodes.get_mut(&name).map(Arc::make_mut).unwrap();
+        let node = f.s.nodes_mut().get_mut(&name).map(Arc::make_mut).unwrap();
         node.labels.remove(&label);
         node.version = Some(NEW.into());
         for phase in [JobPhase::Gate, JobPhase::Cleanup] {

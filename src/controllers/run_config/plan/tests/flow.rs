@@ -266,10 +266,10 @@ fn gate_jobs_run_in_rule_order_then_the_node_is_released_upgraded_and_cleaned_up
     assert!(p.status.nodes[0].released_at.is_some());
 
     f.upgrade("worker-0");
-    f.s.nodes.get_mut("worker-0").map(Arc::make_mut).unwrap().ready = false;
+    f.s.nodes_mut().get_mut("worker-0").map(Arc::make_mut).unwrap().ready = false;
     let p = f.step();
     assert_eq!(node_phase(&p, "worker-0"), Some(NodePhase::Upgrading), "a node that is not Ready is not done");
-    f.s.nodes.get_mut("worker-0").map(Arc::make_mut).unwrap().ready = true;
+    f.s.nodes_mut().get_mut("worker-0").map(Arc::make_mut).unwrap().ready = true;
     let p = f.step();
     assert_eq!(jobs_created(&p), vec![("worker-0".to_string(), "cleanup".to_string(), 1)]);
     assert_eq!(node_phase(&p, "worker-0"), Some(NodePhase::CleaningUp));

@@ -144,7 +144,7 @@ impl Fixture {
                 found: Some(Ok(vec!["worker".into()])),
             }],
             pools,
-            nodes,
+            nodes: nodes.into(),
             cluster: Some(ClusterView { target_version: Some(NEW.into()), control_plane_completed: true }),
             jobs: Vec::new(),
             run_configs: BTreeSet::from([ME.to_string()]),
@@ -240,14 +240,14 @@ impl Fixture {
                     }
                 }
                 Intent::LabelNode { node, labels } => {
-                    let view = self.s.nodes.get_mut(node).map(Arc::make_mut).unwrap();
+                    let view = self.s.nodes_mut().get_mut(node).map(Arc::make_mut).unwrap();
                     for l in labels {
                         view.labels.insert(l.clone(), String::new());
                     }
                     view.labels.remove(crate::labels::RELEASED);
                 }
                 Intent::ReleaseNode { node, labels, mark } => {
-                    let view = self.s.nodes.get_mut(node).map(Arc::make_mut).unwrap();
+                    let view = self.s.nodes_mut().get_mut(node).map(Arc::make_mut).unwrap();
                     for l in labels {
                         view.labels.remove(l);
                     }
@@ -255,7 +255,7 @@ impl Fixture {
                 }
                 Intent::UnlabelNode { node, labels } => {
                     for l in labels {
-                        self.s.nodes.get_mut(node).map(Arc::make_mut).unwrap().labels.remove(l);
+                        self.s.nodes_mut().get_mut(node).map(Arc::make_mut).unwrap().labels.remove(l);
                     }
                 }
                 Intent::CreateJob(job) => {
@@ -333,7 +333,7 @@ impl Fixture {
     }
 
     fn upgrade(&mut self, node: &str) {
-        self.s.nodes.get_mut(node).map(Arc::make_mut).unwrap().version = Some(NEW.into());
+        self.s.nodes_mut().get_mut(node).map(Arc::make_mut).unwrap().version = Some(NEW.into());
     }
 
     /// Gates, releases, upgrades and cleans up worker-0, whose gate Jobs and cleanup Jobs succeed.

@@ -39,7 +39,7 @@ fn while_numo_holds_workers_behind_it_says_the_next_minor_update_waits_for_it() 
 #[test]
 fn kubelet_skew_without_a_rollout_of_numo_is_not_numos() {
     let mut f = Fixture::new(2);
-    for node in f.s.nodes.values_mut().map(Arc::make_mut) {
+    for node in f.s.nodes_mut().values_mut().map(Arc::make_mut) {
         node.version = Some(NEW.into());
     }
     skewed(&mut f);

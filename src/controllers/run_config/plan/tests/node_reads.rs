@@ -26,10 +26,10 @@ fn other_facts_changed(node: &NodeView) -> Vec<NodeView> {
 /// Asserts that changing any left-out fact of any node leaves the plan of `f`'s snapshot as it is.
 fn assert_only_membership_and_version_read(f: &Fixture, when: &str) {
     let base = format!("{:?}", f.plan());
-    for (name, node) in &f.s.nodes {
+    for (name, node) in f.s.nodes.iter() {
         for other in other_facts_changed(node) {
             let mut s = f.s.clone();
-            s.nodes.insert(name.clone(), other.clone().into());
+            s.nodes_mut().insert(name.clone(), other.clone().into());
             assert_eq!(format!("{:?}", plan(&s)), base, "{when}: {name} changed to {other:?}");
         }
     }
@@ -79,7 +79,7 @@ fn an_idle_run_config_reads_only_membership_and_version() {
     assert_eq!(p.node_reads, NodeReads::MembershipAndVersion);
     assert_only_membership_and_version_read(&f, "Idle");
     // A node that falls behind (a new one, or one whose version went back) starts a rollout.
-    f.s.nodes.get_mut("worker-1").map(Arc::make_mut).unwrap().version = Some(OLD.into());
+    f.s.nodes_mut().get_mut("worker-1").map(Arc::make_mut).unwrap().version = Some(OLD.into());
     assert_eq!(f.step().status.phase, Some(RunPhase::Pausing));
 }
 
@@ -100,7 +100,7 @@ fn while_nodes_are_gated_and_for_config_changes_everything_is_read() {
     let differs = f.s.nodes.iter().any(|(name, node)| {
         other_facts_changed(node).into_iter().any(|other| {
             let mut s = f.s.clone();
-            s.nodes.insert(name.clone(), other.into());
+            s.nodes_mut().insert(name.clone(), other.into());
             format!("{:?}", plan(&s)) != base
         })
     });

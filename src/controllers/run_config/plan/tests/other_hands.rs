@@ -170,7 +170,7 @@ fn rule_labels_stripped_from_held_nodes_are_put_back_and_reported() {
     f.advance_to_gating();
     let label = format!("{RULE_LABEL_PREFIX}/first.ops");
     for node in ["worker-1", "worker-2"] {
-        f.s.nodes.get_mut(node).map(Arc::make_mut).unwrap().labels.remove(&label);
+        f.s.nodes_mut().get_mut(node).map(Arc::make_mut).unwrap().labels.remove(&label);
     }
     let p = f.step();
     let relabelled: Vec<&str> = p
@@ -211,7 +211,7 @@ fn a_claim_someone_removed_is_taken_again_with_the_original_it_recorded() {
 
 /// The MCO sets a new desiredConfig on `node`, bringing NEW, as it does for a node of an unpaused pool.
 fn mco_starts(f: &mut Fixture, node: &str) {
-    let view = f.s.nodes.get_mut(node).map(Arc::make_mut).unwrap();
+    let view = f.s.nodes_mut().get_mut(node).map(Arc::make_mut).unwrap();
     view.current_config = Some("rendered-worker-aaa".into());
     view.desired_config = Some("rendered-worker-bbb".into());
     view.desired_version = Some(NEW.into());
@@ -309,7 +309,10 @@ fn labels_stripped_from_many_nodes_keep_the_status_and_the_events_bounded() {
     f.advance_to_gating();
     let label = format!("{RULE_LABEL_PREFIX}/first.ops");
     for node in
-        f.s.nodes.values_mut().map(Arc::make_mut).filter(|n| n.name != "worker-0" && n.name.starts_with("worker-"))
+        f.s.nodes_mut()
+            .values_mut()
+            .map(Arc::make_mut)
+            .filter(|n| n.name != "worker-0" && n.name.starts_with("worker-"))
     {
         node.labels.remove(&label);
     }

@@ -47,7 +47,7 @@ fn fixture(workers: usize, infra: usize) -> Fixture {
             ("node-role.kubernetes.io/worker".to_string(), String::new()),
             ("node-role.kubernetes.io/infra".to_string(), String::new()),
         ]);
-        f.s.nodes.insert(
+        f.s.nodes_mut().insert(
             name.clone(),
             NodeView { name, labels, ready: true, version: Some(OLD.into()), ..Default::default() }.into(),
         );

@@ -20,7 +20,7 @@ fn until(f: &mut Fixture, version: &str, done: impl Fn(&Plan) -> bool) -> Plan {
         }
         f.finish_jobs(JobResult::Succeeded);
         for entry in p.status.nodes.iter().filter(|e| e.phase == NodePhase::Upgrading) {
-            f.s.nodes.get_mut(&entry.name).map(Arc::make_mut).unwrap().version = Some(version.into());
+            f.s.nodes_mut().get_mut(&entry.name).map(Arc::make_mut).unwrap().version = Some(version.into());
         }
         if p.status.phase == Some(RunPhase::Restoring) {
             f.s.pools.values_mut().for_each(|pool| pool.updated = true);
@@ -83,7 +83,7 @@ fn a_new_release_while_the_rollout_waits_for_the_control_plane_is_recorded_with_
     assert!(told.note.ends_with(&format!("the other nodes go straight to {NEWER}.")), "{}", told.note);
     // An idle run config's next rollout is no change of target.
     let mut f = Fixture::new(1);
-    f.s.nodes.get_mut("worker-0").map(Arc::make_mut).unwrap().version = Some(NEW.into());
+    f.s.nodes_mut().get_mut("worker-0").map(Arc::make_mut).unwrap().version = Some(NEW.into());
     f.step();
     f.s.cluster.as_mut().unwrap().target_version = Some(NEWER.into());
     assert!(f.step().status.target_changes.is_empty());

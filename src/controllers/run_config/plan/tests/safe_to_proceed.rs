@@ -245,7 +245,7 @@ fn a_degradation_of_a_node_an_admin_skipped_holds_nothing_and_the_status_says_wh
     // worker-0's update failed: the daemon says Degraded, its pool NodeDegraded, and the machine-config operator's
     // wait for the degraded pool ended in RequiredPoolsFailed.
     let degrade = |f: &mut Fixture| {
-        f.s.nodes.get_mut("worker-0").map(Arc::make_mut).unwrap().mcd_state = Some("Degraded".into());
+        f.s.nodes_mut().get_mut("worker-0").map(Arc::make_mut).unwrap().mcd_state = Some("Degraded".into());
         f.s.pools.get_mut("worker").unwrap().degraded =
             Some("NodeDegraded: 1 node is reporting degraded status".into());
         f.s.health.cluster_operators = Ok(vec![(
@@ -268,7 +268,7 @@ fn a_degradation_of_a_node_an_admin_skipped_holds_nothing_and_the_status_says_wh
     assert_eq!(jobs_created(&p).len(), 1, "worker-1 starts");
 
     // Another node degraded too: nothing is excused.
-    f.s.nodes.get_mut("worker-2").map(Arc::make_mut).unwrap().mcd_state = Some("Degraded".into());
+    f.s.nodes_mut().get_mut("worker-2").map(Arc::make_mut).unwrap().mcd_state = Some("Degraded".into());
     let p = f.step();
     let message = ready_for_next(&p).2;
     assert!(!message.contains("leave out"), "{message}");
@@ -281,19 +281,19 @@ fn a_node_down_elsewhere_holds_the_next_node_but_the_node_in_flight_does_not() {
     health_checks(&mut f);
     f.advance_to_gating();
     // worker-0 is in flight: its drain cordons it and its reboot makes it NotReady; that holds nothing.
-    let worker0 = f.s.nodes.get_mut("worker-0").map(Arc::make_mut).unwrap();
+    let worker0 = f.s.nodes_mut().get_mut("worker-0").map(Arc::make_mut).unwrap();
     (worker0.ready, worker0.cordoned) = (false, true);
     let p = f.step();
     assert_eq!(ready_for_next(&p).0, "True", "{:?}", ready_for_next(&p));
     // A master cordoned by someone else, and a pending worker that is NotReady, hold the next node.
-    f.s.nodes.get_mut("master-0").map(Arc::make_mut).unwrap().cordoned = true;
-    f.s.nodes.get_mut("worker-2").map(Arc::make_mut).unwrap().ready = false;
+    f.s.nodes_mut().get_mut("master-0").map(Arc::make_mut).unwrap().cordoned = true;
+    f.s.nodes_mut().get_mut("worker-2").map(Arc::make_mut).unwrap().ready = false;
     let p = f.step();
     let (status, reason, message) = ready_for_next(&p);
     assert_eq!((status.as_str(), reason.as_str()), ("False", "Nodes"));
     assert_eq!(message, "node master-0 is cordoned; node worker-2 is not Ready");
     // The node in flight goes on meanwhile: a check only holds the next node.
-    let worker0 = f.s.nodes.get_mut("worker-0").map(Arc::make_mut).unwrap();
+    let worker0 = f.s.nodes_mut().get_mut("worker-0").map(Arc::make_mut).unwrap();
     (worker0.ready, worker0.cordoned) = (true, false);
     let p = finish_node(&mut f, "worker-0");
     assert_eq!(node_phase(&p, "worker-0"), Some(NodePhase::Done));
@@ -359,13 +359,13 @@ fn a_soak_keeps_the_slot_until_it_passed_and_starts_again_when_the_node_is_unhea
 
     // The node goes NotReady during the soak: the soak starts again once it is Ready.
     f.s.now += Duration::from_secs(300);
-    f.s.nodes.get_mut("worker-0").map(Arc::make_mut).unwrap().ready = false;
+    f.s.nodes_mut().get_mut("worker-0").map(Arc::make_mut).unwrap().ready = false;
     let p = f.step();
     assert_eq!(events(&p, "SoakRestarted"), 1);
     assert_eq!(p.status.nodes[0].soak_started_at, None);
     assert!(ready_for_next(&p).2.contains("starts again once it is healthy: node worker-0 is not Ready"));
     f.s.now += Duration::from_secs(60);
-    f.s.nodes.get_mut("worker-0").map(Arc::make_mut).unwrap().ready = true;
+    f.s.nodes_mut().get_mut("worker-0").map(Arc::make_mut).unwrap().ready = true;
     let p = f.step();
     let restarted = p.status.nodes[0].soak_started_at.clone().unwrap_or_else(|| panic!("soakStartedAt"));
     assert!(restarted.0 > soak_start.0 + Duration::from_secs(300), "the soak starts from when it was healthy again");

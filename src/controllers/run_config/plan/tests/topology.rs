@@ -11,7 +11,12 @@ fn racked(workers: usize, rack: impl Fn(usize) -> Option<&'static str>) -> Fixtu
     let mut f = Fixture::new(workers);
     for i in 0..workers {
         if let Some(r) = rack(i) {
-            f.s.nodes.get_mut(&format!("worker-{i}")).map(Arc::make_mut).unwrap().labels.insert(RACK.into(), r.into());
+            f.s.nodes_mut()
+                .get_mut(&format!("worker-{i}"))
+                .map(Arc::make_mut)
+                .unwrap()
+                .labels
+                .insert(RACK.into(), r.into());
         }
     }
     f
@@ -209,7 +214,7 @@ fn a_node_relabelled_into_another_domain_while_in_flight_holds_new_starts_until_
     let p = f.step();
     assert_eq!(in_flight(&p), ["worker-0", "worker-1"]);
     // worker-1 moves to rack b while in flight; worker-0 finishes.
-    f.s.nodes.get_mut("worker-1").map(Arc::make_mut).unwrap().labels.insert(RACK.into(), "b".into());
+    f.s.nodes_mut().get_mut("worker-1").map(Arc::make_mut).unwrap().labels.insert(RACK.into(), "b".into());
     let mut steps = 0;
     while node_phase(&f.plan(), "worker-0") != Some(NodePhase::Done) && steps < 20 {
         let p = f.step();
@@ -239,7 +244,7 @@ fn a_node_that_joins_keeps_the_order_of_the_domains_under_way() {
     for name in ["worker-7", "worker-8"] {
         let mut node = NodeView::clone(&f.s.nodes["worker-2"]);
         node.name = name.into();
-        f.s.nodes.insert(name.into(), node.into());
+        f.s.nodes_mut().insert(name.into(), node.into());
     }
     let seen = run(&mut f);
     let order: Vec<String> = seen.iter().flatten().map(|n| rack_of(&f, n)).fold(Vec::new(), |mut o, r| {
