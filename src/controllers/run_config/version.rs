@@ -14,7 +14,27 @@ pub fn is_behind(node: Option<&str>, target: &str) -> bool {
 
 /// Orders two versions; None when either is not a semantic version.
 pub fn compare(a: &str, b: &str) -> Option<Ordering> {
-    Some(parse(a)?.cmp(&parse(b)?))
+    // A plan compares every node's version with the target, and the nodes run a handful of versions: the last
+    // few orders worked out are kept, per thread, instead of parsing both versions for each node again.
+    LATEST.with_borrow_mut(|latest| {
+        if let Some((_, _, order)) = latest.iter().find(|(x, y, _)| x == a && y == b) {
+            return *order;
+        }
+        let order = parse(a).zip(parse(b)).map(|(a, b)| a.cmp(&b));
+        if latest.len() == KEPT {
+            latest.pop_front();
+        }
+        latest.push_back((a.to_string(), b.to_string(), order));
+        order
+    })
+}
+
+/// How many orders [`compare`] keeps.
+const KEPT: usize = 8;
+
+thread_local! {
+    static LATEST: std::cell::RefCell<std::collections::VecDeque<(String, String, Option<Ordering>)>> =
+        const { std::cell::RefCell::new(std::collections::VecDeque::new()) };
 }
 
 fn parse(version: &str) -> Option<semver::Version> {
@@ -41,6 +61,23 @@ mod tests {
         assert!(!is_behind(Some("4.16.5"), "4.16.5"));
         assert!(!is_behind(Some("4.17.0"), "4.16.5"));
         assert!(is_behind(Some("4.17.0-rc.1"), "4.17.0"));
+    }
+
+    #[test]
+    fn an_order_kept_is_the_order_worked_out() {
+        // More pairs than are kept, twice over: each answer is the same as when it was first worked out.
+        let pairs: Vec<(String, String)> = (0..20)
+            .map(|i| (format!("4.{i}.1"), format!("4.{}.0", 20 - i)))
+            .chain([("x".into(), "4.1.0".into())])
+            .collect();
+        let first: Vec<Option<Ordering>> = pairs.iter().map(|(a, b)| compare(a, b)).collect();
+        let again: Vec<Option<Ordering>> = pairs.iter().map(|(a, b)| compare(a, b)).collect();
+        assert_eq!(first, again);
+        assert_eq!(first[0], Some(Ordering::Less));
+        assert_eq!(first[15], Some(Ordering::Greater));
+        assert_eq!(first[20], None, "not a semantic version");
+        assert_eq!(compare("4.16.4", "4.16.5"), Some(Ordering::Less));
+        assert_eq!(compare("4.16.5", "4.16.4"), Some(Ordering::Greater), "the order of the arguments counts");
     }
 
     #[test]

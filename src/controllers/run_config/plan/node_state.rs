@@ -383,11 +383,13 @@ pub fn without_timeout(inputs: &Inputs<'_, '_>, node: &NodeView, records: &Recor
     if inputs.skip.contains(&node.name) {
         return NodeState::Skipped;
     }
-    if inputs.history.phase(&node.name) == NodePhase::Done {
+    let entry = inputs.history.entry(&node.name);
+    let phase = inputs.history.phase(&node.name);
+    if phase == NodePhase::Done {
         return NodeState::Done { already: false };
     }
-    if inputs.history.phase(&node.name) == NodePhase::Ungated {
-        let accepted = inputs.history.entry(&node.name).is_some_and(|e| e.accepted_at.is_some());
+    if phase == NodePhase::Ungated {
+        let accepted = entry.is_some_and(|e| e.accepted_at.is_some());
         return NodeState::Ungated { accepted };
     }
     if !released && inputs.target.started_ungated(node) {
@@ -395,10 +397,11 @@ pub fn without_timeout(inputs: &Inputs<'_, '_>, node: &NodeView, records: &Recor
         // was not valid or not in place yet), it is shown as ungated and the rollout goes on.
         return NodeState::Ungated { accepted: !inputs.history.held };
     }
-    let labelled = inputs.resolved.rules.iter().any(|r| node.labels.contains_key(&r.label));
+    let labelled =
+        crate::selector::rule_labels_of(&node.labels).any(|k| inputs.resolved.rules.iter().any(|r| r.label == k));
     let marked = node.labels.get(crate::labels::RELEASED) == Some(&inputs.resolved.release_mark);
     let at_target = !inputs.target.behind(node);
-    let started = inputs.history.entry(&node.name).is_some_and(|e| e.phase != NodePhase::Pending)
+    let started = entry.is_some_and(|e| e.phase != NodePhase::Pending)
         || records.keys().any(|(phase, _, _)| *phase == JobPhase::Gate);
     if !started {
         return if at_target { NodeState::Done { already: true } } else { NodeState::Pending };
@@ -410,7 +413,7 @@ pub fn without_timeout(inputs: &Inputs<'_, '_>, node: &NodeView, records: &Recor
         walk(inputs, records, JobPhase::Gate)
     } else if (labelled || !marked) && !held_again {
         NodeState::Releasing
-    } else if inputs.history.phase(&node.name) == NodePhase::Soaking && at_target {
+    } else if phase == NodePhase::Soaking && at_target {
         // Cleaned up already: a node that goes NotReady now restarts its soak, it is not upgraded again.
         soak(inputs, node)
     } else if !(inputs.target.reached(node) && node.ready) {
