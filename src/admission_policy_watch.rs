@@ -42,6 +42,10 @@ pub const FIRST_RETRY: Duration = Duration::from_secs(5);
 pub const MAX_RETRY: Duration = Duration::from_secs(300);
 /// The most resourceVersions of its own writes numo remembers per object (its watch shows them long before).
 const REMEMBERED: usize = 16;
+/// How long numo waits for its watch to show its own latest write before it judges what the watch shows anyway: the
+/// watch shows a write within milliseconds, but a write whose version the watch never shows (a relist that skipped
+/// it) must not keep numo from seeing every later change.
+pub const AWAIT_WRITE: Duration = Duration::from_secs(10);
 
 /// What numo sees of one of its two objects.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -80,6 +84,8 @@ struct Slot {
     /// order, so until then it shows what came before numo's write (another writer's change, the API server's
     /// status write after it), which numo's write has already answered.
     awaiting: Option<String>,
+    /// When numo first judged what the watch shows while `awaiting`: it waits [`AWAIT_WRITE`] from then at most.
+    awaiting_since: Option<Instant>,
     /// The resourceVersions numo's own writes returned.
     made: VecDeque<String>,
     /// Whether numo saw it in place, or put it there, at least once.
@@ -90,13 +96,14 @@ struct Slot {
 }
 
 impl Slot {
-    fn see<K: PolicyObject>(&mut self, live: Option<&K>, wanted: &K) -> Seen {
+    fn see<K: PolicyObject>(&mut self, live: Option<&K>, wanted: &K, now: Instant) -> Seen {
         let version = live.and_then(|o| o.resource_version());
         if let Some(awaiting) = &self.awaiting {
-            if version.as_ref() != Some(awaiting) {
+            let since = *self.awaiting_since.get_or_insert(now);
+            if version.as_ref() != Some(awaiting) && now < since + AWAIT_WRITE {
                 return Seen::InPlace;
             }
-            self.awaiting = None;
+            (self.awaiting, self.awaiting_since) = (None, None);
         }
         let seen = match live {
             None => Seen::Missing,
@@ -139,7 +146,7 @@ impl Slot {
     }
 
     fn wrote(&mut self, versions: &[String]) {
-        self.awaiting = versions.last().cloned();
+        (self.awaiting, self.awaiting_since) = (versions.last().cloned(), None);
         self.made.extend(versions.iter().cloned());
         while self.made.len() > REMEMBERED {
             self.made.pop_front();
@@ -194,8 +201,8 @@ impl Keeper {
         wanted: &(ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding),
         now: Instant,
     ) -> Verdict {
-        let policy = self.policy.see(live.0, &wanted.0);
-        let binding = self.binding.see(live.1, &wanted.1);
+        let policy = self.policy.see(live.0, &wanted.0, now);
+        let binding = self.binding.see(live.1, &wanted.1, now);
         self.policy.note(&policy, now);
         self.binding.note(&binding, now);
         let parts: Vec<String> = [
@@ -235,8 +242,14 @@ impl Keeper {
 
     /// The watch listed anew: it shows what is there now, no longer what came before numo's writes.
     pub fn relisted(&mut self) {
-        self.policy.awaiting = None;
-        self.binding.awaiting = None;
+        (self.policy.awaiting, self.policy.awaiting_since) = (None, None);
+        (self.binding.awaiting, self.binding.awaiting_since) = (None, None);
+    }
+
+    /// When numo stops waiting for its watch to show its latest write (see [`AWAIT_WRITE`]) and judges what it
+    /// shows: numo looks again then, whether or not the watch shows more.
+    pub fn awaiting_until(&self) -> Option<Instant> {
+        [&self.policy, &self.binding].iter().filter_map(|s| s.awaiting_since.map(|since| since + AWAIT_WRITE)).min()
     }
 }
 
@@ -371,6 +384,9 @@ pub async fn keep_in_place(client: kube::Client, username: String, state: Policy
                 state.set(PolicyStatus::Unavailable(what));
                 wake = Some(until);
             }
+        }
+        if let Some(at) = keeper.awaiting_until() {
+            wake = Some(wake.map_or(at, |w| w.min(at)));
         }
     }
 }

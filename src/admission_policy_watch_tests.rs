@@ -258,3 +258,26 @@ fn the_sentences_name_what_happened_and_what_numo_does() {
          allowed to create; numo tries again in 5s"
     );
 }
+
+#[test]
+fn a_write_the_watch_never_shows_does_not_keep_numo_from_seeing_later_changes() {
+    let t0 = Instant::now();
+    let mut keeper = started(t0);
+    let binding = live_binding("2");
+    // numo's write returned version 9, which the watch never shows (a relist from a cache went past it, say).
+    keeper.wrote(&written(&["9"], &["2"]));
+    let mut ignoring = live_policy("11");
+    ignoring.metadata.generation = Some(3);
+    if let Some(spec) = ignoring.spec.as_mut() {
+        spec.failure_policy = Some("Ignore".to_string());
+    }
+    // Meanwhile what the watch shows may be from before numo's write: no new change yet.
+    assert_eq!(keeper.judge((Some(&ignoring), Some(&binding)), &wanted(), t0), Verdict::InPlace);
+    let until = keeper.awaiting_until().expect("numo looks again by itself");
+    assert_eq!(until, t0 + AWAIT_WRITE);
+    let before = until - Duration::from_millis(1);
+    assert_eq!(keeper.judge((Some(&ignoring), Some(&binding)), &wanted(), before), Verdict::InPlace);
+    // Waited long enough: the change is seen, and put back.
+    assert!(matches!(keeper.judge((Some(&ignoring), Some(&binding)), &wanted(), until), Verdict::PutBack(_)));
+    assert_eq!(keeper.awaiting_until(), None, "nothing awaited any more");
+}
