@@ -4,6 +4,7 @@
 
 pub mod apply;
 pub mod checks;
+mod claimed_pools;
 mod created_jobs;
 mod custom_sources;
 mod drain_wakes;
@@ -49,6 +50,8 @@ struct RunConfigContext {
     interest: node_interest::NodeInterest,
     /// The Jobs numo created that the cache does not show yet: never created twice.
     created: created_jobs::CreatedJobs,
+    /// The pools numo claimed that the cache may not show claimed yet: never read as replaced.
+    claimed: claimed_pools::ClaimedPools,
 }
 
 type Guarded = guard::Guarded<MutexRunConfig>;
@@ -70,6 +73,7 @@ pub async fn run(ctx: Context) {
         written: Default::default(),
         interest,
         created: Default::default(),
+        claimed: Default::default(),
     });
     controller
         .run(reconcile, error_policy, shared)
@@ -95,6 +99,7 @@ async fn reconcile(obj: Arc<Guarded>, shared: Arc<RunConfigContext>) -> Result<A
     let latest = shared.written.latest(rc);
     let rc = latest.as_ref().unwrap_or(rc);
     let mut snapshot = observe::snapshot(&shared.stores, rc, Timestamp::now());
+    snapshot.pools_behind = shared.claimed.behind(&snapshot.pools, std::time::Instant::now());
     // Just started, numo holds no projection for the console's timeline: the plan gives one even if the estimate
     // stands.
     let rollout = rc.status.as_ref().and_then(|s| s.rollout_key());
@@ -134,6 +139,9 @@ async fn reconcile(obj: Arc<Guarded>, shared: Arc<RunConfigContext>) -> Result<A
     shared.created.saw(&snapshot.jobs, std::time::Instant::now());
     let vouched = shared.created.not_created(vouched);
     let applied = apply::apply(&shared.ctx.client, rc, &snapshot, &writes).await;
+    if applied.is_ok() {
+        shared.claimed.claimed(&writes, std::time::Instant::now());
+    }
     if let Err(failed) = &applied {
         // The status records the pools that carry numo's claim, not the claims that did not land.
         plan.writes_failed(&snapshot);

@@ -218,6 +218,7 @@ pub fn snapshot(stores: &Stores, rc: &MutexRunConfig, now: Timestamp) -> Snapsho
         cluster,
         jobs,
         run_configs,
+        pools_behind: BTreeSet::new(),
         health,
         policy: None,
         image_builds,

@@ -33,6 +33,10 @@ pub struct Snapshot {
     /// The Jobs this run config created (any version, any node), shared with the snapshots before it while a Job
     /// does not change.
     pub jobs: Vec<std::sync::Arc<JobView>>,
+    /// The pools numo claimed whose cache still shows them as before the claim: the cache is behind numo's own
+    /// write, so a pool of these without numo's claim is not one whose claim someone dropped
+    /// ([`crate::controllers::run_config::claimed_pools`]).
+    pub pools_behind: BTreeSet<String>,
     /// `namespace/name` of every existing run config (to tell a live claim on a pool from a stale one).
     pub run_configs: BTreeSet<String>,
     /// What the health checks read; gathered only when the run config has `healthChecks`.

@@ -42,7 +42,7 @@ pub fn rollout(snapshot: &Snapshot, resolved: &Resolved<'_>, version: &str, hold
         return conflicted(snapshot, upgrade, conflict, holding, draft);
     }
     if holding {
-        claim_removed(resolved, &snapshot.run_config.status.held_pools, &mut draft.ledger);
+        claim_removed(snapshot, resolved, &mut draft.ledger);
     }
     // Pools claimed for an earlier shape of the spec go back first; then the targets are held, whatever happens.
     draft.intents.extend(pools::restore_stale(resolved));

@@ -4,6 +4,8 @@
 //! again, unpaused); the record keeps numo holding it: the pool is claimed and paused again at once with the original
 //! recorded before the rollout (never with what the other writer left), and the writer is reported.
 
+use std::collections::BTreeSet;
+
 use super::foreign::{self, Ledger};
 use super::intent::Intent;
 use super::resolve::Resolved;
@@ -61,11 +63,13 @@ pub fn track(previous: &[HeldPool], snapshot: &Snapshot, owner: &str, intents: &
 
 /// Notes each involved pool numo holds by its record whose claim is gone: replaced (its annotations dropped: the
 /// claim and the record of the original with it) or deleted and created again (another uid). Each is claimed again
-/// (see `pools::claim`) with the recorded original.
-pub fn lost(resolved: &Resolved<'_>, held: &[HeldPool], ledger: &mut Ledger) {
+/// (see `pools::claim`) with the recorded original. A pool the cache shows as before numo's own claim (`behind`) lost
+/// nothing: the cache is behind.
+pub fn lost(resolved: &Resolved<'_>, held: &[HeldPool], behind: &BTreeSet<String>, ledger: &mut Ledger) {
     for pool in resolved.involved() {
         let Some(entry) = held.iter().find(|h| h.name == pool.name) else { continue };
-        if pool.owner() == Some(resolved.owner.as_str()) {
+        // Carrying numo's claim, or not yet shown with the claim numo just made.
+        if pool.owner() == Some(resolved.owner.as_str()) || behind.contains(&pool.name) {
             continue;
         }
         let object = format!("MachineConfigPool/{}", pool.name);

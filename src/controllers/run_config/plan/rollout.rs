@@ -97,7 +97,7 @@ pub fn rollout(
         let progress = previous.progress.clone().unwrap_or_default();
         return Stage::Restoring { upgrade, progress, waiting_for: Vec::new() };
     }
-    claim_removed(resolved, &snapshot.run_config.status.held_pools, &mut draft.ledger);
+    claim_removed(snapshot, resolved, &mut draft.ledger);
     // Pools claimed for an earlier shape of the spec (another canary, a removed target) go back first.
     draft.intents.extend(pools::restore_stale(resolved));
     let claims = pools::claim(resolved, &snapshot.run_config.status.held_pools);

@@ -66,8 +66,8 @@ pub fn conflicted(
 /// Notes, while numo holds a rollout's pools, each involved pool whose claim someone removed (numo's other
 /// annotations left, or all of them with the pool replaced, or the pool created again): it is claimed again with the
 /// original numo recorded (`held`, else those annotations).
-pub fn claim_removed(resolved: &Resolved<'_>, held: &[crate::api::HeldPool], ledger: &mut Ledger) {
-    super::held::lost(resolved, held, ledger);
+pub fn claim_removed(snapshot: &Snapshot, resolved: &Resolved<'_>, ledger: &mut Ledger) {
+    super::held::lost(resolved, &snapshot.run_config.status.held_pools, &snapshot.pools_behind, ledger);
     for pool in resolved.involved() {
         if matches!(pool.claim, crate::pool_claim::ClaimAnnotations::Leftover { .. }) {
             let who = "an unknown writer (Kubernetes keeps no record of who removes an annotation)";

@@ -148,6 +148,7 @@ impl Fixture {
             cluster: Some(ClusterView { target_version: Some(NEW.into()), control_plane_completed: true }),
             jobs: Vec::new(),
             run_configs: BTreeSet::from([ME.to_string()]),
+            pools_behind: BTreeSet::new(),
             health: Default::default(),
             policy: None,
             image_builds: BTreeMap::new(),

@@ -481,6 +481,34 @@ fn claims_that_did_not_land_are_not_recorded_nor_reported_as_replaced() {
     assert_eq!(held, ["canary", "worker"]);
 }
 
+#[test]
+fn claims_the_pool_cache_does_not_show_yet_are_not_reported_as_replaced() {
+    let mut f = Fixture::new(2);
+    let claims = |p: &Plan| p.intents.iter().filter(|i| matches!(i, Intent::ClaimPool { .. })).count();
+    let mut p = f.plan();
+    for _ in 0..4 {
+        if claims(&p) > 0 {
+            break;
+        }
+        f.absorb(&p);
+        p = f.plan();
+    }
+    assert_eq!(claims(&p), 2, "the plan claims the canary and worker: {:?}", p.intents);
+    // The claims landed and the status that records them was written, but the pool cache does not show the claims
+    // yet when the next plan reads that status.
+    f.s.run_config.status = p.status.clone();
+    let lagging = f.plan();
+    let replaced = |p: &Plan| warnings(p, "ForeignChange").into_iter().filter(|w| w.note.contains("replaced")).count();
+    assert_eq!(replaced(&lagging), 2, "read alone, the pools look replaced: {:?}", lagging.notices);
+    // numo knows its own claims: the cache is behind them, nobody replaced anything.
+    f.s.pools_behind = ["canary", "worker"].map(String::from).into();
+    let next = f.plan();
+    assert!(warnings(&next, "ForeignChange").is_empty(), "{:?}", next.notices);
+    assert!(!next.status.blocked_by.iter().any(|b| b.check == crate::api::check::FOREIGN_CHANGE));
+    let held: Vec<&str> = next.status.held_pools.iter().map(|h| h.name.as_str()).collect();
+    assert_eq!(held, ["canary", "worker"], "the record keeps holding them");
+}
+
 fn is_claim_of(intent: &Intent, name: &str) -> bool {
     matches!(intent, Intent::ClaimPool { pool, .. } if pool == name)
 }
