@@ -1,6 +1,7 @@
 //! The planner's views of the nodes and of numo's Jobs, kept between reconciles: a view is worked out again only when
 //! its object changed (its resourceVersion), or what else it was read with. While 2,000 nodes are gated, a snapshot
-//! then shares the views of the earlier one instead of copying every node's labels and every Job's names again.
+//! then shares the views of the earlier one instead of copying every node's labels and every Job's names again; fed
+//! by the node watches, it reads only the nodes they said changed, and shares the whole map when none did.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};
