@@ -397,15 +397,15 @@ pub fn without_timeout(inputs: &Inputs<'_, '_>, node: &NodeView, records: &Recor
         // was not valid or not in place yet), it is shown as ungated and the rollout goes on.
         return NodeState::Ungated { accepted: !inputs.history.held };
     }
-    let labelled =
-        crate::selector::rule_labels_of(&node.labels).any(|k| inputs.resolved.rules.iter().any(|r| r.label == k));
-    let marked = node.labels.get(crate::labels::RELEASED) == Some(&inputs.resolved.release_mark);
     let at_target = !inputs.target.behind(node);
     let started = entry.is_some_and(|e| e.phase != NodePhase::Pending)
         || records.keys().any(|(phase, _, _)| *phase == JobPhase::Gate);
     if !started {
         return if at_target { NodeState::Done { already: true } } else { NodeState::Pending };
     }
+    // Read only of a node that started (most nodes have not: their labels are not read here at all).
+    let labelled = inputs.resolved.rules.iter().any(|r| node.labels.contains_key(&r.label));
+    let marked = node.labels.get(crate::labels::RELEASED) == Some(&inputs.resolved.release_mark);
     // A config change holds a node that reached its config again (see `gate`), so the canary never rolls a later
     // change to it ungated: its labels then do not mean it waits for its release.
     let held_again = inputs.target.is_config_change() && inputs.target.reached(node);
