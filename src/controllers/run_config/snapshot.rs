@@ -35,7 +35,7 @@ pub struct Snapshot {
     pub jobs: Vec<std::sync::Arc<JobView>>,
     /// The pools numo claimed whose cache still shows them as before the claim: the cache is behind numo's own
     /// write, so a pool of these without numo's claim is not one whose claim someone dropped
-    /// ([`crate::controllers::run_config::claimed_pools`]).
+    /// (`run_config::claimed_pools`).
     pub pools_behind: BTreeSet<String>,
     /// `namespace/name` of every existing run config (to tell a live claim on a pool from a stale one).
     pub run_configs: BTreeSet<String>,
