@@ -447,16 +447,7 @@ fn pools_replaced_mid_rollout_are_held_again_with_the_originals_numo_recorded() 
 #[test]
 fn claims_that_did_not_land_are_not_recorded_nor_reported_as_replaced() {
     let mut f = Fixture::new(2);
-    let claims = |p: &Plan| p.intents.iter().filter(|i| matches!(i, Intent::ClaimPool { .. })).count();
-    let mut p = f.plan();
-    for _ in 0..4 {
-        if claims(&p) > 0 {
-            break;
-        }
-        f.absorb(&p);
-        p = f.plan();
-    }
-    assert_eq!(claims(&p), 2, "the plan claims the canary and worker: {:?}", p.intents);
+    let mut p = first_claims(&mut f);
     assert_eq!(p.status.held_pools.len(), 2, "a plan whose writes land records the pools it claims");
     // The MCO updated the pools after numo read them: the claims' precondition fails, the status is written alone.
     p.writes_failed(&f.s);
@@ -484,16 +475,7 @@ fn claims_that_did_not_land_are_not_recorded_nor_reported_as_replaced() {
 #[test]
 fn claims_the_pool_cache_does_not_show_yet_are_not_reported_as_replaced() {
     let mut f = Fixture::new(2);
-    let claims = |p: &Plan| p.intents.iter().filter(|i| matches!(i, Intent::ClaimPool { .. })).count();
-    let mut p = f.plan();
-    for _ in 0..4 {
-        if claims(&p) > 0 {
-            break;
-        }
-        f.absorb(&p);
-        p = f.plan();
-    }
-    assert_eq!(claims(&p), 2, "the plan claims the canary and worker: {:?}", p.intents);
+    let p = first_claims(&mut f);
     // The claims landed and the status that records them was written, but the pool cache does not show the claims
     // yet when the next plan reads that status.
     f.s.run_config.status = p.status.clone();
@@ -507,6 +489,25 @@ fn claims_the_pool_cache_does_not_show_yet_are_not_reported_as_replaced() {
     assert!(!next.status.blocked_by.iter().any(|b| b.check == crate::api::check::FOREIGN_CHANGE));
     let held: Vec<&str> = next.status.held_pools.iter().map(|h| h.name.as_str()).collect();
     assert_eq!(held, ["canary", "worker"], "the record keeps holding them");
+}
+
+/// How many pools `p` claims.
+fn claims(p: &Plan) -> usize {
+    p.intents.iter().filter(|i| matches!(i, Intent::ClaimPool { .. })).count()
+}
+
+/// The plan of `f` that first claims the pools (the ones before it carried out): it claims the canary and worker.
+fn first_claims(f: &mut Fixture) -> Plan {
+    let mut p = f.plan();
+    for _ in 0..4 {
+        if claims(&p) > 0 {
+            break;
+        }
+        f.absorb(&p);
+        p = f.plan();
+    }
+    assert_eq!(claims(&p), 2, "the plan claims the canary and worker: {:?}", p.intents);
+    p
 }
 
 fn is_claim_of(intent: &Intent, name: &str) -> bool {
