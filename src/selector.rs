@@ -62,13 +62,6 @@ pub fn is_rule_label(key: &str) -> bool {
     key.starts_with(crate::labels::RULE_LABEL_PREFIX)
 }
 
-/// The rule labels among a node's `labels`. A plan asks this of every node, and each key is a string elsewhere in
-/// memory: a key's length, kept in the map itself, rules out most others before any of its bytes is read.
-pub fn rule_labels_of(labels: &std::collections::BTreeMap<String, String>) -> impl Iterator<Item = &str> {
-    let shortest = crate::labels::RULE_LABEL_PREFIX.len();
-    labels.keys().filter(move |k| k.len() >= shortest && is_rule_label(k)).map(String::as_str)
-}
-
 /// The node rule labels a (steered) selector requires or excludes.
 pub fn rule_labels(selector: Option<&LabelSelector>) -> impl Iterator<Item = &str> {
     selector
@@ -105,25 +98,6 @@ pub fn without_rule_labels(selector: &LabelSelector) -> LabelSelector {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_rule_labels_of_a_node_are_those_with_the_prefix() {
-        let labels: std::collections::BTreeMap<String, String> = [
-            "kubernetes.io/hostname",
-            "mutexrule.openshift-optional.skrzypek.io/backup.ops",
-            "mutexrule.openshift-optional.skrzypek.io/check.ops",
-            "mutexrule.openshift-optional.skrzypek.iq",
-            "mutexrule.openshift-optional",
-            "node-role.kubernetes.io/worker",
-            "openshift-optional.skrzypek.io/released-to",
-        ]
-        .map(|k| (k.to_string(), String::new()))
-        .into();
-        let expected: Vec<&str> = labels.keys().map(String::as_str).filter(|k| is_rule_label(k)).collect();
-        assert_eq!(rule_labels_of(&labels).collect::<Vec<_>>(), expected);
-        assert_eq!(expected.len(), 2);
-        assert_eq!(rule_labels_of(&Default::default()).count(), 0);
-    }
 
     fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()

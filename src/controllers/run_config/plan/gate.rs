@@ -207,8 +207,7 @@ pub fn plan<'a>(
 fn label<'n>(nodes: impl Iterator<Item = &'n NodeView>, labels: &[String]) -> Vec<Intent> {
     nodes
         .filter_map(|node| {
-            let present: Vec<&str> = crate::selector::rule_labels_of(&node.labels).collect();
-            let missing: Vec<String> = labels.iter().filter(|k| !present.contains(&k.as_str())).cloned().collect();
+            let missing: Vec<String> = labels.iter().filter(|k| !node.labels.contains_key(*k)).cloned().collect();
             let marked = node.labels.contains_key(crate::labels::RELEASED);
             (!missing.is_empty() || marked).then(|| Intent::LabelNode { node: node.name.clone(), labels: missing })
         })

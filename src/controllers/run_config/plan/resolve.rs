@@ -216,7 +216,8 @@ pub fn resolve(snapshot: &Snapshot) -> Verdict<'_> {
     let gated: Vec<&NodeView> = membership.gated.iter().map(|(_, n)| *n).collect();
     // Rule labels of rules the spec no longer has: on the nodes this run config gates, and in the selectors of the
     // pools it claims (numo 0.2 steered by them).
-    let on_nodes = gated.iter().flat_map(|n| selector::rule_labels_of(&n.labels));
+    let on_nodes =
+        gated.iter().flat_map(|n| n.labels.keys()).map(String::as_str).filter(|k| selector::is_rule_label(k));
     let stale_labels: BTreeSet<String> = claimed
         .iter()
         .flat_map(|p| selector::rule_labels(p.node_selector.as_ref()))
