@@ -62,6 +62,16 @@ pub fn is_rule_label(key: &str) -> bool {
     key.starts_with(crate::labels::RULE_LABEL_PREFIX)
 }
 
+/// numo's rule labels among a node's `labels`: they sort together, so one search of the ordered map finds them
+/// without a look at every other key.
+pub fn rule_labels_on(labels: &BTreeMap<String, String>) -> impl Iterator<Item = &str> {
+    use std::ops::Bound;
+    labels
+        .range::<str, _>((Bound::Included(crate::labels::RULE_LABEL_PREFIX), Bound::Unbounded))
+        .map(|(key, _)| key.as_str())
+        .take_while(|key| is_rule_label(key))
+}
+
 /// The node rule labels a (steered) selector requires or excludes.
 pub fn rule_labels(selector: Option<&LabelSelector>) -> impl Iterator<Item = &str> {
     selector
@@ -101,6 +111,22 @@ mod tests {
 
     fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn the_rule_labels_on_a_node_are_those_a_look_at_every_key_finds() {
+        let prefix = crate::labels::RULE_LABEL_PREFIX;
+        let (first, last, longer) = (format!("{prefix}/a"), format!("{prefix}/zz"), format!("{prefix}x/b"));
+        let near = ["a", "mutexrule.a", "mutexrule.openshift-optional", "node-role.kubernetes.io/worker", "zone"];
+        for keys in [vec![], near.to_vec(), vec![first.as_str(), last.as_str(), longer.as_str()], {
+            let mut all = near.to_vec();
+            all.extend([first.as_str(), last.as_str(), longer.as_str(), prefix]);
+            all
+        }] {
+            let on_node = labels(&keys.iter().map(|k| (*k, "")).collect::<Vec<_>>());
+            let every_key: Vec<&str> = on_node.keys().map(String::as_str).filter(|k| is_rule_label(k)).collect();
+            assert_eq!(rule_labels_on(&on_node).collect::<Vec<_>>(), every_key, "{keys:?}");
+        }
     }
 
     fn sel(match_labels: &[(&str, &str)], exprs: Vec<LabelSelectorRequirement>) -> LabelSelector {

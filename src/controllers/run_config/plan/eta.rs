@@ -33,7 +33,7 @@ pub fn projected(
     let cleanup_jobs = resolved.rules.iter().any(|rule| rule.found.cleanup.is_some());
     let durations = estimate::figures::durations(&status.step_durations, &status.history, soak, cleanup_jobs);
     let in_flight = status.nodes.iter().filter_map(|entry| in_flight(entry, now)).collect();
-    let pending = gated.iter().filter(|g| g.state == NodeState::Pending).map(|g| g.node.name.clone()).collect();
+    let pending = gated.iter().filter(|g| matches!(g.state, NodeState::Pending)).map(|g| g.node.name.clone()).collect();
     let restore = RestoreWalk { nodes: status.total_nodes, at_once: at_once(resolved, status.total_nodes) };
     let waves = resolved.domains.as_ref().and_then(|d| waves(d, gated, status));
     let input = Projection {

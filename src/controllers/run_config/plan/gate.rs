@@ -118,7 +118,7 @@ pub fn plan<'a>(
 
     // Released nodes get numo's mark before the pools are steered: a node numo 0.2 released by removing its labels
     // then stays in the canary when the canary starts to select by mark.
-    intents.extend(nodes.iter().filter(|g| g.state == NodeState::Releasing).map(|g| release(resolved, g.node)));
+    intents.extend(nodes.iter().filter(|g| matches!(g.state, NodeState::Releasing)).map(|g| release(resolved, g.node)));
     // A finished node goes home at once (a config change holds it again instead, above): its paused pool renders
     // the content it runs, under the pool's own name, so the move is a rename that reboots nothing, and the canary
     // is free to serve the next pool's config.
@@ -137,7 +137,7 @@ pub fn plan<'a>(
     let retried = snapshot.run_config.retry.as_deref().map(|name| retry(inputs, &mut nodes, name, &mut notices));
     let hold = spec.on_failure == FailurePolicy::Hold;
     let any_failed = nodes.iter().any(|g| g.state.holds());
-    let pending = nodes.iter().filter(|g| g.state == NodeState::Pending).count();
+    let pending = nodes.iter().filter(|g| matches!(g.state, NodeState::Pending)).count();
     let taken = nodes.iter().filter(|g| g.state.takes_slot()).count();
     let free = (spec.concurrency as usize).saturating_sub(taken);
     // Under spec.topology, only the nodes the failure domains let go may start.

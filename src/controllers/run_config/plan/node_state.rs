@@ -2,7 +2,7 @@
 //! of its Jobs in the run config's status. A Job that is gone keeps the result its record holds: a Job deleted after
 //! it finished (a TTL, an admin) is not a Job that never ran.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use k8s_openapi::jiff::Timestamp;
@@ -164,15 +164,24 @@ pub type Records = BTreeMap<(JobPhase, usize, u32), JobRecord>;
 
 /// What the previous status says about the current rollout (empty when it described another rollout).
 pub struct History<'a> {
-    // Hashed, not ordered: each node's state looks its name up here several times, and names share long prefixes.
-    entries: HashMap<&'a str, &'a NodeProgress>,
-    completed: HashSet<&'a str>,
-    skipped: HashSet<&'a str>,
+    /// Each node the status names (its entry, or its place in the lists of finished nodes), in one table: every
+    /// gated node's state looks its name up here, and most nodes (not started yet) are absent. Hashed with a fast
+    /// hash, not ordered: names share long prefixes.
+    slots: foldhash::HashMap<&'a str, Slot<'a>>,
     /// The previous status's lists, in their order.
     lists: (&'a [String], &'a [String]),
     /// Whether numo held this rollout's nodes already: the previous status of the rollout had the target pools
     /// paused by numo or the rule labels applied.
     pub held: bool,
+}
+
+/// What the previous status says of one node.
+#[derive(Clone, Copy)]
+struct Slot<'a> {
+    /// Its entry, if it had one.
+    entry: Option<&'a NodeProgress>,
+    /// Its phase: its entry's, else Done or Skipped from the lists of finished nodes.
+    phase: NodePhase,
 }
 
 impl<'a> History<'a> {
@@ -182,8 +191,7 @@ impl<'a> History<'a> {
     pub fn of_carrying(status: &'a MutexRunConfigStatus, key: &str, carried: Option<&str>) -> Self {
         let mut history = Self::of(status, carried.filter(|c| status.rollout_key() == Some(c)).unwrap_or(key));
         if status.rollout_key() != Some(key) {
-            history.entries.retain(|_, e| carried_on(e));
-            (history.completed, history.skipped) = (HashSet::new(), HashSet::new());
+            history.slots.retain(|_, slot| slot.entry.is_some_and(carried_on));
             history.lists = (&[], &[]);
         }
         history
@@ -192,24 +200,20 @@ impl<'a> History<'a> {
     /// The previous status's facts about the rollout `key` (see [`MutexRunConfigStatus::rollout_key`]).
     pub fn of(status: &'a MutexRunConfigStatus, key: &str) -> Self {
         if status.rollout_key() != Some(key) {
-            return Self {
-                entries: HashMap::new(),
-                completed: HashSet::new(),
-                skipped: HashSet::new(),
-                lists: (&[], &[]),
-                held: false,
-            };
+            return Self { slots: Default::default(), lists: (&[], &[]), held: false };
         }
         let held = [super::stage::condition::TARGET_POOLS_PAUSED, super::stage::condition::MUTEX_RULES_APPLIED]
             .iter()
             .any(|c| crate::conditions::is_true(&status.conditions, c));
-        Self {
-            entries: status.nodes.iter().map(|e| (e.name.as_str(), e)).collect(),
-            completed: status.completed_nodes.iter().map(String::as_str).collect(),
-            skipped: status.skipped_nodes.iter().map(String::as_str).collect(),
-            lists: (&status.completed_nodes, &status.skipped_nodes),
-            held,
+        let finished = |list: &'a [String], phase| list.iter().map(move |n| (n.as_str(), Slot { entry: None, phase }));
+        // Skipped, then done, then the entries: a node in more than one takes its entry's phase, else Done.
+        let mut slots: foldhash::HashMap<&str, Slot<'_>> = finished(&status.skipped_nodes, NodePhase::Skipped)
+            .chain(finished(&status.completed_nodes, NodePhase::Done))
+            .collect();
+        for entry in &status.nodes {
+            slots.insert(&entry.name, Slot { entry: Some(entry), phase: entry.phase });
         }
+        Self { slots, lists: (&status.completed_nodes, &status.skipped_nodes), held }
     }
 
     /// `completed` and `skipped` (in release order) in the order the nodes finished: those the previous status
@@ -221,19 +225,22 @@ impl<'a> History<'a> {
 
     /// The node's entry, if it had one.
     pub fn entry(&self, node: &str) -> Option<&'a NodeProgress> {
-        self.entries.get(node).copied()
+        self.slots.get(node).and_then(|slot| slot.entry)
     }
 
     /// The phase the previous status gave the node.
     pub fn phase(&self, node: &str) -> NodePhase {
-        match self.entry(node) {
-            Some(entry) => entry.phase,
-            None if self.completed.contains(node) => NodePhase::Done,
-            None if self.skipped.contains(node) => NodePhase::Skipped,
-            None => NodePhase::Pending,
-        }
+        self.slots.get(node).map_or(NodePhase::Pending, |slot| slot.phase)
+    }
+
+    /// The node's entry and phase, in one look.
+    pub fn of_node(&self, node: &str) -> (Option<&'a NodeProgress>, NodePhase) {
+        self.slots.get(node).map_or((None, NodePhase::Pending), |slot| (slot.entry, slot.phase))
     }
 }
+
+/// A rollout's Jobs by node (hashed: every gated node looks its name up, and most have none).
+pub type Jobs<'a> = foldhash::HashMap<&'a str, Vec<&'a JobView>>;
 
 /// Everything a node's state is derived from besides the node itself.
 pub struct Inputs<'a, 'r> {
@@ -244,7 +251,7 @@ pub struct Inputs<'a, 'r> {
     /// The previous status, for this rollout.
     pub history: &'r History<'a>,
     /// The rollout's Jobs by node.
-    pub jobs: &'r BTreeMap<&'a str, Vec<&'a JobView>>,
+    pub jobs: &'r Jobs<'a>,
     /// Nodes the skip annotation names.
     pub skip: &'r BTreeSet<String>,
     /// `spec.nodeTimeout`, as written and parsed.
@@ -263,7 +270,7 @@ impl<'a, 'r> Inputs<'a, 'r> {
         resolved: &'r Resolved<'a>,
         target: &'r Target,
         history: &'r History<'a>,
-        jobs: &'r BTreeMap<&'a str, Vec<&'a JobView>>,
+        jobs: &'r Jobs<'a>,
     ) -> Self {
         let spec = &snapshot.run_config.spec;
         Self {
@@ -298,7 +305,8 @@ pub struct NotNumos {
 /// existing one of that name is numo's own); one it saw and that is gone counts as deleted before it finished.
 pub fn job_records(inputs: &Inputs<'_, '_>, node: &str) -> (Records, Vec<NotNumos>) {
     let rule_index = |key: &str| inputs.resolved.rules.iter().position(|r| r.key == key);
-    let recorded: &[JobRecord] = inputs.history.entry(node).map(|e| e.jobs.as_slice()).unwrap_or_default();
+    let (entry, phase) = inputs.history.of_node(node);
+    let recorded: &[JobRecord] = entry.map(|e| e.jobs.as_slice()).unwrap_or_default();
     let mut records = BTreeMap::new();
     for record in recorded {
         let (Some(phase), Some(rule)) = (JobPhase::parse(&record.phase), rule_index(&record.rule)) else { continue };
@@ -316,8 +324,8 @@ pub fn job_records(inputs: &Inputs<'_, '_>, node: &str) -> (Records, Vec<NotNumo
     let mut not_numos = Vec::new();
     // A node done (or released, for its gate Jobs) has no records of those Jobs left to compare with: it passed
     // those steps, which no Job can undo or open, so the Jobs that remain until their TTL are read as before.
-    let done = inputs.history.phase(node) == NodePhase::Done;
-    let released = inputs.history.entry(node).is_some_and(|e| e.released_at.is_some());
+    let done = phase == NodePhase::Done;
+    let released = entry.is_some_and(|e| e.released_at.is_some());
     for job in inputs.jobs.get(node).map(Vec::as_slice).unwrap_or_default() {
         let Some(rule) = rule_index(&job.rule) else { continue };
         let passed = done || (released && job.phase == JobPhase::Gate);
@@ -383,8 +391,7 @@ pub fn without_timeout(inputs: &Inputs<'_, '_>, node: &NodeView, records: &Recor
     if inputs.skip.contains(&node.name) {
         return NodeState::Skipped;
     }
-    let entry = inputs.history.entry(&node.name);
-    let phase = inputs.history.phase(&node.name);
+    let (entry, phase) = inputs.history.of_node(&node.name);
     if phase == NodePhase::Done {
         return NodeState::Done { already: false };
     }

@@ -74,6 +74,10 @@ pub fn record(
         let finished = || records.values().filter(|r| r.result != JobResult::Running).cloned();
         let name = node.name.as_str();
         let phase = state.phase();
+        if matches!(state, NodeState::Pending) {
+            out.pending += 1;
+            continue;
+        }
         let previous_phase = history.phase(name);
         match state {
             NodeState::Done { already } => {
@@ -118,10 +122,6 @@ pub fn record(
                     entry = Some(NodeProgress { upgraded_at: Some(now.clone()), message: Some(message), ..base });
                 }
                 out.entries.extend(entry);
-                continue;
-            }
-            NodeState::Pending => {
-                out.pending += 1;
                 continue;
             }
             _ => {}

@@ -216,8 +216,7 @@ pub fn resolve(snapshot: &Snapshot) -> Verdict<'_> {
     let gated: Vec<&NodeView> = membership.gated.iter().map(|(_, n)| *n).collect();
     // Rule labels of rules the spec no longer has: on the nodes this run config gates, and in the selectors of the
     // pools it claims (numo 0.2 steered by them).
-    let on_nodes =
-        gated.iter().flat_map(|n| n.labels.keys()).map(String::as_str).filter(|k| selector::is_rule_label(k));
+    let on_nodes = gated.iter().flat_map(|n| selector::rule_labels_on(&n.labels));
     let stale_labels: BTreeSet<String> = claimed
         .iter()
         .flat_map(|p| selector::rule_labels(p.node_selector.as_ref()))
@@ -389,7 +388,7 @@ fn outsiders_the_canary_would_take<'a>(
 ) -> Vec<&'a NodeView> {
     let steered = selector::with_expressions_replaced(canary.effective_selector(), &[]);
     // The views themselves, not their names: a pointer is hashed and compared in one step.
-    let gated: std::collections::HashSet<*const NodeView> = gated.iter().map(|g| std::ptr::from_ref(*g)).collect();
+    let gated: foldhash::HashSet<*const NodeView> = gated.iter().map(|g| std::ptr::from_ref(*g)).collect();
     snapshot
         .nodes
         .values()

@@ -2,13 +2,11 @@
 //! upgrade's figures, a conflict with another run config, the claims others removed, the gating of every node
 //! (steps 4–6) and the start of the restore.
 
-use std::collections::BTreeMap;
-
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use super::draft::Draft;
 use super::foreign::{self, Ledger};
-use super::node_state::{History, Inputs, NodeState};
+use super::node_state::{History, Inputs, Jobs, NodeState};
 use super::notice::Notice;
 use super::resolve::Resolved;
 use super::stage::{condition, Failure, Gating, Stage, Upgrade};
@@ -98,8 +96,8 @@ pub struct Gated {
 
 /// The Jobs of rollout `key`, by node, and those its `history` records (a node that went on from a rollout whose
 /// target changed keeps the Jobs of its gated turn).
-pub fn jobs_of<'a>(snapshot: &'a Snapshot, key: &str, history: &History<'_>) -> BTreeMap<&'a str, Vec<&'a JobView>> {
-    let mut jobs: BTreeMap<&str, Vec<&JobView>> = BTreeMap::new();
+pub fn jobs_of<'a>(snapshot: &'a Snapshot, key: &str, history: &History<'_>) -> Jobs<'a> {
+    let mut jobs = Jobs::default();
     let recorded = |job: &JobView| history.entry(&job.node).is_some_and(|e| e.jobs.iter().any(|r| r.name == job.name));
     for job in snapshot.jobs.iter().filter(|j| j.target_version == key || recorded(j)) {
         jobs.entry(job.node.as_str()).or_default().push(job);
@@ -166,7 +164,7 @@ pub fn gate_nodes(
         labels_applied: gate.labels_applied,
         steered: gate.steered,
         in_flight: gate.nodes.iter().filter(|g| g.state.in_flight()).count(),
-        pending: gate.nodes.iter().filter(|g| g.state == NodeState::Pending).count(),
+        pending: gate.nodes.iter().filter(|g| matches!(g.state, NodeState::Pending)).count(),
         failed,
         job_failure,
         hold: spec.on_failure == crate::api::FailurePolicy::Hold,

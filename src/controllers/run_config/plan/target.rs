@@ -89,7 +89,8 @@ impl Target {
         let (Some(desired), Some(current)) = (node.desired_config.as_deref(), node.current_config.as_deref()) else {
             return false;
         };
-        if config_content(desired) == config_content(current) {
+        // Most nodes are on the config they are meant to run: the same name, no content to work out.
+        if desired == current || config_content(desired) == config_content(current) {
             return false;
         }
         match self.config_of(&node.name) {

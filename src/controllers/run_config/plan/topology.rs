@@ -42,7 +42,7 @@ pub fn startable(
     free: usize,
     now: Timestamp,
 ) -> Startable {
-    let pending = nodes.iter().enumerate().filter(|(_, g)| g.state == NodeState::Pending);
+    let pending = nodes.iter().enumerate().filter(|(_, g)| matches!(g.state, NodeState::Pending));
     let mut out = Startable { nodes: Vec::new(), blocker: None, requeue_after: None };
     let Some(domains) = domains.filter(|d| d.mode.is_some()) else {
         out.nodes = pending.take(free).map(|(i, _)| i).collect();
@@ -175,7 +175,7 @@ pub fn status(domains: &Domains, waves: Vec<Wave>, nodes: &[GatedNode<'_>]) -> T
         Some(TopologyMode::DomainAtATime) => nodes
             .iter()
             .find(|g| g.state.takes_slot() || g.state.holds())
-            .or_else(|| nodes.iter().find(|g| g.state == NodeState::Pending))
+            .or_else(|| nodes.iter().find(|g| matches!(g.state, NodeState::Pending)))
             .map(|g| domains.domain(g.node).to_string()),
         _ => None,
     };
