@@ -119,8 +119,11 @@ impl Concurrency {
 /// their first gate Jobs created and running.
 fn gated(sizes: &[usize], concurrency: Concurrency) {
     println!();
-    println!("| nodes | in flight | snapshot while gated | plan while gated (it starts them) | plan while gated (nothing to start) |");
-    println!("| --- | --- | --- | --- | --- |");
+    println!(
+        "| nodes | in flight | snapshot while gated | plan while gated (it starts them) | plan while gated (nothing \
+         to start) | the same, half the nodes done |"
+    );
+    println!("| --- | --- | --- | --- | --- | --- |");
     for &n in sizes {
         let in_flight = |n: usize| concurrency.of(n);
         let world = World::new(n, Some(concurrency));
@@ -146,12 +149,39 @@ fn gated(sizes: &[usize], concurrency: Concurrency) {
         let next = plan::plan(&steady);
         assert_eq!(gating(&next), in_flight(n), "{:?}", next.status.message);
         assert!(!next.intents.iter().any(|i| matches!(i, plan::Intent::CreateJob(_))), "{:?}", next.intents);
+        let halfway = half_done(&steady, &next);
         let rounds = rounds(n);
         let snapshot = time(rounds, || drop(observe::snapshot(&world.stores, &rc, Timestamp::now())));
         let plan_time = time(rounds, || drop(plan::plan(&s)));
         let steady_time = time(rounds, || drop(plan::plan(&steady)));
-        println!("| {n} | {} | {} | {} | {} |", in_flight(n), ms(snapshot), ms(plan_time), ms(steady_time));
+        let halfway_time = time(rounds, || drop(plan::plan(&halfway)));
+        let (snapshot, plan_time, steady_time, halfway_time) =
+            (ms(snapshot), ms(plan_time), ms(steady_time), ms(halfway_time));
+        println!("| {n} | {} | {snapshot} | {plan_time} | {steady_time} | {halfway_time} |", in_flight(n));
     }
+}
+
+/// `steady` (planned as `planned`) halfway through the rollout: the second half of the nodes by name (none of them
+/// in flight) finished, as the status lists them and as they run, at the target on their pool's rendered config,
+/// with their rule labels. Its plan finds nothing to start, label or create, as in `steady`.
+fn half_done(steady: &Snapshot, planned: &plan::Plan) -> Snapshot {
+    let mut halfway = steady.clone();
+    let names: Vec<String> = halfway.nodes.keys().cloned().collect();
+    let done = &names[names.len() / 2..];
+    for name in done {
+        let view = Arc::make_mut(halfway.nodes_mut().get_mut(name).expect("a node of the snapshot"));
+        view.version = Some(NEW.to_string());
+        view.current_config = Some("rendered-worker-new".to_string());
+        view.desired_config = Some("rendered-worker-new".to_string());
+        view.desired_version = Some(NEW.to_string());
+    }
+    halfway.run_config.status = planned.status.clone();
+    halfway.run_config.status.completed_nodes = done.to_vec();
+    let p = plan::plan(&halfway);
+    assert_eq!(p.status.completed_nodes.len(), done.len(), "{:?}", p.status.message);
+    assert_eq!(p.status.nodes.len(), planned.status.nodes.len(), "{:?}", p.status.message);
+    assert!(p.intents.is_empty(), "{:?}", p.intents);
+    halfway
 }
 
 /// Each node's pool, worked out under the pools' selectors and kept in its view, as the controller's node views
