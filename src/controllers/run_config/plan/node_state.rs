@@ -150,13 +150,20 @@ pub fn carried_on(entry: &NodeProgress) -> bool {
     ) || (entry.phase == NodePhase::Failed && entry.released_at.is_some())
 }
 
-/// `names` with those in `before` first, in `before`'s order.
+/// `names` with those in `before` first, in `before`'s order (each once), then the others in their order. The names
+/// are moved, not copied: halfway through a rollout of 2,000 nodes, both lists hold a thousand.
 fn finishing_order(before: &[String], names: Vec<String>) -> Vec<String> {
-    let now: BTreeSet<&str> = names.iter().map(String::as_str).collect();
-    let kept: Vec<String> = before.iter().filter(|n| now.contains(n.as_str())).cloned().collect();
-    let old: BTreeSet<&str> = kept.iter().map(String::as_str).collect();
-    let new: Vec<String> = names.iter().filter(|n| !old.contains(n.as_str())).cloned().collect();
-    kept.into_iter().chain(new).collect()
+    let at: foldhash::HashMap<&str, usize> = names.iter().enumerate().map(|(i, n)| (n.as_str(), i)).collect();
+    let mut placed = vec![false; names.len()];
+    let mut order: Vec<usize> = Vec::with_capacity(names.len());
+    for i in before.iter().filter_map(|n| at.get(n.as_str()).copied()) {
+        if !std::mem::replace(&mut placed[i], true) {
+            order.push(i);
+        }
+    }
+    order.extend((0..names.len()).filter(|i| !placed[*i]));
+    let mut names: Vec<Option<String>> = names.into_iter().map(Some).collect();
+    order.into_iter().filter_map(|i| names[i].take()).collect()
 }
 
 /// A node's Jobs by (phase, rule index, attempt), from the cluster and the status record.
@@ -557,5 +564,8 @@ mod tests {
         let (completed, _) =
             History::of(&status, "4.17.0").in_finishing_order(names(&["worker-2", "worker-7"]), vec![]);
         assert_eq!(completed, names(&["worker-2", "worker-7"]));
+        // A name the status lists twice (written by someone else) is listed once.
+        let twice = names(&["worker-7", "worker-2", "worker-7"]);
+        assert_eq!(finishing_order(&twice, names(&["worker-2", "worker-7"])), names(&["worker-7", "worker-2"]));
     }
 }
