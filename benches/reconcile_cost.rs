@@ -135,16 +135,14 @@ fn gated(sizes: &[usize], concurrency: Concurrency) {
             if gating(&p) == in_flight(n) {
                 break;
             }
-            preview::carry_out(&mut s, &p);
-            s.jobs.extend(p.intents.iter().filter_map(created_job));
+            carry_out(&mut s, &p);
         }
         keep_pools(&mut s);
         let p = plan::plan(&s);
         assert_eq!(gating(&p), in_flight(n), "{:?} {:?}", p.status.phase, p.status.message);
         // The plan after that one: its Jobs created and running, nothing to start (what most events find).
         let mut steady = s.clone();
-        preview::carry_out(&mut steady, &p);
-        steady.jobs.extend(p.intents.iter().filter_map(created_job));
+        carry_out(&mut steady, &p);
         keep_pools(&mut steady);
         let next = plan::plan(&steady);
         assert_eq!(gating(&next), in_flight(n), "{:?}", next.status.message);
@@ -193,6 +191,12 @@ fn keep_pools(s: &mut Snapshot) {
         let pool = numo::membership::pool_of(&view.labels, &selectors).map(|p| p.map(String::from));
         view.membership = Some((fingerprint, pool));
     }
+}
+
+/// Carries `p`'s writes out on `s` as `numo plan` does, and adds the Jobs it creates as the cache shows them.
+fn carry_out(s: &mut Snapshot, p: &plan::Plan) {
+    preview::carry_out(s, p);
+    s.jobs.extend(p.intents.iter().filter_map(created_job));
 }
 
 /// The Job a plan creates, as numo's cache shows it once the API server created it (a uid, no status: running).
