@@ -72,12 +72,12 @@ pub fn record(
     let mut finished_jobs = Vec::new();
     for GatedNode { node, state, records, timer_reset, released, .. } in gated {
         let finished = || records.values().filter(|r| r.result != JobResult::Running).cloned();
-        let name = node.name.as_str();
-        let phase = state.phase();
         if matches!(state, NodeState::Pending) {
             out.pending += 1;
             continue;
         }
+        let name = node.name.as_str();
+        let phase = state.phase();
         let previous_phase = history.phase(name);
         match state {
             NodeState::Done { already } => {
