@@ -6,7 +6,7 @@
 //!
 //! A second table gives what a reconcile costs while a rollout gates nodes: 5 at once whatever the cluster's size
 //! (the cost an event adds as the cluster grows), and 5 % of the nodes at once (see [`gated`]); the plan that starts
-//! them, and the plan after it, with nothing to start.
+//! them, the plan after it, with nothing to start, and that plan halfway through the rollout (see [`half_done`]).
 //!
 //!   cargo bench --bench reconcile_cost            (SIZES=20,200,2000 by default; TABLES=gated for the gated ones;
 //!                                                 ROUNDS=n to time each gated step n times, e.g. under a profiler)
@@ -116,7 +116,7 @@ impl Concurrency {
 /// What one reconcile costs while a rollout gates `concurrency` nodes at once: the snapshot from the caches, and the
 /// plan over a copy on which the planner's own writes were carried out as `numo plan` carries them out (pools
 /// claimed and paused, nodes labelled) up to the plan that starts the first nodes; then the plan after that one, with
-/// their first gate Jobs created and running.
+/// their first gate Jobs created and running; then that plan with half the nodes done.
 fn gated(sizes: &[usize], concurrency: Concurrency) {
     println!();
     println!(
