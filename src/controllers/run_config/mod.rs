@@ -10,6 +10,7 @@ mod custom_sources;
 mod drain_wakes;
 mod malformed;
 pub mod node_interest;
+pub mod node_labels;
 pub mod node_views;
 pub mod observe;
 pub mod on_demand;

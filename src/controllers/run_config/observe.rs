@@ -565,7 +565,7 @@ fn node_view(node: &Node, source: VersionSource, rendered: &BTreeMap<String, Str
         .is_some_and(|cs| cs.iter().any(|c| c.type_ == "Ready" && c.status == "True"));
     NodeView {
         name: node.name_any(),
-        labels: node.labels().clone(),
+        labels: node.labels().clone().into(),
         ready,
         cordoned: node.spec.as_ref().and_then(|s| s.unschedulable).unwrap_or(false),
         mcd_state: node.annotations().get(openshift::MCD_STATE).cloned(),

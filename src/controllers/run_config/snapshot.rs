@@ -7,6 +7,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector;
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use k8s_openapi::jiff::Timestamp;
 
+pub use super::node_labels::NodeLabels;
 use crate::api::{JobResult, MutexRunConfigSpec, MutexRunConfigStatus};
 pub use crate::field_managers::Writer;
 use crate::jobs::JobPhase;
@@ -332,8 +333,8 @@ impl PoolView {
 pub struct NodeView {
     /// The node's name.
     pub name: String,
-    /// Its labels.
-    pub labels: BTreeMap<String, String>,
+    /// Its labels, with numo's own among them worked out once (see [`NodeLabels`]).
+    pub labels: NodeLabels,
     /// Whether its Ready condition is True.
     pub ready: bool,
     /// Whether it is cordoned (`spec.unschedulable`).
@@ -455,7 +456,7 @@ mod tests {
         ];
         let fingerprint = selectors_fingerprint(&pools);
         let labels = BTreeMap::from([("node-role.kubernetes.io/worker".to_string(), String::new())]);
-        let fresh = NodeView { name: "a".into(), labels, ..Default::default() };
+        let fresh = NodeView { name: "a".into(), labels: labels.into(), ..Default::default() };
         assert_eq!(fresh.pool_among(&pools, fingerprint), Ok(Some("worker")), "worked out when not kept");
         // A view that kept another answer gives it while the selectors are the same, and not once they changed.
         let kept = NodeView { membership: Some((fingerprint, Ok(Some("infra".into())))), ..fresh.clone() };

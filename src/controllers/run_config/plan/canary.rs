@@ -19,7 +19,7 @@ fn content_key(pool: &PoolView) -> &str {
 /// Whether `gated` is in the canary or on its way there: gating, released, upgrading, cleaning up or soaking, or
 /// still carrying numo's release mark (a node that failed in the canary stays there until it is retried or skipped).
 fn committed(resolved: &Resolved<'_>, gated: &GatedNode<'_>) -> bool {
-    gated.state.takes_slot() || gated.node.labels.get(crate::labels::RELEASED) == Some(&resolved.release_mark)
+    gated.state.takes_slot() || gated.node.labels.release_mark() == Some(resolved.release_mark.as_str())
 }
 
 /// The target pool whose config the canary renders now: that of the first node committed to the canary (see

@@ -163,7 +163,7 @@ fn start(snapshot: &Snapshot, resolved: &Resolved<'_>, version: &str, upgrade: &
 /// pool, still steered to take it, and never matches two custom pools or none), each target as recorded but paused
 /// (or unpaused for a rename), then the canary restored.
 fn settle(snapshot: &Snapshot, resolved: &Resolved<'_>) -> Vec<Intent> {
-    let labelled = snapshot.nodes.values().any(|n| resolved.rules.iter().any(|r| n.labels.contains_key(&r.label)));
+    let labelled = snapshot.nodes.values().any(|n| resolved.rules.iter().any(|r| n.labels.has_rule_label(&r.label)));
     let canary_claimed = resolved.canary.owner() == Some(resolved.owner.as_str());
     let mut intents = finalize::unlabel(snapshot, &resolved.labels(), &resolved.canary.name);
     for pool in &resolved.targets {

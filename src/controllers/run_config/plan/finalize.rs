@@ -23,8 +23,8 @@ pub fn unlabel(snapshot: &Snapshot, labels: &[String], canary: &str) -> Vec<Inte
         .nodes
         .values()
         .filter_map(|n| {
-            let mut present: Vec<String> = labels.iter().filter(|k| n.labels.contains_key(*k)).cloned().collect();
-            if n.labels.get(labels::RELEASED) == Some(&mark) {
+            let mut present: Vec<String> = labels.iter().filter(|k| n.labels.has_rule_label(k)).cloned().collect();
+            if n.labels.release_mark() == Some(mark.as_str()) {
                 present.push(labels::RELEASED.to_string());
             }
             (!present.is_empty()).then(|| Intent::UnlabelNode { node: n.name.clone(), labels: present })

@@ -110,7 +110,7 @@ pub fn plan<'a>(
     // Labels of rules the spec no longer has go before the selectors stop naming them.
     for node in resolved.gated.iter().chain(&resolved.outsiders) {
         let stale: Vec<String> =
-            resolved.stale_labels.iter().filter(|k| node.labels.contains_key(*k)).cloned().collect();
+            resolved.stale_labels.iter().filter(|k| node.labels.has_rule_label(k)).cloned().collect();
         if !stale.is_empty() {
             intents.push(Intent::UnlabelNode { node: node.name.clone(), labels: stale });
         }
@@ -124,7 +124,7 @@ pub fn plan<'a>(
     // is free to serve the next pool's config.
     if !inputs.target.is_config_change() {
         intents.extend(nodes.iter().filter(|g| matches!(g.state, NodeState::Done { .. })).filter_map(|g| {
-            let marked = g.node.labels.get(crate::labels::RELEASED) == Some(&resolved.release_mark);
+            let marked = g.node.labels.release_mark() == Some(resolved.release_mark.as_str());
             marked.then(|| Intent::UnlabelNode {
                 node: g.node.name.clone(),
                 labels: vec![crate::labels::RELEASED.to_string()],
@@ -207,8 +207,8 @@ pub fn plan<'a>(
 fn label<'n>(nodes: impl Iterator<Item = &'n NodeView>, labels: &[String]) -> Vec<Intent> {
     nodes
         .filter_map(|node| {
-            let missing: Vec<String> = labels.iter().filter(|k| !node.labels.contains_key(*k)).cloned().collect();
-            let marked = node.labels.contains_key(crate::labels::RELEASED);
+            let missing: Vec<String> = labels.iter().filter(|k| !node.labels.has_rule_label(k)).cloned().collect();
+            let marked = node.labels.release_mark().is_some();
             (!missing.is_empty() || marked).then(|| Intent::LabelNode { node: node.name.clone(), labels: missing })
         })
         .collect()
@@ -216,7 +216,7 @@ fn label<'n>(nodes: impl Iterator<Item = &'n NodeView>, labels: &[String]) -> Ve
 
 /// Releases `node` to the canary: numo's mark on, its rule labels off.
 fn release(resolved: &Resolved<'_>, node: &NodeView) -> Intent {
-    let labels: Vec<String> = resolved.labels().into_iter().filter(|k| node.labels.contains_key(k)).collect();
+    let labels: Vec<String> = resolved.labels().into_iter().filter(|k| node.labels.has_rule_label(k)).collect();
     Intent::ReleaseNode { node: node.name.clone(), labels, mark: resolved.release_mark.clone() }
 }
 

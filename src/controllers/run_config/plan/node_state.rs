@@ -418,8 +418,8 @@ pub fn without_timeout(inputs: &Inputs<'_, '_>, node: &NodeView, records: &Recor
         return if at_target { NodeState::Done { already: true } } else { NodeState::Pending };
     }
     // Read only of a node that started (most nodes have not: their labels are not read here at all).
-    let labelled = inputs.resolved.rules.iter().any(|r| node.labels.contains_key(&r.label));
-    let marked = node.labels.get(crate::labels::RELEASED) == Some(&inputs.resolved.release_mark);
+    let labelled = inputs.resolved.rules.iter().any(|r| node.labels.has_rule_label(&r.label));
+    let marked = node.labels.release_mark() == Some(inputs.resolved.release_mark.as_str());
     // A config change holds a node that reached its config again (see `gate`), so the canary never rolls a later
     // change to it ungated: its labels then do not mean it waits for its release.
     let held_again = inputs.target.is_config_change() && inputs.target.reached(node);

@@ -39,7 +39,7 @@ pub struct Resolved<'a> {
     /// The gated nodes in release order (target order, then name).
     pub gated: Vec<&'a NodeView>,
     /// Each gated node's target pool, as an index into `targets`.
-    pub homes: std::collections::BTreeMap<&'a str, usize>,
+    pub homes: foldhash::HashMap<&'a str, usize>,
     /// Nodes outside the targets that the canary's own `matchLabels` select: the steered canary takes none of them
     /// (it takes only nodes numo marked released), but numo 0.2 held them with the rule labels, which numo removes
     /// when the rollout ends.
@@ -210,18 +210,17 @@ pub fn resolve(snapshot: &Snapshot) -> Verdict<'_> {
         domains
     });
     let owner = snapshot.run_config.key();
-    let rule_labels: BTreeSet<String> = rules.iter().map(|r| r.label.clone()).collect();
     let involved: BTreeSet<&str> = targets.iter().map(|t| t.name.as_str()).chain([canary.name.as_str()]).collect();
     let claimed: Vec<&PoolView> = snapshot.pools.values().filter(|p| p.owner() == Some(owner.as_str())).collect();
     let gated: Vec<&NodeView> = membership.gated.iter().map(|(_, n)| *n).collect();
     // Rule labels of rules the spec no longer has: on the nodes this run config gates, and in the selectors of the
     // pools it claims (numo 0.2 steered by them).
-    let on_nodes = gated.iter().flat_map(|n| selector::rule_labels_on(&n.labels));
+    let on_nodes = gated.iter().flat_map(|n| n.labels.rule_labels().iter().map(String::as_str));
     let stale_labels: BTreeSet<String> = claimed
         .iter()
         .flat_map(|p| selector::rule_labels(p.node_selector.as_ref()))
         .chain(on_nodes)
-        .filter(|k| !rule_labels.contains(*k))
+        .filter(|k| !rules.iter().any(|r| r.label == *k))
         .map(String::from)
         .collect();
     let outsiders = outsiders_the_canary_would_take(snapshot, canary, &gated);

@@ -48,8 +48,14 @@ fn nodes_of_other_pools_the_canary_would_match_are_neither_held_nor_gated_nor_mo
     ]);
     f.s.nodes_mut().insert(
         "infra-0".into(),
-        NodeView { name: "infra-0".into(), labels, ready: true, version: Some(OLD.into()), ..Default::default() }
-            .into(),
+        NodeView {
+            name: "infra-0".into(),
+            labels: labels.into(),
+            ready: true,
+            version: Some(OLD.into()),
+            ..Default::default()
+        }
+        .into(),
     );
     f.advance_to_gating();
     let held = |f: &Fixture, node: &str| f.s.nodes[node].labels.keys().any(|k| k.starts_with(RULE_LABEL_PREFIX));

@@ -100,7 +100,8 @@ impl Fixture {
             let labels = BTreeMap::from([("node-role.kubernetes.io/worker".to_string(), String::new())]);
             nodes.insert(
                 name.clone(),
-                NodeView { name, labels, ready: true, version: Some(OLD.into()), ..Default::default() }.into(),
+                NodeView { name, labels: labels.into(), ready: true, version: Some(OLD.into()), ..Default::default() }
+                    .into(),
             );
         }
         let master_labels = BTreeMap::from([("node-role.kubernetes.io/master".to_string(), String::new())]);
@@ -108,7 +109,7 @@ impl Fixture {
             "master-0".into(),
             NodeView {
                 name: "master-0".into(),
-                labels: master_labels,
+                labels: master_labels.into(),
                 ready: true,
                 version: Some(NEW.into()),
                 ..Default::default()

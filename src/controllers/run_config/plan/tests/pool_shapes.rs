@@ -49,7 +49,8 @@ fn fixture(workers: usize, infra: usize) -> Fixture {
         ]);
         f.s.nodes_mut().insert(
             name.clone(),
-            NodeView { name, labels, ready: true, version: Some(OLD.into()), ..Default::default() }.into(),
+            NodeView { name, labels: labels.into(), ready: true, version: Some(OLD.into()), ..Default::default() }
+                .into(),
         );
     }
     f.s.targets[0].found = Some(Ok(vec!["worker".into(), "infra".into()]));
