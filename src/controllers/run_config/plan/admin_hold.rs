@@ -84,8 +84,10 @@ pub fn go_ahead(snapshot: &Snapshot, resolved: &Resolved<'_>) -> (Vec<Intent>, V
 pub fn keep_released(resolved: &Resolved<'_>, nodes: &[GatedNode<'_>], next: &mut Vec<usize>) -> Option<Blocker> {
     let mut held: Vec<&str> = Vec::new();
     next.retain(|i| {
-        let Some(gated) = nodes.get(*i) else { return false };
-        match resolved.home_pool(&gated.node.name) {
+        if nodes.get(*i).is_none() {
+            return false;
+        }
+        match resolved.home_pool(*i) {
             Some(pool) if holds(pool) => {
                 if !held.contains(&pool.name.as_str()) {
                     held.push(pool.name.as_str());

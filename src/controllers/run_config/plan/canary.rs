@@ -26,9 +26,9 @@ fn committed(resolved: &Resolved<'_>, gated: &GatedNode<'_>) -> bool {
 /// [`committed`]), else that of the first node of `next` (indices into `nodes`, in start order); None when no node
 /// needs the canary.
 pub fn serving<'a>(resolved: &Resolved<'a>, nodes: &[GatedNode<'_>], next: &[usize]) -> Option<&'a PoolView> {
-    let first_committed = nodes.iter().find(|g| committed(resolved, g)).map(|g| g.node.name.as_str());
-    let first_next = next.first().and_then(|i| nodes.get(*i)).map(|g| g.node.name.as_str());
-    first_committed.or(first_next).and_then(|node| resolved.home_pool(node))
+    let first_committed = nodes.iter().position(|g| committed(resolved, g));
+    let first_next = next.first().copied().filter(|i| *i < nodes.len());
+    first_committed.or(first_next).and_then(|i| resolved.home_pool(i))
 }
 
 /// Keeps in `next` only the nodes whose pool renders what `serving` renders; returns why the others wait.
@@ -43,7 +43,7 @@ pub fn keep_compatible(
     let mut waiting = Vec::new();
     next.retain(|i| {
         let Some(gated) = nodes.get(*i) else { return false };
-        match resolved.home_pool(&gated.node.name) {
+        match resolved.home_pool(*i) {
             Some(pool) if content_key(pool) != wanted => {
                 waiting.push(format!("node {} of MachineConfigPool {}", gated.node.name, pool.name));
                 false

@@ -128,11 +128,7 @@ fn unfinished(snapshot: &Snapshot, resolved: &Resolved<'_>, target: &Target, key
     let history = History::of(&snapshot.run_config.status, key);
     let jobs = jobs_of(snapshot, key, &history);
     let inputs = Inputs::of(snapshot, resolved, target, &history, &jobs);
-    resolved.gated.iter().any(|node| {
-        let (records, _) = node_state::job_records(&inputs, &node.name);
-        let released = node_state::released(&inputs, node, &records);
-        !node_state::derive(&inputs, node, &records, released).finished()
-    })
+    resolved.gated.iter().any(|node| !node_state::gated(&inputs, node).state.finished())
 }
 
 /// A new rollout: named, its status started afresh (its `targetConfig` is written by the caller), an Event saying

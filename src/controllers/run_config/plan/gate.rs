@@ -52,16 +52,7 @@ pub fn plan<'a>(
     let resolved = inputs.resolved;
     let mut intents = Vec::new();
     let mut notices = Vec::new();
-    let mut nodes: Vec<GatedNode<'a>> = resolved
-        .gated
-        .iter()
-        .map(|node| {
-            let (records, not_numos) = node_state::job_records(inputs, &node.name);
-            let released = node_state::released(inputs, node, &records);
-            let state = node_state::derive(inputs, node, &records, released);
-            GatedNode { node, state, records, not_numos, released, timer_reset: false }
-        })
-        .collect();
+    let mut nodes: Vec<GatedNode<'a>> = resolved.gated.iter().map(|node| node_state::gated(inputs, node)).collect();
     // Jobs with numo's labels that numo did not create (or that replaced the one it did) are told, never counted.
     for not_numos in nodes.iter().flat_map(|g| &g.not_numos) {
         ledger.saw_not_numos(&format!("Job/{}", not_numos.job), &not_numos.creator, not_numos.replaced);
@@ -163,8 +154,7 @@ pub fn plan<'a>(
         let next: Vec<&NodeView> = startable.nodes.iter().map(|i| nodes[*i].node).collect();
         let verdict = readiness::windows_now(snapshot, &resolved.schedule);
         let mut readiness = readiness::assess(snapshot, &verdict, &nodes, &next);
-        let names: Vec<&str> = next.iter().map(|n| n.name.as_str()).collect();
-        readiness.blockers.extend(readiness::canary_blocker(resolved, inputs.target, &names));
+        readiness.blockers.extend(readiness::canary_blocker(resolved, inputs.target, &startable.nodes));
         readiness.blockers.extend(ledger.holding());
         readiness.blockers.extend(super::foreign::sriov_blocker(resolved.canary));
         if free == 0 {

@@ -310,9 +310,13 @@ pub struct NotNumos {
 /// it, so a Job with numo's labels that numo did not ask for, or that replaced the one it created, is returned apart
 /// and never counted. A Job numo asked for and has not seen yet stays `requested` (numo creates it again: an
 /// existing one of that name is numo's own); one it saw and that is gone counts as deleted before it finished.
-pub fn job_records(inputs: &Inputs<'_, '_>, node: &str) -> (Records, Vec<NotNumos>) {
+/// `(entry, phase)` are the node's entry and phase in the previous status.
+fn job_records(
+    inputs: &Inputs<'_, '_>,
+    node: &str,
+    (entry, phase): (Option<&NodeProgress>, NodePhase),
+) -> (Records, Vec<NotNumos>) {
     let rule_index = |key: &str| inputs.resolved.rules.iter().position(|r| r.key == key);
-    let (entry, phase) = inputs.history.of_node(node);
     let recorded: &[JobRecord] = entry.map(|e| e.jobs.as_slice()).unwrap_or_default();
     let mut records = BTreeMap::new();
     for record in recorded {
@@ -371,10 +375,15 @@ pub fn requested(records: &Records, phase: JobPhase, rule: usize, attempt: u32) 
     records.get(&(phase, rule, attempt)).filter(|r| r.requested && r.result == JobResult::Running)
 }
 
-/// Derives a node's state, before retries and new starts; `released` is [`released`] of the node.
-pub fn derive(inputs: &Inputs<'_, '_>, node: &NodeView, records: &Records, released: bool) -> NodeState {
-    let state = without_timeout(inputs, node, records, released);
-    with_timeout(inputs, node, state)
+/// A gated node as its Jobs, the previous status and the cluster leave it, before retries and new starts: its
+/// records ([`job_records`]), whether it was released ([`released`]) and its state (the one [`without_timeout`]
+/// derives, failed once it is in flight longer than `nodeTimeout`), with one look at the previous status for all.
+pub fn gated<'a>(inputs: &Inputs<'a, '_>, node: &'a NodeView) -> GatedNode<'a> {
+    let slot = inputs.history.of_node(&node.name);
+    let (records, not_numos) = job_records(inputs, &node.name, slot);
+    let released = released(inputs, &records, slot.0);
+    let state = with_timeout(inputs, node, state_of(inputs, node, &records, released, slot));
+    GatedNode { node, state, records, not_numos, released, timer_reset: false }
 }
 
 /// The latest attempt of a rule's Job in `phase`.
@@ -382,9 +391,9 @@ fn latest(records: &Records, phase: JobPhase, rule: usize) -> Option<&JobRecord>
     records.range((phase, rule, 0)..=(phase, rule, u32::MAX)).next_back().map(|(_, r)| r)
 }
 
-/// Whether every gate Job succeeded, or the status recorded the node as released.
-pub fn released(inputs: &Inputs<'_, '_>, node: &NodeView, records: &Records) -> bool {
-    let by_status = inputs.history.entry(&node.name).is_some_and(|e| {
+/// Whether every gate Job succeeded, or the status recorded the node as released (its entry there is `entry`).
+fn released(inputs: &Inputs<'_, '_>, records: &Records, entry: Option<&NodeProgress>) -> bool {
+    let by_status = entry.is_some_and(|e| {
         matches!(e.phase, NodePhase::Released | NodePhase::Upgrading | NodePhase::CleaningUp | NodePhase::Soaking)
             || (e.phase == NodePhase::Failed && e.released_at.is_some())
     });
@@ -395,10 +404,20 @@ pub fn released(inputs: &Inputs<'_, '_>, node: &NodeView, records: &Records) -> 
 
 /// A node's state from its labels, version and Jobs, not counting its timeout.
 pub fn without_timeout(inputs: &Inputs<'_, '_>, node: &NodeView, records: &Records, released: bool) -> NodeState {
+    state_of(inputs, node, records, released, inputs.history.of_node(&node.name))
+}
+
+/// [`without_timeout`] of a node whose entry and phase in the previous status are `(entry, phase)`.
+fn state_of(
+    inputs: &Inputs<'_, '_>,
+    node: &NodeView,
+    records: &Records,
+    released: bool,
+    (entry, phase): (Option<&NodeProgress>, NodePhase),
+) -> NodeState {
     if inputs.skip.contains(&node.name) {
         return NodeState::Skipped;
     }
-    let (entry, phase) = inputs.history.of_node(&node.name);
     if phase == NodePhase::Done {
         return NodeState::Done { already: false };
     }

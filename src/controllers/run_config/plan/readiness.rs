@@ -58,7 +58,7 @@ pub fn windows_now(snapshot: &Snapshot, schedule: &windows::Schedule) -> Verdict
 /// MachineConfigs), the canary boots another OS image stream, the canary has a render to do, or a target pool cannot
 /// render at all. For an upgrade and a config change alike: a node released into a canary of other content would
 /// boot a config that is not its pool's, and reboot again, ungated, on its way home.
-pub fn canary_blocker(resolved: &Resolved<'_>, target: &Target, next: &[&str]) -> Option<Blocker> {
+pub fn canary_blocker(resolved: &Resolved<'_>, target: &Target, next: &[usize]) -> Option<Blocker> {
     let mut problems = Vec::new();
     if target.is_config_change() {
         for pool in &resolved.targets {
@@ -72,8 +72,8 @@ pub fn canary_blocker(resolved: &Resolved<'_>, target: &Target, next: &[&str]) -
     let steered = original.is_some_and(|o| o.machine_config_selector.is_some());
     // A claim made before numo steered the canary's stream leaves it to the admin.
     let stream_steered = original.is_some_and(|o| o.os_image_stream.is_some());
-    for node in next {
-        let Some(pool) = resolved.home_pool(node) else { continue };
+    for (i, node) in next.iter().filter_map(|i| Some((*i, resolved.gated.get(*i)?.name.as_str()))) {
+        let Some(pool) = resolved.home_pool(i) else { continue };
         let Some(wanted) = target.config_of(node).or(pool.configuration.as_deref()) else { continue };
         let offered = canary.configuration.as_deref().unwrap_or_default();
         let same = crate::openshift::config_content(offered) == crate::openshift::config_content(wanted);

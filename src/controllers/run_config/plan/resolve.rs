@@ -38,8 +38,8 @@ pub struct Resolved<'a> {
     pub release_mark: String,
     /// The gated nodes in release order (target order, then name).
     pub gated: Vec<&'a NodeView>,
-    /// Each gated node's target pool, as an index into `targets`.
-    pub homes: foldhash::HashMap<&'a str, usize>,
+    /// Each gated node's target pool (in the order of `gated`), as an index into `targets`.
+    pub homes: Vec<usize>,
     /// Nodes outside the targets that the canary's own `matchLabels` select: the steered canary takes none of them
     /// (it takes only nodes numo marked released), but numo 0.2 held them with the rule labels, which numo removes
     /// when the rollout ends.
@@ -78,12 +78,13 @@ impl<'a> Resolved<'a> {
 
     /// The gated nodes target pool `pool` owns.
     pub fn members<'s>(&'s self, pool: &'s str) -> impl Iterator<Item = &'a NodeView> + 's {
-        self.gated.iter().copied().filter(move |n| self.home_pool(&n.name).is_some_and(|p| p.name == pool))
+        let homes = self.homes.iter().map(|i| self.targets.get(*i).map(|t| t.name.as_str()));
+        self.gated.iter().copied().zip(homes).filter(move |(_, home)| *home == Some(pool)).map(|(n, _)| n)
     }
 
-    /// The target pool a gated node belongs to.
-    pub fn home_pool(&self, node: &str) -> Option<&'a PoolView> {
-        self.homes.get(node).and_then(|i| self.targets.get(*i)).copied()
+    /// The target pool of the gated node at `index` (in the order of `gated`).
+    pub fn home_pool(&self, index: usize) -> Option<&'a PoolView> {
+        self.homes.get(index).and_then(|i| self.targets.get(*i)).copied()
     }
 }
 
@@ -223,7 +224,6 @@ pub fn resolve(snapshot: &Snapshot) -> Verdict<'_> {
         .filter(|k| !rules.iter().any(|r| r.label == *k))
         .map(String::from)
         .collect();
-    let outsiders = outsiders_the_canary_would_take(snapshot, canary, &gated);
     Verdict::Valid(Box::new(Resolved {
         rules,
         stale_pools: claimed.into_iter().filter(|p| !involved.contains(p.name.as_str())).collect(),
@@ -232,9 +232,9 @@ pub fn resolve(snapshot: &Snapshot) -> Verdict<'_> {
         targets,
         canary,
         release_mark: crate::labels::released_value(&canary.name),
-        homes: membership.gated.iter().map(|(i, n)| (n.name.as_str(), *i)).collect(),
+        homes: membership.gated.iter().map(|(i, _)| *i).collect(),
         gated: membership.gated.into_iter().map(|(_, n)| n).collect(),
-        outsiders,
+        outsiders: membership.outsiders,
         findings: membership.findings,
         schedule,
         domains,
@@ -325,6 +325,8 @@ struct Membership<'a> {
     in_canary: Vec<&'a str>,
     /// Nodes a target pool selects that another pool owns, summarised per pool.
     findings: Vec<String>,
+    /// The other nodes the canary's own `matchLabels` select (see [`Resolved::outsiders`]).
+    outsiders: Vec<&'a NodeView>,
 }
 
 impl<'a> Membership<'a> {
@@ -335,6 +337,8 @@ impl<'a> Membership<'a> {
         let mut gated: Vec<(usize, &NodeView)> = Vec::new();
         let mut in_canary = Vec::new();
         let mut elsewhere: std::collections::BTreeMap<String, Vec<&str>> = Default::default();
+        let mut outsiders = Vec::new();
+        let steered = selector::with_expressions_replaced(canary.effective_selector(), &[]);
         for node in snapshot.nodes.values() {
             let owner = node.pool_among(&selectors, fingerprint);
             if let Ok(Some(pool)) = owner {
@@ -342,6 +346,9 @@ impl<'a> Membership<'a> {
                     gated.push((i, node));
                     continue;
                 }
+            }
+            if selector::matches(Some(&steered), &node.labels) {
+                outsiders.push(&**node);
             }
             let selected = targets.iter().any(|t| membership::selects(t.effective_selector(), &node.labels));
             if !selected {
@@ -366,7 +373,7 @@ impl<'a> Membership<'a> {
                 )
             })
             .collect();
-        Self { gated, in_canary, findings }
+        Self { gated, in_canary, findings, outsiders }
     }
 }
 
@@ -377,21 +384,4 @@ fn sample(names: &[&str]) -> String {
         0 => shown.join(", "),
         more => format!("{}, and {more} more", shown.join(", ")),
     }
-}
-
-/// Nodes outside the targets that the canary's `matchLabels` select (see [`Resolved::outsiders`]).
-fn outsiders_the_canary_would_take<'a>(
-    snapshot: &'a Snapshot,
-    canary: &PoolView,
-    gated: &[&'a NodeView],
-) -> Vec<&'a NodeView> {
-    let steered = selector::with_expressions_replaced(canary.effective_selector(), &[]);
-    // The views themselves, not their names: a pointer is hashed and compared in one step.
-    let gated: foldhash::HashSet<*const NodeView> = gated.iter().map(|g| std::ptr::from_ref(*g)).collect();
-    snapshot
-        .nodes
-        .values()
-        .map(|n| &**n)
-        .filter(|n| !gated.contains(&std::ptr::from_ref(*n)) && selector::matches(Some(&steered), &n.labels))
-        .collect()
 }

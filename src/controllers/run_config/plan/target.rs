@@ -41,8 +41,9 @@ impl Target {
         let configs = resolved
             .gated
             .iter()
-            .filter_map(|node| {
-                let pool = resolved.home_pool(&node.name)?;
+            .enumerate()
+            .filter_map(|(i, node)| {
+                let pool = resolved.home_pool(i)?;
                 Some((node.name.clone(), pool.configuration.clone()?))
             })
             .collect();
