@@ -19,7 +19,7 @@ use super::intent::{Intent, PoolSpec};
 use super::node_state::{self, History, Inputs};
 use super::notice::Notice;
 use super::resolve::Resolved;
-use super::shared_steps::{claim_removed, conflict, conflicted, gate_nodes, jobs_of, restoring, upgrade_of};
+use super::shared_steps::{claim_removed, conflict, conflicted, gate_nodes, restoring, upgrade_of};
 use super::stage::{Stage, Upgrade};
 use super::target::{self, Target};
 use super::{finalize, pools};
@@ -125,9 +125,8 @@ fn until_overdue(snapshot: &Snapshot, draft: &Draft) -> Option<std::time::Durati
 
 /// Whether some gated node has not finished rollout `key` (as the status and its Jobs record it) towards `target`.
 fn unfinished(snapshot: &Snapshot, resolved: &Resolved<'_>, target: &Target, key: &str) -> bool {
-    let history = History::of(&snapshot.run_config.status, key);
-    let jobs = jobs_of(snapshot, key, &history);
-    let inputs = Inputs::of(snapshot, resolved, target, &history, &jobs);
+    let history = History::of(&snapshot.run_config.status, key).with_jobs(snapshot.jobs.iter().map(|j| &**j), key);
+    let inputs = Inputs::of(snapshot, resolved, target, &history);
     resolved.gated.iter().any(|node| !node_state::gated(&inputs, node).state.finished())
 }
 

@@ -169,11 +169,12 @@ fn finishing_order(before: &[String], names: Vec<String>) -> Vec<String> {
 /// A node's Jobs by (phase, rule index, attempt), from the cluster and the status record.
 pub type Records = BTreeMap<(JobPhase, usize, u32), JobRecord>;
 
-/// What the previous status says about the current rollout (empty when it described another rollout).
+/// What the previous status says about the current rollout (empty when it described another rollout), and the
+/// rollout's Jobs.
 pub struct History<'a> {
-    /// Each node the status names (its entry, or its place in the lists of finished nodes), in one table: every
-    /// gated node's state looks its name up here, and most nodes (not started yet) are absent. Hashed with a fast
-    /// hash, not ordered: names share long prefixes.
+    /// Each node the status names (its entry, or its place in the lists of finished nodes) or a Job of the rollout
+    /// names, in one table: every gated node's state looks its name up here once, and most nodes (not started yet)
+    /// are absent. Hashed with a fast hash, not ordered: names share long prefixes.
     slots: foldhash::HashMap<&'a str, Slot<'a>>,
     /// The previous status's lists, in their order.
     lists: (&'a [String], &'a [String]),
@@ -182,13 +183,26 @@ pub struct History<'a> {
     pub held: bool,
 }
 
-/// What the previous status says of one node.
-#[derive(Clone, Copy)]
+/// What the previous status says of one node, and its Jobs.
+#[derive(Clone, Default)]
 struct Slot<'a> {
     /// Its entry, if it had one.
     entry: Option<&'a NodeProgress>,
-    /// Its phase: its entry's, else Done or Skipped from the lists of finished nodes.
+    /// Its phase: its entry's, else Done or Skipped from the lists of finished nodes, else Pending.
     phase: NodePhase,
+    /// Its Jobs of the rollout (see [`History::with_jobs`]).
+    jobs: Vec<&'a JobView>,
+}
+
+/// What the previous status says of one node, and its Jobs of the rollout ([`History::of_node`]).
+#[derive(Clone, Copy)]
+pub struct NodeHistory<'s, 'a> {
+    /// Its entry, if it had one.
+    pub entry: Option<&'a NodeProgress>,
+    /// Its phase: its entry's, else Done or Skipped from the lists of finished nodes, else Pending.
+    pub phase: NodePhase,
+    /// Its Jobs of the rollout.
+    pub jobs: &'s [&'a JobView],
 }
 
 impl<'a> History<'a> {
@@ -212,15 +226,29 @@ impl<'a> History<'a> {
         let held = [super::stage::condition::TARGET_POOLS_PAUSED, super::stage::condition::MUTEX_RULES_APPLIED]
             .iter()
             .any(|c| crate::conditions::is_true(&status.conditions, c));
-        let finished = |list: &'a [String], phase| list.iter().map(move |n| (n.as_str(), Slot { entry: None, phase }));
+        let finished =
+            |list: &'a [String], phase| list.iter().map(move |n| (n.as_str(), Slot { phase, ..Slot::default() }));
         // Skipped, then done, then the entries: a node in more than one takes its entry's phase, else Done.
         let mut slots: foldhash::HashMap<&str, Slot<'_>> = finished(&status.skipped_nodes, NodePhase::Skipped)
             .chain(finished(&status.completed_nodes, NodePhase::Done))
             .collect();
         for entry in &status.nodes {
-            slots.insert(&entry.name, Slot { entry: Some(entry), phase: entry.phase });
+            slots.insert(&entry.name, Slot { entry: Some(entry), phase: entry.phase, jobs: Vec::new() });
         }
         Self { slots, lists: (&status.completed_nodes, &status.skipped_nodes), held }
+    }
+
+    /// This history with the Jobs of rollout `key` among `jobs`, and those its entries record (a node that went on
+    /// from a rollout whose target changed keeps the Jobs of its gated turn).
+    pub fn with_jobs(mut self, jobs: impl IntoIterator<Item = &'a JobView>, key: &str) -> Self {
+        for job in jobs {
+            let slot = self.slots.get(job.node.as_str());
+            let recorded = || slot.and_then(|s| s.entry).is_some_and(|e| e.jobs.iter().any(|r| r.name == job.name));
+            if job.target_version == key || recorded() {
+                self.slots.entry(job.node.as_str()).or_default().jobs.push(job);
+            }
+        }
+        self
     }
 
     /// `completed` and `skipped` (in release order) in the order the nodes finished: those the previous status
@@ -240,14 +268,14 @@ impl<'a> History<'a> {
         self.slots.get(node).map_or(NodePhase::Pending, |slot| slot.phase)
     }
 
-    /// The node's entry and phase, in one look.
-    pub fn of_node(&self, node: &str) -> (Option<&'a NodeProgress>, NodePhase) {
-        self.slots.get(node).map_or((None, NodePhase::Pending), |slot| (slot.entry, slot.phase))
+    /// The node's entry, phase and Jobs, in one look.
+    pub fn of_node<'s>(&'s self, node: &str) -> NodeHistory<'s, 'a> {
+        match self.slots.get(node) {
+            Some(slot) => NodeHistory { entry: slot.entry, phase: slot.phase, jobs: &slot.jobs },
+            None => NodeHistory { entry: None, phase: NodePhase::Pending, jobs: &[] },
+        }
     }
 }
-
-/// A rollout's Jobs by node (hashed: every gated node looks its name up, and most have none).
-pub type Jobs<'a> = foldhash::HashMap<&'a str, Vec<&'a JobView>>;
 
 /// Everything a node's state is derived from besides the node itself.
 pub struct Inputs<'a, 'r> {
@@ -255,10 +283,8 @@ pub struct Inputs<'a, 'r> {
     pub resolved: &'r Resolved<'a>,
     /// What the nodes must reach, and the rollout's name.
     pub target: &'r Target,
-    /// The previous status, for this rollout.
+    /// The previous status, for this rollout, and the rollout's Jobs.
     pub history: &'r History<'a>,
-    /// The rollout's Jobs by node.
-    pub jobs: &'r Jobs<'a>,
     /// Nodes the skip annotation names.
     pub skip: &'r BTreeSet<String>,
     /// `spec.nodeTimeout`, as written and parsed.
@@ -270,21 +296,19 @@ pub struct Inputs<'a, 'r> {
 }
 
 impl<'a, 'r> Inputs<'a, 'r> {
-    /// The inputs of the run config's rollout `key`: its `history` and `jobs` (see [`History::of`]), the skip
-    /// annotation, `nodeTimeout`, `soakTime` and the snapshot's time.
+    /// The inputs of the run config's rollout: its `history` and Jobs (see [`History::of`] and
+    /// [`History::with_jobs`]), the skip annotation, `nodeTimeout`, `soakTime` and the snapshot's time.
     pub fn of(
         snapshot: &'r Snapshot,
         resolved: &'r Resolved<'a>,
         target: &'r Target,
         history: &'r History<'a>,
-        jobs: &'r Jobs<'a>,
     ) -> Self {
         let spec = &snapshot.run_config.spec;
         Self {
             resolved,
             target,
             history,
-            jobs,
             skip: &snapshot.run_config.skip,
             timeout: spec.node_timeout().map(|d| (spec.node_timeout.as_deref().unwrap_or_default(), d)),
             soak: spec.soak_time(),
@@ -310,12 +334,9 @@ pub struct NotNumos {
 /// it, so a Job with numo's labels that numo did not ask for, or that replaced the one it created, is returned apart
 /// and never counted. A Job numo asked for and has not seen yet stays `requested` (numo creates it again: an
 /// existing one of that name is numo's own); one it saw and that is gone counts as deleted before it finished.
-/// `(entry, phase)` are the node's entry and phase in the previous status.
-fn job_records(
-    inputs: &Inputs<'_, '_>,
-    node: &str,
-    (entry, phase): (Option<&NodeProgress>, NodePhase),
-) -> (Records, Vec<NotNumos>) {
+/// `told` is what the previous status says of the node, and its Jobs.
+fn job_records(inputs: &Inputs<'_, '_>, told: NodeHistory<'_, '_>) -> (Records, Vec<NotNumos>) {
+    let NodeHistory { entry, phase, jobs } = told;
     let rule_index = |key: &str| inputs.resolved.rules.iter().position(|r| r.key == key);
     let recorded: &[JobRecord] = entry.map(|e| e.jobs.as_slice()).unwrap_or_default();
     let mut records = BTreeMap::new();
@@ -337,7 +358,7 @@ fn job_records(
     // those steps, which no Job can undo or open, so the Jobs that remain until their TTL are read as before.
     let done = phase == NodePhase::Done;
     let released = entry.is_some_and(|e| e.released_at.is_some());
-    for job in inputs.jobs.get(node).map(Vec::as_slice).unwrap_or_default() {
+    for job in jobs {
         let Some(rule) = rule_index(&job.rule) else { continue };
         let passed = done || (released && job.phase == JobPhase::Gate);
         let namespace = JobRecord::kept_namespace(&job.rule, &job.namespace);
@@ -379,10 +400,10 @@ pub fn requested(records: &Records, phase: JobPhase, rule: usize, attempt: u32) 
 /// records ([`job_records`]), whether it was released ([`released`]) and its state (the one [`without_timeout`]
 /// derives, failed once it is in flight longer than `nodeTimeout`), with one look at the previous status for all.
 pub fn gated<'a>(inputs: &Inputs<'a, '_>, node: &'a NodeView) -> GatedNode<'a> {
-    let slot = inputs.history.of_node(&node.name);
-    let (records, not_numos) = job_records(inputs, &node.name, slot);
-    let released = released(inputs, &records, slot.0);
-    let state = with_timeout(inputs, node, state_of(inputs, node, &records, released, slot));
+    let told = inputs.history.of_node(&node.name);
+    let (records, not_numos) = job_records(inputs, told);
+    let released = released(inputs, &records, told.entry);
+    let state = with_timeout(inputs, node, state_of(inputs, node, &records, released, told));
     GatedNode { node, state, records, not_numos, released, timer_reset: false }
 }
 
@@ -407,14 +428,15 @@ pub fn without_timeout(inputs: &Inputs<'_, '_>, node: &NodeView, records: &Recor
     state_of(inputs, node, records, released, inputs.history.of_node(&node.name))
 }
 
-/// [`without_timeout`] of a node whose entry and phase in the previous status are `(entry, phase)`.
+/// [`without_timeout`] of a node of which the previous status says `told`.
 fn state_of(
     inputs: &Inputs<'_, '_>,
     node: &NodeView,
     records: &Records,
     released: bool,
-    (entry, phase): (Option<&NodeProgress>, NodePhase),
+    told: NodeHistory<'_, '_>,
 ) -> NodeState {
+    let NodeHistory { entry, phase, .. } = told;
     if inputs.skip.contains(&node.name) {
         return NodeState::Skipped;
     }

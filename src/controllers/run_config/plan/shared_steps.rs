@@ -6,7 +6,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use super::draft::Draft;
 use super::foreign::{self, Ledger};
-use super::node_state::{History, Inputs, Jobs, NodeState};
+use super::node_state::{History, Inputs, NodeState};
 use super::notice::Notice;
 use super::resolve::Resolved;
 use super::stage::{condition, Failure, Gating, Stage, Upgrade};
@@ -14,7 +14,7 @@ use super::target::Target;
 use super::{eta, finalize, gate, learn, pools, record};
 use crate::api::{Blocker, MutexRunConfigStatus, RunPhase};
 use crate::conditions;
-use crate::controllers::run_config::snapshot::{JobView, Snapshot};
+use crate::controllers::run_config::snapshot::Snapshot;
 
 /// The upgrade as the stage reports it: how many gated nodes still need `target`.
 pub fn upgrade_of(snapshot: &Snapshot, resolved: &Resolved<'_>, target: &Target) -> Upgrade {
@@ -94,17 +94,6 @@ pub struct Gated {
     pub end: Option<String>,
 }
 
-/// The Jobs of rollout `key`, by node, and those its `history` records (a node that went on from a rollout whose
-/// target changed keeps the Jobs of its gated turn).
-pub fn jobs_of<'a>(snapshot: &'a Snapshot, key: &str, history: &History<'_>) -> Jobs<'a> {
-    let mut jobs = Jobs::default();
-    let recorded = |job: &JobView| history.entry(&job.node).is_some_and(|e| e.jobs.iter().any(|r| r.name == job.name));
-    for job in snapshot.jobs.iter().filter(|j| j.target_version == key || recorded(j)) {
-        jobs.entry(job.node.as_str()).or_default().push(job);
-    }
-    jobs
-}
-
 /// Steps 4–6 once every target pool is claimed and paused.
 pub fn gate_nodes(
     snapshot: &Snapshot,
@@ -113,9 +102,9 @@ pub fn gate_nodes(
     control_plane_done: bool,
     draft: &mut Draft,
 ) -> Gated {
-    let history = History::of_carrying(&snapshot.run_config.status, &target.key, target.carried.as_deref());
-    let jobs = jobs_of(snapshot, &target.key, &history);
-    let inputs = Inputs::of(snapshot, resolved, target, &history, &jobs);
+    let history = History::of_carrying(&snapshot.run_config.status, &target.key, target.carried.as_deref())
+        .with_jobs(snapshot.jobs.iter().map(|j| &**j), &target.key);
+    let inputs = Inputs::of(snapshot, resolved, target, &history);
     let spec = &snapshot.run_config.spec;
     let gate = gate::plan(snapshot, &inputs, control_plane_done, &mut draft.ledger);
     let recorded = record::record(
