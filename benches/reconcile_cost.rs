@@ -188,8 +188,7 @@ fn keep_pools(s: &mut Snapshot) {
     let selectors = snapshot::pool_selectors(&s.pools);
     let fingerprint = snapshot::selectors_fingerprint(&selectors);
     for view in Arc::make_mut(&mut s.nodes).values_mut().map(Arc::make_mut) {
-        let pool = numo::membership::pool_of(&view.labels, &selectors).map(|p| p.map(String::from));
-        view.membership = Some((fingerprint, pool));
+        view.keep_membership(&selectors, fingerprint);
     }
 }
 

@@ -163,8 +163,7 @@ pub fn snapshot(stores: &Stores, rc: &MutexRunConfig, now: Timestamp) -> Snapsho
             let mut view = node_view(node, source, rendered);
             view.drained_at =
                 progress.zip(view.desired_config.as_deref()).and_then(|(p, desired)| p.drained_for(desired));
-            let pool = membership::pool_of(&view.labels, &selectors).map(|p| p.map(String::from));
-            view.membership = Some((fingerprint, pool));
+            view.keep_membership(&selectors, fingerprint);
             view
         },
     );

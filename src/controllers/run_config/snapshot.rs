@@ -354,10 +354,11 @@ pub struct NodeView {
     /// are not served (before OpenShift 4.20).
     pub drained_at: Option<k8s_openapi::apimachinery::pkg::apis::meta::v1::Time>,
     /// The pool the machine-config operator puts it in ([`crate::membership::pool_of`]), worked out when the view
-    /// was, under the pools' selectors of that [`selectors_fingerprint`]: a reconcile whose pools have the same
-    /// selectors reads it instead of matching every pool's selector against every node again. None when not
-    /// worked out; whoever changes `labels` sets it to None.
-    pub membership: Option<(u64, Result<Option<String>, crate::membership::AmbiguousPools>)>,
+    /// was, under the pools' selectors of that [`selectors_fingerprint`], as its place among those pools (see
+    /// [`NodeView::pool_among`]): a reconcile whose pools have the same selectors reads it instead of matching every
+    /// pool's selector against every node again, or comparing pool names. None when not worked out; whoever changes
+    /// `labels` sets it to None.
+    pub membership: Option<(u64, Result<Option<usize>, crate::membership::AmbiguousPools>)>,
 }
 
 impl NodeView {
@@ -369,13 +370,22 @@ impl NodeView {
         fingerprint: u64,
     ) -> Result<Option<&'p str>, crate::membership::AmbiguousPools> {
         match &self.membership {
-            Some((kept, Ok(Some(pool)))) if *kept == fingerprint => {
-                Ok(pools.iter().find(|p| p.name == pool.as_str()).map(|p| p.name))
-            }
+            Some((kept, Ok(Some(place)))) if *kept == fingerprint => Ok(pools.get(*place).map(|p| p.name)),
             Some((kept, Ok(None))) if *kept == fingerprint => Ok(None),
             Some((kept, Err(ambiguous))) if *kept == fingerprint => Err(ambiguous.clone()),
             _ => crate::membership::pool_of(&self.labels, pools),
         }
+    }
+
+    /// Works out and keeps the node's pool among `pools`, whose [`selectors_fingerprint`] is `fingerprint` (see
+    /// [`NodeView::membership`]).
+    pub fn keep_membership(&mut self, pools: &[crate::membership::PoolSelector<'_>], fingerprint: u64) {
+        let place = match crate::membership::pool_of(&self.labels, pools) {
+            Ok(Some(pool)) => pools.iter().position(|p| p.name == pool).map(|place| Ok(Some(place))),
+            Ok(None) => Some(Ok(None)),
+            Err(ambiguous) => Some(Err(ambiguous)),
+        };
+        self.membership = place.map(|place| (fingerprint, place));
     }
 }
 
@@ -459,7 +469,10 @@ mod tests {
         let fresh = NodeView { name: "a".into(), labels: labels.into(), ..Default::default() };
         assert_eq!(fresh.pool_among(&pools, fingerprint), Ok(Some("worker")), "worked out when not kept");
         // A view that kept another answer gives it while the selectors are the same, and not once they changed.
-        let kept = NodeView { membership: Some((fingerprint, Ok(Some("infra".into())))), ..fresh.clone() };
+        let mut kept = fresh.clone();
+        kept.keep_membership(&pools, fingerprint);
+        assert_eq!(kept.membership, Some((fingerprint, Ok(Some(0)))), "worker, the first of the pools");
+        kept.membership = Some((fingerprint, Ok(Some(1))));
         assert_eq!(kept.pool_among(&pools, fingerprint), Ok(Some("infra")));
         let other = [PoolSelector { name: "worker", node_selector: Some(&worker) }];
         let changed = selectors_fingerprint(&other);

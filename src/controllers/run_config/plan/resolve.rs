@@ -342,7 +342,8 @@ impl<'a> Membership<'a> {
         for node in snapshot.nodes.values() {
             let owner = node.pool_among(&selectors, fingerprint);
             if let Ok(Some(pool)) = owner {
-                if let Some(i) = targets.iter().position(|t| t.name == pool) {
+                // The pool's name is the one of its view (the same string): most nodes are found without comparing.
+                if let Some(i) = targets.iter().position(|t| std::ptr::eq(t.name.as_str(), pool) || t.name == pool) {
                     gated.push((i, node));
                     continue;
                 }
