@@ -42,21 +42,7 @@ fn skipped_nodes_are_not_gated_and_count_as_finished() {
 fn nodes_of_other_pools_the_canary_would_match_are_neither_held_nor_gated_nor_moved() {
     let mut f = Fixture::new(2);
     f.s.pools.insert("infra".into(), pool("infra", selector("node-role.kubernetes.io/infra")));
-    let labels = BTreeMap::from([
-        ("node-role.kubernetes.io/worker".to_string(), String::new()),
-        ("node-role.kubernetes.io/infra".to_string(), String::new()),
-    ]);
-    f.s.nodes_mut().insert(
-        "infra-0".into(),
-        NodeView {
-            name: "infra-0".into(),
-            labels: labels.into(),
-            ready: true,
-            version: Some(OLD.into()),
-            ..Default::default()
-        }
-        .into(),
-    );
+    f.s.nodes_mut().insert("infra-0".into(), ready_node("infra-0", &["worker", "infra"], OLD));
     f.advance_to_gating();
     let held = |f: &Fixture, node: &str| f.s.nodes[node].labels.keys().any(|k| k.starts_with(RULE_LABEL_PREFIX));
     assert!(!held(&f, "infra-0"), "the steered canary takes only nodes numo released: nothing to hold");

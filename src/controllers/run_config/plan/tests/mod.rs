@@ -87,6 +87,20 @@ struct Fixture {
     s: Snapshot,
 }
 
+/// A Ready node with the `node-role.kubernetes.io/<role>` label of each of `roles`, running `version`.
+fn ready_node(name: &str, roles: &[&str], version: &str) -> Arc<NodeView> {
+    let labels: BTreeMap<String, String> =
+        roles.iter().map(|role| (format!("node-role.kubernetes.io/{role}"), String::new())).collect();
+    let view = NodeView {
+        name: name.into(),
+        labels: labels.into(),
+        ready: true,
+        version: Some(version.into()),
+        ..Default::default()
+    };
+    Arc::new(view)
+}
+
 impl Fixture {
     fn new(workers: usize) -> Self {
         let pools = BTreeMap::from([
@@ -94,28 +108,10 @@ impl Fixture {
             ("worker".to_string(), pool("worker", selector("node-role.kubernetes.io/worker"))),
             ("canary".to_string(), pool("canary", canary_selector())),
         ]);
-        let mut nodes = BTreeMap::new();
-        for i in 0..workers {
-            let name = format!("worker-{i}");
-            let labels = BTreeMap::from([("node-role.kubernetes.io/worker".to_string(), String::new())]);
-            nodes.insert(
-                name.clone(),
-                NodeView { name, labels: labels.into(), ready: true, version: Some(OLD.into()), ..Default::default() }
-                    .into(),
-            );
-        }
-        let master_labels = BTreeMap::from([("node-role.kubernetes.io/master".to_string(), String::new())]);
-        nodes.insert(
-            "master-0".into(),
-            NodeView {
-                name: "master-0".into(),
-                labels: master_labels.into(),
-                ready: true,
-                version: Some(NEW.into()),
-                ..Default::default()
-            }
-            .into(),
-        );
+        let mut nodes: BTreeMap<String, Arc<NodeView>> = (0..workers)
+            .map(|i| (format!("worker-{i}"), ready_node(&format!("worker-{i}"), &["worker"], OLD)))
+            .collect();
+        nodes.insert("master-0".into(), ready_node("master-0", &["master"], NEW));
         let spec = MutexRunConfigSpec {
             canary: CanaryPool { name: "canary".into() },
             mutex_rules: vec![ObjectReference { name: "first".into(), namespace: None }],

@@ -43,15 +43,7 @@ fn fixture(workers: usize, infra: usize) -> Fixture {
     canary.configuration = Some(format!("rendered-canary-{WORKER}"));
     for i in 0..infra {
         let name = format!("infra-{i}");
-        let labels = BTreeMap::from([
-            ("node-role.kubernetes.io/worker".to_string(), String::new()),
-            ("node-role.kubernetes.io/infra".to_string(), String::new()),
-        ]);
-        f.s.nodes_mut().insert(
-            name.clone(),
-            NodeView { name, labels: labels.into(), ready: true, version: Some(OLD.into()), ..Default::default() }
-                .into(),
-        );
+        f.s.nodes_mut().insert(name.clone(), ready_node(&name, &["worker", "infra"], OLD));
     }
     f.s.targets[0].found = Some(Ok(vec!["worker".into(), "infra".into()]));
     f
