@@ -125,7 +125,7 @@ fn until_overdue(snapshot: &Snapshot, draft: &Draft) -> Option<std::time::Durati
 
 /// Whether some gated node has not finished rollout `key` (as the status and its Jobs record it) towards `target`.
 fn unfinished(snapshot: &Snapshot, resolved: &Resolved<'_>, target: &Target, key: &str) -> bool {
-    let history = History::of(&snapshot.run_config.status, key).with_jobs(snapshot.jobs.iter().map(|j| &**j), key);
+    let history = History::of(&snapshot.run_config.status, key).with_jobs(&snapshot.jobs, key);
     let inputs = Inputs::of(snapshot, resolved, target, &history);
     resolved.gated.iter().any(|node| !node_state::gated(&inputs, node).state.finished())
 }

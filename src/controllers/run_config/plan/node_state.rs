@@ -240,8 +240,8 @@ impl<'a> History<'a> {
 
     /// This history with the Jobs of rollout `key` among `jobs`, and those its entries record (a node that went on
     /// from a rollout whose target changed keeps the Jobs of its gated turn).
-    pub fn with_jobs(mut self, jobs: impl IntoIterator<Item = &'a JobView>, key: &str) -> Self {
-        for job in jobs {
+    pub fn with_jobs(mut self, jobs: &'a [std::sync::Arc<JobView>], key: &str) -> Self {
+        for job in jobs.iter().map(|job| &**job) {
             let slot = self.slots.get(job.node.as_str());
             let recorded = || slot.and_then(|s| s.entry).is_some_and(|e| e.jobs.iter().any(|r| r.name == job.name));
             if job.target_version == key || recorded() {

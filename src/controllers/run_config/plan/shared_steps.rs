@@ -103,7 +103,7 @@ pub fn gate_nodes(
     draft: &mut Draft,
 ) -> Gated {
     let history = History::of_carrying(&snapshot.run_config.status, &target.key, target.carried.as_deref())
-        .with_jobs(snapshot.jobs.iter().map(|j| &**j), &target.key);
+        .with_jobs(&snapshot.jobs, &target.key);
     let inputs = Inputs::of(snapshot, resolved, target, &history);
     let spec = &snapshot.run_config.spec;
     let gate = gate::plan(snapshot, &inputs, control_plane_done, &mut draft.ledger);
