@@ -45,6 +45,9 @@ pub struct GatedNode<'a> {
     pub released: bool,
     /// Whether the retry annotation restarted its clock.
     pub timer_reset: bool,
+    /// What the previous status said of it: its entry, if it had one, and its phase (looked up once, with its
+    /// state).
+    pub told: (Option<&'a NodeProgress>, NodePhase),
 }
 
 /// Where a node is.
@@ -404,7 +407,7 @@ pub fn gated<'a>(inputs: &Inputs<'a, '_>, node: &'a NodeView) -> GatedNode<'a> {
     let (records, not_numos) = job_records(inputs, told);
     let released = released(inputs, &records, told.entry);
     let state = with_timeout(inputs, node, state_of(inputs, node, &records, released, told));
-    GatedNode { node, state, records, not_numos, released, timer_reset: false }
+    GatedNode { node, state, records, not_numos, released, timer_reset: false, told: (told.entry, told.phase) }
 }
 
 /// The latest attempt of a rule's Job in `phase`.

@@ -70,7 +70,7 @@ pub fn record(
     let mut notices = Vec::new();
     let mut requeue_after: Option<Duration> = None;
     let mut finished_jobs = Vec::new();
-    for GatedNode { node, state, records, timer_reset, released, .. } in gated {
+    for GatedNode { node, state, records, timer_reset, released, told: (told, previous_phase), .. } in gated {
         let finished = || records.values().filter(|r| r.result != JobResult::Running).cloned();
         if matches!(state, NodeState::Pending) {
             out.pending += 1;
@@ -78,11 +78,10 @@ pub fn record(
         }
         let name = node.name.as_str();
         let phase = state.phase();
-        let previous_phase = history.phase(name);
         match state {
             NodeState::Done { already } => {
                 out.completed.push(name.to_string());
-                if !already && previous_phase != NodePhase::Done {
+                if !already && *previous_phase != NodePhase::Done {
                     finished_jobs.extend(finished());
                     notices.push(Notice::normal(
                         "NodeUpgraded",
@@ -94,7 +93,7 @@ pub fn record(
             }
             NodeState::Skipped => {
                 out.skipped.push(name.to_string());
-                if previous_phase != NodePhase::Skipped {
+                if *previous_phase != NodePhase::Skipped {
                     notices.push(Notice::warning(
                         "NodeSkipped",
                         "Skip",
@@ -105,7 +104,7 @@ pub fn record(
                 // machine-config-operator `pkg/daemon/daemon.go`): a skipped node may finish it during the rollout,
                 // with no gate and no cleanup Job. Said once, and kept in the node's entry.
                 // A node skipped after it started keeps its entry: the record of its Jobs, which stay numo's own.
-                let previous = history.entry(name);
+                let previous = *told;
                 let upgraded_before = previous.is_some_and(|e| e.upgraded_at.is_some());
                 let mut entry = previous.cloned().map(|e| NodeProgress { phase: NodePhase::Skipped, ..e });
                 if *released && !upgraded_before && reached(node) {
@@ -127,7 +126,7 @@ pub fn record(
             _ => {}
         }
         // A node that starts again (a retry) keeps its record; one that starts fresh gets a new one.
-        let previous = history.entry(name).filter(|e| e.phase != NodePhase::Pending);
+        let previous = told.filter(|e| e.phase != NodePhase::Pending);
         let started_at = match (timer_reset, previous.and_then(|e| e.started_at.clone())) {
             (false, Some(started)) => started,
             _ => now.clone(),
@@ -217,7 +216,7 @@ pub fn record(
             }
             _ => String::new(),
         };
-        if previous_phase != phase {
+        if *previous_phase != phase {
             notices.push(transition(name, phase, &message));
         }
         let was_soaking_healthy =
