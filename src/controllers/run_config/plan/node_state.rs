@@ -45,9 +45,10 @@ pub struct GatedNode<'a> {
     pub released: bool,
     /// Whether the retry annotation restarted its clock.
     pub timer_reset: bool,
-    /// What the previous status said of it: its entry, if it had one, and its phase (looked up once, with its
-    /// state).
-    pub told: (Option<&'a NodeProgress>, NodePhase),
+    /// Its entry in the previous status, if it had one (looked up once, with its state).
+    pub previous: Option<&'a NodeProgress>,
+    /// The phase the previous status gave it.
+    pub previous_phase: NodePhase,
 }
 
 /// Where a node is.
@@ -261,11 +262,6 @@ impl<'a> History<'a> {
         (finishing_order(self.lists.0, completed), finishing_order(self.lists.1, skipped))
     }
 
-    /// The node's entry, if it had one.
-    pub fn entry(&self, node: &str) -> Option<&'a NodeProgress> {
-        self.slots.get(node).and_then(|slot| slot.entry)
-    }
-
     /// The phase the previous status gave the node.
     pub fn phase(&self, node: &str) -> NodePhase {
         self.slots.get(node).map_or(NodePhase::Pending, |slot| slot.phase)
@@ -406,8 +402,17 @@ pub fn gated<'a>(inputs: &Inputs<'a, '_>, node: &'a NodeView) -> GatedNode<'a> {
     let told = inputs.history.of_node(&node.name);
     let (records, not_numos) = job_records(inputs, told);
     let released = released(inputs, &records, told.entry);
-    let state = with_timeout(inputs, node, state_of(inputs, node, &records, released, told));
-    GatedNode { node, state, records, not_numos, released, timer_reset: false, told: (told.entry, told.phase) }
+    let state = with_timeout(inputs, node, told.entry, state_of(inputs, node, &records, released, told));
+    GatedNode {
+        node,
+        state,
+        records,
+        not_numos,
+        released,
+        timer_reset: false,
+        previous: told.entry,
+        previous_phase: told.phase,
+    }
 }
 
 /// The latest attempt of a rule's Job in `phase`.
@@ -473,24 +478,25 @@ fn state_of(
         NodeState::Releasing
     } else if phase == NodePhase::Soaking && at_target {
         // Cleaned up already: a node that goes NotReady now restarts its soak, it is not upgraded again.
-        soak(inputs, node)
+        soak(inputs, node, entry)
     } else if !(inputs.target.reached(node) && node.ready) {
         NodeState::Upgrading
     } else {
         match walk(inputs, records, JobPhase::Cleanup) {
-            NodeState::Done { already: false } => soak(inputs, node),
+            NodeState::Done { already: false } => soak(inputs, node, entry),
             state => state,
         }
     }
 }
 
-/// A cleaned-up node's soak: Done once `soakTime` passed since it was last seen healthy, else Soaking.
-fn soak(inputs: &Inputs<'_, '_>, node: &NodeView) -> NodeState {
+/// A cleaned-up node's soak: Done once `soakTime` passed since it was last seen healthy, else Soaking. `entry` is
+/// the node's entry in the previous status.
+fn soak(inputs: &Inputs<'_, '_>, node: &NodeView, entry: Option<&NodeProgress>) -> NodeState {
     let Some(soak) = inputs.soak else { return NodeState::Done { already: false } };
     if let Some(problem) = soak_problem(node) {
         return NodeState::Soaking { since: None, problem: Some(problem) };
     }
-    let recorded = inputs.history.entry(&node.name).filter(|e| e.phase == NodePhase::Soaking);
+    let recorded = entry.filter(|e| e.phase == NodePhase::Soaking);
     let since = recorded.and_then(|e| e.soak_started_at.as_ref()).map_or(inputs.now, |t| t.0);
     let soaked = Duration::try_from(inputs.now.duration_since(since)).unwrap_or_default();
     if soaked >= soak {
@@ -558,16 +564,16 @@ fn walk(inputs: &Inputs<'_, '_>, records: &Records, phase: JobPhase) -> NodeStat
     }
 }
 
-/// How long a node has been in flight, from its recorded start.
-pub fn elapsed(inputs: &Inputs<'_, '_>, node: &str) -> Option<Duration> {
-    let started = inputs.history.entry(node)?.started_at.as_ref()?;
+/// How long a node has been in flight, from the start its previous status `entry` recorded.
+fn elapsed(inputs: &Inputs<'_, '_>, entry: Option<&NodeProgress>) -> Option<Duration> {
+    let started = entry?.started_at.as_ref()?;
     Some(Duration::try_from(inputs.now.duration_since(started.0)).unwrap_or_default())
 }
 
-/// A node in flight longer than `nodeTimeout` fails.
-fn with_timeout(inputs: &Inputs<'_, '_>, node: &NodeView, state: NodeState) -> NodeState {
+/// A node in flight longer than `nodeTimeout` fails; `entry` is its entry in the previous status.
+fn with_timeout(inputs: &Inputs<'_, '_>, node: &NodeView, entry: Option<&NodeProgress>, state: NodeState) -> NodeState {
     let (Some((text, timeout)), true) = (inputs.timeout, state.in_flight()) else { return state };
-    if elapsed(inputs, &node.name).is_none_or(|e| e < timeout) {
+    if elapsed(inputs, entry).is_none_or(|e| e < timeout) {
         return state;
     }
     let what = match state {

@@ -70,7 +70,7 @@ pub fn record(
     let mut notices = Vec::new();
     let mut requeue_after: Option<Duration> = None;
     let mut finished_jobs = Vec::new();
-    for GatedNode { node, state, records, timer_reset, released, told: (told, previous_phase), .. } in gated {
+    for GatedNode { node, state, records, timer_reset, released, previous, previous_phase, .. } in gated {
         let finished = || records.values().filter(|r| r.result != JobResult::Running).cloned();
         if matches!(state, NodeState::Pending) {
             out.pending += 1;
@@ -104,7 +104,7 @@ pub fn record(
                 // machine-config-operator `pkg/daemon/daemon.go`): a skipped node may finish it during the rollout,
                 // with no gate and no cleanup Job. Said once, and kept in the node's entry.
                 // A node skipped after it started keeps its entry: the record of its Jobs, which stay numo's own.
-                let previous = *told;
+                let previous = *previous;
                 let upgraded_before = previous.is_some_and(|e| e.upgraded_at.is_some());
                 let mut entry = previous.cloned().map(|e| NodeProgress { phase: NodePhase::Skipped, ..e });
                 if *released && !upgraded_before && reached(node) {
@@ -126,7 +126,7 @@ pub fn record(
             _ => {}
         }
         // A node that starts again (a retry) keeps its record; one that starts fresh gets a new one.
-        let previous = told.filter(|e| e.phase != NodePhase::Pending);
+        let previous = previous.filter(|e| e.phase != NodePhase::Pending);
         let started_at = match (timer_reset, previous.and_then(|e| e.started_at.clone())) {
             (false, Some(started)) => started,
             _ => now.clone(),

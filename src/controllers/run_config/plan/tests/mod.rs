@@ -109,7 +109,8 @@ impl Fixture {
             ("canary".to_string(), pool("canary", canary_selector())),
         ]);
         let mut nodes: BTreeMap<String, Arc<NodeView>> = (0..workers)
-            .map(|i| (format!("worker-{i}"), ready_node(&format!("worker-{i}"), &["worker"], OLD)))
+            .map(|i| ready_node(&format!("worker-{i}"), &["worker"], OLD))
+            .map(|node| (node.name.clone(), node))
             .collect();
         nodes.insert("master-0".into(), ready_node("master-0", &["master"], NEW));
         let spec = MutexRunConfigSpec {
