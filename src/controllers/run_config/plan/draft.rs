@@ -34,6 +34,9 @@ pub struct Draft {
     pub projection: Option<crate::estimate::Projected>,
     /// The finished Jobs of the nodes in flight and of those that finished (see `record::Recorded`).
     pub finished_jobs: Vec<crate::api::JobRecord>,
+    /// Whether gating reads every gated node one by one, none set apart (`untouched`): the plan it makes is the
+    /// same, which the planner's tests check on every plan they make.
+    pub every_node: bool,
 }
 
 impl Draft {
@@ -52,6 +55,7 @@ impl Draft {
             projection: None,
             record: Vec::new(),
             finished_jobs: Vec::new(),
+            every_node: false,
         }
     }
 }

@@ -20,11 +20,18 @@ pub const DURING_A_HOLD: std::time::Duration = std::time::Duration::from_secs(60
 /// worked out, so that a pending rollout can be reviewed before it starts.
 pub const PAUSED: &str = "The run config is paused: counted as if it were resumed now.";
 
-/// The projection of the rest of the rollout from what the plan recorded in `status`.
+/// The names of the Pending nodes among `gated`, in release order.
+pub fn pending(gated: &[GatedNode<'_>]) -> Vec<String> {
+    gated.iter().filter(|g| matches!(g.state, NodeState::Pending)).map(|g| g.node.name.clone()).collect()
+}
+
+/// The projection of the rest of the rollout from what the plan recorded in `status`; `pending` names the nodes
+/// not started, in release order.
 pub fn projected(
     snapshot: &Snapshot,
     resolved: &Resolved<'_>,
     gated: &[GatedNode<'_>],
+    pending: &dyn Fn() -> Vec<String>,
     status: &MutexRunConfigStatus,
 ) -> (Projected, estimate::Durations) {
     let now = utc(&snapshot.now);
@@ -33,7 +40,7 @@ pub fn projected(
     let cleanup_jobs = resolved.rules.iter().any(|rule| rule.found.cleanup.is_some());
     let durations = estimate::figures::durations(&status.step_durations, &status.history, soak, cleanup_jobs);
     let in_flight = status.nodes.iter().filter_map(|entry| in_flight(entry, now)).collect();
-    let pending = gated.iter().filter(|g| matches!(g.state, NodeState::Pending)).map(|g| g.node.name.clone()).collect();
+    let pending = pending();
     let restore = RestoreWalk { nodes: status.total_nodes, at_once: at_once(resolved, status.total_nodes) };
     let waves = resolved.domains.as_ref().and_then(|d| waves(d, gated, status));
     let input = Projection {
@@ -65,11 +72,12 @@ fn waves(domains: &super::domains::Domains, gated: &[GatedNode<'_>], status: &Mu
 
 /// Works the estimate out again when something it rests on changed since the previous status, and gives the
 /// projection it rests on; else keeps it, and gives the projection only when the snapshot asks for it
-/// ([`Snapshot::project`]).
+/// ([`Snapshot::project`]). `pending` names the nodes not started, in release order (see [`projected`]).
 pub fn refresh(
     snapshot: &Snapshot,
     resolved: &Resolved<'_>,
     gated: &[GatedNode<'_>],
+    pending: &dyn Fn() -> Vec<String>,
     status: &mut MutexRunConfigStatus,
 ) -> Option<Projected> {
     let previous = &snapshot.run_config.status;
@@ -97,9 +105,9 @@ pub fn refresh(
         && failed(status) == failed(previous)
         && holds(status) == holds(previous);
     if unchanged {
-        return snapshot.project.then(|| projected(snapshot, resolved, gated, status).0);
+        return snapshot.project.then(|| projected(snapshot, resolved, gated, pending, status).0);
     }
-    let (projected, durations) = projected(snapshot, resolved, gated, status);
+    let (projected, durations) = projected(snapshot, resolved, gated, pending, status);
     let remaining = status.total_nodes.saturating_sub(done(status) as u32);
     let mut estimate =
         estimate::estimate(&projected, &durations, remaining, &status.blocked_by, failed(status), utc(&snapshot.now));

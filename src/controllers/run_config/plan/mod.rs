@@ -43,6 +43,7 @@ mod stage;
 mod target;
 mod topology;
 mod trigger;
+mod untouched;
 
 use std::time::Duration;
 
@@ -101,13 +102,26 @@ impl Plan {
 
 /// Plans one reconcile.
 pub fn plan(snapshot: &Snapshot) -> Plan {
+    let plan = plan_reading(snapshot, false);
+    // Every plan the tests make is made a second time reading every node one by one: the untouched nodes set apart
+    // (`untouched`) change nothing in it.
+    #[cfg(test)]
+    {
+        let whole = plan_reading(snapshot, true);
+        assert_eq!(format!("{plan:#?}"), format!("{whole:#?}"), "setting the untouched nodes apart changed the plan");
+    }
+    plan
+}
+
+/// [`plan`], reading every gated node one by one when `every_node`.
+fn plan_reading(snapshot: &Snapshot, every_node: bool) -> Plan {
     if snapshot.run_config.deleting {
         let (intents, restoring) = finalize::plan(snapshot);
         let draft = Draft { intents, ledger: Ledger::default(), ..Draft::new(snapshot) };
         return finish(snapshot, draft, Stage::Deleting { restoring }, "");
     }
     let previous = &snapshot.run_config.status;
-    let mut draft = Draft::new(snapshot);
+    let mut draft = Draft { every_node, ..Draft::new(snapshot) };
     if !snapshot.run_config.has_finalizer {
         draft.intents.push(Intent::AddFinalizer);
     }

@@ -8,7 +8,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use super::node_state::{GatedNode, History, NodeState};
 use super::notice::Notice;
-use crate::api::{JobRecord, JobResult, NodePhase, NodeProgress};
+use super::untouched::Apart;
+use crate::api::{JobRecord, JobResult, MutexRunConfigSpec, NodePhase, NodeProgress};
 use crate::jobs::JobPhase;
 use crate::labels::{RETRY_ANNOTATION, SKIP_ANNOTATION};
 
@@ -56,17 +57,24 @@ pub struct Recorded {
     pub finished_jobs: Vec<JobRecord>,
 }
 
-/// Records every gated node; `reached` says whether a node runs the target.
+/// Records every gated node: those of `gated` one by one, those set `apart` as counted and listed; `reached` says
+/// whether a node runs the target.
 pub fn record(
     gated: &[GatedNode<'_>],
+    apart: Apart<'_, '_>,
     history: &History<'_>,
     version: &str,
     now: &Time,
-    timeout: Option<Duration>,
-    soak: Option<Duration>,
+    spec: &MutexRunConfigSpec,
     reached: &dyn Fn(&crate::controllers::run_config::snapshot::NodeView) -> bool,
 ) -> Recorded {
-    let mut out = NodesStatus { total: gated.len() as u32, ..Default::default() };
+    let (timeout, soak) = (spec.node_timeout(), spec.soak_time());
+    let mut out = NodesStatus {
+        total: (gated.len() + apart.waiting + apart.finished.len()) as u32,
+        pending: apart.waiting as u32,
+        completed: apart.finished.iter().map(|node| node.name.clone()).collect(),
+        ..Default::default()
+    };
     let mut notices = Vec::new();
     let mut requeue_after: Option<Duration> = None;
     let mut finished_jobs = Vec::new();

@@ -11,6 +11,7 @@ use super::notice::Notice;
 use super::resolve::Resolved;
 use super::stage::{condition, Failure, Gating, Stage, Upgrade};
 use super::target::Target;
+use super::untouched::{self, Narrowed};
 use super::{eta, finalize, gate, learn, pools, record};
 use crate::api::{Blocker, MutexRunConfigStatus, RunPhase};
 use crate::conditions;
@@ -104,18 +105,17 @@ pub fn gate_nodes(
 ) -> Gated {
     let history = History::of_carrying(&snapshot.run_config.status, &target.key, target.carried.as_deref())
         .with_jobs(&snapshot.jobs, &target.key);
+    // The nodes nothing has touched yet, past those that may start now, are counted, not read one by one.
+    let narrowed = (!draft.every_node).then(|| untouched::set_apart(snapshot, resolved, target, &history)).flatten();
+    let resolved = narrowed.as_ref().map_or(resolved, |n| &n.resolved);
+    let apart = narrowed.as_ref().map(Narrowed::apart).unwrap_or_default();
     let inputs = Inputs::of(snapshot, resolved, target, &history);
     let spec = &snapshot.run_config.spec;
     let gate = gate::plan(snapshot, &inputs, control_plane_done, &mut draft.ledger);
-    let recorded = record::record(
-        &gate.nodes,
-        &history,
-        &target.describe(),
-        &Time(snapshot.now),
-        spec.node_timeout(),
-        spec.soak_time(),
-        &|node| !target.behind(node),
-    );
+    let recorded =
+        record::record(&gate.nodes, apart, &history, &target.describe(), &Time(snapshot.now), spec, &|node| {
+            !target.behind(node)
+        });
     draft.intents.extend(gate.intents);
     draft.notices.extend(gate.notices);
     draft.notices.extend(recorded.notices);
@@ -133,9 +133,14 @@ pub fn gate_nodes(
     (status.nodes, status.completed_nodes, status.skipped_nodes) = (nodes.entries, nodes.completed, nodes.skipped);
     (status.pending_nodes, status.total_nodes, status.progress) = (nodes.pending, nodes.total, Some(progress.clone()));
     draft.record = learn::node_durations(snapshot, status);
-    draft.projection = eta::refresh(snapshot, resolved, &gate.nodes, status);
+    let pending = || match &narrowed {
+        Some(narrowed) => narrowed.pending(&gate.nodes),
+        None => eta::pending(&gate.nodes),
+    };
+    draft.projection = eta::refresh(snapshot, resolved, &gate.nodes, &pending, status);
 
-    let end = (gate.steered && gate.nodes.iter().all(|g| g.state.finished())).then(|| progress.clone());
+    let finished = apart.waiting == 0 && gate.nodes.iter().all(|g| g.state.finished());
+    let end = (gate.steered && finished).then(|| progress.clone());
     let failed = gate.nodes.iter().find_map(|g| match &g.state {
         NodeState::Failed { message, timed_out, .. } => {
             Some(Failure { node: g.node.name.clone(), message: message.clone(), timed_out: *timed_out })
@@ -153,7 +158,7 @@ pub fn gate_nodes(
         labels_applied: gate.labels_applied,
         steered: gate.steered,
         in_flight: gate.nodes.iter().filter(|g| g.state.in_flight()).count(),
-        pending: gate.nodes.iter().filter(|g| matches!(g.state, NodeState::Pending)).count(),
+        pending: gate.nodes.iter().filter(|g| matches!(g.state, NodeState::Pending)).count() + apart.waiting,
         failed,
         job_failure,
         hold: spec.on_failure == crate::api::FailurePolicy::Hold,

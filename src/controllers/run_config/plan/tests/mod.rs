@@ -15,6 +15,7 @@ mod pool_shapes;
 mod retarget;
 mod safe_to_proceed;
 mod topology;
+mod untouched;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;

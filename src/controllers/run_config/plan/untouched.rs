@@ -1,0 +1,139 @@
+//! The gated nodes nothing has touched yet, and those that finished, set apart so that a plan reads them as a
+//! count and a list, not one by one. Most of a large rollout's nodes wait their turn: no status entry, no Job, the
+//! rule labels on and no release mark, not skipped, behind the target. Each such node is Pending and asks for
+//! nothing (no label, no Job, no Event), so gating needs only the first few of them, those that may start now; the
+//! rest are counted, and named only where the estimate lists the nodes still to go. Most of the others are done:
+//! listed so in the previous status, they stay done and are only listed again.
+//!
+//! Gating then plans over a narrowed configuration ([`Narrowed::resolved`]): the nodes it reads one by one, in
+//! release order. It keeps the first `spec.concurrency` untouched nodes in it, so the nodes that may start (at most
+//! as many as the free slots, the first pending ones in release order) are among them. Only for an upgrade without
+//! `spec.topology` (a config change or failure domains read every node) and with no stale rule label to remove.
+
+use super::node_state::{GatedNode, History, NodeState};
+use super::resolve::Resolved;
+use super::target::Target;
+use crate::api::NodePhase;
+use crate::controllers::run_config::snapshot::{NodeView, Snapshot};
+
+/// A configuration narrowed to the nodes gating reads one by one, and the nodes set apart.
+pub struct Narrowed<'a> {
+    /// The configuration with only the nodes read one by one in `gated` (and `homes`), in release order.
+    pub resolved: Resolved<'a>,
+    /// For each node of `resolved.gated`, its place in release order among every gated node.
+    places: Vec<usize>,
+    /// The untouched nodes set apart, with their places in release order.
+    waiting: Vec<(usize, &'a NodeView)>,
+    /// The finished nodes set apart (see [`Apart::finished`]).
+    finished: Vec<&'a NodeView>,
+}
+
+/// The nodes set apart, as the status counts and lists them.
+#[derive(Clone, Copy, Default)]
+pub struct Apart<'s, 'a> {
+    /// How many untouched nodes were set apart: each is Pending.
+    pub waiting: usize,
+    /// The finished nodes set apart: each is Done and was listed so in the previous status (no entry, no Job of the
+    /// rollout, the rule labels on and no release mark, not skipped), and needs nothing from this plan.
+    pub finished: &'s [&'a NodeView],
+}
+
+impl<'a> Narrowed<'a> {
+    /// The nodes set apart, as the status counts and lists them.
+    pub fn apart(&self) -> Apart<'_, 'a> {
+        Apart { waiting: self.waiting.len(), finished: &self.finished }
+    }
+
+    /// The names of the Pending nodes among `gated` (the nodes of [`Narrowed::resolved`] as gating left them) and
+    /// of those set apart, in release order.
+    pub fn pending(&self, gated: &[GatedNode<'_>]) -> Vec<String> {
+        let read = gated.iter().zip(&self.places).filter(|(g, _)| matches!(g.state, NodeState::Pending));
+        let mut read = read.map(|(g, place)| (*place, g.node)).peekable();
+        let mut apart = self.waiting.iter().copied().peekable();
+        let mut names = Vec::with_capacity(self.waiting.len() + gated.len());
+        loop {
+            let next = match (read.peek(), apart.peek()) {
+                (Some((a, _)), Some((b, _))) if a < b => read.next(),
+                (Some(_), Some(_)) | (None, Some(_)) => apart.next(),
+                (Some(_), None) => read.next(),
+                (None, None) => break,
+            };
+            names.extend(next.map(|(_, node)| node.name.clone()));
+        }
+        names
+    }
+}
+
+/// What one node is to gating: read one by one, untouched (Pending, asking for nothing), or finished (see
+/// [`Apart::finished`]).
+#[derive(PartialEq)]
+enum Kind {
+    Read,
+    Untouched,
+    Finished,
+}
+
+/// Sets apart the finished nodes of `resolved` and its untouched nodes after the first `spec.concurrency` of them;
+/// None when none is (a small rollout, a config change, failure domains, a stale rule label, or no rule).
+pub fn set_apart<'a>(
+    snapshot: &Snapshot,
+    resolved: &Resolved<'a>,
+    target: &Target,
+    history: &History<'_>,
+) -> Option<Narrowed<'a>> {
+    let readable = !target.is_config_change()
+        && resolved.domains.is_none()
+        && resolved.stale_labels.is_empty()
+        && !resolved.rules.is_empty();
+    let keep = snapshot.run_config.spec.concurrency as usize;
+    if !readable || resolved.gated.len() <= keep || resolved.homes.len() != resolved.gated.len() {
+        return None;
+    }
+    let skip = &snapshot.run_config.skip;
+    let kind = |node: &NodeView| {
+        let told = history.of_node(&node.name);
+        let plain = told.entry.is_none()
+            && told.jobs.is_empty()
+            && node.labels.release_mark().is_none()
+            && resolved.rules.iter().all(|r| node.labels.has_rule_label(&r.label))
+            && !skip.contains(&node.name);
+        match told.phase {
+            _ if !plain => Kind::Read,
+            NodePhase::Done => Kind::Finished,
+            NodePhase::Pending if target.behind(node) && !target.started_ungated(node) => Kind::Untouched,
+            _ => Kind::Read,
+        }
+    };
+    let mut kept = 0;
+    let mut places = Vec::new();
+    let (mut waiting, mut finished) = (Vec::new(), Vec::new());
+    for (place, node) in resolved.gated.iter().enumerate() {
+        match kind(node) {
+            Kind::Finished => finished.push(*node),
+            Kind::Untouched if kept == keep => waiting.push((place, *node)),
+            untouched => {
+                kept += usize::from(untouched == Kind::Untouched);
+                places.push(place);
+            }
+        }
+    }
+    if waiting.is_empty() && finished.is_empty() {
+        return None;
+    }
+    let narrowed = Resolved {
+        owner: resolved.owner.clone(),
+        rules: resolved.rules.clone(),
+        targets: resolved.targets.clone(),
+        canary: resolved.canary,
+        release_mark: resolved.release_mark.clone(),
+        gated: places.iter().map(|i| resolved.gated[*i]).collect(),
+        homes: places.iter().map(|i| resolved.homes[*i]).collect(),
+        outsiders: resolved.outsiders.clone(),
+        stale_pools: resolved.stale_pools.clone(),
+        stale_labels: Vec::new(),
+        findings: resolved.findings.clone(),
+        schedule: resolved.schedule.clone(),
+        domains: None,
+    };
+    Some(Narrowed { resolved: narrowed, places, waiting, finished })
+}
