@@ -105,7 +105,8 @@ pub fn gate_nodes(
 ) -> Gated {
     let history = History::of_carrying(&snapshot.run_config.status, &target.key, target.carried.as_deref())
         .with_jobs(&snapshot.jobs, &target.key);
-    // The nodes nothing has touched yet, past those that may start now, are counted, not read one by one.
+    // The nodes nothing has touched yet, past those that may start now, and the nodes done are counted and listed,
+    // not read one by one.
     let narrowed = (!draft.every_node).then(|| untouched::set_apart(snapshot, resolved, target, &history)).flatten();
     let resolved = narrowed.as_ref().map_or(resolved, |n| &n.resolved);
     let apart = narrowed.as_ref().map(Narrowed::apart).unwrap_or_default();

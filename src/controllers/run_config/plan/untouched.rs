@@ -68,8 +68,11 @@ impl<'a> Narrowed<'a> {
 /// [`Apart::finished`]).
 #[derive(PartialEq)]
 enum Kind {
+    /// Read one by one.
     Read,
+    /// Pending, asking for nothing.
     Untouched,
+    /// Done, listed so before.
     Finished,
 }
 
