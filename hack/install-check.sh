@@ -84,7 +84,7 @@ before="$(pools_state)"
 
 check_log "upgrading the cluster to $to"
 "$sim" upgrade --version "$to" >/dev/null
-wait_until 600 at_least_completed 1 || fail "no worker completed"
+wait_until 600 at_least_completed "$to" 1 || fail "no worker completed"
 check_log "worker 1 of $workers done: upgrading numo to $current with kubectl apply -k config/default"
 apply -k config/default
 [[ "$(deployment_image)" == *":$current" ]] || fail "the upgraded Deployment runs $(deployment_image)"
@@ -117,7 +117,7 @@ kubectl apply -n "$samples_ns" -k config/samples >/dev/null
 wait_until 120 phase_is Idle || fail "the run config never became Idle (phase '$(run_config_phase)')"
 before="$(pools_state)"
 "$sim" upgrade --version "$next" >/dev/null
-wait_until 600 at_least_completed 1 || fail "no worker completed"
+wait_until 600 at_least_completed "$next" 1 || fail "no worker completed"
 assert_resume_refused
 check_log "mid-rollout, the console's Resume updates is refused, naming the run config"
 stop_numo

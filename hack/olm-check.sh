@@ -205,7 +205,7 @@ before="$(pools_state)"
 
 check_log "upgrading the cluster to $to"
 "$sim" upgrade --version "$to" >/dev/null
-wait_until 600 at_least_completed 1 || fail "no worker completed"
+wait_until 600 at_least_completed "$to" 1 || fail "no worker completed"
 check_log "worker 1 of $workers done: approving the upgrade to $package.v$current"
 approve "$current"
 installed "$current"
@@ -234,7 +234,7 @@ wait_until 60 rbac_as_documented ||
   { hack/olm-rbac.sh "$operator_ns" numo-operator "$package.v$current" >&2; fail "OLM's RBAC differs from docs/security.md"; }
 hack/olm-rbac.sh "$operator_ns" numo-operator "$package.v$current" >&2
 
-wait_until 600 at_least_completed $((done_at_upgrade + 1)) || fail "no worker completed after the upgrade"
+wait_until 600 at_least_completed "$to" $((done_at_upgrade + 1)) || fail "no worker completed after the upgrade"
 check_log "removing the operator mid-rollout: Subscription and CSV deleted"
 # Until now no request of numo's may have been denied; from here on OLM removes its RBAC before its Deployment.
 cp "$work/numo-$numo_runs.log" "$work/before-removal.log"

@@ -83,7 +83,12 @@ wait_until() {
 run_config() { kubectl get -n "$samples_ns" mutexrunconfig gated-workers -o json; }
 run_config_phase() { kubectl get -n "$samples_ns" mutexrunconfig gated-workers -o jsonpath='{.status.phase}'; }
 completed_nodes() { run_config | jq '.status.completedNodes // [] | length'; }
-at_least_completed() { [[ "$(completed_nodes)" -ge "$1" ]]; }
+# At least $2 workers completed in the rollout to $1: the status of the run config's rollout to $1, not the Idle status
+# before it (which lists every worker as done at the version they ran).
+at_least_completed() {
+  run_config | jq -e --arg to "$1" --argjson n "$2" \
+    '.status.targetVersion == $to and ((.status.completedNodes // []) | length) >= $n' >/dev/null
+}
 phase_is() { [[ "$(run_config_phase)" == "$1" ]]; }
 
 # This tree's numo stands in for the previous release's pod: started as the operator's ServiceAccount, with the
