@@ -82,6 +82,25 @@ impl<'a> Resolved<'a> {
         self.gated.iter().copied().zip(homes).filter(move |(_, home)| *home == Some(pool)).map(|(n, _)| n)
     }
 
+    /// This configuration gating only its nodes at `places` (indices into `gated`, in release order).
+    pub fn only(&self, places: &[usize]) -> Self {
+        Self {
+            owner: self.owner.clone(),
+            rules: self.rules.clone(),
+            targets: self.targets.clone(),
+            canary: self.canary,
+            release_mark: self.release_mark.clone(),
+            gated: places.iter().map(|i| self.gated[*i]).collect(),
+            homes: places.iter().map(|i| self.homes[*i]).collect(),
+            outsiders: self.outsiders.clone(),
+            stale_pools: self.stale_pools.clone(),
+            stale_labels: self.stale_labels.clone(),
+            findings: self.findings.clone(),
+            schedule: self.schedule.clone(),
+            domains: self.domains.clone(),
+        }
+    }
+
     /// The target pool of the gated node at `index` (in the order of `gated`).
     pub fn home_pool(&self, index: usize) -> Option<&'a PoolView> {
         self.homes.get(index).and_then(|i| self.targets.get(*i)).copied()

@@ -114,8 +114,8 @@ pub fn set_apart<'a>(
         match kind(node) {
             Kind::Finished => finished.push(*node),
             Kind::Untouched if kept == keep => waiting.push((place, *node)),
-            untouched => {
-                kept += usize::from(untouched == Kind::Untouched);
+            read => {
+                kept += usize::from(read == Kind::Untouched);
                 places.push(place);
             }
         }
@@ -123,20 +123,5 @@ pub fn set_apart<'a>(
     if waiting.is_empty() && finished.is_empty() {
         return None;
     }
-    let narrowed = Resolved {
-        owner: resolved.owner.clone(),
-        rules: resolved.rules.clone(),
-        targets: resolved.targets.clone(),
-        canary: resolved.canary,
-        release_mark: resolved.release_mark.clone(),
-        gated: places.iter().map(|i| resolved.gated[*i]).collect(),
-        homes: places.iter().map(|i| resolved.homes[*i]).collect(),
-        outsiders: resolved.outsiders.clone(),
-        stale_pools: resolved.stale_pools.clone(),
-        stale_labels: Vec::new(),
-        findings: resolved.findings.clone(),
-        schedule: resolved.schedule.clone(),
-        domains: None,
-    };
-    Some(Narrowed { resolved: narrowed, places, waiting, finished })
+    Some(Narrowed { resolved: resolved.only(&places), places, waiting, finished })
 }
