@@ -11,6 +11,7 @@ mod drain_wakes;
 mod malformed;
 pub mod node_interest;
 pub mod node_labels;
+pub mod node_map;
 pub mod node_views;
 pub mod observe;
 pub mod on_demand;

@@ -205,7 +205,7 @@ impl NodeViews {
             }
             None => {
                 memo.views.pass();
-                let mut out = Nodes::new();
+                let mut out = BTreeMap::new();
                 for node in nodes.state() {
                     let Some(node) = node.decoded() else { continue };
                     if let Some(shared) = read(&mut memo.views, node) {
@@ -213,7 +213,7 @@ impl NodeViews {
                     }
                 }
                 memo.views.sweep();
-                memo.nodes = Arc::new(out);
+                memo.nodes = Arc::new(Nodes::from(out));
             }
         }
         memo.changed = fed.then(BTreeSet::new);

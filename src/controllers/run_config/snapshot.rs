@@ -62,8 +62,7 @@ pub struct Snapshot {
     pub project: bool,
 }
 
-/// Every node's view, by name.
-pub type Nodes = BTreeMap<String, std::sync::Arc<NodeView>>;
+pub use super::node_map::Nodes;
 
 impl Snapshot {
     /// The nodes, to change (a copy of the map when an earlier snapshot shares it).

@@ -143,7 +143,7 @@ impl Fixture {
                 found: Some(Ok(vec!["worker".into()])),
             }],
             pools,
-            nodes: nodes.into(),
+            nodes: std::sync::Arc::new(nodes.into()),
             cluster: Some(ClusterView { target_version: Some(NEW.into()), control_plane_completed: true }),
             jobs: Vec::new(),
             run_configs: BTreeSet::from([ME.to_string()]),
