@@ -6,7 +6,8 @@
 //!
 //! A second table gives what a reconcile costs while a rollout gates nodes: 5 at once whatever the cluster's size
 //! (the cost an event adds as the cluster grows), and 5 % of the nodes at once (see [`gated`]); the plan that starts
-//! them, the plan after it, with nothing to start, and that plan halfway through the rollout (see [`half_done`]).
+//! them, the plan after it, with nothing to start, and that plan halfway through the rollout (see [`half_done`]),
+//! each after one node event, with what the run config's earlier plans kept (see [`after_an_event`]).
 //!
 //!   cargo bench --bench reconcile_cost            (SIZES=20,200,2000 by default; TABLES=gated for the gated ones;
 //!                                                 ROUNDS=n to time each gated step n times, e.g. under a profiler)
@@ -23,7 +24,7 @@ use numo::api::RunPhase;
 use numo::cached_job::CachedJob;
 use numo::controllers::run_config::node_interest::NodeInterest;
 use numo::controllers::run_config::node_views::NodeViews;
-use numo::controllers::run_config::snapshot::{self, JobView, Snapshot};
+use numo::controllers::run_config::snapshot::{self, JobView, NodeView, Snapshot};
 use numo::controllers::run_config::{observe, plan, preview};
 use numo::guard::Guarded;
 use serde_json::{json, Value};
@@ -54,6 +55,7 @@ fn main() {
         // What the controller does for one node event: the cache takes it, the run configs it concerns are woken,
         // and each woken one is reconciled (snapshot and plan).
         let interest = NodeInterest::default();
+        let kept = plan::Kept::default();
         let moves: Vec<[Guarded<Node>; 2]> =
             (0..n).map(|i| [node(i, "rendered-canary-new"), node(i, "rendered-worker-new")]).collect();
         let mut i = 0;
@@ -68,7 +70,7 @@ fn main() {
             for _ in interest.woken_by(&world.stores.run_configs, &world.stores.machine_configs, moved) {
                 woken.set(woken.get() + 1);
                 let s = observe::snapshot(&world.stores, &rc, Timestamp::now());
-                interest.planned(&key, plan::plan(&s).node_reads);
+                interest.planned(&key, plan::plan_kept(&s, &kept).node_reads);
             }
         };
         // The watch's first list shows every node to the controller.
@@ -150,13 +152,32 @@ fn gated(sizes: &[usize], concurrency: Concurrency) {
         let halfway = half_done(&steady, &next);
         let rounds = rounds(n);
         let snapshot = time(rounds, || drop(observe::snapshot(&world.stores, &rc, Timestamp::now())));
-        let plan_time = time(rounds, || drop(plan::plan(&s)));
-        let steady_time = time(rounds, || drop(plan::plan(&steady)));
-        let halfway_time = time(rounds, || drop(plan::plan(&halfway)));
+        let plan_time = after_an_event(rounds, s);
+        let steady_time = after_an_event(rounds, steady);
+        let halfway_time = after_an_event(rounds, halfway);
         let (snapshot, plan_time, steady_time, halfway_time) =
             (ms(snapshot), ms(plan_time), ms(steady_time), ms(halfway_time));
         println!("| {n} | {} | {snapshot} | {plan_time} | {steady_time} | {halfway_time} |", in_flight(n));
     }
+}
+
+/// The plan of `s` after one node event, each time (one node's view replaced, as the node views replace the view of
+/// a node that changed; the next node each time, and each view by an equal one, so every plan is the same), with what
+/// the run config's earlier plans kept, as the controller plans it.
+fn after_an_event(rounds: usize, mut s: Snapshot) -> Duration {
+    let kept = plan::Kept::default();
+    let names: Vec<String> = s.nodes.keys().cloned().collect();
+    let mut spares: Vec<Arc<NodeView>> = s.nodes.values().map(|view| Arc::new((**view).clone())).collect();
+    let first = plan::plan_kept(&s, &kept);
+    let mut i = 0;
+    time(rounds, || {
+        let at = i % names.len();
+        let before = s.nodes_mut().insert(names[at].clone(), Arc::clone(&spares[at]));
+        spares[at] = before.expect("a node of the snapshot");
+        let p = plan::plan_kept(&s, &kept);
+        debug_assert_eq!(p.intents.len(), first.intents.len());
+        i += 1;
+    })
 }
 
 /// `steady` (planned as `planned`) halfway through the rollout: the second half of the nodes by name (none of them

@@ -26,6 +26,7 @@ pub(crate) mod eta;
 mod finalize;
 mod foreign;
 mod gate;
+mod gated_index;
 mod held;
 mod intent;
 mod learn;
@@ -57,6 +58,7 @@ use crate::windows;
 use draft::Draft;
 use foreign::Ledger;
 pub use foreign::{as_is, written_after};
+pub use gated_index::Kept;
 pub use intent::{Intent, PoolPrecondition, PoolSpec, PutBack};
 pub use node_reads::NodeReads;
 pub use notice::{aggregated, Notice};
@@ -100,28 +102,45 @@ impl Plan {
     }
 }
 
-/// Plans one reconcile.
+/// Plans one reconcile, working out from every node what a run config's plans keep between them (see
+/// [`plan_kept`]). Under test, each test keeps it between its plans.
 pub fn plan(snapshot: &Snapshot) -> Plan {
-    let plan = plan_reading(snapshot, false);
-    // Every plan the tests make is made a second time reading every node one by one: the untouched nodes set apart
-    // (`untouched`) change nothing in it.
+    #[cfg(test)]
+    return KEPT.with(|kept| plan_kept(snapshot, kept));
+    #[cfg(not(test))]
+    plan_kept(snapshot, &Kept::default())
+}
+
+#[cfg(test)]
+thread_local! {
+    /// What a test's plans keep between them.
+    static KEPT: Kept = Kept::default();
+}
+
+/// Plans one reconcile of a run config, with what its earlier plans kept (`kept`): the gated nodes are read from an
+/// index brought up to date from the nodes that changed since, and those nothing touched yet and those done are
+/// counted and listed, not read one by one (`untouched`).
+pub fn plan_kept(snapshot: &Snapshot, kept: &Kept) -> Plan {
+    let plan = plan_reading(snapshot, Some(kept));
+    // Every plan the tests make is made a second time reading every node one by one, from an index worked out from
+    // every node: what was kept and the nodes set apart change nothing in it.
     #[cfg(test)]
     {
-        let whole = plan_reading(snapshot, true);
-        assert_eq!(format!("{plan:#?}"), format!("{whole:#?}"), "setting the untouched nodes apart changed the plan");
+        let whole = plan_reading(snapshot, None);
+        assert_eq!(format!("{plan:#?}"), format!("{whole:#?}"), "what the planner kept changed the plan");
     }
     plan
 }
 
-/// [`plan`], reading every gated node one by one when `every_node`.
-fn plan_reading(snapshot: &Snapshot, every_node: bool) -> Plan {
+/// [`plan_kept`]; with nothing kept, reading every gated node one by one.
+fn plan_reading(snapshot: &Snapshot, kept: Option<&Kept>) -> Plan {
     if snapshot.run_config.deleting {
         let (intents, restoring) = finalize::plan(snapshot);
         let draft = Draft { intents, ledger: Ledger::default(), ..Draft::new(snapshot) };
         return finish(snapshot, draft, Stage::Deleting { restoring }, "");
     }
     let previous = &snapshot.run_config.status;
-    let mut draft = Draft { every_node, ..Draft::new(snapshot) };
+    let mut draft = Draft { every_node: kept.is_none(), ..Draft::new(snapshot) };
     if !snapshot.run_config.has_finalizer {
         draft.intents.push(Intent::AddFinalizer);
     }
@@ -131,7 +150,8 @@ fn plan_reading(snapshot: &Snapshot, every_node: bool) -> Plan {
     let holding = snapshot.pools.values().any(|p| p.owner() == Some(owner.as_str())) || !previous.held_pools.is_empty();
     // Whatever else happens, what others changed of the pools numo holds goes back first.
     draft.put_back = foreign::pools(snapshot, &owner, &mut draft.ledger);
-    let resolved = match resolve::resolve(snapshot) {
+    let slot = std::cell::OnceCell::new();
+    let resolved = match resolve::resolve(snapshot, kept, &slot) {
         Verdict::Valid(resolved) => resolved,
         Verdict::Awaiting(message) => return finish(snapshot, draft, Stage::Awaiting { message, holding }, ""),
         Verdict::Invalid(problems) => {

@@ -267,6 +267,14 @@ impl<'a> History<'a> {
         self.slots.get(node).map_or(NodePhase::Pending, |slot| slot.phase)
     }
 
+    /// Every node the previous status or a Job of the rollout tells of, with what they tell (every node else is
+    /// Pending, with no entry and no Job).
+    pub fn told<'s>(&'s self) -> impl Iterator<Item = (&'a str, NodeHistory<'s, 'a>)> + 's {
+        self.slots
+            .iter()
+            .map(|(name, slot)| (*name, NodeHistory { entry: slot.entry, phase: slot.phase, jobs: &slot.jobs }))
+    }
+
     /// The node's entry, phase and Jobs, in one look.
     pub fn of_node<'s>(&'s self, node: &str) -> NodeHistory<'s, 'a> {
         match self.slots.get(node) {

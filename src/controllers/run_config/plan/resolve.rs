@@ -3,10 +3,13 @@
 //! step takes as input: the rules with their labels, the target pools in order, the canary, the gated nodes in
 //! release order, and what numo still holds from an earlier shape of the spec.
 
+use std::cell::OnceCell;
 use std::collections::BTreeSet;
+use std::sync::Arc;
 
 use super::super::snapshot::{FoundRule, NodeView, PoolView, RuleView, Snapshot, Unusable};
-use crate::membership::{self, PoolSelector};
+use super::gated_index::{GatedIndex, Kept, Reading};
+use crate::membership;
 use crate::selector;
 use crate::windows::Schedule;
 
@@ -55,6 +58,9 @@ pub struct Resolved<'a> {
     pub schedule: Schedule,
     /// Under `spec.topology`: the failure domains, in the order the rollout takes them.
     pub domains: Option<super::domains::Domains>,
+    /// The index the gated nodes were read from, when it was kept between plans and `gated` is in its order (not
+    /// under `spec.topology`): its facts and counts stand for reading every gated node again.
+    pub index: Option<&'a GatedIndex>,
 }
 
 impl<'a> Resolved<'a> {
@@ -98,6 +104,7 @@ impl<'a> Resolved<'a> {
             findings: self.findings.clone(),
             schedule: self.schedule.clone(),
             domains: self.domains.clone(),
+            index: None,
         }
     }
 
@@ -118,8 +125,10 @@ pub enum Verdict<'a> {
     Invalid(Vec<String>),
 }
 
-/// Validates the run config's references against the snapshot.
-pub fn resolve(snapshot: &Snapshot) -> Verdict<'_> {
+/// Validates the run config's references against the snapshot. The nodes are read through the index `kept` holds,
+/// brought up to date (with none, one worked out from every node), which `slot` then holds for the configuration;
+/// the configuration gives it to the later steps only when `kept` is given.
+pub fn resolve<'a>(snapshot: &'a Snapshot, kept: Option<&Kept>, slot: &'a OnceCell<Arc<GatedIndex>>) -> Verdict<'a> {
     let mut problems = Vec::new();
     let mut unjudged = Vec::new();
     let mut rules = Vec::new();
@@ -212,7 +221,13 @@ pub fn resolve(snapshot: &Snapshot) -> Verdict<'_> {
         ));
     }
     let Some(canary) = canary.filter(|_| problems.is_empty()) else { return Verdict::Invalid(problems) };
-    let mut membership = Membership::of(snapshot, &targets, canary);
+    let labels = rules.iter().map(|r| r.label.clone()).collect();
+    let reading = Reading::new(snapshot, &targets, canary, labels);
+    let index = slot.get_or_init(|| match kept {
+        Some(kept) => kept.updated(snapshot, &reading),
+        None => Arc::new(GatedIndex::of(snapshot, &reading)),
+    });
+    let mut membership = Membership::of(index);
     if !membership.in_canary.is_empty() {
         return Verdict::Invalid(vec![format!(
             "canary MachineConfigPool {} holds {} of the nodes the target pools select ({}); the canary would \
@@ -232,10 +247,9 @@ pub fn resolve(snapshot: &Snapshot) -> Verdict<'_> {
     let owner = snapshot.run_config.key();
     let involved: BTreeSet<&str> = targets.iter().map(|t| t.name.as_str()).chain([canary.name.as_str()]).collect();
     let claimed: Vec<&PoolView> = snapshot.pools.values().filter(|p| p.owner() == Some(owner.as_str())).collect();
-    let gated: Vec<&NodeView> = membership.gated.iter().map(|(_, n)| *n).collect();
     // Rule labels of rules the spec no longer has: on the nodes this run config gates, and in the selectors of the
     // pools it claims (numo 0.2 steered by them).
-    let on_nodes = gated.iter().flat_map(|n| n.labels.rule_labels().iter().map(String::as_str));
+    let on_nodes = index.stale_labels();
     let stale_labels: BTreeSet<String> = claimed
         .iter()
         .flat_map(|p| selector::rule_labels(p.node_selector.as_ref()))
@@ -256,6 +270,7 @@ pub fn resolve(snapshot: &Snapshot) -> Verdict<'_> {
         outsiders: membership.outsiders,
         findings: membership.findings,
         schedule,
+        index: kept.and(domains.is_none().then_some(&**index)),
         domains,
     }))
 }
@@ -349,42 +364,9 @@ struct Membership<'a> {
 }
 
 impl<'a> Membership<'a> {
-    fn of(snapshot: &'a Snapshot, targets: &[&'a PoolView], canary: &PoolView) -> Self {
-        let selectors: Vec<PoolSelector<'_>> =
-            crate::controllers::run_config::snapshot::pool_selectors(&snapshot.pools);
-        let fingerprint = crate::controllers::run_config::snapshot::selectors_fingerprint(&selectors);
-        let mut gated: Vec<(usize, &NodeView)> = Vec::new();
-        let mut in_canary = Vec::new();
-        let mut elsewhere: std::collections::BTreeMap<String, Vec<&str>> = Default::default();
-        let mut outsiders = Vec::new();
-        let steered = selector::with_expressions_replaced(canary.effective_selector(), &[]);
-        for node in snapshot.nodes.values() {
-            let owner = node.pool_among(&selectors, fingerprint);
-            if let Ok(Some(pool)) = owner {
-                // The pool's name is the one of its view (the same string): most nodes are found without comparing.
-                if let Some(i) = targets.iter().position(|t| std::ptr::eq(t.name.as_str(), pool) || t.name == pool) {
-                    gated.push((i, node));
-                    continue;
-                }
-            }
-            if selector::matches(Some(&steered), &node.labels) {
-                outsiders.push(&**node);
-            }
-            let selected = targets.iter().any(|t| membership::selects(t.effective_selector(), &node.labels));
-            if !selected {
-                continue;
-            }
-            match owner {
-                Ok(Some(pool)) if pool == canary.name => in_canary.push(node.name.as_str()),
-                Ok(Some(pool)) => elsewhere.entry(format!("pool {pool}")).or_default().push(&node.name),
-                Ok(None) => elsewhere.entry("no pool".into()).or_default().push(&node.name),
-                Err(ambiguous) => elsewhere.entry(format!("no pool ({ambiguous})")).or_default().push(&node.name),
-            }
-        }
-        // By pool, and by name within a pool: the nodes come in name order, and the sort is stable.
-        gated.sort_by_key(|(pool, _)| *pool);
-        let findings = elsewhere
-            .into_iter()
+    fn of(index: &'a GatedIndex) -> Self {
+        let findings = index
+            .elsewhere()
             .map(|(owner, nodes)| {
                 format!(
                     "{} node(s) the target pools select belong to {owner} and are not gated: {}",
@@ -393,7 +375,7 @@ impl<'a> Membership<'a> {
                 )
             })
             .collect();
-        Self { gated, in_canary, findings, outsiders }
+        Self { gated: index.gated().collect(), in_canary: index.in_canary(), findings, outsiders: index.outsiders() }
     }
 }
 

@@ -15,20 +15,33 @@ use super::untouched::{self, Narrowed};
 use super::{eta, finalize, gate, learn, pools, record};
 use crate::api::{Blocker, MutexRunConfigStatus, RunPhase};
 use crate::conditions;
-use crate::controllers::run_config::snapshot::Snapshot;
+use crate::controllers::run_config::snapshot::{NodeView, Snapshot};
 
 /// The upgrade as the stage reports it: how many gated nodes still need `target`.
 pub fn upgrade_of(snapshot: &Snapshot, resolved: &Resolved<'_>, target: &Target) -> Upgrade {
     let skip = &snapshot.run_config.skip;
     // A node whose version cannot be read starts no rollout (it would be gated towards a version it may already
     // run); the UpgradeChecked condition names it. Once a rollout runs, it is gated like the rest.
-    let unknown: Vec<String> = resolved.gated.iter().filter(|n| n.version.is_none()).map(|n| n.name.clone()).collect();
-    let behind = resolved.gated.iter().filter(|n| n.version.is_some() && target.behind(n) && !skip.contains(&n.name));
+    let unknown = |gated: &[&NodeView]| gated.iter().filter(|n| n.version.is_none()).map(|n| n.name.clone()).collect();
+    let counted = resolved.index.and_then(|index| Some((index, index.facts_for(target)?)));
+    let (behind, unknown) = match counted {
+        // The index counted them: only the skipped nodes are looked up, and the unknown ones when there are any.
+        Some((index, facts)) => {
+            let (behind, unknown_count) = index.behind_and_unknown();
+            let skipped = skip.iter().filter_map(|n| index.place(n)).filter(|p| facts[*p].known && facts[*p].behind);
+            let unknown = if unknown_count == 0 { Vec::new() } else { unknown(&resolved.gated) };
+            (behind - skipped.count(), unknown)
+        }
+        None => {
+            let behind = resolved.gated.iter().filter(|n| n.version.is_some() && target.behind(n));
+            (behind.filter(|n| !skip.contains(&n.name)).count(), unknown(&resolved.gated))
+        }
+    };
     Upgrade {
         version: target.version.clone(),
         goal: target.describe(),
         control_plane_done: snapshot.cluster.as_ref().is_some_and(|c| c.control_plane_completed),
-        behind: behind.count(),
+        behind,
         total: resolved.gated.len(),
         unknown,
         version_source: format!("{:?}", snapshot.run_config.spec.version_source),

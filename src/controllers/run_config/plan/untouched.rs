@@ -10,6 +10,9 @@
 //! as many as the free slots, the first pending ones in release order) are among them. Only for an upgrade without
 //! `spec.topology` (a config change or failure domains read every node) and with no stale rule label to remove.
 
+use std::collections::BTreeSet;
+
+use super::gated_index::GatedIndex;
 use super::node_state::{GatedNode, History, NodeState};
 use super::resolve::Resolved;
 use super::target::Target;
@@ -76,6 +79,35 @@ enum Kind {
     Finished,
 }
 
+/// What the history and the skip annotation tell of a gated node, for the sort.
+#[derive(Clone, Copy)]
+enum Told {
+    /// Nothing: Pending, no entry, no Job, not skipped.
+    Nothing,
+    /// Done, with no entry and no Job, and not skipped.
+    Done,
+    /// Anything else: it is read one by one.
+    Else,
+}
+
+/// What `history` and `skip` tell of each of the `gated` nodes of `index`, by place.
+fn told(index: &GatedIndex, history: &History<'_>, skip: &BTreeSet<String>, gated: usize) -> Vec<Told> {
+    let mut told = vec![Told::Nothing; gated];
+    for (name, said) in history.told() {
+        let Some(place) = index.place(name) else { continue };
+        told[place] = match said.phase {
+            _ if said.entry.is_some() || !said.jobs.is_empty() => Told::Else,
+            NodePhase::Done => Told::Done,
+            NodePhase::Pending => Told::Nothing,
+            _ => Told::Else,
+        };
+    }
+    for place in skip.iter().filter_map(|name| index.place(name)) {
+        told[place] = Told::Else;
+    }
+    told
+}
+
 /// Sets apart the finished nodes of `resolved` and its untouched nodes after the first `spec.concurrency` of them;
 /// None when none is (a small rollout, a config change, failure domains, a stale rule label, or no rule).
 pub fn set_apart<'a>(
@@ -107,11 +139,27 @@ pub fn set_apart<'a>(
             _ => Kind::Read,
         }
     };
+    // From the index, the same sort reads each node's facts, and looks up only the nodes the history tells of.
+    let indexed = resolved.index.and_then(|index| Some((index, index.facts_for(target)?)));
+    let indexed = indexed.filter(|(_, facts)| facts.len() == resolved.gated.len());
+    let told = indexed.map(|(index, _)| told(index, history, skip, resolved.gated.len()));
+    let kind_at = |place: usize, node: &NodeView| match (indexed, &told) {
+        (Some((_, facts)), Some(told)) => {
+            let facts = facts[place];
+            match told[place] {
+                Told::Nothing | Told::Done if !facts.plain => Kind::Read,
+                Told::Done => Kind::Finished,
+                Told::Nothing if facts.behind && !facts.started_ungated => Kind::Untouched,
+                _ => Kind::Read,
+            }
+        }
+        _ => kind(node),
+    };
     let mut kept = 0;
     let mut places = Vec::new();
     let (mut waiting, mut finished) = (Vec::new(), Vec::new());
     for (place, node) in resolved.gated.iter().enumerate() {
-        match kind(node) {
+        match kind_at(place, node) {
             Kind::Finished => finished.push(*node),
             Kind::Untouched if kept == keep => waiting.push((place, *node)),
             read => {

@@ -8,10 +8,12 @@ use crate::controllers::run_config::plan::node_state::History;
 use crate::controllers::run_config::plan::resolve::{self, Verdict};
 use crate::controllers::run_config::plan::target::Target;
 use crate::controllers::run_config::plan::untouched;
+use crate::controllers::run_config::plan::Kept;
 
 /// How many untouched and finished nodes a plan of `f` sets apart.
 fn set_apart(f: &Fixture) -> (usize, usize) {
-    let Verdict::Valid(resolved) = resolve::resolve(&f.s) else { panic!("a valid configuration") };
+    let (kept, slot) = (Kept::default(), std::cell::OnceCell::new());
+    let Verdict::Valid(resolved) = resolve::resolve(&f.s, Some(&kept), &slot) else { panic!("a valid configuration") };
     let target = Target::upgrade(NEW);
     let history = History::of(&f.s.run_config.status, NEW).with_jobs(&f.s.jobs, NEW);
     let narrowed = untouched::set_apart(&f.s, &resolved, &target, &history);
