@@ -8,6 +8,7 @@ mod claimed_pools;
 mod created_jobs;
 mod custom_sources;
 mod drain_wakes;
+mod kept_plans;
 mod malformed;
 pub mod node_interest;
 pub mod node_labels;
@@ -54,6 +55,8 @@ struct RunConfigContext {
     created: created_jobs::CreatedJobs,
     /// The pools numo claimed that the cache may not show claimed yet: never read as replaced.
     claimed: claimed_pools::ClaimedPools,
+    /// What each run config's plans keep between them: a plan after one node event reads that node again, not all.
+    kept: kept_plans::KeptPlans,
 }
 
 type Guarded = guard::Guarded<MutexRunConfig>;
@@ -76,6 +79,7 @@ pub async fn run(ctx: Context) {
         interest,
         created: Default::default(),
         claimed: Default::default(),
+        kept: Default::default(),
     });
     controller
         .run(reconcile, error_policy, shared)
@@ -113,7 +117,8 @@ async fn reconcile(obj: Arc<Guarded>, shared: Arc<RunConfigContext>) -> Result<A
     // A node would start and a check needs what numo only asks for at that moment (never watched): the pods on
     // those nodes that a PodDisruptionBudget at zero covers, and the alerts that fire. Asked, then planned again.
     let ask = on_demand::Operator { client: &shared.ctx.client, alertmanager: &shared.ctx.config.alertmanager };
-    let mut plan = on_demand::plan(&mut snapshot, &ask).await;
+    let kept = shared.kept.of(&snapshot.run_config.key());
+    let mut plan = on_demand::plan(&mut snapshot, &ask, &kept).await;
     if plan.status.blocked_by.iter().any(|b| b.check == crate::api::check::ALERTS) {
         // Alerts and silences come without an event: ask again after a while, as long as alerts hold the rollout.
         let poll = shared.ctx.config.alertmanager.poll_interval;
@@ -162,6 +167,7 @@ async fn reconcile(obj: Arc<Guarded>, shared: Arc<RunConfigContext>) -> Result<A
         shared.ctx.metrics.forget_run_config(&snapshot.run_config.key());
         shared.written.forget(rc);
         shared.interest.forget(&snapshot.run_config.key());
+        shared.kept.forget(&snapshot.run_config.key());
         shared.ctx.projections.forget(&rc.namespace().unwrap_or_default(), &rc.name_any());
         return Ok(Action::await_change());
     }

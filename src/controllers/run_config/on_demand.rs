@@ -37,10 +37,11 @@ impl Ask for Operator<'_> {
     }
 }
 
-/// Plans `snapshot`; when the plan asks what numo only asks when a node would start, asks `ask` (every question at
-/// once), keeps the answers in the snapshot and plans again.
-pub async fn plan(snapshot: &mut Snapshot, ask: &impl Ask) -> Plan {
-    let first = plan::plan(snapshot);
+/// Plans `snapshot`, with what the run config's plans keep between them (`kept`); when the plan asks what numo only
+/// asks when a node would start, asks `ask` (every question at once), keeps the answers in the snapshot and plans
+/// again.
+pub async fn plan(snapshot: &mut Snapshot, ask: &impl Ask, kept: &plan::Kept) -> Plan {
+    let first = plan::plan_kept(snapshot, kept);
     if first.asks.is_empty() {
         return first;
     }
@@ -48,7 +49,7 @@ pub async fn plan(snapshot: &mut Snapshot, ask: &impl Ask) -> Plan {
     for answer in answers {
         answer.keep(snapshot);
     }
-    plan::plan(snapshot)
+    plan::plan_kept(snapshot, kept)
 }
 
 /// An answer to a [`Question`].

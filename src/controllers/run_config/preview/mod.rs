@@ -159,7 +159,8 @@ pub async fn preview(mut snapshot: Snapshot, to: Option<&str>, ask: &impl Ask) -
         snapshot.run_config.spec.paused = false;
         notes.push("the run config is paused: shown as if it were resumed now".to_string());
     }
-    let mut p = round(&mut snapshot, ask).await;
+    let kept = super::plan::Kept::default();
+    let mut p = round(&mut snapshot, ask, &kept).await;
     for _ in 1..ROUNDS {
         let settled = starts(&p).is_some()
             || !p.status.blocked_by.is_empty()
@@ -168,7 +169,7 @@ pub async fn preview(mut snapshot: Snapshot, to: Option<&str>, ask: &impl Ask) -
             break;
         }
         carry_out(&mut snapshot, &p);
-        p = round(&mut snapshot, ask).await;
+        p = round(&mut snapshot, ask, &kept).await;
     }
     let starts_now = starts(&p);
     let topology = p.status.topology.clone();
@@ -245,11 +246,11 @@ fn waves(topology: &crate::api::TopologyStatus, nodes: &[PreviewNode]) -> Vec<Pr
         .collect()
 }
 
-/// One run of the planner, with the estimate worked out afresh so that the projection comes with the plan, and with
-/// what it asks answered by `ask`.
-async fn round(snapshot: &mut Snapshot, ask: &impl Ask) -> Plan {
+/// One run of the planner, with the estimate worked out afresh so that the projection comes with the plan, with what
+/// it asks answered by `ask`, and with what the preview's earlier rounds kept.
+async fn round(snapshot: &mut Snapshot, ask: &impl Ask, kept: &super::plan::Kept) -> Plan {
     snapshot.run_config.status.estimate = None;
-    on_demand::plan(snapshot, ask).await
+    on_demand::plan(snapshot, ask, kept).await
 }
 
 /// The node whose first gate Job the plan creates, if any.

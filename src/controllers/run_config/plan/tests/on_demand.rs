@@ -73,7 +73,7 @@ fn run<T>(future: impl std::future::Future<Output = T>) -> T {
 fn both_questions_are_asked_once_and_their_answers_hold_the_node() {
     let mut f = about_to_start();
     let ask = Fixed::new(on_worker_0(), Ok(vec![critical()]));
-    let p = run(on_demand::plan(&mut f.s, &ask));
+    let p = run(on_demand::plan(&mut f.s, &ask, &Default::default()));
     assert_eq!(ask.asked(), ["pods of db/pg-pdb on worker-0", r#"alerts severity="critical""#]);
     assert_eq!(checks(&p), [check::POD_DISRUPTION_BUDGETS, check::ALERTS]);
     assert!(jobs_created(&p).is_empty());
@@ -84,7 +84,7 @@ fn both_questions_are_asked_once_and_their_answers_hold_the_node() {
 fn an_alertmanager_that_cannot_be_asked_holds_saying_why() {
     let mut f = about_to_start();
     let ask = Fixed::new(BudgetPods::new(), Err("Alertmanager at http://am cannot be queried: refused".into()));
-    let p = run(on_demand::plan(&mut f.s, &ask));
+    let p = run(on_demand::plan(&mut f.s, &ask, &Default::default()));
     assert_eq!(checks(&p), [check::ALERTS]);
     assert_eq!(
         p.status.blocked_by[0].message,
@@ -96,11 +96,11 @@ fn an_alertmanager_that_cannot_be_asked_holds_saying_why() {
 fn with_nothing_holding_the_node_starts_and_a_plan_without_questions_asks_nothing() {
     let mut f = about_to_start();
     let ask = Fixed::new(BudgetPods::new(), Ok(Vec::new()));
-    let p = run(on_demand::plan(&mut f.s, &ask));
+    let p = run(on_demand::plan(&mut f.s, &ask, &Default::default()));
     assert_eq!(jobs_created(&p), vec![("worker-0".to_string(), "gate".to_string(), 1)]);
 
     let f = Fixture::new(2);
     let ask = Fixed::new(on_worker_0(), Ok(vec![critical()]));
-    run(on_demand::plan(&mut f.s.clone(), &ask));
+    run(on_demand::plan(&mut f.s.clone(), &ask, &Default::default()));
     assert!(ask.asked().is_empty(), "no health checks: nothing to ask");
 }
