@@ -226,8 +226,8 @@ impl Kept {
 impl GatedIndex {
     /// All the index says, in an order of its own (its table of places is not ordered): two indexes that say the
     /// same are the same.
-    #[cfg(debug_assertions)]
-    fn told(&self) -> String {
+    #[cfg(any(test, debug_assertions))]
+    pub fn told(&self) -> String {
         let gated: Vec<(usize, &str, *const NodeView)> =
             self.gated.iter().map(|(home, node)| (*home, node.name.as_str(), Arc::as_ptr(node))).collect();
         let places: BTreeMap<&String, &usize> = self.places.iter().collect();

@@ -7,6 +7,7 @@ mod config_change;
 mod ends;
 mod estimate;
 mod flow;
+mod gated_index;
 mod next_minor;
 mod node_reads;
 mod on_demand;
