@@ -64,12 +64,19 @@ enum Standing {
 /// What an index reads the nodes with: the pools as membership sees them, the targets, the canary, the rules and
 /// the target version.
 pub struct Reading<'s> {
+    /// Every pool as membership sees it.
     selectors: Vec<PoolSelector<'s>>,
+    /// Their fingerprint ([`snapshot::selectors_fingerprint`]).
     fingerprint: u64,
+    /// The target pools, in target order.
     targets: &'s [&'s PoolView],
+    /// The canary pool.
     canary: &'s PoolView,
+    /// The canary's own `matchLabels`, without its expressions (see [`super::resolve::Resolved::outsiders`]).
     steered: k8s_openapi::apimachinery::pkg::apis::meta::v1::LabelSelector,
+    /// The rule labels, in rule order.
     rules: Vec<String>,
+    /// The cluster's target version, as a target under `Upgrade`; None when the cluster has none.
     target: Option<Target>,
 }
 

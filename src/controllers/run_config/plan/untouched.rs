@@ -9,6 +9,10 @@
 //! release order. It keeps the first `spec.concurrency` untouched nodes in it, so the nodes that may start (at most
 //! as many as the free slots, the first pending ones in release order) are among them. Only for an upgrade without
 //! `spec.topology` (a config change or failure domains read every node) and with no stale rule label to remove.
+//!
+//! With the index the run config's plans keep (`gated_index`), the sort reads each gated node's facts from it, and
+//! looks up only the nodes the previous status, a Job or the skip annotation tells of; every other node is Pending,
+//! with no entry and no Job.
 
 use std::collections::BTreeSet;
 
