@@ -1,5 +1,5 @@
 //! Every node's view, by name, with a record of which names changed: a planner that kept what it worked out from
-//! an earlier state of the map ([`Nodes::stamp`]) asks which nodes changed since ([`Nodes::changed_since`]) and
+//! an earlier state of the map ([`NodeMap::stamp`]) asks which nodes changed since ([`NodeMap::changed_since`]) and
 //! reads only those, not every node again.
 //!
 //! Each state of a map has a stamp drawn from one counter for the whole process, so no two states of any maps share
@@ -11,8 +11,6 @@ use std::ops::Deref;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use super::snapshot::NodeView;
-
 /// How many changes a map records; a planner that kept an older state reads every node again.
 const RECORDED: usize = 4096;
 
@@ -23,10 +21,10 @@ fn next_stamp() -> u64 {
     STAMPS.fetch_add(1, Ordering::Relaxed)
 }
 
-/// Every node's view, by name (read it as a `BTreeMap`), and the changes that led to it.
+/// Every node's view `V`, by name (read it as a `BTreeMap`), and the changes that led to it.
 #[derive(Clone, Debug)]
-pub struct Nodes {
-    map: BTreeMap<String, Arc<NodeView>>,
+pub struct NodeMap<V> {
+    map: BTreeMap<String, Arc<V>>,
     /// The stamp of the map as it is.
     stamp: u64,
     /// The oldest state the record starts from: the map as it was made, or the last state it no longer records.
@@ -36,34 +34,34 @@ pub struct Nodes {
     record: VecDeque<(u64, Option<String>)>,
 }
 
-impl Default for Nodes {
+impl<V> Default for NodeMap<V> {
     fn default() -> Self {
         Self::from(BTreeMap::new())
     }
 }
 
-impl From<BTreeMap<String, Arc<NodeView>>> for Nodes {
-    fn from(map: BTreeMap<String, Arc<NodeView>>) -> Self {
+impl<V> From<BTreeMap<String, Arc<V>>> for NodeMap<V> {
+    fn from(map: BTreeMap<String, Arc<V>>) -> Self {
         let stamp = next_stamp();
         Self { map, stamp, origin: stamp, record: VecDeque::new() }
     }
 }
 
-impl FromIterator<(String, Arc<NodeView>)> for Nodes {
-    fn from_iter<I: IntoIterator<Item = (String, Arc<NodeView>)>>(iter: I) -> Self {
+impl<V> FromIterator<(String, Arc<V>)> for NodeMap<V> {
+    fn from_iter<I: IntoIterator<Item = (String, Arc<V>)>>(iter: I) -> Self {
         Self::from(iter.into_iter().collect::<BTreeMap<_, _>>())
     }
 }
 
-impl Deref for Nodes {
-    type Target = BTreeMap<String, Arc<NodeView>>;
+impl<V> Deref for NodeMap<V> {
+    type Target = BTreeMap<String, Arc<V>>;
 
     fn deref(&self) -> &Self::Target {
         &self.map
     }
 }
 
-impl Nodes {
+impl<V> NodeMap<V> {
     /// The stamp of the map as it is.
     pub fn stamp(&self) -> u64 {
         self.stamp
@@ -84,25 +82,25 @@ impl Nodes {
     }
 
     /// Sets the view of node `name`.
-    pub fn insert(&mut self, name: String, view: Arc<NodeView>) -> Option<Arc<NodeView>> {
+    pub fn insert(&mut self, name: String, view: Arc<V>) -> Option<Arc<V>> {
         self.changed(Some(&name));
         self.map.insert(name, view)
     }
 
     /// Removes node `name`.
-    pub fn remove(&mut self, name: &str) -> Option<Arc<NodeView>> {
+    pub fn remove(&mut self, name: &str) -> Option<Arc<V>> {
         self.changed(Some(name));
         self.map.remove(name)
     }
 
     /// The view of node `name`, to change (`Arc::make_mut`).
-    pub fn get_mut(&mut self, name: &str) -> Option<&mut Arc<NodeView>> {
+    pub fn get_mut(&mut self, name: &str) -> Option<&mut Arc<V>> {
         self.changed(Some(name));
         self.map.get_mut(name)
     }
 
     /// Every view, to change.
-    pub fn values_mut(&mut self) -> impl Iterator<Item = &mut Arc<NodeView>> {
+    pub fn values_mut(&mut self) -> impl Iterator<Item = &mut Arc<V>> {
         self.changed(None);
         self.map.values_mut()
     }
@@ -122,6 +120,7 @@ impl Nodes {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::controllers::run_config::snapshot::{NodeView, Nodes};
 
     fn view(name: &str) -> Arc<NodeView> {
         Arc::new(NodeView { name: name.to_string(), ..Default::default() })

@@ -62,7 +62,8 @@ pub struct Snapshot {
     pub project: bool,
 }
 
-pub use super::node_map::Nodes;
+/// Every node's view, by name, and which changed since each of the map's states.
+pub type Nodes = super::node_map::NodeMap<NodeView>;
 
 impl Snapshot {
     /// The nodes, to change (a copy of the map when an earlier snapshot shares it).

@@ -32,7 +32,7 @@ use crate::openshift::config_content;
 pub fn rollout(snapshot: &Snapshot, resolved: &Resolved<'_>, version: &str, holding: bool, draft: &mut Draft) -> Stage {
     let previous = &snapshot.run_config.status;
     // What the nodes must reach does not depend on the rollout's name, which is known further down.
-    let mut target = Target::config_change("", version, resolved);
+    let mut target = Target::config_change("", version, resolved.with_homes());
     let upgrade = upgrade_of(snapshot, resolved, &target);
     // The rollout the status names (a run config switched from `trigger: Upgrade` mid-rollout goes on with the
     // upgrade's), while some node of it has not finished.
@@ -57,7 +57,7 @@ pub fn rollout(snapshot: &Snapshot, resolved: &Resolved<'_>, version: &str, hold
         None => return standby(snapshot, resolved, upgrade, draft),
     };
     draft.status.target_version = Some(version.to_string());
-    let mut config = target::status_of(&target.key, resolved, previous);
+    let mut config = target::status_of(&target.key, &resolved.targets, previous);
     config.behind_since = config.behind_since.or(Some(Time(snapshot.now)));
     draft.status.target_config = Some(config);
     overdue(snapshot, &upgrade, draft);
@@ -134,11 +134,11 @@ fn unfinished(snapshot: &Snapshot, resolved: &Resolved<'_>, target: &Target, key
 /// what changed. Returns its name; its nodes are gated in the same reconcile (nothing else would wake numo when the
 /// pools need no write).
 fn start(snapshot: &Snapshot, resolved: &Resolved<'_>, version: &str, upgrade: &Upgrade, draft: &mut Draft) -> String {
-    let key = target::new_rollout_key(version, resolved, &snapshot.now);
+    let key = target::new_rollout_key(version, &resolved.targets, &snapshot.now);
     let total = resolved.gated.len() as u32;
     let mut note =
         format!("{} of {} target nodes do not run {}; gating them.", upgrade.behind, upgrade.total, upgrade.goal);
-    let changed = target::changed_machine_configs(resolved);
+    let changed = target::changed_machine_configs(&resolved.targets);
     if !changed.is_empty() {
         note.push_str(&format!(" MachineConfigs changed: {}.", changed.join(", ")));
     }
@@ -228,7 +228,7 @@ fn standby(snapshot: &Snapshot, resolved: &Resolved<'_>, upgrade: Upgrade, draft
     let status = &mut draft.status;
     status.target_version = Some(upgrade.version.clone());
     status.target_config = previous.target_config.clone().map(|mut t| {
-        t.pools = target::status_of(&t.rollout, resolved, previous).pools;
+        t.pools = target::status_of(&t.rollout, &resolved.targets, previous).pools;
         t.behind_since = None;
         t
     });

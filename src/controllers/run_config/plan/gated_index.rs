@@ -1,5 +1,5 @@
 //! Where every node stands to one run config's pools, kept between its plans and brought up to date from the nodes
-//! that changed ([`Nodes::changed_since`]): the gated nodes in release order, with what their turn needs to know of
+//! that changed ([`NodeMap::changed_since`](crate::controllers::run_config::node_map::NodeMap::changed_since)): the gated nodes in release order, with what their turn needs to know of
 //! each node alone ([`Facts`]), and the nodes a target selects that the canary or another pool holds. A plan after
 //! one node event works out that node again, not every node: at 2,000 nodes that pass was most of a gated plan.
 //!
@@ -146,7 +146,7 @@ impl<'s> Reading<'s> {
 #[derive(Clone, Debug)]
 pub struct GatedIndex {
     inputs: Inputs,
-    /// The state of the node map it reflects ([`crate::controllers::run_config::node_map::Nodes::stamp`]).
+    /// The state of the node map it reflects ([`crate::controllers::run_config::node_map::NodeMap::stamp`]).
     stamp: u64,
     /// The gated nodes in release order (target order, then name), each with its target's index.
     gated: Vec<(usize, Arc<NodeView>)>,

@@ -108,6 +108,11 @@ impl<'a> Resolved<'a> {
         }
     }
 
+    /// Each gated node, in release order, with its target pool.
+    pub fn with_homes(&self) -> impl Iterator<Item = (&'a NodeView, Option<&'a PoolView>)> + '_ {
+        self.gated.iter().enumerate().map(|(i, node)| (*node, self.home_pool(i)))
+    }
+
     /// The target pool of the gated node at `index` (in the order of `gated`).
     pub fn home_pool(&self, index: usize) -> Option<&'a PoolView> {
         self.homes.get(index).and_then(|i| self.targets.get(*i)).copied()

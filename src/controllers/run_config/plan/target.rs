@@ -9,9 +9,8 @@ use std::collections::BTreeMap;
 
 use k8s_openapi::jiff::Timestamp;
 
-use super::resolve::Resolved;
 use crate::api::{MutexRunConfigStatus, PoolConfig, TargetConfig};
-use crate::controllers::run_config::snapshot::NodeView;
+use crate::controllers::run_config::snapshot::{NodeView, PoolView};
 use crate::controllers::run_config::version::is_behind;
 use crate::openshift::config_content;
 
@@ -36,17 +35,15 @@ impl Target {
         Self { key: version.to_string(), version: version.to_string(), configs: None, carried: None }
     }
 
-    /// Trigger `AnyConfigChange`: the version and each gated node's pool's rendered config, for the rollout `key`.
-    pub fn config_change(key: &str, version: &str, resolved: &Resolved<'_>) -> Self {
-        let configs = resolved
-            .gated
-            .iter()
-            .enumerate()
-            .filter_map(|(i, node)| {
-                let pool = resolved.home_pool(i)?;
-                Some((node.name.clone(), pool.configuration.clone()?))
-            })
-            .collect();
+    /// Trigger `AnyConfigChange`: the version and each gated node's pool's rendered config, for the rollout `key`;
+    /// `gated` gives each gated node with its target pool.
+    pub fn config_change<'a>(
+        key: &str,
+        version: &str,
+        gated: impl Iterator<Item = (&'a NodeView, Option<&'a PoolView>)>,
+    ) -> Self {
+        let configs =
+            gated.filter_map(|(node, pool)| Some((node.name.clone(), pool?.configuration.clone()?))).collect();
         Self { key: key.to_string(), version: version.to_string(), configs: Some(configs), carried: None }
     }
 
@@ -117,25 +114,21 @@ impl Target {
 /// Names a new config-change rollout: the version, then a hash of the target pools' rendered configs and of the
 /// moment it starts (so a config that comes back, e.g. once a MachineConfig is removed again, is a new rollout whose
 /// Jobs never share a name with an earlier one's).
-pub fn new_rollout_key(version: &str, resolved: &Resolved<'_>, now: &Timestamp) -> String {
-    let configs: Vec<String> = resolved
-        .targets
-        .iter()
-        .map(|p| format!("{}={}", p.name, p.configuration.as_deref().unwrap_or_default()))
-        .collect();
+pub fn new_rollout_key(version: &str, targets: &[&PoolView], now: &Timestamp) -> String {
+    let configs: Vec<String> =
+        targets.iter().map(|p| format!("{}={}", p.name, p.configuration.as_deref().unwrap_or_default())).collect();
     let identity = format!("{}\n{}\n{}", version, configs.join(","), now.as_nanosecond());
     format!("{version}-{}", crate::labels::hash_hex(&identity, 10))
 }
 
 /// The `status.targetConfig` of a config-change rollout `key`: the target pools' rendered configs and the
 /// MachineConfigs that entered or left their sources since the config the pools last reported (`+name`, `-name`).
-pub fn status_of(key: &str, resolved: &Resolved<'_>, previous: &MutexRunConfigStatus) -> TargetConfig {
-    let pools = resolved
-        .targets
+pub fn status_of(key: &str, targets: &[&PoolView], previous: &MutexRunConfigStatus) -> TargetConfig {
+    let pools = targets
         .iter()
         .filter_map(|p| Some(PoolConfig { pool: p.name.clone(), rendered_config: p.configuration.clone()? }))
         .collect();
-    let machine_configs = changed_machine_configs(resolved);
+    let machine_configs = changed_machine_configs(targets);
     let carried = previous.target_config.as_ref().filter(|t| t.rollout == key);
     TargetConfig {
         rollout: key.to_string(),
@@ -151,9 +144,9 @@ pub fn status_of(key: &str, resolved: &Resolved<'_>, previous: &MutexRunConfigSt
 
 /// The MachineConfigs that entered or left the target pools' sources since the config the pools last reported
 /// (`+name`, `-name`).
-pub fn changed_machine_configs(resolved: &Resolved<'_>) -> Vec<String> {
+pub fn changed_machine_configs(targets: &[&PoolView]) -> Vec<String> {
     let mut machine_configs: Vec<String> = Vec::new();
-    for pool in &resolved.targets {
+    for pool in targets {
         if pool.status_sources.is_empty() {
             continue;
         }
