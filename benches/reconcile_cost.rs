@@ -175,7 +175,7 @@ fn after_an_event(rounds: usize, mut s: Snapshot) -> Duration {
         let before = s.nodes_mut().insert(names[at].clone(), Arc::clone(&spares[at]));
         spares[at] = before.expect("a node of the snapshot");
         let p = plan::plan_kept(&s, &kept);
-        debug_assert_eq!(p.intents.len(), first.intents.len());
+        assert_eq!((p.intents.len(), p.status.phase), (first.intents.len(), first.status.phase), "another plan");
         i += 1;
     })
 }
