@@ -1,7 +1,10 @@
 //! Where every node stands to one run config's pools, kept between its plans and brought up to date from the nodes
-//! that changed ([`NodeMap::changed_since`](crate::controllers::run_config::node_map::NodeMap::changed_since)): the gated nodes in release order, with what their turn needs to know of
-//! each node alone ([`Facts`]), and the nodes a target selects that the canary or another pool holds. A plan after
-//! one node event works out that node again, not every node: at 2,000 nodes that pass was most of a gated plan.
+//! that changed ([`NodeMap::changed_since`]): the gated nodes in release order, with what their turn needs to know
+//! of each node alone ([`Facts`]), and the nodes a target selects that the canary or another pool holds. A plan
+//! after one node event works out that node again, not every node: at 2,000 nodes that pass was most of a gated
+//! plan.
+//!
+//! [`NodeMap::changed_since`]: crate::controllers::run_config::node_map::NodeMap::changed_since
 //!
 //! The index holds while what it was worked out with besides the nodes is the same (the pools' selectors, the
 //! targets, the canary, the rule labels, the cluster's target version); else, or when the node map cannot say what

@@ -10,9 +10,10 @@
 //! as many as the free slots, the first pending ones in release order) are among them. Only for an upgrade without
 //! `spec.topology` (a config change or failure domains read every node) and with no stale rule label to remove.
 //!
-//! With the index the run config's plans keep (`gated_index`), the sort reads each gated node's facts from it, and
-//! looks up only the nodes the previous status, a Job or the skip annotation tells of; every other node is Pending,
-//! with no entry and no Job.
+//! The sort reads each gated node's facts from the index the run config's plans keep (`gated_index`), and looks up
+//! only the nodes the previous status, a Job or the skip annotation tells of; every other node is Pending, with no
+//! entry and no Job. Without that index (a plan that reads every node one by one, the tests' oracle) nothing is set
+//! apart.
 
 use std::collections::BTreeSet;
 
@@ -113,57 +114,36 @@ fn told(index: &GatedIndex, history: &History<'_>, skip: &BTreeSet<String>, gate
 }
 
 /// Sets apart the finished nodes of `resolved` and its untouched nodes after the first `spec.concurrency` of them;
-/// None when none is (a small rollout, a config change, failure domains, a stale rule label, or no rule).
+/// None when none is (a small rollout, a stale rule label, or no rule), or when `resolved` carries no index whose facts
+/// are for `target` (a config change, failure domains, a plan that reads every node).
 pub fn set_apart<'a>(
     snapshot: &Snapshot,
     resolved: &Resolved<'a>,
     target: &Target,
     history: &History<'_>,
 ) -> Option<Narrowed<'a>> {
-    let readable = !target.is_config_change()
-        && resolved.domains.is_none()
-        && resolved.stale_labels.is_empty()
-        && !resolved.rules.is_empty();
     let keep = snapshot.run_config.spec.concurrency as usize;
-    if !readable || resolved.gated.len() <= keep || resolved.homes.len() != resolved.gated.len() {
+    let narrow = resolved.stale_labels.is_empty() && !resolved.rules.is_empty() && resolved.gated.len() > keep;
+    if !narrow || resolved.homes.len() != resolved.gated.len() {
         return None;
     }
-    let skip = &snapshot.run_config.skip;
-    let kind = |node: &NodeView| {
-        let told = history.of_node(&node.name);
-        let plain = told.entry.is_none()
-            && told.jobs.is_empty()
-            && node.labels.release_mark().is_none()
-            && resolved.rules.iter().all(|r| node.labels.has_rule_label(&r.label))
-            && !skip.contains(&node.name);
-        match told.phase {
-            _ if !plain => Kind::Read,
-            NodePhase::Done => Kind::Finished,
-            NodePhase::Pending if target.behind(node) && !target.started_ungated(node) => Kind::Untouched,
+    let index = resolved.index?;
+    let facts = index.facts_for(target).filter(|facts| facts.len() == resolved.gated.len())?;
+    let told = told(index, history, &snapshot.run_config.skip, resolved.gated.len());
+    let kind_at = |place: usize| {
+        let facts = facts[place];
+        match told[place] {
+            Told::Nothing | Told::Done if !facts.plain => Kind::Read,
+            Told::Done => Kind::Finished,
+            Told::Nothing if facts.behind && !facts.started_ungated => Kind::Untouched,
             _ => Kind::Read,
         }
-    };
-    // From the index, the same sort reads each node's facts, and looks up only the nodes the history tells of.
-    let indexed = resolved.index.and_then(|index| Some((index, index.facts_for(target)?)));
-    let indexed = indexed.filter(|(_, facts)| facts.len() == resolved.gated.len());
-    let told = indexed.map(|(index, _)| told(index, history, skip, resolved.gated.len()));
-    let kind_at = |place: usize, node: &NodeView| match (indexed, &told) {
-        (Some((_, facts)), Some(told)) => {
-            let facts = facts[place];
-            match told[place] {
-                Told::Nothing | Told::Done if !facts.plain => Kind::Read,
-                Told::Done => Kind::Finished,
-                Told::Nothing if facts.behind && !facts.started_ungated => Kind::Untouched,
-                _ => Kind::Read,
-            }
-        }
-        _ => kind(node),
     };
     let mut kept = 0;
     let mut places = Vec::new();
     let (mut waiting, mut finished) = (Vec::new(), Vec::new());
     for (place, node) in resolved.gated.iter().enumerate() {
-        match kind_at(place, node) {
+        match kind_at(place) {
             Kind::Finished => finished.push(*node),
             Kind::Untouched if kept == keep => waiting.push((place, *node)),
             read => {
