@@ -6,6 +6,8 @@
 //! of each component in `pids/<component>.pid`, its log in `logs/<component>.log`. Without the apiserver for about
 //! 10 s, kube-controller-manager and kube-scheduler lose their leader lease and exit (on a real control plane the
 //! kubelet restarts them); the restart starts them again the same way, so the next test finds the whole cluster.
+//! kwok, which stands in for every kubelet, misses a node deleted before its watch is back, and never again manages
+//! a node later made with that name; so the restart returns only once kwok has made a new node Ready.
 //! While the apiserver is down the kwok work directory stays locked, as `hack/cluster-up.sh` locks it, so a test
 //! binary starting meanwhile waits instead of "starting" the cluster a second time; restarted components' pids are
 //! written where `kwokctl` and `hack/cluster-down.sh` look for them.
@@ -17,9 +19,12 @@ use std::time::{Duration, Instant, SystemTime};
 
 use anyhow::{bail, Context as _};
 use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::core::v1::Node;
+use kube::api::{DeleteParams, PostParams};
 use kube::Api;
 
 use crate::cluster::TestCluster;
+use crate::kwok::{fake_node, is_node_ready};
 
 /// The component restarted by [`TestCluster::stop_apiserver`] and [`ApiServerDown::start`].
 const APISERVER: &str = "kube-apiserver";
@@ -124,7 +129,7 @@ impl ApiServerDown {
 
     /// Starts the apiserver again as it was started before, waits until it answers `/readyz`, then starts again
     /// every component that exited meanwhile (waiting for each leader-electing one to have renewed its lease or
-    /// exited first).
+    /// exited first), and waits until kwok makes a new node Ready.
     pub async fn start(mut self) -> anyhow::Result<()> {
         self.started = true;
         self.restart.run().await
@@ -170,7 +175,7 @@ impl Restart {
                 self.spawn(component)?;
             }
         }
-        Ok(())
+        kwok_watches_nodes(&client).await
     }
 
     /// Starts `component` as it ran before (through `setsid`, in a session of its own as kwokctl starts it, so the
@@ -221,6 +226,26 @@ async fn wait_ready(client: &kube::Client, pid: u32, cluster_dir: &Path) -> anyh
     }
     tracing::info!("{APISERVER} ready again");
     Ok(())
+}
+
+/// Makes a node of a name no test uses, waits until kwok reports it Ready (its node watch is back), and deletes it.
+async fn kwok_watches_nodes(client: &kube::Client) -> anyhow::Result<()> {
+    let nodes = Api::<Node>::all(client.clone());
+    let nanos = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default().as_nanos();
+    let name = format!("testkit-kwok-probe-{}-{nanos}", std::process::id());
+    nodes.create(&PostParams::default(), &fake_node(&name)).await.with_context(|| format!("creating node {name}"))?;
+    let deadline = Instant::now() + PROCESS_TIMEOUT;
+    let outcome = loop {
+        match nodes.get_opt(&name).await {
+            Ok(Some(node)) if is_node_ready(&node) => break Ok(()),
+            _ if Instant::now() > deadline => {
+                break Err(anyhow::anyhow!("kwok did not make node {name} Ready within {PROCESS_TIMEOUT:?}"))
+            }
+            _ => tokio::time::sleep(POLL).await,
+        }
+    };
+    nodes.delete(&name, &DeleteParams::default()).await.with_context(|| format!("deleting node {name}"))?;
+    outcome
 }
 
 /// Waits until the leader-electing `component` (process `pid`) has either exited or renewed its Lease after

@@ -139,6 +139,7 @@ async fn after_an_apiserver_restart_jobs_run_again_and_the_next_world_works() ->
     drop(world);
 
     // A restart in a failing test (the handle dropped while the apiserver is down) also leaves a usable cluster.
+    // The node deleted with the first world comes back under its name: kwok must have seen it go.
     let world = cluster.world("apiserver_restart_dropped").await?;
     drop(cluster.stop_apiserver().await?);
     let nodes: Api<Node> = Api::all(world.client.clone());
