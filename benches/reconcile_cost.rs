@@ -195,7 +195,7 @@ fn half_done(steady: &Snapshot, planned: &plan::Plan) -> Snapshot {
         view.desired_version = Some(NEW.to_string());
     }
     halfway.run_config.status = planned.status.clone();
-    halfway.run_config.status.completed_nodes = done.to_vec();
+    halfway.run_config.status.completed_nodes = done.to_vec().into();
     let p = plan::plan(&halfway);
     assert_eq!(p.status.completed_nodes.len(), done.len(), "{:?}", p.status.message);
     assert_eq!(p.status.nodes.len(), planned.status.nodes.len(), "{:?}", p.status.message);

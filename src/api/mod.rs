@@ -4,6 +4,7 @@ pub mod estimate;
 pub mod mutex_rule;
 pub mod mutex_run_config;
 pub mod mutex_target;
+pub mod node_names;
 pub mod node_phases;
 pub mod safe_to_proceed;
 pub mod topology;
@@ -20,6 +21,7 @@ pub use mutex_run_config::{
     TargetConfig, Trigger, VersionSource,
 };
 pub use mutex_target::{MutexTarget, MutexTargetSpec, MutexTargetStatus};
+pub use node_names::NodeNames;
 pub use safe_to_proceed::check;
 pub use safe_to_proceed::{
     AlertsCheck, BlackoutWindow, Blocker, BuiltInCheck, ClusterOperatorsCheck, CustomCheck, HealthChecks,

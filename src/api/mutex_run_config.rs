@@ -5,6 +5,7 @@ use kube::CustomResource;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::node_names::NodeNames;
 use super::safe_to_proceed::{BlackoutWindow, Blocker, HealthChecks, MaintenanceWindow, WindowTimes};
 use super::ObjectReference;
 
@@ -255,10 +256,10 @@ pub struct MutexRunConfigStatus {
     /// Names of the nodes that finished (upgraded and cleaned up, or already at the target version), in the order
     /// they finished.
     #[serde(default)]
-    pub completed_nodes: Vec<String>,
+    pub completed_nodes: NodeNames,
     /// Names of the nodes an admin skipped with the skip annotation, in the order they were skipped.
     #[serde(default)]
-    pub skipped_nodes: Vec<String>,
+    pub skipped_nodes: NodeNames,
     /// How many nodes have not started yet.
     #[serde(default)]
     pub pending_nodes: u32,

@@ -12,17 +12,42 @@
 //! builds every index brought up to date is checked against one worked out from every node.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 
+use super::finished::{Finished, KeptFinished, Places};
 use super::target::Target;
 use crate::controllers::run_config::snapshot::{self, NodeView, PoolView, Snapshot};
 use crate::membership::{self, PoolSelector};
 use crate::selector;
 
 /// What the planner keeps of one run config between its plans (the controller holds one for each); cloning shares
-/// it. A plan that is given none works its index out from every node.
+/// it. A plan that is given none works its index out from every node, and looks up the finished nodes anew.
 #[derive(Clone, Default)]
-pub struct Kept(Arc<Mutex<Option<Arc<GatedIndex>>>>);
+pub struct Kept(Arc<Mutex<KeptState>>);
+
+impl std::fmt::Debug for Kept {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Kept")
+    }
+}
+
+/// What a [`Kept`] holds.
+#[derive(Default)]
+struct KeptState {
+    /// The index of the last plan.
+    index: Option<Arc<GatedIndex>>,
+    /// The finished nodes of the last plan's previous status.
+    finished: KeptFinished,
+}
+
+/// Where the gated nodes' places were last numbered anew: one counter for every index, so that no two numberings
+/// share a stamp.
+static PLACES_STAMPS: AtomicU64 = AtomicU64::new(0);
+
+fn next_places_stamp() -> u64 {
+    PLACES_STAMPS.fetch_add(1, Ordering::Relaxed) + 1
+}
 
 /// What an index was worked out with besides the nodes.
 #[derive(Clone, Debug, PartialEq)]
@@ -157,6 +182,8 @@ pub struct GatedIndex {
     facts: Vec<Facts>,
     /// Each gated node's place in `gated`, by name.
     places: foldhash::HashMap<String, usize>,
+    /// Stands for `places`: a new one each time they are numbered anew (a gated node added or taken away).
+    places_stamp: u64,
     /// The nodes no target holds that the canary's own `matchLabels` select, by name.
     outsiders: BTreeMap<String, Arc<NodeView>>,
     /// The nodes a target selects that the canary holds.
@@ -202,11 +229,8 @@ impl Kept {
     /// The index of `snapshot`'s nodes read with `reading`: the one kept, brought up to date from the nodes that
     /// changed since, when it can be; else worked out from every node. Kept for the next plan.
     pub fn updated(&self, snapshot: &Snapshot, reading: &Reading<'_>) -> Arc<GatedIndex> {
-        let mut slot = self.0.lock().unwrap_or_else(|poisoned| {
-            let mut slot = poisoned.into_inner();
-            *slot = None;
-            slot
-        });
+        let mut state = self.state();
+        let slot = &mut state.index;
         let inputs = reading.inputs();
         let since = slot.as_ref().filter(|index| index.inputs == inputs).map(|index| index.stamp);
         let changed = since.and_then(|stamp| snapshot.nodes.changed_since(stamp));
@@ -230,6 +254,25 @@ impl Kept {
         };
         *slot = Some(Arc::clone(&index));
         index
+    }
+
+    /// The previous status's finished nodes (see [`KeptFinished::of`]).
+    pub fn finished(&self, status: &crate::api::MutexRunConfigStatus) -> Arc<Finished> {
+        self.state().finished.of(status)
+    }
+
+    /// Where `index` places the nodes of `finished` (see [`KeptFinished::places`]).
+    pub fn finished_places(&self, finished: &Arc<Finished>, index: &GatedIndex) -> Places {
+        self.state().finished.places(finished, index.places_stamp, |name| index.place(name))
+    }
+
+    /// What is kept; all of it forgotten if a plan panicked while holding it.
+    fn state(&self) -> MutexGuard<'_, KeptState> {
+        self.0.lock().unwrap_or_else(|poisoned| {
+            let mut state = poisoned.into_inner();
+            *state = KeptState::default();
+            state
+        })
     }
 }
 
@@ -256,6 +299,7 @@ impl GatedIndex {
             gated: Vec::new(),
             facts: Vec::new(),
             places: Default::default(),
+            places_stamp: next_places_stamp(),
             outsiders: BTreeMap::new(),
             in_canary: BTreeSet::new(),
             elsewhere: BTreeMap::new(),
@@ -335,6 +379,7 @@ impl GatedIndex {
 
     /// Numbers the gated nodes' places again from `from` on.
     fn renumber(&mut self, from: usize) {
+        self.places_stamp = next_places_stamp();
         for (place, (_, node)) in self.gated.iter().enumerate().skip(from) {
             self.places.insert(node.name.clone(), place);
         }

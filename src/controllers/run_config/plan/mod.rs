@@ -24,6 +24,7 @@ mod domains;
 mod draft;
 pub(crate) mod eta;
 mod finalize;
+mod finished;
 mod foreign;
 mod gate;
 mod gated_index;

@@ -3,13 +3,16 @@
 //! it finished (a TTL, an admin) is not a Job that never ran.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::jiff::Timestamp;
 
+use super::finished::Finished;
+use super::gated_index::Kept;
 use super::resolve::Resolved;
 use super::target::Target;
-use crate::api::{JobRecord, JobResult, MutexRunConfigStatus, NodePhase, NodeProgress};
+use crate::api::{JobRecord, JobResult, MutexRunConfigStatus, NodeNames, NodePhase, NodeProgress};
 use crate::controllers::run_config::snapshot::{JobView, NodeView, Snapshot};
 use crate::jobs::JobPhase;
 
@@ -176,12 +179,13 @@ pub type Records = BTreeMap<(JobPhase, usize, u32), JobRecord>;
 /// What the previous status says about the current rollout (empty when it described another rollout), and the
 /// rollout's Jobs.
 pub struct History<'a> {
-    /// Each node the status names (its entry, or its place in the lists of finished nodes) or a Job of the rollout
-    /// names, in one table: every gated node's state looks its name up here once, and most nodes (not started yet)
-    /// are absent. Hashed with a fast hash, not ordered: names share long prefixes.
+    /// Each node the status gives an entry or a Job of the rollout names, in one table: every gated node's state
+    /// looks its name up here once, and most nodes (not started yet, or finished) are absent. Hashed with a fast
+    /// hash, not ordered: names share long prefixes.
     slots: foldhash::HashMap<&'a str, Slot<'a>>,
-    /// The previous status's lists, in their order.
-    lists: (&'a [String], &'a [String]),
+    /// The previous status's lists of finished nodes (kept between the run config's plans while they are the
+    /// same: halfway through a large rollout they hold a thousand names).
+    finished: Arc<Finished>,
     /// Whether numo held this rollout's nodes already: the previous status of the rollout had the target pools
     /// paused by numo or the rule labels applied.
     pub held: bool,
@@ -212,44 +216,55 @@ pub struct NodeHistory<'s, 'a> {
 impl<'a> History<'a> {
     /// The previous status's facts about the rollout `key` (see [`MutexRunConfigStatus::rollout_key`]); when the
     /// status describes the rollout `carried` (the one this rollout took over when the cluster's target changed
-    /// mid-way), only its nodes in flight, which go on in this one.
-    pub fn of_carrying(status: &'a MutexRunConfigStatus, key: &str, carried: Option<&str>) -> Self {
-        let mut history = Self::of(status, carried.filter(|c| status.rollout_key() == Some(c)).unwrap_or(key));
+    /// mid-way), only its nodes in flight, which go on in this one. The lists of finished nodes are those `kept`
+    /// holds while the status lists the same.
+    pub fn of_carrying(
+        status: &'a MutexRunConfigStatus,
+        key: &str,
+        carried: Option<&str>,
+        kept: Option<&Kept>,
+    ) -> Self {
+        let described = carried.filter(|c| status.rollout_key() == Some(c)).unwrap_or(key);
+        let mut history = Self::read(status, described, kept);
         if status.rollout_key() != Some(key) {
             history.slots.retain(|_, slot| slot.entry.is_some_and(carried_on));
-            history.lists = (&[], &[]);
+            history.finished = Arc::new(Finished::none());
         }
         history
     }
 
     /// The previous status's facts about the rollout `key` (see [`MutexRunConfigStatus::rollout_key`]).
     pub fn of(status: &'a MutexRunConfigStatus, key: &str) -> Self {
+        Self::read(status, key, None)
+    }
+
+    fn read(status: &'a MutexRunConfigStatus, key: &str, kept: Option<&Kept>) -> Self {
         if status.rollout_key() != Some(key) {
-            return Self { slots: Default::default(), lists: (&[], &[]), held: false };
+            return Self { slots: Default::default(), finished: Arc::new(Finished::none()), held: false };
         }
         let held = [super::stage::condition::TARGET_POOLS_PAUSED, super::stage::condition::MUTEX_RULES_APPLIED]
             .iter()
             .any(|c| crate::conditions::is_true(&status.conditions, c));
-        let finished =
-            |list: &'a [String], phase| list.iter().map(move |n| (n.as_str(), Slot { phase, ..Slot::default() }));
-        // Skipped, then done, then the entries: a node in more than one takes its entry's phase, else Done.
-        let mut slots: foldhash::HashMap<&str, Slot<'_>> = finished(&status.skipped_nodes, NodePhase::Skipped)
-            .chain(finished(&status.completed_nodes, NodePhase::Done))
+        let finished = kept.map_or_else(|| Arc::new(Finished::of(status)), |kept| kept.finished(status));
+        // An entry's phase wins over the lists.
+        let slots = status
+            .nodes
+            .iter()
+            .map(|entry| (entry.name.as_str(), Slot { entry: Some(entry), phase: entry.phase, jobs: Vec::new() }))
             .collect();
-        for entry in &status.nodes {
-            slots.insert(&entry.name, Slot { entry: Some(entry), phase: entry.phase, jobs: Vec::new() });
-        }
-        Self { slots, lists: (&status.completed_nodes, &status.skipped_nodes), held }
+        Self { slots, finished, held }
     }
 
     /// This history with the Jobs of rollout `key` among `jobs`, and those its entries record (a node that went on
     /// from a rollout whose target changed keeps the Jobs of its gated turn).
     pub fn with_jobs(mut self, jobs: &'a [std::sync::Arc<JobView>], key: &str) -> Self {
+        let finished = &self.finished;
         for job in jobs.iter().map(|job| &**job) {
             let slot = self.slots.get(job.node.as_str());
             let recorded = || slot.and_then(|s| s.entry).is_some_and(|e| e.jobs.iter().any(|r| r.name == job.name));
             if job.target_version == key || recorded() {
-                self.slots.entry(job.node.as_str()).or_default().jobs.push(job);
+                let listed = || Slot { phase: finished.phase(&job.node).unwrap_or_default(), ..Slot::default() };
+                self.slots.entry(job.node.as_str()).or_insert_with(listed).jobs.push(job);
             }
         }
         self
@@ -258,28 +273,64 @@ impl<'a> History<'a> {
     /// `completed` and `skipped` (in release order) in the order the nodes finished: those the previous status
     /// listed first, as it listed them, then the new ones. Finished nodes are only ever appended to the status's
     /// lists, so a status write sends the names that are new, not all of them.
-    pub fn in_finishing_order(&self, completed: Vec<String>, skipped: Vec<String>) -> (Vec<String>, Vec<String>) {
-        (finishing_order(self.lists.0, completed), finishing_order(self.lists.1, skipped))
+    pub fn in_finishing_order(&self, completed: Vec<String>, skipped: Vec<String>) -> (NodeNames, NodeNames) {
+        let completed = finishing_order(self.finished.completed().0, completed);
+        (completed.into(), self.skipped_in_order(skipped))
+    }
+
+    /// The finished lists of a plan in which the nodes `apart` (each listed as done before, see
+    /// [`super::untouched::Apart::finished`]) and, of the nodes read one by one, `completed` and `skipped` (in
+    /// release order) finished, in the order the nodes finished (see [`History::in_finishing_order`]). A list that
+    /// names the same nodes as before is the previous one itself, shared, not a copy: an event halfway through a
+    /// large rollout does not copy, compare or free a thousand names.
+    pub fn finished_lists(
+        &self,
+        apart: &[&NodeView],
+        completed: Vec<String>,
+        skipped: Vec<String>,
+    ) -> (NodeNames, NodeNames) {
+        let (before, once) = self.finished.completed();
+        let listed = |name: &String| self.finished.phase(name) == Some(NodePhase::Done);
+        let completed = if once && apart.len() + completed.len() == before.len() && completed.iter().all(listed) {
+            before.clone()
+        } else {
+            let names = apart.iter().map(|node| node.name.clone()).chain(completed).collect();
+            finishing_order(before, names).into()
+        };
+        (completed, self.skipped_in_order(skipped))
+    }
+
+    /// `skipped` in the order the nodes were skipped; the previous list itself when it names the same.
+    fn skipped_in_order(&self, skipped: Vec<String>) -> NodeNames {
+        let before = self.finished.skipped();
+        let skipped = finishing_order(before, skipped);
+        match skipped == **before {
+            true => before.clone(),
+            false => skipped.into(),
+        }
     }
 
     /// The phase the previous status gave the node.
     pub fn phase(&self, node: &str) -> NodePhase {
-        self.slots.get(node).map_or(NodePhase::Pending, |slot| slot.phase)
+        self.of_node(node).phase
     }
 
-    /// Every node the previous status or a Job of the rollout tells of, with what they tell (every node else is
-    /// Pending, with no entry and no Job).
-    pub fn told<'s>(&'s self) -> impl Iterator<Item = (&'a str, NodeHistory<'s, 'a>)> + 's {
-        self.slots
-            .iter()
-            .map(|(name, slot)| (*name, NodeHistory { entry: slot.entry, phase: slot.phase, jobs: &slot.jobs }))
+    /// The nodes the previous status gives an entry or a Job of the rollout names (any other is Pending, or
+    /// listed as finished: see [`History::finished`]).
+    pub fn touched(&self) -> impl Iterator<Item = &'a str> + '_ {
+        self.slots.keys().copied()
+    }
+
+    /// The previous status's lists of finished nodes.
+    pub fn finished(&self) -> &Arc<Finished> {
+        &self.finished
     }
 
     /// The node's entry, phase and Jobs, in one look.
     pub fn of_node<'s>(&'s self, node: &str) -> NodeHistory<'s, 'a> {
         match self.slots.get(node) {
             Some(slot) => NodeHistory { entry: slot.entry, phase: slot.phase, jobs: &slot.jobs },
-            None => NodeHistory { entry: None, phase: NodePhase::Pending, jobs: &[] },
+            None => NodeHistory { entry: None, phase: self.finished.phase(node).unwrap_or_default(), jobs: &[] },
         }
     }
 }
@@ -608,7 +659,7 @@ mod tests {
     fn finished_nodes_are_listed_in_the_order_they_finished() {
         let status = MutexRunConfigStatus {
             target_version: Some("4.16.5".into()),
-            completed_nodes: names(&["worker-7", "worker-2"]),
+            completed_nodes: names(&["worker-7", "worker-2"]).into(),
             ..Default::default()
         };
         let history = History::of(&status, "4.16.5");
@@ -625,5 +676,35 @@ mod tests {
         // A name the status lists twice (written by someone else) is listed once.
         let twice = names(&["worker-7", "worker-2", "worker-7"]);
         assert_eq!(finishing_order(&twice, names(&["worker-2", "worker-7"])), names(&["worker-7", "worker-2"]));
+    }
+
+    #[test]
+    fn lists_that_name_the_same_nodes_are_the_previous_ones_shared() {
+        let node = |name: &str| NodeView { name: name.into(), ..Default::default() };
+        let (seven, two, three) = (node("worker-7"), node("worker-2"), node("worker-3"));
+        let status = MutexRunConfigStatus {
+            target_version: Some("4.16.5".into()),
+            completed_nodes: names(&["worker-7", "worker-2"]).into(),
+            skipped_nodes: names(&["worker-5"]).into(),
+            ..Default::default()
+        };
+        let history = History::of(&status, "4.16.5");
+        // worker-7 set apart, worker-2 read one by one: both still done, as listed.
+        let (completed, skipped) = history.finished_lists(&[&seven], names(&["worker-2"]), names(&["worker-5"]));
+        assert!(completed.shares(&status.completed_nodes) && skipped.shares(&status.skipped_nodes));
+        // worker-3 finished now: a list of its own, in the order the nodes finished.
+        let (completed, _) = history.finished_lists(&[&two, &seven], names(&["worker-3"]), vec![]);
+        assert_eq!(completed, ["worker-7", "worker-2", "worker-3"]);
+        assert!(!completed.shares(&status.completed_nodes));
+        // As many nodes done as listed, but not the same ones: worker-2 went back, worker-3 is new.
+        let (completed, skipped) = history.finished_lists(&[&seven], names(&["worker-3"]), vec![]);
+        assert_eq!((completed, skipped), (names(&["worker-7", "worker-3"]).into(), NodeNames::default()));
+        // A list that names a node twice is never passed on as it is.
+        let twice = MutexRunConfigStatus {
+            completed_nodes: names(&["worker-7", "worker-2", "worker-7"]).into(),
+            ..status.clone()
+        };
+        let (completed, _) = History::of(&twice, "4.16.5").finished_lists(&[&seven, &two, &three], vec![], vec![]);
+        assert_eq!(completed, ["worker-7", "worker-2", "worker-3"]);
     }
 }

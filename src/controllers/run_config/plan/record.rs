@@ -9,7 +9,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use super::node_state::{GatedNode, History, NodeState};
 use super::notice::Notice;
 use super::untouched::Apart;
-use crate::api::{JobRecord, JobResult, MutexRunConfigSpec, NodePhase, NodeProgress};
+use crate::api::{JobRecord, JobResult, MutexRunConfigSpec, NodeNames, NodePhase, NodeProgress};
 use crate::jobs::JobPhase;
 use crate::labels::{RETRY_ANNOTATION, SKIP_ANNOTATION};
 
@@ -28,9 +28,9 @@ pub struct NodesStatus {
     /// Entries of nodes in flight or failed.
     pub entries: Vec<NodeProgress>,
     /// Nodes done.
-    pub completed: Vec<String>,
+    pub completed: NodeNames,
     /// Nodes skipped.
-    pub skipped: Vec<String>,
+    pub skipped: NodeNames,
     /// Nodes not started.
     pub pending: u32,
     /// Every gated node.
@@ -72,9 +72,10 @@ pub fn record(
     let mut out = NodesStatus {
         total: (gated.len() + apart.waiting + apart.finished.len()) as u32,
         pending: apart.waiting as u32,
-        completed: apart.finished.iter().map(|node| node.name.clone()).collect(),
         ..Default::default()
     };
+    // The nodes read one by one that are done or skipped, in release order.
+    let (mut completed, mut skipped) = (Vec::new(), Vec::new());
     let mut notices = Vec::new();
     let mut requeue_after: Option<Duration> = None;
     let mut finished_jobs = Vec::new();
@@ -88,7 +89,7 @@ pub fn record(
         let phase = state.phase();
         match state {
             NodeState::Done { already } => {
-                out.completed.push(name.to_string());
+                completed.push(name.to_string());
                 if !already && *previous_phase != NodePhase::Done {
                     finished_jobs.extend(finished());
                     notices.push(Notice::normal(
@@ -100,7 +101,7 @@ pub fn record(
                 continue;
             }
             NodeState::Skipped => {
-                out.skipped.push(name.to_string());
+                skipped.push(name.to_string());
                 if *previous_phase != NodePhase::Skipped {
                     notices.push(Notice::warning(
                         "NodeSkipped",
@@ -276,7 +277,7 @@ pub fn record(
             },
         });
     }
-    (out.completed, out.skipped) = history.in_finishing_order(out.completed, out.skipped);
+    (out.completed, out.skipped) = history.finished_lists(apart.finished, completed, skipped);
     Recorded { nodes: out, notices, requeue_after, finished_jobs }
 }
 

@@ -61,6 +61,8 @@ pub struct Resolved<'a> {
     /// The index the gated nodes were read from, when it was kept between plans and `gated` is in its order (not
     /// under `spec.topology`): its facts and counts stand for reading every gated node again.
     pub index: Option<&'a GatedIndex>,
+    /// What the run config's plans keep between them, with `index` (see [`Kept`]).
+    pub kept: Option<&'a Kept>,
 }
 
 impl<'a> Resolved<'a> {
@@ -105,6 +107,7 @@ impl<'a> Resolved<'a> {
             schedule: self.schedule.clone(),
             domains: self.domains.clone(),
             index: None,
+            kept: None,
         }
     }
 
@@ -133,7 +136,7 @@ pub enum Verdict<'a> {
 /// Validates the run config's references against the snapshot. The nodes are read through the index `kept` holds,
 /// brought up to date (with none, one worked out from every node), which `slot` then holds for the configuration;
 /// the configuration gives it to the later steps only when `kept` is given.
-pub fn resolve<'a>(snapshot: &'a Snapshot, kept: Option<&Kept>, slot: &'a OnceCell<Arc<GatedIndex>>) -> Verdict<'a> {
+pub fn resolve<'a>(snapshot: &'a Snapshot, kept: Option<&'a Kept>, slot: &'a OnceCell<Arc<GatedIndex>>) -> Verdict<'a> {
     let mut problems = Vec::new();
     let mut unjudged = Vec::new();
     let mut rules = Vec::new();
@@ -276,6 +279,7 @@ pub fn resolve<'a>(snapshot: &'a Snapshot, kept: Option<&Kept>, slot: &'a OnceCe
         findings: membership.findings,
         schedule,
         index: kept.and(domains.is_none().then_some(&**index)),
+        kept: kept.filter(|_| domains.is_none()),
         domains,
     }))
 }

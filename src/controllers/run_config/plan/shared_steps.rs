@@ -116,7 +116,8 @@ pub fn gate_nodes(
     control_plane_done: bool,
     draft: &mut Draft,
 ) -> Gated {
-    let history = History::of_carrying(&snapshot.run_config.status, &target.key, target.carried.as_deref())
+    let status = &snapshot.run_config.status;
+    let history = History::of_carrying(status, &target.key, target.carried.as_deref(), resolved.kept)
         .with_jobs(&snapshot.jobs, &target.key);
     // The nodes nothing has touched yet, past those that may start now, and the nodes done are counted and listed,
     // not read one by one.

@@ -17,7 +17,7 @@
 
 use std::collections::BTreeSet;
 
-use super::gated_index::GatedIndex;
+use super::gated_index::{GatedIndex, Kept};
 use super::node_state::{GatedNode, History, NodeState};
 use super::resolve::Resolved;
 use super::target::Target;
@@ -95,19 +95,18 @@ enum Told {
     Else,
 }
 
-/// What `history` and `skip` tell of each of the `gated` nodes of `index`, by place.
-fn told(index: &GatedIndex, history: &History<'_>, skip: &BTreeSet<String>, gated: usize) -> Vec<Told> {
+/// What `history` and `skip` tell of each of the `gated` nodes of `index`, by place; the places of the finished
+/// nodes as `kept` holds them.
+fn told(index: &GatedIndex, kept: &Kept, history: &History<'_>, skip: &BTreeSet<String>, gated: usize) -> Vec<Told> {
     let mut told = vec![Told::Nothing; gated];
-    for (name, said) in history.told() {
-        let Some(place) = index.place(name) else { continue };
-        told[place] = match said.phase {
-            _ if said.entry.is_some() || !said.jobs.is_empty() => Told::Else,
+    for &(place, phase) in kept.finished_places(history.finished(), index).iter() {
+        told[place] = match phase {
             NodePhase::Done => Told::Done,
-            NodePhase::Pending => Told::Nothing,
             _ => Told::Else,
         };
     }
-    for place in skip.iter().filter_map(|name| index.place(name)) {
+    // Any node with an entry or a Job is read one by one, and so is every skipped node.
+    for place in history.touched().chain(skip.iter().map(String::as_str)).filter_map(|name| index.place(name)) {
         told[place] = Told::Else;
     }
     told
@@ -127,9 +126,9 @@ pub fn set_apart<'a>(
     if !narrow || resolved.homes.len() != resolved.gated.len() {
         return None;
     }
-    let index = resolved.index?;
+    let (index, kept) = (resolved.index?, resolved.kept?);
     let facts = index.facts_for(target).filter(|facts| facts.len() == resolved.gated.len())?;
-    let told = told(index, history, &snapshot.run_config.skip, resolved.gated.len());
+    let told = told(index, kept, history, &snapshot.run_config.skip, resolved.gated.len());
     let kind_at = |place: usize| {
         let facts = facts[place];
         match told[place] {

@@ -304,7 +304,7 @@ fn at_two_thousand_nodes_the_status_stays_small_and_writes_are_for_the_nodes_in_
 
     // With the names real clusters use, the status is a small fraction of the 1.5 MiB limit.
     let mut status = p.status.clone();
-    status.completed_nodes = done;
+    status.completed_nodes = done.into();
     let bytes = serde_json::to_vec(&status).unwrap().len();
     assert!(bytes < 256 * 1024, "the status of a 2,000-node rollout takes {bytes} bytes");
 
