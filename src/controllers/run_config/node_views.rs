@@ -117,6 +117,8 @@ struct NodeMemo {
     /// The nodes changed since `nodes` was made; None: every node is to be read (nothing made yet, a relist, other
     /// inputs, or not fed).
     changed: Option<BTreeSet<String>>,
+    /// The nodes of the store that cannot be decoded (none of them has a view), as of `nodes`.
+    undecodable: BTreeSet<String>,
 }
 
 /// A watch event as the memo takes it: a node (or its MachineConfigNode) changed, or the watch listed anew.
@@ -193,6 +195,10 @@ impl NodeViews {
                     let map = Arc::make_mut(&mut memo.nodes);
                     for name in changed {
                         let node = nodes.get(&ObjectRef::new(&name));
+                        match node.as_deref().is_some_and(|n| n.decoded().is_none()) {
+                            true => memo.undecodable.insert(name.clone()),
+                            false => memo.undecodable.remove(&name),
+                        };
                         match node.as_deref().and_then(Guarded::decoded).and_then(|n| read(&mut memo.views, n)) {
                             Some(shared) => map.insert(name, shared),
                             None => {
@@ -205,9 +211,13 @@ impl NodeViews {
             }
             None => {
                 memo.views.pass();
+                memo.undecodable.clear();
                 let mut out = BTreeMap::new();
                 for node in nodes.state() {
-                    let Some(node) = node.decoded() else { continue };
+                    let Some(node) = node.decoded() else {
+                        memo.undecodable.insert(node.name_any());
+                        continue;
+                    };
                     if let Some(shared) = read(&mut memo.views, node) {
                         out.insert(node.name_any(), shared);
                     }
@@ -218,6 +228,12 @@ impl NodeViews {
         }
         memo.changed = fed.then(BTreeSet::new);
         Arc::clone(&memo.nodes)
+    }
+
+    /// The nodes of the store that cannot be decoded, as the last [`NodeViews::of`] for `source` found them (found
+    /// with the views, so that a snapshot need not go through every node to learn that none is malformed).
+    pub fn undecodable(&self, source: VersionSource) -> BTreeSet<String> {
+        lock(&self.memo).sources.get(&source).map(|memo| memo.undecodable.clone()).unwrap_or_default()
     }
 }
 
@@ -344,6 +360,42 @@ mod tests {
         assert_eq!(of(&memo)["c"].current_config.as_deref(), Some("r1"), "what the watch did not tell is not read");
         memo.saw(Seen::Relisted);
         assert_eq!(of(&memo)["c"].current_config.as_deref(), Some("r2"), "a relist reads every node");
+    }
+
+    #[test]
+    fn fed_by_the_watches_the_memo_knows_the_nodes_that_cannot_be_decoded() {
+        let (nodes, mut writer) = reflector::store::<Guarded<Node>>();
+        let memo = NodeViews::fed();
+        let mut apply = |event: watcher::Event<Guarded<Node>>| {
+            writer.apply_watcher_event(&event);
+            memo.saw((&event).into());
+        };
+        let rendered = BTreeMap::from([("r1".to_string(), "4.16.4".to_string())]);
+        let of = |memo: &NodeViews| memo.of(&nodes, None, VersionSource::Auto, (rendered.clone(), 0), view);
+        apply(watcher::Event::Apply(node("a", Some("1"), "r1")));
+        assert!(of(&memo).contains_key("a") && memo.undecodable(VersionSource::Auto).is_empty());
+
+        // A node that turns malformed has no view, and is named among the nodes that cannot be decoded, until it
+        // is fixed or gone.
+        let malformed: Guarded<Node> = serde_json::from_value(json!({"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": "b", "resourceVersion": "3"}, "status": {"conditions": "not a list"}}))
+        .unwrap_or_else(|e| panic!("{e}"));
+        apply(watcher::Event::Apply(malformed.clone()));
+        assert!(!of(&memo).contains_key("b"), "a malformed node has no view");
+        assert_eq!(memo.undecodable(VersionSource::Auto), BTreeSet::from(["b".to_string()]));
+        apply(watcher::Event::Apply(node("b", Some("4"), "r2")));
+        assert!(of(&memo).contains_key("b") && memo.undecodable(VersionSource::Auto).is_empty(), "fixed");
+        apply(watcher::Event::Apply(malformed.clone()));
+        apply(watcher::Event::Delete(malformed));
+        assert!(!of(&memo).contains_key("b") && memo.undecodable(VersionSource::Auto).is_empty(), "gone");
+        apply(watcher::Event::Apply(
+            serde_json::from_value(json!({"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": "d"}, "spec": {"taints": 1}}))
+            .unwrap_or_else(|e| panic!("{e}")),
+        ));
+        memo.saw(Seen::Relisted);
+        of(&memo);
+        assert_eq!(memo.undecodable(VersionSource::Auto), BTreeSet::from(["d".to_string()]), "found by a relist");
     }
 
     fn job(name: &str, version: &str) -> Guarded<CachedJob> {

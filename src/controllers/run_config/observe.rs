@@ -132,8 +132,6 @@ pub fn snapshot(stores: &Stores, rc: &MutexRunConfig, now: Timestamp) -> Snapsho
     let avoid = rc.spec.avoid_target_node;
     let rules =
         rc.spec.mutex_rules.iter().map(|r| rule_view(stores, r.namespace_or(&namespace), &r.name, avoid)).collect();
-    let targets =
-        rc.spec.mutex_targets.iter().map(|t| target_view(stores, t.namespace_or(&namespace), &t.name)).collect();
     let configs = stores.machine_configs.state();
     let sources: Vec<(String, &BTreeMap<String, String>)> = configs
         .iter()
@@ -167,6 +165,13 @@ pub fn snapshot(stores: &Stores, rc: &MutexRunConfig, now: Timestamp) -> Snapsho
             view
         },
     );
+    let undecodable = stores.node_views.undecodable(source);
+    let targets = rc
+        .spec
+        .mutex_targets
+        .iter()
+        .map(|t| target_view(stores, &undecodable, t.namespace_or(&namespace), &t.name))
+        .collect();
     let cluster_version = stores.cluster_versions.get(&ObjectRef::new(openshift::CLUSTER_VERSION_NAME));
     let cluster = cluster_version.as_deref().and_then(Guarded::decoded).map(|cv| {
         let target_version = cv.target_version().map(String::from);
@@ -430,22 +435,24 @@ fn rule_view(stores: &Stores, namespace: &str, name: &str, avoid: bool) -> RuleV
     RuleView { namespace: namespace.to_string(), name: name.to_string(), found }
 }
 
-fn target_view(stores: &Stores, namespace: &str, name: &str) -> TargetView {
+fn target_view(stores: &Stores, undecodable: &BTreeSet<String>, namespace: &str, name: &str) -> TargetView {
     let found = stores.targets.get(&ObjectRef::new(name).within(namespace)).map(|guard| match &guard.0 {
         Ok(target) => valid_config(
             target.status.as_ref().map(|s| s.conditions.as_slice()).unwrap_or_default(),
             target.metadata.generation,
         )
         .map(|()| target.spec.machine_config_pools.clone())
-        .and_then(|pools| unreadable_member(stores, &pools).map_or(Ok(pools), |why| Err(Unusable::Invalid(why)))),
+        .and_then(|pools| {
+            unreadable_member(stores, undecodable, &pools).map_or(Ok(pools), |why| Err(Unusable::Invalid(why)))
+        }),
         Err(invalid) => Err(Unusable::Invalid(format!("malformed: {}", invalid.error))),
     });
     TargetView { namespace: namespace.to_string(), name: name.to_string(), found }
 }
 
 /// Why a target's pools cannot be trusted: one of them, or a node one of them selects, cannot be decoded (a pool
-/// that does not exist is the planner's to report).
-fn unreadable_member(stores: &Stores, pools: &[String]) -> Option<String> {
+/// that does not exist is the planner's to report). Only the nodes found `undecodable` are looked at.
+fn unreadable_member(stores: &Stores, undecodable: &BTreeSet<String>, pools: &[String]) -> Option<String> {
     for name in pools {
         let Some(pool) = stores.pools.get(&ObjectRef::new(name)) else { continue };
         let pool = match &pool.0 {
@@ -453,7 +460,7 @@ fn unreadable_member(stores: &Stores, pools: &[String]) -> Option<String> {
             Err(invalid) => return Some(format!("its MachineConfigPool {name} cannot be read: {}", invalid.error)),
         };
         let selector = membership::effective_node_selector(pool);
-        for node in stores.nodes.state() {
+        for node in undecodable.iter().filter_map(|name| stores.nodes.get(&ObjectRef::new(name))) {
             if let Err(invalid) = &node.0 {
                 if membership::selects(selector.as_ref(), node.labels()) {
                     return Some(format!(
