@@ -26,6 +26,7 @@ use kube::Api;
 
 use crate::cluster::TestCluster;
 use crate::kwok::{fake_node, is_node_ready};
+use crate::wait::wait_until;
 
 /// The component restarted by [`TestCluster::stop_apiserver`] and [`ApiServerDown::start`].
 const APISERVER: &str = "kube-apiserver";
@@ -244,18 +245,9 @@ async fn kwok_watches_nodes(client: &kube::Client) -> anyhow::Result<()> {
     let nanos = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).unwrap_or_default().as_nanos();
     let name = format!("testkit-kwok-probe-{}-{nanos}", std::process::id());
     nodes.create(&PostParams::default(), &fake_node(&name)).await.with_context(|| format!("creating node {name}"))?;
-    let deadline = Instant::now() + PROCESS_TIMEOUT;
-    let outcome = loop {
-        match nodes.get_opt(&name).await {
-            Ok(Some(node)) if is_node_ready(&node) => break Ok(()),
-            _ if Instant::now() > deadline => {
-                break Err(anyhow::anyhow!("kwok did not make node {name} Ready within {PROCESS_TIMEOUT:?}"))
-            }
-            _ => tokio::time::sleep(POLL).await,
-        }
-    };
+    let outcome = wait_until(&nodes, &name, PROCESS_TIMEOUT, "kwok to make the probe node Ready", is_node_ready).await;
     nodes.delete(&name, &DeleteParams::default()).await.with_context(|| format!("deleting node {name}"))?;
-    outcome
+    outcome.map(drop)
 }
 
 /// The components of the cluster in `cluster_dir` that run now (the apiserver first), except [`LEFT_ALONE`].
