@@ -3,13 +3,14 @@
 //! working directory, environment and log file that kwokctl's binary runtime gave it.
 //!
 //! kwokctl keeps each cluster's state beside its kubeconfig (`<workdir>/clusters/<name>/kubeconfig.yaml`): the pid
-//! of each component in `pids/<component>.pid`, its log in `logs/<component>.log`. Without the apiserver for about
-//! 10 s, kube-controller-manager and kube-scheduler lose their leader lease and exit (on a real control plane the
-//! kubelet restarts them); the restart starts them again the same way, so the next test finds the whole cluster.
+//! of each component in `pids/<component>.pid`, its log in `logs/<component>.log`. The restart starts every
+//! component that exited meanwhile again the same way, so the next test finds the whole cluster (with leader
+//! election on, as in clusters made before `hack/kwok/kwokctl.yaml` turned it off, kube-controller-manager and
+//! kube-scheduler exit after about 10 s without the apiserver; on a real control plane the kubelet restarts them).
 //! kwok, which stands in for every kubelet, misses a node deleted before its watch is back, and never again manages
-//! a node later made with that name; so the restart returns only once kwok has made a new node Ready. The
-//! leader-electing components are started afresh even if they outlived the outage: one that did may keep watches
-//! that no longer see new objects.
+//! a node later made with that name; so the restart returns only once kwok has made a new node Ready.
+//! kube-controller-manager and kube-scheduler are started afresh even if they outlived the outage: one that did may
+//! keep watches that no longer see new objects.
 //! While the apiserver is down the kwok work directory stays locked, as `hack/cluster-up.sh` locks it, so a test
 //! binary starting meanwhile waits instead of "starting" the cluster a second time; restarted components' pids are
 //! written where `kwokctl` and `hack/cluster-down.sh` look for them.
@@ -30,9 +31,9 @@ use crate::wait::wait_until;
 
 /// The component restarted by [`TestCluster::stop_apiserver`] and [`ApiServerDown::start`].
 const APISERVER: &str = "kube-apiserver";
-/// Components that hold a leader Lease in `kube-system` (named after them) and exit when they cannot renew it; the
-/// restart starts them afresh whether they exited or not.
-const LEADER_ELECTING: [&str; 2] = ["kube-controller-manager", "kube-scheduler"];
+/// Components the restart starts afresh whether they outlived the outage or not (with leader election on, they exit
+/// when they cannot renew their Lease in `kube-system`).
+const STARTED_AFRESH: [&str; 2] = ["kube-controller-manager", "kube-scheduler"];
 /// Components that keep running without the apiserver (their data is not ours to restart).
 const LEFT_ALONE: [&str; 1] = ["etcd"];
 /// How long a killed process may take to be gone, a started apiserver to answer `/readyz`, and kwok to make a new
@@ -121,8 +122,8 @@ impl ApiServerDown {
     }
 
     /// Starts the apiserver again as it was started before, waits until it answers `/readyz`, then starts again
-    /// every component that exited meanwhile and, afresh, the leader-electing ones, and waits until kwok makes a
-    /// new node Ready.
+    /// every component that exited meanwhile and, afresh, kube-controller-manager and kube-scheduler, and waits
+    /// until kwok makes a new node Ready.
     pub async fn start(mut self) -> anyhow::Result<()> {
         self.started = true;
         self.restart.run().await
@@ -160,7 +161,7 @@ impl Restart {
         let client = kube::Client::try_from(self.config.clone()).context("building a client")?;
         wait_ready(&client, pid, &self.cluster_dir).await?;
         for component in self.components.iter().filter(|c| c.name != APISERVER) {
-            if LEADER_ELECTING.contains(&component.name.as_str()) && is_running(component.pid) {
+            if STARTED_AFRESH.contains(&component.name.as_str()) && is_running(component.pid) {
                 // One that outlived a short outage may keep watches that no longer see new objects (a Job's pod
                 // never scheduled): started afresh, as after a long outage, it lists everything anew.
                 let (name, pid) = (component.name.clone(), component.pid);
