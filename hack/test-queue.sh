@@ -23,7 +23,7 @@ cluster="${CLUSTER:-numo-test}" worlds="${WORLDS:-3}"
 # NUMO_TEST_OPENSHIFT_VERSION): its machine-config operator puts the built-in pools' selectors back on every sync,
 # writes no MachineConfigNodes and has no admission policy of its own.
 matrix_release=4.16
-matrix_tests=(rollout other_hands config_change)
+matrix_tests=(rollout other_hands config_change turn_edges)
 # The slowest binaries go first, so that no cluster is left with a long one at the end (from this script's own
 # timings; the rest follow in cargo's order).
 slow_first=(other_hands other_hands@"$matrix_release" rollout_failures rollout rollout@"$matrix_release"

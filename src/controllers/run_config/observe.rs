@@ -490,7 +490,12 @@ fn pool_view(
         .filter(|(_, labels)| crate::selector::matches(pool.spec.machine_config_selector.as_ref(), labels))
         .map(|(name, _)| name.clone())
         .collect();
-    let current = status.is_some_and(|st| Some(st.observed_generation) >= pool.metadata.generation);
+    // The status describes the spec: its generation, and the rendered config the spec names (the MCO renders a new
+    // config without a new generation: a status from before says Updated for the config before).
+    let spec_config = pool.spec.configuration.as_ref().and_then(|c| c.name.as_deref());
+    let status_config = status.and_then(|st| st.configuration.as_ref()).and_then(|c| c.name.as_deref());
+    let current = status.is_some_and(|st| Some(st.observed_generation) >= pool.metadata.generation)
+        && (spec_config.is_none() || spec_config == status_config);
     PoolView {
         name: pool.name_any(),
         uid: pool.uid().unwrap_or_default(),
@@ -575,6 +580,7 @@ fn node_view(node: &Node, source: VersionSource, rendered: &BTreeMap<String, Str
         ready,
         cordoned: node.spec.as_ref().and_then(|s| s.unschedulable).unwrap_or(false),
         mcd_state: node.annotations().get(openshift::MCD_STATE).cloned(),
+        mcd_reason: node.annotations().get(openshift::MCD_REASON).cloned(),
         version,
         current_config: node.annotations().get(openshift::CURRENT_CONFIG).cloned(),
         desired_config: node.annotations().get(openshift::DESIRED_CONFIG).cloned(),

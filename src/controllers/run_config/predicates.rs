@@ -76,7 +76,7 @@ pub fn node_predicate(node: &Guarded<Node>) -> Option<u64> {
     node.meta().labels.hash(&mut hasher);
     node.meta().deletion_timestamp.is_some().hash(&mut hasher);
     node.decoded().and_then(|n| n.spec.as_ref()).and_then(|s| s.unschedulable).hash(&mut hasher);
-    for key in [openshift::CURRENT_CONFIG, openshift::DESIRED_CONFIG, openshift::MCD_STATE] {
+    for key in [openshift::CURRENT_CONFIG, openshift::DESIRED_CONFIG, openshift::MCD_STATE, openshift::MCD_REASON] {
         node.annotations().get(key).hash(&mut hasher);
     }
     let ready = node

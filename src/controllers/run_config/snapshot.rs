@@ -341,6 +341,8 @@ pub struct NodeView {
     pub cordoned: bool,
     /// The machine-config daemon's state annotation (`Done`, `Working`, `Degraded`).
     pub mcd_state: Option<String>,
+    /// Why the machine-config daemon says `Degraded` or `Unreconcilable` (its `reason` annotation).
+    pub mcd_reason: Option<String>,
     /// Its release version, read as the run config's `versionSource` says; None if unknown.
     pub version: Option<String>,
     /// The rendered MachineConfig it runs (the daemon's `currentConfig` annotation).

@@ -78,7 +78,7 @@ pub fn rollout(snapshot: &Snapshot, resolved: &Resolved<'_>, version: &str, hold
             // Labels and marks first: a node back in its own (still steered) pool never matches two custom pools.
             restoring(snapshot, resolved, draft);
             draft.intents.extend(settle(snapshot, resolved));
-            Stage::Restoring { upgrade, progress, waiting_for: Vec::new() }
+            Stage::Restoring { upgrade, progress, waiting_for: Vec::new(), skipped_behind: Vec::new() }
         }
         None => Stage::Gating(upgrade, gated.summary),
     }

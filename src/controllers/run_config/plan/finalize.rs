@@ -114,6 +114,39 @@ fn walked(pool: &PoolView, resolved: &Resolved<'_>) -> bool {
     pool.updated && pool.machine_count.is_none_or(|count| count as usize >= resolved.members(&pool.name).count())
 }
 
+/// The skipped nodes that do not run `version` yet, each as a sentence: what it runs and what its machine-config
+/// daemon says.
+fn skipped_behind(resolved: &Resolved<'_>, version: &str, skip: &std::collections::BTreeSet<String>) -> Vec<String> {
+    let behind = |n: &&&NodeView| {
+        skip.contains(&n.name) && crate::controllers::run_config::version::is_behind(n.version.as_deref(), version)
+    };
+    resolved
+        .gated
+        .iter()
+        .filter(behind)
+        .map(|node| {
+            let mut said = format!(
+                "node {} (skipped) runs {}",
+                node.name,
+                node.version.as_deref().unwrap_or("a version numo cannot read")
+            );
+            if let Some(state) = node.mcd_state.as_deref().filter(|s| *s != "Done") {
+                said.push_str(&format!(", its machine-config daemon is {state}"));
+                if let Some(reason) = node.mcd_reason.as_deref().filter(|r| !r.is_empty()) {
+                    said.push_str(&format!(": {reason}"));
+                }
+            }
+            if node.cordoned {
+                said.push_str(", it is cordoned");
+            }
+            if !node.ready {
+                said.push_str(", it is not Ready");
+            }
+            said
+        })
+        .collect()
+}
+
 /// No pool is claimed and no node is behind: Completed if a rollout to this version ran (once the target pools
 /// moved every node to their own rendered config: until then still Restoring), else Idle.
 pub fn completion(snapshot: &Snapshot, resolved: &Resolved<'_>, upgrade: Upgrade, draft: &mut Draft) -> Stage {
@@ -131,14 +164,22 @@ pub fn completion(snapshot: &Snapshot, resolved: &Resolved<'_>, upgrade: Upgrade
         return Stage::Idle(upgrade);
     }
     let progress = count_finished(snapshot, resolved, &upgrade.version, status);
-    // Skipped nodes upgrade ungated in their own pool once it is restored, and may never get there (that is often
-    // why they were skipped): the rollout is complete without them.
-    let waiting_for: Vec<String> = match status.skipped_nodes.is_empty() {
-        true => resolved.targets.iter().filter(|p| !p.paused && !walked(p, resolved)).map(|p| p.name.clone()).collect(),
-        false => Vec::new(),
-    };
+    // Completed means done: every target pool Updated, skipped nodes included. A skipped node upgrades ungated in
+    // its own pool once it is restored, and may never get there (that is often why it was skipped): the status then
+    // names it, and what to do, for as long as it keeps its pool from Updated.
+    let waiting_for: Vec<String> =
+        resolved.targets.iter().filter(|p| !p.paused && !walked(p, resolved)).map(|p| p.name.clone()).collect();
     if previous.phase == Some(RunPhase::Restoring) && !waiting_for.is_empty() {
-        return Stage::Restoring { upgrade, progress, waiting_for };
+        let skipped_behind = skipped_behind(resolved, &upgrade.version, &snapshot.run_config.skip);
+        let told = crate::conditions::find(&previous.conditions, super::stage::condition::NODE_UPGRADE)
+            .is_some_and(|c| c.reason == "SkippedNodeNotUpdated");
+        let stage = Stage::Restoring { upgrade, progress, waiting_for, skipped_behind };
+        if let (false, Stage::Restoring { skipped_behind, .. }) = (told, &stage) {
+            if !skipped_behind.is_empty() {
+                draft.notices.push(Notice::warning("SkippedNodeNotUpdated", "Restore", stage.phase_and_message().1));
+            }
+        }
+        return stage;
     }
     if status.finished_at.is_none() {
         status.finished_at = Some(Time(snapshot.now));

@@ -83,10 +83,21 @@ pub fn plan<'a>(
                 super::stage::condition::MUTEX_RULES_APPLIED,
             );
         if applied_before {
+            // numo took the labels off itself of the nodes it released (the previous status records the release, or
+            // the node done): a done node whose Jobs are gone, a node skipped after its release, a node done at the
+            // target the cluster changed since. Holding those again is numo's own write, not a put-back.
+            let previous = &snapshot.run_config.status;
+            let released_by_numo = |node: &str| {
+                previous.nodes.iter().any(|e| e.name == node && e.released_at.is_some())
+                    || previous.completed_nodes.iter().any(|n| n == node)
+            };
             for intent in &relabel {
-                if let Intent::LabelNode { node, .. } = intent {
-                    let who = "an unknown writer (Kubernetes keeps no record of who removes a label)";
-                    ledger.saw(&format!("Node/{node}"), foreign::RULE_LABELS, who, false);
+                match intent {
+                    Intent::LabelNode { node, .. } if !released_by_numo(node) => {
+                        let who = "an unknown writer (Kubernetes keeps no record of who removes a label)";
+                        ledger.saw(&format!("Node/{node}"), foreign::RULE_LABELS, who, false);
+                    }
+                    _ => {}
                 }
             }
         }
@@ -110,16 +121,14 @@ pub fn plan<'a>(
     // Released nodes get numo's mark before the pools are steered: a node numo 0.2 released by removing its labels
     // then stays in the canary when the canary starts to select by mark.
     intents.extend(nodes.iter().filter(|g| matches!(g.state, NodeState::Releasing)).map(|g| release(resolved, g.node)));
-    // A finished node goes home at once (a config change holds it again instead, above): its paused pool renders
-    // the content it runs, under the pool's own name, so the move is a rename that reboots nothing, and the canary
-    // is free to serve the next pool's config.
+    // A node that reached its target goes home before its cleanup starts, and a finished node at once (a config
+    // change holds it again instead, above): its paused pool renders the content it runs, under the pool's own name,
+    // so the move is a rename that reboots nothing; no later render of the canary (a new release, a MachineConfig)
+    // reaches it after its turn's one reboot; and the canary is free to serve the next pool's config.
     if !inputs.target.is_config_change() {
-        intents.extend(nodes.iter().filter(|g| matches!(g.state, NodeState::Done { .. })).filter_map(|g| {
-            let marked = g.node.labels.release_mark() == Some(resolved.release_mark.as_str());
-            marked.then(|| Intent::UnlabelNode {
-                node: g.node.name.clone(),
-                labels: vec![crate::labels::RELEASED.to_string()],
-            })
+        intents.extend(nodes.iter().filter(|g| home_now(resolved, inputs.target, g)).map(|g| Intent::UnlabelNode {
+            node: g.node.name.clone(),
+            labels: vec![crate::labels::RELEASED.to_string()],
         }));
     }
 
@@ -190,6 +199,14 @@ pub fn plan<'a>(
     notices.extend(topology.as_ref().map(|now| topology::news(previous, now)).unwrap_or_default());
     let requeue_after = startable.requeue_after;
     Gate { intents, notices, nodes, labels_applied, steered, readiness, topology, requeue_after }
+}
+
+/// Whether numo takes its mark off `gated` now (trigger `Upgrade`): it carries the mark and is done, or released
+/// and at its target (about to clean up, cleaning up, soaking, or failed there).
+fn home_now(resolved: &Resolved<'_>, target: &Target, gated: &GatedNode<'_>) -> bool {
+    let marked = gated.node.labels.release_mark() == Some(resolved.release_mark.as_str());
+    let past_its_reboot = gated.released && target.reached(gated.node);
+    marked && (matches!(gated.state, NodeState::Done { .. }) || past_its_reboot)
 }
 
 /// Holds each of `nodes`: the rule labels it lacks, and no release mark (a node that carries one, numo's from
@@ -282,6 +299,10 @@ fn act(
 ) -> Vec<Intent> {
     let (phase, next) = match &gated.state {
         NodeState::Gating { next: Some(next) } => (JobPhase::Gate, *next),
+        // A cleanup Job starts only once the node is seen out of the canary (see `home_now`).
+        NodeState::CleaningUp { .. } if !target.is_config_change() && home_now(resolved, target, gated) => {
+            return Vec::new()
+        }
         NodeState::CleaningUp { next: Some(next) } => (JobPhase::Cleanup, *next),
         _ => return Vec::new(),
     };

@@ -11,6 +11,7 @@ use k8s_openapi::jiff::Timestamp;
 use super::finished::Finished;
 use super::gated_index::Kept;
 use super::resolve::Resolved;
+use super::stage::FailureCause;
 use super::target::Target;
 use crate::api::{JobRecord, JobResult, MutexRunConfigStatus, NodeNames, NodePhase, NodeProgress};
 use crate::controllers::run_config::snapshot::{JobView, NodeView, Snapshot};
@@ -98,8 +99,8 @@ pub enum NodeState {
     Failed {
         /// Why, as a sentence.
         message: String,
-        /// Whether `nodeTimeout` ran out (else a Job failed).
-        timed_out: bool,
+        /// What failed.
+        cause: FailureCause,
         /// What a retry does.
         retry: Retry,
     },
@@ -148,13 +149,18 @@ impl NodeState {
 }
 
 /// Whether a node's entry goes on in the rollout that takes over when the cluster's target changes: the node is
-/// in its gated turn (gating, released, upgrading, cleaning up, soaking, or failed after its release), so it finishes
-/// to the new target inside that turn; its gate Jobs ran and are not run again.
+/// in its gated turn before its reboot (gating, released, upgrading, or failed after its release and before it was
+/// Ready at the target), so it goes to the new target inside that turn, with its one reboot; its gate Jobs ran and
+/// are not run again. A node past its reboot (cleaning up, soaking, or failed there) is home in its paused pool and
+/// gets a gated turn of its own for the new target, as a node done at the old one does: a second reboot inside a
+/// turn that already cleaned up would be ungated.
 pub fn carried_on(entry: &NodeProgress) -> bool {
-    matches!(
-        entry.phase,
-        NodePhase::Gating | NodePhase::Released | NodePhase::Upgrading | NodePhase::CleaningUp | NodePhase::Soaking
-    ) || (entry.phase == NodePhase::Failed && entry.released_at.is_some())
+    let before_its_reboot = entry.upgraded_at.is_none();
+    match entry.phase {
+        NodePhase::Gating | NodePhase::Released | NodePhase::Upgrading => before_its_reboot,
+        NodePhase::Failed => entry.released_at.is_some() && before_its_reboot,
+        _ => false,
+    }
 }
 
 /// `names` with those in `before` first, in `before`'s order (each once), then the others in their order. The names
@@ -528,16 +534,20 @@ fn state_of(
     // Read only of a node that started (most nodes have not: their labels are not read here at all).
     let labelled = inputs.resolved.rules.iter().any(|r| node.labels.has_rule_label(&r.label));
     let marked = node.labels.release_mark() == Some(inputs.resolved.release_mark.as_str());
-    // A config change holds a node that reached its config again (see `gate`), so the canary never rolls a later
-    // change to it ungated: its labels then do not mean it waits for its release.
-    let held_again = inputs.target.is_config_change() && inputs.target.reached(node);
+    // A node that reached its target leaves the canary before its cleanup starts (see `gate`), so no render of the
+    // canary reaches it after its turn's one reboot: a config change holds it again with the rule labels, an upgrade
+    // sends it home to its paused pool (numo takes its mark off). Its labels then do not mean it waits for its
+    // release.
+    let home = inputs.target.reached(node) && (inputs.target.is_config_change() || !marked);
     if !released {
         walk(inputs, records, JobPhase::Gate)
-    } else if (labelled || !marked) && !held_again {
+    } else if (labelled || !marked) && !home {
         NodeState::Releasing
     } else if phase == NodePhase::Soaking && at_target {
         // Cleaned up already: a node that goes NotReady now restarts its soak, it is not upgraded again.
         soak(inputs, node, entry)
+    } else if let Some(failure) = update_failed(node) {
+        failure
     } else if !(inputs.target.reached(node) && node.ready) {
         NodeState::Upgrading
     } else {
@@ -546,6 +556,20 @@ fn state_of(
             state => state,
         }
     }
+}
+
+/// A released node whose machine-config daemon says its update failed (`Degraded`, or `Unreconcilable`: a change
+/// it cannot apply), with the daemon's reason: the node fails at once, whatever `nodeTimeout` says. The daemon keeps
+/// trying (machine-config-operator `pkg/daemon/daemon.go` `updateErrorState` and its retry of the update), so a node
+/// whose daemon recovers goes on by itself; a retry annotation does not change what the daemon says.
+fn update_failed(node: &NodeView) -> Option<NodeState> {
+    let state = node.mcd_state.as_deref().filter(|s| matches!(*s, "Degraded" | "Unreconcilable"))?;
+    let reason = node.mcd_reason.as_deref().filter(|r| !r.is_empty()).unwrap_or("no reason given");
+    Some(NodeState::Failed {
+        message: format!("the update of node {} failed: its machine-config daemon is {state}: {reason}", node.name),
+        cause: FailureCause::Update,
+        retry: Retry::ResetTimer,
+    })
 }
 
 /// A cleaned-up node's soak: Done once `soakTime` passed since it was last seen healthy, else Soaking. `entry` is
@@ -610,7 +634,7 @@ fn walk(inputs: &Inputs<'_, '_>, records: &Records, phase: JobPhase) -> NodeStat
                             resolved.key,
                             job.message.as_deref().unwrap_or("no reason given")
                         ),
-                        timed_out: false,
+                        cause: FailureCause::Job,
                         retry: Retry::Job(phase, NextJob { rule, attempt: job.attempt + 1 }),
                     }
                 }
@@ -642,7 +666,7 @@ fn with_timeout(inputs: &Inputs<'_, '_>, node: &NodeView, entry: Option<&NodePro
     };
     NodeState::Failed {
         message: format!("node {} did not {what} within {text} (nodeTimeout)", node.name),
-        timed_out: true,
+        cause: FailureCause::Timeout,
         retry: Retry::ResetTimer,
     }
 }

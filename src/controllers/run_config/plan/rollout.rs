@@ -95,7 +95,7 @@ pub fn rollout(
         // still does was restored first. Each claimed one is restored again, and nothing is claimed.
         draft.intents.extend(pools::restore_all(snapshot.pools.values(), &resolved.owner, &resolved.canary.name));
         let progress = previous.progress.clone().unwrap_or_default();
-        return Stage::Restoring { upgrade, progress, waiting_for: Vec::new() };
+        return Stage::Restoring { upgrade, progress, waiting_for: Vec::new(), skipped_behind: Vec::new() };
     }
     claim_removed(snapshot, resolved, &mut draft.ledger);
     // Pools claimed for an earlier shape of the spec (another canary, a removed target) go back first.
@@ -112,7 +112,7 @@ pub fn rollout(
             // Labels and marks first: a node back in its own (still steered) pool never matches two custom pools.
             restoring(snapshot, resolved, draft);
             draft.intents.extend(pools::restore_all(snapshot.pools.values(), &resolved.owner, &resolved.canary.name));
-            Stage::Restoring { upgrade, progress, waiting_for: Vec::new() }
+            Stage::Restoring { upgrade, progress, waiting_for: Vec::new(), skipped_behind: Vec::new() }
         }
         None => Stage::Gating(upgrade, gate.summary),
     }

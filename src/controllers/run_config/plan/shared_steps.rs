@@ -9,7 +9,7 @@ use super::foreign::{self, Ledger};
 use super::node_state::{History, Inputs, NodeState};
 use super::notice::Notice;
 use super::resolve::Resolved;
-use super::stage::{condition, Failure, Gating, Stage, Upgrade};
+use super::stage::{condition, Failure, FailureCause, Gating, Stage, Upgrade};
 use super::target::Target;
 use super::untouched::{self, Narrowed};
 use super::{eta, finalize, gate, learn, pools, record};
@@ -157,16 +157,16 @@ pub fn gate_nodes(
     let finished = apart.waiting == 0 && gate.nodes.iter().all(|g| g.state.finished());
     let end = (gate.steered && finished).then(|| progress.clone());
     let failed = gate.nodes.iter().find_map(|g| match &g.state {
-        NodeState::Failed { message, timed_out, .. } => {
-            Some(Failure { node: g.node.name.clone(), message: message.clone(), timed_out: *timed_out })
+        NodeState::Failed { message, cause, .. } => {
+            Some(Failure { node: g.node.name.clone(), message: message.clone(), cause: *cause })
         }
         NodeState::Ungated { accepted: false } => {
-            Some(Failure { node: g.node.name.clone(), message: record::UNGATED.to_string(), timed_out: false })
+            Some(Failure { node: g.node.name.clone(), message: record::UNGATED.to_string(), cause: FailureCause::Job })
         }
         _ => None,
     });
     let job_failure = gate.nodes.iter().find_map(|g| match &g.state {
-        NodeState::Failed { message, timed_out: false, .. } => Some(message.clone()),
+        NodeState::Failed { message, cause: FailureCause::Job, .. } => Some(message.clone()),
         _ => None,
     });
     let summary = Gating {

@@ -92,8 +92,30 @@ pub struct Failure {
     pub node: String,
     /// Why.
     pub message: String,
-    /// Whether `nodeTimeout` ran out (else a Job failed).
-    pub timed_out: bool,
+    /// What failed.
+    pub cause: FailureCause,
+}
+
+/// What failed a node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FailureCause {
+    /// One of its gate or cleanup Jobs failed.
+    Job,
+    /// `nodeTimeout` ran out.
+    Timeout,
+    /// The machine-config daemon failed its update (`Degraded` or `Unreconcilable`).
+    Update,
+}
+
+impl FailureCause {
+    /// The reason of the `NodeUpgrade` condition while a node failed so.
+    pub fn reason(self) -> &'static str {
+        match self {
+            FailureCause::Job => "NodeFailed",
+            FailureCause::Timeout => "NodeTimedOut",
+            FailureCause::Update => "NodeUpdateFailed",
+        }
+    }
 }
 
 /// The gating of nodes, summarised.
@@ -175,6 +197,9 @@ pub enum Stage {
         progress: String,
         /// Target pools not Updated yet (after the restore).
         waiting_for: Vec<String>,
+        /// Skipped nodes not at the target, each as a sentence (which node, what it runs, what its daemon says):
+        /// they keep their pool from Updated until fixed, or taken out of the pool.
+        skipped_behind: Vec<String>,
     },
     /// Trigger `AnyConfigChange` between rollouts: every target node runs its pool's config; the target pools stay
     /// claimed and paused.
@@ -239,11 +264,22 @@ impl Stage {
             Stage::Restoring { waiting_for, .. } if waiting_for.is_empty() => {
                 (RunPhase::Restoring, "Every node finished; restoring the pools.".into())
             }
-            Stage::Restoring { waiting_for, .. } => (
+            Stage::Restoring { waiting_for, skipped_behind, .. } if skipped_behind.is_empty() => (
                 RunPhase::Restoring,
                 format!(
                     "The pools were restored; waiting for {} to move every node to its own rendered config.",
                     waiting_for.join(", ")
+                ),
+            ),
+            Stage::Restoring { waiting_for, skipped_behind, .. } => (
+                RunPhase::Restoring,
+                format!(
+                    "The pools were restored; waiting for {} to be Updated, which {}: {}. The rollout is not Completed \
+                     until every target pool is Updated. Fix the node (the machine-config daemon retries its update \
+                     by itself) or take it out of its pool; numo says Completed once the pool is Updated.",
+                    waiting_for.join(", "),
+                    if skipped_behind.len() == 1 { "a skipped node keeps from it" } else { "skipped nodes keep from it" },
+                    skipped_behind.join("; ")
                 ),
             ),
             Stage::Standby { upgrade, rolled, settling, renaming } => {

@@ -31,7 +31,11 @@ fn a_rule_and_target_not_validated_yet_are_awaited_without_a_warning_or_a_change
     assert!(only_finalizer_or_nothing(&p), "{:?}", p.intents);
     assert_eq!(p.status.phase, Some(RunPhase::Waiting));
     let c = condition(&p, condition::CONFIG_VALIDATED);
-    assert_eq!((c.status.as_str(), c.reason.as_str()), ("False", "AwaitingValidation"));
+    assert_eq!((c.status.as_str(), c.reason.as_str()), ("Unknown", "AwaitingValidation"));
+    for unchecked in [condition::UPGRADE_CHECKED, condition::UPGRADE_AVAILABLE, condition::UPGRADE_READY] {
+        let c = condition(&p, unchecked);
+        assert_eq!((c.status.as_str(), c.reason.as_str()), ("Unknown", "NotChecked"), "{unchecked}");
+    }
     assert!(
         c.message.contains("MutexRule ops/first") && c.message.contains("MutexTarget ops/workers"),
         "{}",
@@ -336,6 +340,8 @@ fn with_on_failure_continue_other_nodes_go_on_and_the_pools_stay_paused() {
     f.step();
     f.step();
     f.upgrade("worker-1");
+    // Home first, then its cleanup Job.
+    f.step();
     f.step();
     f.finish_jobs(JobResult::Succeeded);
     let p = f.step();

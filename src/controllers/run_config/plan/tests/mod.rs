@@ -16,6 +16,7 @@ mod pool_shapes;
 mod retarget;
 mod safe_to_proceed;
 mod topology;
+mod turn_edges;
 mod untouched;
 
 use std::collections::{BTreeMap, BTreeSet};

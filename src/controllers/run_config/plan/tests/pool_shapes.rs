@@ -133,22 +133,29 @@ fn a_custom_pools_nodes_run_their_own_config_in_the_canary_and_go_home_when_done
         .collect();
     assert_eq!(steered, vec![Some(roles(&["worker", "infra"]))], "the canary was pointed at infra's configs once");
     assert_eq!(f.s.pools["canary"].machine_config_selector, Some(role("worker")), "the canary's own selector is back");
-    // Every node went home as soon as it was done (the last one in the plan that restores, before the restore).
+    // Every node went home as soon as it reached its target, before its cleanup Jobs (the last one in the plan
+    // that restores, before the restore).
     let unmarked = |p: &Plan, node: &str| {
         p.intents.iter().position(|i| {
             matches!(i, Intent::UnlabelNode { node: n, labels }
             if n == node && labels.iter().any(|l| l == crate::labels::RELEASED))
         })
     };
+    let cleanup_created =
+        |p: &Plan, node: &str| jobs_created(p).iter().any(|(n, phase, _)| n == node && phase == "cleanup");
     for node in ["worker-0", "worker-1", "infra-0"] {
         let home = plans.iter().position(|p| unmarked(p, node).is_some()).expect("went home");
-        assert_eq!(node_phase(&plans[home], node), Some(NodePhase::Done), "{node} went home once done");
+        let phase = node_phase(&plans[home], node);
+        assert!(
+            matches!(phase, Some(NodePhase::CleaningUp | NodePhase::Done)),
+            "{node} went home at its target: {phase:?}"
+        );
+        assert!(!plans[..=home].iter().any(|p| cleanup_created(p, node)), "{node} went home before its cleanup");
         assert_ne!(plans[home].status.phase, Some(RunPhase::Restoring), "{node} went home before the restore");
     }
-    let restoring = plans.iter().find(|p| p.status.phase == Some(RunPhase::Restoring)).expect("a restore");
-    let first_restore = restoring.intents.iter().position(|i| matches!(i, Intent::RestorePool { .. }));
-    let last_home = unmarked(restoring, "infra-1");
-    assert!(last_home.is_some() && last_home < first_restore, "{:?}", restoring.intents);
+    let restoring = plans.iter().position(|p| p.status.phase == Some(RunPhase::Restoring)).expect("a restore");
+    let last_home = plans.iter().position(|p| unmarked(p, "infra-1").is_some());
+    assert!(last_home.is_some_and(|home| home < restoring), "the last node went home before the restore");
     assert!(marked(&f).is_empty());
 }
 
