@@ -1,8 +1,10 @@
 //! numo's alerts (`config/prometheus/rule.yaml`): OpenShift's alerting conventions and a runbook page for every
 //! alert; every rule tested with `promtool test rules` (`config/prometheus/tests`), the tests feeding the rules series
-//! named and labelled as numo serves them; and a rollout held in the test world firing `NumoRolloutHeld` with its
-//! reason, through promtool on the series numo served at `/metrics` (and the API server counting a refused write
-//! under the name and labels `NumoForeignWritesRefused` reads).
+//! named and labelled as numo serves them; only the alerts numo cannot get past by itself labelled
+//! `openShiftUpdatePrecheck` (the rest would mark the next update, z-streams too, not recommended); and a rollout held
+//! in the test world firing `NumoRolloutHeld` with its reason, through promtool on the series numo served at
+//! `/metrics` (and the API server counting a refused write under the name and labels `NumoForeignWritesRefused`
+//! reads).
 
 mod support;
 
@@ -27,6 +29,16 @@ const RUNBOOKS: &str = "https://github.com/numo-operator/numo/blob/main/docs/run
 const TARGET_LABELS: [&str; 6] = ["namespace", "pod", "job", "instance", "endpoint", "service"];
 /// The rule file promtool reads: rule.yaml's `spec` (promtool cannot read a PrometheusRule).
 const RULES_FILE: &str = "numo-rules.yaml";
+/// The alerts that make every update the cluster offers a risk while they fire: they carry
+/// `openShiftUpdatePrecheck: "true"`, which `oc adm upgrade recommend` lists and, with the ClusterUpdateAcceptRisks
+/// feature gate, the CVO turns into `Recommended=False` for every update, z-streams included (as it does any
+/// `severity: critical` alert; openshift/cluster-version-operator `pkg/risk/alert/alert.go`). Only these three: the
+/// rollout waits for an admin (a failed node, an ungated node) or for numo to run again, so the next release's
+/// workers would wait behind them. Every other alert fires while numo holds a rollout it goes on with by itself, and
+/// that rollout absorbs the next release (docs/install.md, "Which alerts hold back the next update").
+const UPDATE_RISKS: [&str; 3] = ["NumoNodeFailed", "NumoNodeUngated", "NumoDownWhileHoldingPools"];
+/// The pages whose tables say, per alert, whether it is a precheck (their last column, `yes` or `no`).
+const PRECHECK_TABLES: [&str; 3] = ["docs/install.md", "docs/runbooks/README.md", "docs/metrics.md"];
 
 fn rule() -> Value {
     yaml(&repo::root().join("config/prometheus/rule.yaml"))
@@ -44,6 +56,25 @@ fn alerts(rule: &Value) -> Vec<Value> {
 
 fn name(alert: &Value) -> String {
     alert["alert"].as_str().unwrap_or_default().to_string()
+}
+
+/// Whether the alert, firing, is a risk of every update the cluster offers: the CVO's `alertsToRisks` takes every
+/// `severity: critical` alert and every alert labelled `openShiftUpdatePrecheck: "true"`.
+fn makes_updates_a_risk(alert: &Value) -> bool {
+    alert["labels"]["severity"] == "critical" || alert["labels"]["openShiftUpdatePrecheck"] == "true"
+}
+
+/// The rule with the alert named `alert` labelled `openShiftUpdatePrecheck: "true"`.
+fn with_precheck(rule: &Value, alert: &str) -> Value {
+    let mut rule = rule.clone();
+    for group in rule["spec"]["groups"].as_array_mut().into_iter().flatten() {
+        for r in group["rules"].as_array_mut().into_iter().flatten() {
+            if r["alert"] == alert {
+                r["labels"]["openShiftUpdatePrecheck"] = json!("true");
+            }
+        }
+    }
+    rule
 }
 
 /// The promtool test files of config/prometheus/tests: file name → text.
@@ -143,6 +174,37 @@ fn every_alert_follows_openshifts_conventions_and_has_a_runbook() {
 }
 
 #[test]
+fn only_alerts_numo_cannot_get_past_by_itself_make_the_next_update_not_recommended() {
+    let alerts = alerts(&rule());
+    let risks: BTreeSet<String> = alerts.iter().filter(|a| makes_updates_a_risk(a)).map(name).collect();
+    for alert in ["NumoRolloutHeld", "NumoTargetPoolsPausedTooLong", "NumoHoldsNextMinorUpdate"] {
+        assert!(alerts.iter().any(|a| name(a) == alert), "no alert {alert}");
+        assert!(
+            !risks.contains(alert),
+            "{alert} would mark every update, the z-stream numo absorbs mid-rollout too, not recommended"
+        );
+    }
+    let expected: BTreeSet<String> = UPDATE_RISKS.iter().map(|a| a.to_string()).collect();
+    assert_eq!(risks, expected, "the alerts labelled openShiftUpdatePrecheck or critical");
+
+    // Each page's table says the same, alert by alert.
+    for page in PRECHECK_TABLES {
+        let text = std::fs::read_to_string(repo::root().join(page)).unwrap_or_default();
+        for alert in &alerts {
+            let name = name(alert);
+            let row = text.lines().find(|line| {
+                let first = line.split('|').nth(1).unwrap_or_default();
+                line.starts_with("| ") && (first.contains(&format!("[{name}]")) || first.contains(&format!("`{name}`")))
+            });
+            let Some(row) = row else { panic!("{page} has no row for {name}") };
+            let precheck = row.trim_end().trim_end_matches('|').rsplit('|').next().unwrap_or_default().trim();
+            let want = if UPDATE_RISKS.contains(&name.as_str()) { "yes" } else { "no" };
+            assert_eq!(precheck, want, "{page}: precheck of {name}");
+        }
+    }
+}
+
+#[test]
 fn every_check_numo_has_is_left_out_of_numo_rollout_held_or_explained_in_its_description() {
     let rule = rule();
     let held = alerts(&rule).into_iter().find(|a| name(a) == "NumoRolloutHeld").unwrap_or_default();
@@ -202,6 +264,19 @@ fn a_wrong_rule_fails_its_promtool_tests() -> anyhow::Result<()> {
         let tested = scratch.test_rules(&tests)?;
         assert!(!tested.success, "promtool passed a wrong rule:\n{}", tested.output);
         assert!(tested.output.contains("NumoRolloutHeld"), "{}", tested.output);
+    }
+    // And against rules that label an alert openShiftUpdatePrecheck that must not hold back the next update (the
+    // test files that show it firing).
+    let rule = rule();
+    for alert in alerts(&rule).iter().map(name).filter(|n| !UPDATE_RISKS.contains(&n.as_str())) {
+        let shown = format!("alertname: {alert}\n");
+        let tests: BTreeMap<String, String> =
+            tests.iter().filter(|(_, t)| t.contains(&shown)).map(|(f, t)| (f.clone(), t.clone())).collect();
+        assert!(!tests.is_empty(), "no promtool test shows {alert}");
+        let scratch = Scratch::new("precheck", &with_precheck(&rule, &alert), &tests)?;
+        let tested = scratch.test_rules(&tests)?;
+        assert!(!tested.success, "promtool passed {alert} labelled openShiftUpdatePrecheck:\n{}", tested.output);
+        assert!(tested.output.contains(&alert), "{}", tested.output);
     }
     Ok(())
 }
@@ -465,8 +540,8 @@ async fn a_held_rollout_fires_numo_rollout_held_with_its_reason() -> anyhow::Res
         json!({"eval_time": format!("{}s", 3600.0 + held), "alertname": "NumoRolloutHeld", "exp_alerts": []}),
         json!({"eval_time": format!("{}s", 4800.0 + held), "alertname": "NumoRolloutHeld", "exp_alerts": [{
             "exp_labels": {
-                "severity": "warning", "openShiftUpdatePrecheck": "true", "namespace": "numo-system",
-                "run_config": run_config, "check": "ClusterOperators",
+                "severity": "warning", "namespace": "numo-system", "run_config": run_config,
+                "check": "ClusterOperators",
             },
             "exp_annotations": {
                 "summary": format!("numo has held the worker rollout of run config {run_config} for over an hour."),
