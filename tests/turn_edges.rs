@@ -99,7 +99,8 @@ type Said = std::sync::Arc<std::sync::Mutex<Vec<(SystemTime, Option<RunPhase>, O
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_failed_update_fails_its_node_at_once_and_after_the_skip_completed_waits_for_the_pools() -> anyhow::Result<()>
 {
-    let mut setup = Setup::new("failed-update", 2).await?;
+    // Three workers: with worker-0 cordoned and a Job kept off the node it gates, the next node's Jobs need a third.
+    let mut setup = Setup::new("failed-update", 3).await?;
     let nodes = Api::<Node>::all(setup.client.clone());
     // worker-0's update fails: the daemon reports Degraded with its reason, and retries only once it is fixed.
     let broken = json!({"metadata": {"annotations": {numo_simulator::faults::FAIL_UPDATE: "true"}}});
@@ -135,7 +136,11 @@ async fn a_failed_update_fails_its_node_at_once_and_after_the_skip_completed_wai
         status.and_then(|s| s.phase) == Some(RunPhase::Restoring)
             && status.and_then(|s| s.message.as_deref()).is_some_and(|m| m.contains("worker-0 (skipped)"))
     })
-    .await?;
+    .await
+    .map_err(|e| {
+        let said = said.lock().map(|s| s.clone()).unwrap_or_default();
+        anyhow::anyhow!("{e}: the statuses said {:?}", &said[said.len().saturating_sub(5)..])
+    })?;
     let message = waiting.status.and_then(|s| s.message).unwrap_or_default();
     assert!(message.contains("Degraded") && message.contains("Fix the node"), "{message}");
     let told = |notes: &[(String, String, String)]| {
