@@ -1,15 +1,37 @@
-//! Building and merging status conditions: `lastTransitionTime` moves only when the status flips, and every
+//! Building and merging status conditions: `lastTransitionTime` moves only when the status changes, and every
 //! condition carries the `observedGeneration` it describes.
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+
+/// What a condition says: it holds, it does not, or numo cannot judge it yet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Status {
+    /// The condition holds.
+    True,
+    /// The condition does not hold.
+    False,
+    /// numo cannot judge it yet (it has not read or checked what it would take).
+    Unknown,
+}
+
+impl Status {
+    /// The condition's `status` as Kubernetes spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::True => "True",
+            Status::False => "False",
+            Status::Unknown => "Unknown",
+        }
+    }
+}
 
 /// A condition as a reconcile wants it, before timestamps are settled.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Desired {
     /// Condition type, e.g. `ValidConfig`.
     pub type_: &'static str,
-    /// Whether the condition holds.
-    pub status: bool,
+    /// Whether the condition holds, or that numo cannot tell yet.
+    pub status: Status,
     /// CamelCase machine-readable reason.
     pub reason: String,
     /// A sentence a person can act on.
@@ -19,22 +41,27 @@ pub struct Desired {
 impl Desired {
     /// A condition that holds.
     pub fn true_(type_: &'static str, reason: impl Into<String>, message: impl Into<String>) -> Self {
-        Self { type_, status: true, reason: reason.into(), message: message.into() }
+        Self { type_, status: Status::True, reason: reason.into(), message: message.into() }
     }
 
     /// A condition that does not hold.
     pub fn false_(type_: &'static str, reason: impl Into<String>, message: impl Into<String>) -> Self {
-        Self { type_, status: false, reason: reason.into(), message: message.into() }
+        Self { type_, status: Status::False, reason: reason.into(), message: message.into() }
+    }
+
+    /// A condition numo cannot judge yet.
+    pub fn unknown(type_: &'static str, reason: impl Into<String>, message: impl Into<String>) -> Self {
+        Self { type_, status: Status::Unknown, reason: reason.into(), message: message.into() }
     }
 }
 
-/// Merges `desired` into `existing`: conditions keep their `lastTransitionTime` unless their status flips; conditions
+/// Merges `desired` into `existing`: conditions keep their `lastTransitionTime` unless their status changes; conditions
 /// not in `desired` are kept as they are. The result is sorted by type so repeated writes are identical.
 pub fn merge(existing: &[Condition], desired: &[Desired], generation: Option<i64>, now: &Time) -> Vec<Condition> {
     let mut out: Vec<Condition> =
         existing.iter().filter(|c| !desired.iter().any(|d| d.type_ == c.type_)).cloned().collect();
     for d in desired {
-        let status = if d.status { "True" } else { "False" }.to_string();
+        let status = d.status.as_str().to_string();
         let previous = existing.iter().find(|c| c.type_ == d.type_);
         let last_transition_time = match previous {
             Some(p) if p.status == status => p.last_transition_time.clone(),
@@ -83,6 +110,20 @@ mod tests {
         let flipped = merge(&same, &[Desired::false_("ValidConfig", "Invalid", "bad")], Some(3), &at(30));
         assert_eq!(flipped[0].last_transition_time, at(30));
         assert_eq!(flipped[0].status, "False");
+    }
+
+    #[test]
+    fn unknown_is_a_status_of_its_own() {
+        let first = merge(&[], &[Desired::unknown("Refused", "NotKnownYet", "not yet")], None, &at(10));
+        assert_eq!((first[0].status.as_str(), first[0].last_transition_time.clone()), ("Unknown", at(10)));
+        let same = merge(&first, &[Desired::unknown("Refused", "NotKnownYet", "still not")], None, &at(20));
+        assert_eq!(same[0].last_transition_time, at(10));
+        let known = merge(&same, &[Desired::true_("Refused", "InForce", "in force")], None, &at(30));
+        assert_eq!((known[0].status.as_str(), known[0].last_transition_time.clone()), ("True", at(30)));
+        assert!(is_true(&known, "Refused"));
+        let unknown_again = merge(&known, &[Desired::unknown("Refused", "NotKnownYet", "lost")], None, &at(40));
+        assert_eq!(unknown_again[0].last_transition_time, at(40));
+        assert!(!is_true(&unknown_again, "Refused"));
     }
 
     #[test]

@@ -3,6 +3,8 @@
 //! pauses a node's pool around its drain of that node and unpauses it after. numo takes turns with it — it waits
 //! while SR-IOV holds the canary, and pauses a held target pool again once SR-IOV ends its turn there — so SR-IOV's
 //! drains complete, none of its writes is refused, every node upgrades in its gated turn, and the rollout completes.
+//! Where SR-IOV's unpause would release held nodes into a pending release, numo's policy refuses it until numo
+//! restores the pool, and numo says so (`OtherOperatorWaits`).
 
 mod support;
 
@@ -81,5 +83,56 @@ async fn sriov_drains_a_held_node_and_a_canary_node_mid_rollout_and_numo_stays_g
     for (pool, (paused, _)) in setup.pools().await? {
         assert!(!paused || pool == "master", "{pool} is left paused");
     }
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sriov_waiting_for_a_held_pool_with_the_new_release_pending_is_said_and_goes_on_once_numo_restores_it(
+) -> anyhow::Result<()> {
+    let name = "sriov-waits";
+    let config = SimConfig {
+        sriov: true,
+        // SR-IOV's drain spans the MCO's render of the new release, which comes after the control plane.
+        sriov_drain: Duration::from_secs(12),
+        control_plane: Duration::from_secs(6),
+        openshift: openshift_release(),
+        ..Default::default()
+    };
+    let mut setup = Setup::with_config("sriov-waits", 3, config).await?;
+    setup.check_workers(name, job_spec("3s", false), None, json!({})).await?;
+    setup.start_operator().await?;
+    setup.upgrade_cluster(NEW).await?;
+    // Right after numo paused `worker`, SR-IOV pauses it too and drains worker-2; meanwhile the MCO renders the
+    // workers' new release, held by numo: SR-IOV's unpause would release it, and numo's policy refuses it.
+    let pools = Api::<MachineConfigPool>::all(setup.client.clone());
+    numo_testkit::wait_until(&pools, "worker", Duration::from_secs(60), "held paused", |p: &MachineConfigPool| {
+        p.spec.paused
+    })
+    .await?;
+    reconfigure(&setup, "worker-2").await?;
+    let waits = |rc: &MutexRunConfig| {
+        let status = rc.status.as_ref();
+        let condition = status.and_then(|s| s.conditions.iter().find(|c| c.type_ == "OtherOperatorWaits"));
+        condition.is_some_and(|c| c.status == "True" && c.message.contains("MachineConfigPool worker"))
+    };
+    numo_testkit::wait_until(&setup.run_configs(), name, Duration::from_secs(120), "SR-IOV's wait said", waits).await?;
+    let told = |notes: &[(String, String, String)]| {
+        notes
+            .iter()
+            .any(|(kind, reason, note)| kind == "Warning" && reason == "OtherOperatorWaits" && note.contains("SR-IOV"))
+    };
+    assert!(told(&setup.events_when(name, told).await?), "an Event says SR-IOV waits");
+
+    // numo restores the pool at the end: SR-IOV's unpause goes through, and nobody waits any more.
+    setup.wait_phase(name, RunPhase::Completed, Duration::from_secs(300)).await?;
+    let nodes = Api::<Node>::all(setup.client.clone());
+    numo_testkit::wait_until(&nodes, "worker-2", Duration::from_secs(120), "SR-IOV done", |n: &Node| {
+        !n.metadata.annotations.as_ref().is_some_and(|a| a.contains_key(SRIOV_RECONFIGURE))
+    })
+    .await?;
+    numo_testkit::wait_until(&setup.run_configs(), name, Duration::from_secs(60), "nobody waits", |rc| !waits(rc))
+        .await?;
+    let report = setup.world.simulator().map(|s| s.sriov()).unwrap_or_default();
+    assert!(!report.refused.is_empty(), "SR-IOV's unpause was refused while numo held the pool: {report:?}");
     Ok(())
 }

@@ -158,6 +158,7 @@ export const CONDITION_TYPES = [
   'Contested',
   'ForeignWritesRefused',
   'NextMinorUpdateHeld',
+  'OtherOperatorWaits',
 ] as const;
 export type ConditionType = (typeof CONDITION_TYPES)[number];
 

@@ -35,6 +35,7 @@ mod next_minor;
 mod node_reads;
 mod node_state;
 mod notice;
+mod other_operator;
 mod pools;
 mod readiness;
 mod record;
@@ -221,16 +222,21 @@ fn finish(snapshot: &Snapshot, mut draft: Draft, stage: Stage, validated: &str) 
     let requeue_after = [draft.requeue_after, others.requeue_after, slow_at, hold_at].into_iter().flatten().min();
     let next_minor = next_minor::held(snapshot, &stage, &status);
     notices.extend(next_minor::notice(snapshot, next_minor.as_ref()));
+    let other_operator = other_operator::waiting(snapshot, &status);
+    notices.extend(other_operator::notice(snapshot, other_operator.as_ref()));
     let besides = stage::Besides {
         overdue: draft.overdue,
         contested: others.contested,
         policy: snapshot.policy.clone(),
         next_minor,
+        other_operator,
     };
     let mut desired = stage.conditions(validated, &besides);
     // Whatever the stage, an unresolved foreign change holds the next node.
     if let Some(blocker) = others.blocker {
-        let ready = desired.iter_mut().find(|d| d.type_ == condition::READY_FOR_NEXT_NODE && d.status);
+        let ready = desired
+            .iter_mut()
+            .find(|d| d.type_ == condition::READY_FOR_NEXT_NODE && d.status == conditions::Status::True);
         if let Some(ready) = ready {
             *ready =
                 conditions::Desired::false_(condition::READY_FOR_NEXT_NODE, "ForeignChange", blocker.message.clone());

@@ -16,6 +16,8 @@ pub struct Besides {
     /// Why the cluster's next minor update waits for numo's rollout (see [`condition::NEXT_MINOR_UPDATE_HELD`]), if
     /// it does.
     pub next_minor: Option<String>,
+    /// Why another operator waits for numo (see [`condition::OTHER_OPERATOR_WAITS`]), if one does.
+    pub other_operator: Option<String>,
 }
 
 impl Stage {
@@ -53,10 +55,10 @@ impl Stage {
                      reports them (condition Contested)."
                 ),
             ),
-            None => Desired::false_(
+            None => Desired::unknown(
                 condition::FOREIGN_WRITES_REFUSED,
                 "NotKnownYet",
-                "numo has not put its admission policy in place yet.",
+                "numo has not finished putting its admission policy in place yet: whether it is in force is not known.",
             ),
         });
         all.push(match &besides.next_minor {
@@ -67,12 +69,21 @@ impl Stage {
                 "The nodes numo holds do not hold the cluster's next minor update.",
             ),
         });
+        all.push(match &besides.other_operator {
+            Some(message) => Desired::true_(condition::OTHER_OPERATOR_WAITS, "SriovUnpauseRefused", message.clone()),
+            None => Desired::false_(
+                condition::OTHER_OPERATOR_WAITS,
+                "NoneWaits",
+                "No other operator that pauses pools waits for numo to let go of a pool.",
+            ),
+        });
         all
     }
 
     fn stage_conditions(&self, validated_message: &str) -> Vec<Desired> {
         use condition::*;
-        let not_checked = |type_| Desired::false_(type_, "NotChecked", "Not checked: the configuration is not usable.");
+        let not_checked =
+            |type_| Desired::unknown(type_, "NotChecked", "Not checked: the configuration is not usable.");
         let valid = Desired::true_(CONFIG_VALIDATED, "Valid", validated_message);
         let no_conflict = Desired::false_(CONFLICT, "NoConflict", "No other run config drives these pools.");
         let no_job_failed = Desired::true_(JOB_RUN, "NoJobFailed", "No Job of this rollout failed.");
@@ -96,10 +107,13 @@ impl Stage {
                 nothing_waits,
             ],
             Stage::Awaiting { message, holding } | Stage::Invalid { message, holding } => {
-                let reason = if matches!(self, Stage::Invalid { .. }) { "InvalidConfig" } else { "AwaitingValidation" };
                 let holding = *holding;
                 vec![
-                    Desired::false_(CONFIG_VALIDATED, reason, message.clone()),
+                    if matches!(self, Stage::Invalid { .. }) {
+                        Desired::false_(CONFIG_VALIDATED, "InvalidConfig", message.clone())
+                    } else {
+                        Desired::unknown(CONFIG_VALIDATED, "AwaitingValidation", message.clone())
+                    },
                     not_checked(UPGRADE_CHECKED),
                     not_checked(UPGRADE_AVAILABLE),
                     not_checked(UPGRADE_READY),
@@ -263,11 +277,7 @@ impl Stage {
                     None => no_job_failed,
                 },
                 match &g.failed {
-                    Some(f) => Desired::false_(
-                        NODE_UPGRADE,
-                        if f.timed_out { "NodeTimedOut" } else { "NodeFailed" },
-                        f.message.clone(),
-                    ),
+                    Some(f) => Desired::false_(NODE_UPGRADE, f.cause.reason(), f.message.clone()),
                     None => Desired::true_(
                         NODE_UPGRADE,
                         "NodesProgressing",
@@ -297,7 +307,7 @@ impl Stage {
                     ),
                 },
             ],
-            Stage::Restoring { upgrade, progress, .. } => vec![
+            Stage::Restoring { upgrade, progress, skipped_behind, .. } => vec![
                 valid,
                 checked(upgrade),
                 available(upgrade, true),
@@ -306,11 +316,22 @@ impl Stage {
                 Desired::false_(MUTEX_RULES_APPLIED, "Removing", "The rule labels are being removed."),
                 Desired::false_(MCP_UPDATED, "Restoring", "The pool selectors are being restored."),
                 no_job_failed,
-                Desired::true_(
-                    NODE_UPGRADE,
-                    "NodesUpgraded",
-                    format!("{progress} nodes upgraded to {}.", upgrade.goal),
-                ),
+                match skipped_behind.as_slice() {
+                    [] => Desired::true_(
+                        NODE_UPGRADE,
+                        "NodesUpgraded",
+                        format!("{progress} nodes upgraded to {}.", upgrade.goal),
+                    ),
+                    behind => Desired::false_(
+                        NODE_UPGRADE,
+                        "SkippedNodeNotUpdated",
+                        format!(
+                            "Every node was gated or skipped, but not every one runs {}: {}.",
+                            upgrade.goal,
+                            behind.join("; ")
+                        ),
+                    ),
+                },
                 no_conflict,
                 nothing_waits,
             ],
@@ -379,6 +400,7 @@ fn labels_pending(u: &Upgrade) -> Desired {
 mod tests {
     use super::super::Gating;
     use super::*;
+    use crate::conditions::Status;
 
     fn upgrade() -> Upgrade {
         Upgrade {
@@ -390,6 +412,18 @@ mod tests {
             unknown: Vec::new(),
             version_source: "Auto".into(),
         }
+    }
+
+    #[test]
+    fn the_policy_is_unknown_until_numo_knows_whether_it_is_in_force() {
+        let said = |policy| {
+            let besides = Besides { policy, ..Besides::default() };
+            let all = Stage::Idle(upgrade()).conditions("ok", &besides);
+            all.into_iter().find(|d| d.type_ == condition::FOREIGN_WRITES_REFUSED).map(|d| (d.status, d.reason))
+        };
+        assert_eq!(said(None), Some((Status::Unknown, "NotKnownYet".to_string())));
+        assert_eq!(said(Some(Ok(()))), Some((Status::True, "PolicyInForce".to_string())));
+        assert_eq!(said(Some(Err("no".into()))), Some((Status::False, "PolicyUnavailable".to_string())));
     }
 
     #[test]
@@ -416,7 +450,12 @@ mod tests {
             Stage::Conflict { upgrade: upgrade(), pool: "p".into(), owner: "o".into(), holding: false },
             Stage::Pausing(upgrade()),
             Stage::Gating(upgrade(), gating),
-            Stage::Restoring { upgrade: upgrade(), progress: "2/2".into(), waiting_for: vec![] },
+            Stage::Restoring {
+                upgrade: upgrade(),
+                progress: "2/2".into(),
+                waiting_for: vec![],
+                skipped_behind: vec![],
+            },
             Stage::Completed { upgrade: upgrade(), progress: "2/2".into() },
             Stage::Standby { upgrade: upgrade(), rolled: true, settling: false, renaming: vec![] },
         ];

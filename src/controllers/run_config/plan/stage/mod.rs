@@ -10,7 +10,7 @@ use crate::api::{Blocker, RunPhase};
 use crate::labels::{RETRY_ANNOTATION, SKIP_ANNOTATION};
 
 /// Condition types: the reference's, plus `Conflict`, `ReadyForNextNode`, `ConfigChangeOverdue`, `Contested`,
-/// `ForeignWritesRefused` and `NextMinorUpdateHeld`.
+/// `ForeignWritesRefused`, `NextMinorUpdateHeld` and `OtherOperatorWaits`.
 pub mod condition {
     /// Every rule, target and the canary are valid.
     pub const CONFIG_VALIDATED: &str = "ConfigValidated";
@@ -45,9 +45,12 @@ pub mod condition {
     /// The kube-apiserver operator refuses the cluster's next minor update until the kubelets of the nodes numo
     /// holds behind catch up (kubelet version skew); a notice, it holds nothing.
     pub const NEXT_MINOR_UPDATE_HELD: &str = "NextMinorUpdateHeld";
+    /// Another operator that pauses pools (the SR-IOV network operator) waits to unpause a target pool numo holds,
+    /// which numo's admission policy refuses while the pool has a new config pending; a notice, it holds nothing.
+    pub const OTHER_OPERATOR_WAITS: &str = "OtherOperatorWaits";
 
     /// Every type the run-config controller owns; each reconcile states them all.
-    pub const ALL: [&str; 15] = [
+    pub const ALL: [&str; 16] = [
         CONFIG_VALIDATED,
         UPGRADE_CHECKED,
         UPGRADE_AVAILABLE,
@@ -63,6 +66,7 @@ pub mod condition {
         CONTESTED,
         FOREIGN_WRITES_REFUSED,
         NEXT_MINOR_UPDATE_HELD,
+        OTHER_OPERATOR_WAITS,
     ];
 }
 

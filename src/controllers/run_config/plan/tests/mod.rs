@@ -12,6 +12,7 @@ mod next_minor;
 mod node_reads;
 mod on_demand;
 mod other_hands;
+mod other_operator;
 mod pool_shapes;
 mod retarget;
 mod safe_to_proceed;
