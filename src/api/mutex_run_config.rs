@@ -489,7 +489,7 @@ pub enum NodePhase {
     Soaking,
     /// Upgraded and cleaned up, or already at the target version.
     Done,
-    /// A Job failed or the node timed out; see the message.
+    /// A Job failed, the machine-config daemon failed its update, or the node timed out; see the message.
     Failed,
     /// An admin skipped the node.
     Skipped,

@@ -95,7 +95,7 @@ pub enum NodeState {
         /// The retry annotation accepted it.
         accepted: bool,
     },
-    /// A Job failed or the node timed out.
+    /// A Job failed, the machine-config daemon failed its update, or the node timed out.
     Failed {
         /// Why, as a sentence.
         message: String,
