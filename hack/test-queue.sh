@@ -26,7 +26,7 @@ matrix_release=4.16
 matrix_tests=(rollout other_hands config_change turn_edges)
 # The slowest binaries go first, so that no cluster is left with a long one at the end (from this script's own
 # timings; the rest follow in cargo's order).
-slow_first=(other_hands other_hands@"$matrix_release" rollout_failures rollout rollout@"$matrix_release"
+slow_first=(other_hands other_hands@"$matrix_release" rollout_failures turn_edges turn_edges@"$matrix_release" rollout rollout@"$matrix_release"
   safe_to_proceed config_change config_change@"$matrix_release" pool_shapes platform_writers fleet_samples whole_update
   apiserver_restart pools_replaced run_config_faults mco cluster_smoke plan_preview forged_jobs topology
   console_plugin)
