@@ -34,6 +34,25 @@ struct NodePhaseLabels {
     phase: &'static str,
 }
 
+/// How many of a run config's nodes wait for an admin, by why (`numo_nodes_awaiting_admin`, one series each).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AwaitingAdmin {
+    /// Failed nodes: retry or skip them.
+    pub failed: u32,
+    /// Ungated nodes not accepted yet: accept (retry annotation) or skip them.
+    pub ungated: u32,
+    /// Skipped nodes, while one of them keeps its restored pool from `Updated` (`NodeUpgrade=False`,
+    /// `SkippedNodeNotUpdated`): fix the node or take it out of its pool.
+    pub skipped: u32,
+}
+
+impl AwaitingAdmin {
+    /// Each count with its `phase` label.
+    fn by_phase(self) -> [(NodePhase, u32); 3] {
+        [(NodePhase::Failed, self.failed), (NodePhase::Ungated, self.ungated), (NodePhase::Skipped, self.skipped)]
+    }
+}
+
 /// Labels of the health-check gauge.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct CheckLabels {
@@ -189,7 +208,8 @@ impl Default for Metrics {
         let awaiting_admin = Family::<NodePhaseLabels, Gauge>::default();
         registry.register(
             "nodes_awaiting_admin",
-            "Nodes of a run config's rollout that wait for an admin: Failed (retry or skip), Ungated (not accepted yet)",
+            "Nodes of a run config's rollout that wait for an admin: Failed (retry or skip), Ungated (not accepted yet), \
+             Skipped (while one keeps its restored pool from Updated: fix it or take it out of its pool)",
             awaiting_admin.clone(),
         );
         let contested = Family::<ContestedLabels, Gauge>::default();
@@ -325,10 +345,9 @@ impl Metrics {
         self.held_pools.get_or_create(&labels).set(i64::try_from(count).unwrap_or(i64::MAX));
     }
 
-    /// Sets how many of `run_config`'s nodes wait for an admin: `failed` Failed ones, `ungated` Ungated ones not
-    /// accepted.
-    pub fn set_nodes_awaiting_admin(&self, run_config: &str, failed: u32, ungated: u32) {
-        for (phase, count) in [(NodePhase::Failed, failed), (NodePhase::Ungated, ungated)] {
+    /// Sets how many of `run_config`'s nodes wait for an admin, by why.
+    pub fn set_nodes_awaiting_admin(&self, run_config: &str, awaiting: AwaitingAdmin) {
+        for (phase, count) in awaiting.by_phase() {
             let labels = NodePhaseLabels { run_config: run_config.to_string(), phase: phase.name() };
             self.awaiting_admin.get_or_create(&labels).set(i64::from(count));
         }
@@ -359,7 +378,7 @@ impl Metrics {
         self.set_held_since(run_config, None);
         self.set_pools_paused_since(run_config, None);
         self.set_contested(run_config, None);
-        for phase in [NodePhase::Failed, NodePhase::Ungated] {
+        for (phase, _) in AwaitingAdmin::default().by_phase() {
             let labels = NodePhaseLabels { run_config: run_config.to_string(), phase: phase.name() };
             self.awaiting_admin.remove(&labels);
         }
@@ -506,7 +525,7 @@ mod tests {
         metrics.set_held_pools("ns/rc", 2);
         metrics.set_held_since("ns/rc", Some(100));
         metrics.set_pools_paused_since("ns/rc", Some(90));
-        metrics.set_nodes_awaiting_admin("ns/rc", 1, 0);
+        metrics.set_nodes_awaiting_admin("ns/rc", AwaitingAdmin { failed: 1, ungated: 0, skipped: 2 });
         metrics.set_contested("ns/rc", Some("ForeignChange"));
         metrics.forget_run_config("ns/rc");
         let text = metrics.encode().unwrap_or_default();

@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use kube::api::{Patch, PatchParams};
 use kube::Api;
+use numo::metrics::AwaitingAdmin;
 use numo::openshift::{ClusterOperator, MachineConfigPool};
 use numo_simulator::faults;
 use numo_testkit::promtool;
@@ -35,7 +36,8 @@ const RULES_FILE: &str = "numo-rules.yaml";
 /// `severity: critical` alert; openshift/cluster-version-operator `pkg/risk/alert/alert.go`). Only these three: the
 /// rollout waits for an admin (a failed node, an ungated node) or for numo to run again, so the next release's
 /// workers would wait behind them. Every other alert fires while numo holds a rollout it goes on with by itself, and
-/// that rollout absorbs the next release (docs/install.md, "Which alerts hold back the next update").
+/// that rollout absorbs the next release, or while numo holds nothing (a skipped node its restored pool updates
+/// ungated) (docs/install.md, "Which alerts hold back the next update").
 const UPDATE_RISKS: [&str; 3] = ["NumoNodeFailed", "NumoNodeUngated", "NumoDownWhileHoldingPools"];
 /// The pages whose tables say, per alert, whether it is a precheck (their last column, `yes` or `no`).
 const PRECHECK_TABLES: [&str; 3] = ["docs/install.md", "docs/runbooks/README.md", "docs/metrics.md"];
@@ -177,7 +179,9 @@ fn every_alert_follows_openshifts_conventions_and_has_a_runbook() {
 fn only_alerts_numo_cannot_get_past_by_itself_make_the_next_update_not_recommended() {
     let alerts = alerts(&rule());
     let risks: BTreeSet<String> = alerts.iter().filter(|a| makes_updates_a_risk(a)).map(name).collect();
-    for alert in ["NumoRolloutHeld", "NumoTargetPoolsPausedTooLong", "NumoHoldsNextMinorUpdate"] {
+    for alert in
+        ["NumoRolloutHeld", "NumoTargetPoolsPausedTooLong", "NumoHoldsNextMinorUpdate", "NumoSkippedNodeNotUpdated"]
+    {
         assert!(alerts.iter().any(|a| name(a) == alert), "no alert {alert}");
         assert!(
             !risks.contains(alert),
@@ -381,8 +385,8 @@ fn assert_tests_use_what_numo_serves(
 
 #[test]
 fn the_series_the_tests_feed_the_rules_are_named_and_labelled_as_numo_serves_them() {
-    // Every series the rules can read, as numo's metrics encode them for /metrics: every check, both phases that wait
-    // for an admin, both reasons of a contested hold.
+    // Every series the rules can read, as numo's metrics encode them for /metrics: every check, every phase that
+    // waits for an admin, both reasons of a contested hold.
     let metrics = numo::metrics::Metrics::default();
     metrics.set_leader(true);
     for check in numo::api::check::ALL {
@@ -393,7 +397,7 @@ fn the_series_the_tests_feed_the_rules_are_named_and_labelled_as_numo_serves_the
     metrics.set_held_pools("ops/workers", 2);
     metrics.set_estimated_end("ops/workers", Some(1));
     metrics.set_next_minor_held("ops/workers", true);
-    metrics.set_nodes_awaiting_admin("ops/workers", 1, 1);
+    metrics.set_nodes_awaiting_admin("ops/workers", AwaitingAdmin { failed: 1, ungated: 1, skipped: 1 });
     metrics.set_contested("ops/workers", Some("ForeignChange"));
     metrics.set_contested("ops/infra", Some("ChangedBackRepeatedly"));
     let (served, families) = parse_exposition(&metrics.encode().unwrap_or_default());

@@ -21,11 +21,15 @@ use serde_json::{json, Value};
 use super::plan::{Notice, Plan};
 use crate::api::{JobResult, MutexRunConfig, MutexRunConfigStatus, NodePhase, Trigger};
 use crate::events::{self, Recorder, Said};
-use crate::metrics::Metrics;
+use crate::metrics::{AwaitingAdmin, Metrics};
 use crate::{Error, Result};
 
 /// Field manager of the run-config status.
 pub const STATUS_MANAGER: &str = "numo-run-config-status";
+
+/// The reason of `NodeUpgrade=False` while a skipped node keeps its restored pool from `Updated` (the planner's
+/// `Stage::Restoring`): its skipped nodes wait for an admin then.
+const SKIPPED_NODE_NOT_UPDATED: &str = "SkippedNodeNotUpdated";
 
 /// The status fields that only grow during a rollout, written by appending.
 const APPENDED: [&str; 2] = ["completedNodes", "skippedNodes"];
@@ -243,7 +247,14 @@ pub fn record_metrics(
     metrics.set_held_pools(&key, status.held_pools.len());
     let awaiting =
         |phase: NodePhase| status.nodes.iter().filter(|e| e.phase == phase && e.accepted_at.is_none()).count() as u32;
-    metrics.set_nodes_awaiting_admin(&key, awaiting(NodePhase::Failed), awaiting(NodePhase::Ungated));
+    let skipped_behind = crate::conditions::find(&status.conditions, super::plan::condition::NODE_UPGRADE)
+        .is_some_and(|c| c.status == "False" && c.reason == SKIPPED_NODE_NOT_UPDATED);
+    let awaiting = AwaitingAdmin {
+        failed: awaiting(NodePhase::Failed),
+        ungated: awaiting(NodePhase::Ungated),
+        skipped: if skipped_behind { status.skipped_nodes.len() as u32 } else { 0 },
+    };
+    metrics.set_nodes_awaiting_admin(&key, awaiting);
     let contested = crate::conditions::find(&status.conditions, super::plan::condition::CONTESTED)
         .filter(|c| c.status == "True")
         .map(|c| c.reason.as_str());
@@ -502,11 +513,54 @@ mod tests {
         for line in [
             r#"numo_nodes_awaiting_admin{run_config="ops/rc",phase="Failed"} 1"#,
             r#"numo_nodes_awaiting_admin{run_config="ops/rc",phase="Ungated"} 1"#,
+            r#"numo_nodes_awaiting_admin{run_config="ops/rc",phase="Skipped"} 0"#,
             r#"numo_nodes{run_config="ops/rc",phase="Ungated"} 2"#,
             r#"numo_held_pools{run_config="ops/rc"} 1"#,
         ] {
             assert!(text.contains(line), "{line} is missing:\n{text}");
         }
+    }
+
+    #[test]
+    fn skipped_nodes_wait_for_an_admin_while_one_keeps_its_restored_pool_from_updated() {
+        use crate::controllers::run_config::plan::condition::NODE_UPGRADE;
+        let metrics = Metrics::default();
+        let mut rc = object("1", 0);
+        rc.metadata.namespace = Some("ops".into());
+        let node_upgrade = |status: &str, reason: &str| {
+            let mut c = condition(NODE_UPGRADE, status, 0);
+            c.reason = reason.into();
+            c
+        };
+        let awaiting = |metrics: &Metrics| {
+            let text = metrics.encode().unwrap_or_default();
+            let line = r#"numo_nodes_awaiting_admin{run_config="ops/rc",phase="Skipped"} "#;
+            text.lines().find_map(|l| l.strip_prefix(line)).map(str::to_string).unwrap_or_default()
+        };
+        // Restoring: a skipped node has not reached the target and keeps its pool from Updated.
+        let mut status = MutexRunConfigStatus {
+            phase: Some(RunPhase::Restoring),
+            skipped_nodes: ["worker-1", "worker-4"].map(String::from).into_iter().collect(),
+            conditions: vec![node_upgrade("False", "SkippedNodeNotUpdated")],
+            ..Default::default()
+        };
+        record_metrics(&metrics, &rc, &status, &[], Timestamp::UNIX_EPOCH);
+        assert_eq!(awaiting(&metrics), "2");
+        // Still Restoring, but only for the pools to finish moving the gated nodes: nobody has to act.
+        status.conditions = vec![node_upgrade("True", "NodesUpgraded")];
+        record_metrics(&metrics, &rc, &status, &[], Timestamp::UNIX_EPOCH);
+        assert_eq!(awaiting(&metrics), "0");
+        // The node was fixed or taken out of its pool: Completed. The nodes stay skipped but wait for no one.
+        status.phase = Some(RunPhase::Completed);
+        record_metrics(&metrics, &rc, &status, &[], Timestamp::UNIX_EPOCH);
+        assert_eq!(awaiting(&metrics), "0");
+        let text = metrics.encode().unwrap_or_default();
+        assert!(text.contains(r#"numo_nodes{run_config="ops/rc",phase="Skipped"} 2"#), "{text}");
+        // NodeUpgrade=False for a failed node: the skipped nodes wait for no one.
+        status.phase = Some(RunPhase::Failed);
+        status.conditions = vec![node_upgrade("False", "NodeFailed")];
+        record_metrics(&metrics, &rc, &status, &[], Timestamp::UNIX_EPOCH);
+        assert_eq!(awaiting(&metrics), "0");
     }
 
     #[test]
