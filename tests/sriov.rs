@@ -130,7 +130,7 @@ async fn sriov_waiting_for_a_held_pool_with_the_new_release_pending_is_said_and_
         !n.metadata.annotations.as_ref().is_some_and(|a| a.contains_key(SRIOV_RECONFIGURE))
     })
     .await?;
-    numo_testkit::wait_until(&setup.run_configs(), name, Duration::from_secs(60), "nobody waits", |rc| !waits(rc))
+    numo_testkit::wait_until(&setup.run_configs(), name, Duration::from_secs(60), "nobody waits", move |rc| !waits(rc))
         .await?;
     let report = setup.world.simulator().map(|s| s.sriov()).unwrap_or_default();
     assert!(!report.refused.is_empty(), "SR-IOV's unpause was refused while numo held the pool: {report:?}");
