@@ -483,7 +483,8 @@ pub enum NodePhase {
     Released,
     /// The Machine Config Operator is upgrading the node.
     Upgrading,
-    /// The node reached the target version; cleanup Jobs are running.
+    /// The node reached the target version and went home to its paused pool (out of the canary); cleanup Jobs are
+    /// running.
     CleaningUp,
     /// Cleaned up; the node's slot stays taken for `soakTime` while it must stay healthy.
     Soaking,
