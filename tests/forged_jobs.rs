@@ -83,9 +83,18 @@ async fn forged_jobs_open_no_gate(test: &str, policy: bool) -> anyhow::Result<()
     }
     assert_eq!(per_node, (0..WORKERS).map(|i| (format!("worker-{i}"), 1)).collect(), "numo's own Jobs");
     // Each forgery told once, naming it and its maker.
-    let events = setup.events_about("gated").await?;
-    let told: Vec<&String> =
-        events.iter().filter(|(kind, reason, _)| kind == "Warning" && reason == "ForeignJob").map(|e| &e.2).collect();
+    let forged = |events: &[(String, String, String)]| -> Vec<String> {
+        events
+            .iter()
+            .filter(|(kind, reason, _)| kind == "Warning" && reason == "ForeignJob")
+            .map(|e| e.2.clone())
+            .collect()
+    };
+    let every_one = |events: &[(String, String, String)]| {
+        let told = forged(events);
+        (0..WORKERS).all(|i| told.iter().any(|note| note.contains(&format!("forged-worker-{i}"))))
+    };
+    let told = forged(&setup.events_when("gated", every_one).await?);
     for i in 0..WORKERS {
         let name = format!("forged-worker-{i}");
         assert_eq!(told.iter().filter(|note| note.contains(&name)).count(), 1, "{told:?}");

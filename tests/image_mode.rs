@@ -90,11 +90,11 @@ async fn a_target_pool_in_image_mode_is_refused_until_its_second_reboot_is_accep
     let (_, message) = validated(&refused).unwrap_or_default();
     assert!(message.contains("Give the canary a MachineOSConfig that builds the same image"), "{message}");
     assert_eq!(setup.pools().await?, before, "nothing changed in the cluster");
-    let events = setup.events_about("layered").await?;
-    assert!(
-        events.iter().any(|(kind, _, note)| kind == "Warning" && note.contains("MachineOSConfig worker")),
-        "{events:?}"
-    );
+    let warned = |events: &[(String, String, String)]| {
+        events.iter().any(|(kind, _, note)| kind == "Warning" && note.contains("MachineOSConfig worker"))
+    };
+    let events = setup.events_when("layered", warned).await?;
+    assert!(warned(&events), "{events:?}");
 
     // The admin gives the canary the same build: the rollout goes on.
     builds.create(&PostParams::default(), &build_for("canary")?).await?;

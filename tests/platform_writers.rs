@@ -84,9 +84,15 @@ async fn a_six_worker_upgrade_meets_the_platform_and_never_fights_it(release: &s
     let contested = record_contested(&mut setup, "gated");
     let desired = record_desired(&mut setup);
     setup.start_operator().await?;
-    let idle = setup.wait_phase("gated", RunPhase::Idle, Duration::from_secs(60)).await?;
-    let refused = idle.status.unwrap_or_default().conditions.into_iter().find(|c| c.type_ == "ForeignWritesRefused");
-    assert_eq!(refused.map(|c| c.status).as_deref(), Some("True"), "the admission policy is in force");
+    // numo puts its admission policy in place beside its first reconciles: the run config may be Idle while
+    // ForeignWritesRefused is still Unknown. Wait until it says the policy is in force.
+    let in_force = |rc: &MutexRunConfig| {
+        rc.status.as_ref().is_some_and(|s| {
+            s.phase == Some(RunPhase::Idle) && numo::conditions::is_true(&s.conditions, "ForeignWritesRefused")
+        })
+    };
+    let what = "Idle, ForeignWritesRefused=True (the admission policy is in force)";
+    numo_testkit::wait_until(&setup.run_configs(), "gated", Duration::from_secs(60), what, in_force).await?;
 
     setup.upgrade_cluster(NEW).await?;
     setup.wait_node_phase("gated", "worker-1", numo::api::NodePhase::Gating).await?;

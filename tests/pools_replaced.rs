@@ -85,14 +85,16 @@ async fn ends_well(
 ) -> anyhow::Result<()> {
     let done = complete(setup).await?;
     ends_as_before(setup, &done, desired, before).await?;
-    let events = setup.events_about("gated").await?;
-    let told = events.iter().any(|(kind, reason, note)| {
-        kind == "Warning"
-            && reason == "ForeignChange"
-            && note.contains("MachineConfigPool/worker")
-            && note.contains(writer)
-    });
-    assert!(told, "{events:?}");
+    let told = |events: &[(String, String, String)]| {
+        events.iter().any(|(kind, reason, note)| {
+            kind == "Warning"
+                && reason == "ForeignChange"
+                && note.contains("MachineConfigPool/worker")
+                && note.contains(writer)
+        })
+    };
+    let events = setup.events_when("gated", told).await?;
+    assert!(told(&events), "{events:?}");
     Ok(())
 }
 

@@ -184,11 +184,17 @@ async fn two_run_configs_sharing_a_pool_take_turns() -> anyhow::Result<()> {
     setup.upgrade_cluster(NEW).await?;
     setup.wait_node_phase("first", "worker-0", NodePhase::Gating).await?;
     setup.run_config("second", &["check"], &["workers"], json!({})).await?;
-    let waiting = setup.wait_phase("second", RunPhase::Waiting, Duration::from_secs(60)).await?;
-    let conflict =
-        waiting.status.unwrap_or_default().conditions.into_iter().find(|c| c.type_ == "Conflict").expect("Conflict");
-    assert_eq!(conflict.status, "True");
-    assert!(conflict.message.contains(&format!("{}/first", setup.ns)), "{}", conflict.message);
+    // Waiting has other causes too (a rule or target not judged yet): wait for the one this test is about.
+    let first = format!("{}/first", setup.ns);
+    let in_conflict = format!("Waiting, Conflict=True naming {first}");
+    numo_testkit::wait_until(&setup.run_configs(), "second", Duration::from_secs(60), &in_conflict, move |rc| {
+        rc.status.as_ref().is_some_and(|s| {
+            s.phase == Some(RunPhase::Waiting)
+                && numo::conditions::find(&s.conditions, "Conflict")
+                    .is_some_and(|c| c.status == "True" && c.message.contains(&first))
+        })
+    })
+    .await?;
     // The waiting run config shares the rule, so its label: it leaves the first one's held nodes alone, and every
     // node is gated.
     let done = setup.wait_phase("first", RunPhase::Completed, ROLLOUT).await?;
@@ -312,23 +318,22 @@ async fn a_failed_node_skipped_by_the_admin_lets_the_rollout_go_on_with_health_c
     // The admin skips it: its pool stays degraded (the daemon keeps failing), and the health checks leave that out.
     let skip = json!({"metadata": {"annotations": {numo::labels::SKIP_ANNOTATION: "worker-0"}}});
     setup.run_configs().patch("checked", &PatchParams::default(), &Patch::Merge(&skip)).await?;
-    let left_out = numo_testkit::wait_until(
+    numo_testkit::wait_until(
         &setup.run_configs(),
         "checked",
         ROLLOUT,
-        "the health checks say what they leave out",
+        "ReadyForNextNode=True, the health checks saying what they leave out",
         |rc| {
             rc.status.as_ref().is_some_and(|s| {
-                s.conditions.iter().any(|c| {
-                    c.type_ == "ReadyForNextNode"
+                numo::conditions::find(&s.conditions, "ReadyForNextNode").is_some_and(|c| {
+                    c.status == "True"
                         && c.message.contains("MachineConfigPool worker is degraded while node worker-0")
+                        && c.message.contains("which an admin skipped")
                 })
             })
         },
     )
     .await?;
-    let message = left_out.status.unwrap_or_default().conditions.into_iter().find(|c| c.type_ == "ReadyForNextNode");
-    assert!(message.is_some_and(|c| c.status == "True" && c.message.contains("which an admin skipped")));
     let done = setup.wait_phase("checked", RunPhase::Completed, ROLLOUT).await?;
     let status = done.status.unwrap_or_default();
     assert_eq!(status.skipped_nodes, vec!["worker-0".to_string()]);

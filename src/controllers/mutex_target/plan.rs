@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, LabelSelector};
 
-use crate::conditions::Desired;
+use crate::conditions::{Desired, Status};
 use crate::membership::{self, AmbiguousPools, PoolSelector};
 
 /// Condition: every listed pool exists.
@@ -155,11 +155,11 @@ pub fn events(
     let previous = crate::conditions::find(previous_conditions, VALID_CONFIG);
     if let Some(valid) = plan.conditions.iter().find(|c| c.type_ == VALID_CONFIG) {
         let was_true = previous.is_some_and(|c| c.status == "True");
-        if valid.status && !was_true {
+        if valid.status == Status::True && !was_true {
             out.push((false, "Valid", valid.message.clone()));
         }
         let same = previous.is_some_and(|c| c.status == "False" && c.message == valid.message);
-        if !valid.status && !same {
+        if valid.status == Status::False && !same {
             let reason = if valid.reason == "ControlPlanePool" { "ControlPlanePool" } else { "PoolNotFound" };
             out.push((true, reason, valid.message.clone()));
         }
@@ -232,7 +232,7 @@ mod tests {
         assert_eq!(plan.nodes, ["w1", "w2"], "infra and master nodes are not worker members");
         let plan = run(&["worker", "infra"], &cluster(), &n);
         assert_eq!(plan.nodes, ["i1", "w1", "w2"]);
-        assert!(condition(&plan, VALID_CONFIG).status);
+        assert_eq!(condition(&plan, VALID_CONFIG).status, Status::True);
         assert_eq!(condition(&plan, NODE_LIST_GATHERED).message, "3 nodes in worker, infra");
     }
 
@@ -243,11 +243,11 @@ mod tests {
         assert_eq!(plan.missing, ["nope", "gone"]);
         assert_eq!(plan.nodes, ["w1"]);
         let valid = condition(&plan, VALID_CONFIG);
-        assert!(!valid.status);
+        assert_eq!(valid.status, Status::False);
         assert_eq!(valid.reason, "PoolNotFound");
         assert!(valid.message.contains("nope, gone"), "{}", valid.message);
         let gathered = condition(&plan, NODE_LIST_GATHERED);
-        assert!(!gathered.status);
+        assert_eq!(gathered.status, Status::False);
         assert!(gathered.message.contains("covers only worker"), "{}", gathered.message);
     }
 
@@ -256,7 +256,7 @@ mod tests {
         let n = nodes(&[("w1", &[W]), ("m1", &["node-role.kubernetes.io/master"])]);
         let plan = run(&["worker", "master"], &cluster(), &n);
         let valid = condition(&plan, VALID_CONFIG);
-        assert!(!valid.status);
+        assert_eq!(valid.status, Status::False);
         assert_eq!(valid.reason, "ControlPlanePool");
         assert!(valid.message.contains("control-plane nodes cannot be gated"), "{}", valid.message);
         let events = events(&[], None, &plan);
@@ -293,9 +293,9 @@ mod tests {
         let mut pools = cluster();
         pools.insert("infra".into(), PoolState::Unreadable("spec.paused: invalid type".into()));
         let plan = run(&["infra"], &pools, &nodes(&[("i1", &[W, I])]));
-        assert!(condition(&plan, VALID_CONFIG).status);
+        assert_eq!(condition(&plan, VALID_CONFIG).status, Status::True);
         let gathered = condition(&plan, NODE_LIST_GATHERED);
-        assert_eq!((gathered.status, gathered.reason.as_str()), (false, "PoolUnreadable"));
+        assert_eq!((gathered.status, gathered.reason.as_str()), (Status::False, "PoolUnreadable"));
     }
 
     #[test]
