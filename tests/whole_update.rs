@@ -21,6 +21,7 @@ async fn a_z_stream_update_asked_for_mid_rollout_completes_at_the_newest_release
     setup.check_workers("rolling", job_spec("2s", false), Some(job_spec("1s", false)), json!({})).await?;
     // Every node entry of every status numo wrote.
     let entries = setup.record_statuses("rolling", |status| status.nodes);
+    let foreign = setup.record_statuses("rolling", |status| status.foreign_changes);
     setup.start_operator().await?;
     setup.wait_phase("rolling", RunPhase::Idle, Duration::from_secs(60)).await?;
     let started = SystemTime::now();
@@ -48,6 +49,11 @@ async fn a_z_stream_update_asked_for_mid_rollout_completes_at_the_newest_release
     };
     let notes = setup.events_when("rolling", told).await?;
     assert!(told(&notes), "{notes:?}");
+    // Only numo and the daemon wrote the nodes' labels: none of numo's own writes is reported as someone else's.
+    let foreign_notes: Vec<_> = notes.iter().filter(|(_, reason, _)| reason == "ForeignChange").collect();
+    assert!(foreign_notes.is_empty(), "{foreign_notes:?}");
+    let foreign = foreign.lock().map(|f| f.clone()).unwrap_or_default();
+    assert!(foreign.is_empty(), "{foreign:?}");
 
     let versions = setup.node_versions().await?;
     for node in ["worker-0", "worker-1", "worker-2"] {
