@@ -138,6 +138,7 @@ export const CHECKS = [
   'DomainSoak',
   'AdminHold',
   'OtherOperator',
+  'EarlierTurn',
 ] as const;
 export type Check = (typeof CHECKS)[number];
 

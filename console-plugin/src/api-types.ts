@@ -43,7 +43,7 @@ export type Blocker = {
   /**
    * Which check holds it: `MaintenanceWindow`, `BlackoutWindow`, `ClusterOperators`, `MachineConfigPools`,
    * `MachineConfigNodes`, `Nodes`, `PodDisruptionBudgets`, `Alerts`, `Custom`, `Soak`, `CanaryConfig`,
-   * `ForeignChange`, `DomainSoak`, `AdminHold` or `OtherOperator`.
+   * `ForeignChange`, `DomainSoak`, `AdminHold`, `OtherOperator` or `EarlierTurn`.
    */
   check: string;
   /** What holds it, naming the objects. */

@@ -194,7 +194,7 @@ pub struct WindowTimes {
 pub struct Blocker {
     /// Which check holds it: `MaintenanceWindow`, `BlackoutWindow`, `ClusterOperators`, `MachineConfigPools`,
     /// `MachineConfigNodes`, `Nodes`, `PodDisruptionBudgets`, `Alerts`, `Custom`, `Soak`, `CanaryConfig`,
-    /// `ForeignChange`, `DomainSoak`, `AdminHold` or `OtherOperator`.
+    /// `ForeignChange`, `DomainSoak`, `AdminHold`, `OtherOperator` or `EarlierTurn`.
     pub check: String,
     /// What holds it, naming the objects.
     pub message: String,
@@ -236,6 +236,9 @@ pub mod check {
     pub const ADMIN_HOLD: &str = "AdminHold";
     /// Another operator (the SR-IOV network operator) paused the canary for a drain of its own; numo waits for it.
     pub const OTHER_OPERATOR: &str = "OtherOperator";
+    /// The next node's turn of an earlier rollout (the cluster's target changed during its cleanup) still runs a
+    /// Job: its turn for the new target starts once that Job ended.
+    pub const EARLIER_TURN: &str = "EarlierTurn";
 
     /// A check, as the documentation describes it.
     #[derive(Clone, Copy, Debug)]
@@ -252,7 +255,7 @@ pub mod check {
     }
 
     /// Every check, described, in the order the documentation lists them.
-    pub const ABOUT: [About; 15] = [
+    pub const ABOUT: [About; 16] = [
         About {
             name: MAINTENANCE_WINDOW,
             holds: "no maintenance window is open",
@@ -372,11 +375,17 @@ pub mod check {
                     sriovnetworknodestates -A` shows its drain.",
             by_design: false,
         },
+        About {
+            name: EARLIER_TURN,
+            holds: "the next node still runs a cleanup Job of its turn for the release the cluster asked for before",
+            to_do: "nothing: its gated turn for the new release starts when that Job ends (`oc get jobs` shows it);                     if the Job hangs, fix or delete it.",
+            by_design: true,
+        },
     ];
 
     /// Every check's name, as [`ABOUT`] lists them.
-    pub const ALL: [&str; 15] = {
-        let mut names = [""; 15];
+    pub const ALL: [&str; 16] = {
+        let mut names = [""; 16];
         let mut i = 0;
         while i < ABOUT.len() {
             names[i] = ABOUT[i].name;

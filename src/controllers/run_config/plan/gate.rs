@@ -7,6 +7,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 
 use super::admin_hold;
 use super::canary;
+use super::earlier_turn;
 use super::foreign::{self, Ledger};
 use super::intent::Intent;
 use super::node_state::{self, GatedNode, Inputs, NextJob, NodeState, Retry};
@@ -147,6 +148,8 @@ pub fn plan<'a>(
     let mut startable = topology::startable(domains, &nodes, &waves, free, snapshot.now);
     // Nodes of a pool an admin paused before numo held it wait for the admin's go-ahead.
     let admin_holds = admin_hold::keep_released(resolved, &nodes, &mut startable.nodes);
+    // A node whose turn of an earlier rollout still cleans up starts its new turn once that ends.
+    let finishing = earlier_turn::keep_finishing(snapshot, inputs.target, &nodes, &mut startable.nodes);
     // The canary serves one pool's config at a time: nodes of a pool with other content wait until it is empty.
     let serving = canary::serving(resolved, &nodes, &startable.nodes);
     let other_pools_wait = canary::keep_compatible(resolved, &nodes, serving, &mut startable.nodes);
@@ -173,6 +176,7 @@ pub fn plan<'a>(
         // Only when no node of the canary's pool may start: those that may, start.
         readiness.blockers.extend(other_pools_wait.clone().filter(|_| startable.nodes.is_empty()));
         readiness.blockers.extend(admin_holds.clone().filter(|_| startable.nodes.is_empty()));
+        readiness.blockers.extend(finishing.clone());
         if !readiness.blockers.is_empty() {
             // Held anyway: no need to list pods or ask Alertmanager (a window may hold for days).
             readiness.asks.clear();

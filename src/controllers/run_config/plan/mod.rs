@@ -22,6 +22,7 @@ mod canary;
 mod config_change;
 mod domains;
 mod draft;
+mod earlier_turn;
 pub(crate) mod eta;
 mod finalize;
 mod finished;

@@ -75,6 +75,15 @@ fn a_new_release_asked_for_during_a_cleanup_gives_the_node_a_gated_turn_of_its_o
     assert!(change.in_flight.is_empty(), "a node past its reboot does not go on inside its turn: {change:?}");
     assert_ne!(node_phase(&p, "worker-0"), Some(NodePhase::Upgrading), "never taken on ungated");
     assert!(!marked(&f, "worker-0"));
+    // Its cleanup Job for the release it reached still runs: its new turn waits for it, and the status says so.
+    let p = f.step();
+    assert!(jobs_of(&f, "worker-0", JobPhase::Gate) == vec![NEW.to_string()], "no gate Job while it cleans up");
+    let held = p.status.blocked_by.iter().find(|b| b.check == crate::api::check::EARLIER_TURN);
+    assert!(
+        held.is_some_and(|b| b.message.contains("worker-0") && b.message.contains(NEW)),
+        "{:?}",
+        p.status.blocked_by
+    );
 
     // Until its gate Jobs for the new release succeeded, worker-0 is never released into the canary again.
     for _ in 0..200 {
