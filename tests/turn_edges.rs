@@ -84,6 +84,14 @@ async fn a_new_release_asked_for_while_a_node_cleans_up_gives_it_a_gated_turn_an
             let cleaned = cleanup.creation_timestamp().map(|t| at(&t) + Duration::from_secs(1));
             assert!(cleaned.is_some_and(|c| *reboot < c), "{node} rebooted after its cleanup Job started");
         }
+        // No reboot while any of its cleanup Jobs ran (whole seconds, as the apiserver stamps them: 1 s of slack).
+        for cleanup in &cleanups {
+            let from = cleanup.creation_timestamp().map(|t| at(&t) + Duration::from_secs(1));
+            let to = cleanup.status.as_ref().and_then(|s| s.completion_time.as_ref()).map(at);
+            let during: Vec<&SystemTime> =
+                rebooted.iter().filter(|r| from.is_some_and(|f| **r > f) && to.is_none_or(|t| **r < t)).collect();
+            assert!(during.is_empty(), "{node} rebooted while its cleanup Job {} ran: {during:?}", cleanup.name_any());
+        }
         // Its last turn cleaned up at the release it runs.
         let last = cleanups.last().and_then(|j| j.annotations().get(numo::jobs::VERSION_ANNOTATION).cloned());
         assert_eq!(last.as_deref(), Some(NEWEST), "{node}");
