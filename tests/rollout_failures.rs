@@ -260,10 +260,11 @@ async fn restarted_operator(test: &str, nfd: Nfd) -> anyhow::Result<()> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_node_that_never_reaches_the_version_times_out_and_can_be_skipped() -> anyhow::Result<()> {
-    // Three workers: worker-0 stays cordoned after its failed update, so the Jobs gating worker-1 run on worker-2.
+    // Three workers: worker-0 stays cordoned while it updates, so the Jobs gating worker-1 run on worker-2.
     let mut setup = Setup::new("timeout", 3).await?;
-    // The simulated MCO fails to update worker-0: it never reports the new version.
-    let broken = json!({"metadata": {"annotations": {"sim.numo.openshift-optional.skrzypek.io/fail-update": "true"}}});
+    // worker-0's update says nothing for longer than nodeTimeout (a failed one fails at once: tests/turn_edges.rs):
+    // its reboot takes 45 s, and it reports the new version only after that.
+    let broken = json!({"metadata": {"annotations": {numo_simulator::faults::REBOOT_SECONDS: "45"}}});
     Api::<k8s_openapi::api::core::v1::Node>::all(setup.client.clone())
         .patch("worker-0", &PatchParams::default(), &Patch::Merge(&broken))
         .await?;
@@ -283,6 +284,7 @@ async fn a_node_that_never_reaches_the_version_times_out_and_can_be_skipped() ->
         "worker-1 is still held: nothing after the failed node started"
     );
 
+    // Skipped, worker-0 finishes its update in its own pool; the rollout is Completed once the pool is Updated.
     let skip = json!({"metadata": {"annotations": {numo::labels::SKIP_ANNOTATION: "worker-0"}}});
     setup.run_configs().patch("bounded", &PatchParams::default(), &Patch::Merge(&skip)).await?;
     let done = setup.wait_phase("bounded", RunPhase::Completed, ROLLOUT).await?;
@@ -334,6 +336,20 @@ async fn a_failed_node_skipped_by_the_admin_lets_the_rollout_go_on_with_health_c
         },
     )
     .await?;
+    // The rollout is not Completed while worker-0 keeps `worker` from Updated: it says so.
+    numo_testkit::wait_until(&setup.run_configs(), "checked", ROLLOUT, "waiting for worker", |rc| {
+        rc.status.as_ref().is_some_and(|s| {
+            s.phase == Some(RunPhase::Restoring)
+                && numo::conditions::find(&s.conditions, "NodeUpgrade")
+                    .is_some_and(|c| c.reason == "SkippedNodeNotUpdated" && c.message.contains("worker-0 (skipped)"))
+        })
+    })
+    .await?;
+    // The admin fixes it: the daemon retries, worker-0 updates in its restored pool, and the rollout completes.
+    let fixed = json!({"metadata": {"annotations": {numo_simulator::faults::FAIL_UPDATE: null}}});
+    Api::<k8s_openapi::api::core::v1::Node>::all(setup.client.clone())
+        .patch("worker-0", &PatchParams::default(), &Patch::Merge(&fixed))
+        .await?;
     let done = setup.wait_phase("checked", RunPhase::Completed, ROLLOUT).await?;
     let status = done.status.unwrap_or_default();
     assert_eq!(status.skipped_nodes, vec!["worker-0".to_string()]);
