@@ -27,10 +27,6 @@ use crate::{Error, Result};
 /// Field manager of the run-config status.
 pub const STATUS_MANAGER: &str = "numo-run-config-status";
 
-/// The reason of `NodeUpgrade=False` while a skipped node keeps its restored pool from `Updated` (the planner's
-/// `Stage::Restoring`): its skipped nodes wait for an admin then.
-const SKIPPED_NODE_NOT_UPDATED: &str = "SkippedNodeNotUpdated";
-
 /// The status fields that only grow during a rollout, written by appending.
 const APPENDED: [&str; 2] = ["completedNodes", "skippedNodes"];
 /// The status lists of objects with a key, written entry by entry: the nodes in flight (by name) and the conditions
@@ -248,7 +244,7 @@ pub fn record_metrics(
     let awaiting =
         |phase: NodePhase| status.nodes.iter().filter(|e| e.phase == phase && e.accepted_at.is_none()).count() as u32;
     let skipped_behind = crate::conditions::find(&status.conditions, super::plan::condition::NODE_UPGRADE)
-        .is_some_and(|c| c.status == "False" && c.reason == SKIPPED_NODE_NOT_UPDATED);
+        .is_some_and(|c| c.status == "False" && c.reason == super::plan::condition::SKIPPED_NODE_NOT_UPDATED);
     let awaiting = AwaitingAdmin {
         failed: awaiting(NodePhase::Failed),
         ungated: awaiting(NodePhase::Ungated),

@@ -171,12 +171,13 @@ pub fn completion(snapshot: &Snapshot, resolved: &Resolved<'_>, upgrade: Upgrade
         resolved.targets.iter().filter(|p| !p.paused && !walked(p, resolved)).map(|p| p.name.clone()).collect();
     if previous.phase == Some(RunPhase::Restoring) && !waiting_for.is_empty() {
         let skipped_behind = skipped_behind(resolved, &upgrade.version, &snapshot.run_config.skip);
-        let told = crate::conditions::find(&previous.conditions, super::stage::condition::NODE_UPGRADE)
-            .is_some_and(|c| c.reason == "SkippedNodeNotUpdated");
+        use super::stage::condition::{NODE_UPGRADE, SKIPPED_NODE_NOT_UPDATED};
+        let told = crate::conditions::find(&previous.conditions, NODE_UPGRADE)
+            .is_some_and(|c| c.reason == SKIPPED_NODE_NOT_UPDATED);
         let stage = Stage::Restoring { upgrade, progress, waiting_for, skipped_behind };
         if let (false, Stage::Restoring { skipped_behind, .. }) = (told, &stage) {
             if !skipped_behind.is_empty() {
-                draft.notices.push(Notice::warning("SkippedNodeNotUpdated", "Restore", stage.phase_and_message().1));
+                draft.notices.push(Notice::warning(SKIPPED_NODE_NOT_UPDATED, "Restore", stage.phase_and_message().1));
             }
         }
         return stage;

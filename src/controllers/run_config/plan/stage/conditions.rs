@@ -324,7 +324,7 @@ impl Stage {
                     ),
                     behind => Desired::false_(
                         NODE_UPGRADE,
-                        "SkippedNodeNotUpdated",
+                        SKIPPED_NODE_NOT_UPDATED,
                         format!(
                             "Every node was gated or skipped, but not every one runs {}: {}.",
                             upgrade.goal,

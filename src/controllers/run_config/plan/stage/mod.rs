@@ -49,6 +49,10 @@ pub mod condition {
     /// which numo's admission policy refuses while the pool has a new config pending; a notice, it holds nothing.
     pub const OTHER_OPERATOR_WAITS: &str = "OtherOperatorWaits";
 
+    /// The reason of `NodeUpgrade=False` while a skipped node keeps its restored pool from `Updated` (the rollout
+    /// stays `Restoring`); the Warning Event that says so first carries it too.
+    pub const SKIPPED_NODE_NOT_UPDATED: &str = "SkippedNodeNotUpdated";
+
     /// Every type the run-config controller owns; each reconcile states them all.
     pub const ALL: [&str; 16] = [
         CONFIG_VALIDATED,
