@@ -173,7 +173,7 @@ async fn a_node_its_machine_config_node_says_is_degraded_holds_the_next_node_unt
         rc.status.as_ref().is_some_and(|s| s.nodes.iter().any(|e| e.name == "worker-1"))
     })
     .await?;
-    // worker-0 stays failed in numo's record until an admin says otherwise.
+    // The admin skips worker-0 all the same: a skipped node is listed as skipped, never as completed.
     let skip = json!({"metadata": {"annotations": {numo::labels::SKIP_ANNOTATION: "worker-0"}}});
     setup.run_configs().patch("checked", &PatchParams::default(), &Patch::Merge(&skip)).await?;
     let done = setup.wait_phase("checked", RunPhase::Completed, ROLLOUT).await?;
