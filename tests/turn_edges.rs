@@ -126,7 +126,7 @@ async fn a_failed_update_fails_its_node_at_once_and_after_the_skip_completed_wai
     .await?;
     let reason = degraded.annotations().get(numo::openshift::MCD_REASON).cloned().unwrap_or_default();
     let seen = SystemTime::now();
-    let failed = setup.wait_phase("rolling", RunPhase::Failed, Duration::from_secs(60)).await?;
+    let failed = setup.wait_phase("rolling", RunPhase::Failed, ROLLOUT).await?;
     println!("numo said Failed {:?} after the test saw the daemon's report", seen.elapsed().unwrap_or_default());
     let status = failed.status.unwrap_or_default();
     let entry = status.nodes.iter().find(|e| e.name == "worker-0").expect("worker-0 has an entry");
