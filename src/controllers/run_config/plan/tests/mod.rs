@@ -339,6 +339,26 @@ impl Fixture {
         self.s.nodes_mut().get_mut(node).map(Arc::make_mut).unwrap().version = Some(NEW.into());
     }
 
+    /// Steps, answering Jobs with success, taking every Upgrading node to `version` and reporting restored pools
+    /// Updated, until `done` holds; asserts on the way that no plan reports numo's own writes as someone else's.
+    fn until(&mut self, version: &str, done: impl Fn(&Fixture, &Plan) -> bool) -> Plan {
+        for _ in 0..100 {
+            let p = self.step();
+            assert_no_foreign_change(&p);
+            if done(self, &p) {
+                return p;
+            }
+            self.finish_jobs(JobResult::Succeeded);
+            for entry in p.status.nodes.iter().filter(|e| e.phase == NodePhase::Upgrading) {
+                self.s.nodes_mut().get_mut(&entry.name).map(Arc::make_mut).unwrap().version = Some(version.into());
+            }
+            if p.status.phase == Some(RunPhase::Restoring) {
+                self.s.pools.values_mut().for_each(|pool| pool.updated = true);
+            }
+        }
+        panic!("never got there: {:?}", self.s.run_config.status);
+    }
+
     /// Gates, releases, upgrades and cleans up worker-0, whose gate Jobs and cleanup Jobs succeed.
     fn through_worker_0(&mut self) {
         self.advance_to_gating();
@@ -438,6 +458,14 @@ fn node_phase(p: &Plan, node: &str) -> Option<NodePhase> {
 
 fn only_finalizer_or_nothing(p: &Plan) -> bool {
     p.intents.iter().all(|i| matches!(i, Intent::AddFinalizer))
+}
+
+/// Asserts that `p` reports none of numo's own writes as someone else's (no `ForeignChange` Event or record).
+fn assert_no_foreign_change(p: &Plan) {
+    let foreign: Vec<&str> =
+        p.notices.iter().filter(|n| n.reason == "ForeignChange").map(|n| n.note.as_str()).collect();
+    assert!(foreign.is_empty(), "numo's own writes reported as foreign: {foreign:?}");
+    assert!(p.status.foreign_changes.is_empty(), "{:?}", p.status.foreign_changes);
 }
 
 /// Drives a rollout of `f` to its end, answering Jobs with success and upgrading released nodes.

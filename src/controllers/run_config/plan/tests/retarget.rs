@@ -1,7 +1,7 @@
 //! A new release asked for mid-rollout: the node in its gated turn goes on to the new release inside it (never
 //! `Ungated`, its gate Jobs not run again, its cleanup Jobs for the release it reached), the nodes done at the old
 //! release get a gated turn of their own for the new one, the rest go straight to it, and the status and an Event
-//! say what happened.
+//! say what happened; none of numo's own writes is reported as someone else's (`Fixture::until` asserts it).
 
 use super::*;
 
@@ -11,28 +11,10 @@ fn gate_jobs(f: &Fixture, node: &str) -> Vec<String> {
     f.s.jobs.iter().filter(|j| j.node == node && j.phase == JobPhase::Gate).map(|j| j.target_version.clone()).collect()
 }
 
-/// Steps, answering Jobs with success and taking every Upgrading node to `version`, until `done` holds.
-fn until(f: &mut Fixture, version: &str, done: impl Fn(&Plan) -> bool) -> Plan {
-    for _ in 0..100 {
-        let p = f.step();
-        if done(&p) {
-            return p;
-        }
-        f.finish_jobs(JobResult::Succeeded);
-        for entry in p.status.nodes.iter().filter(|e| e.phase == NodePhase::Upgrading) {
-            f.s.nodes_mut().get_mut(&entry.name).map(Arc::make_mut).unwrap().version = Some(version.into());
-        }
-        if p.status.phase == Some(RunPhase::Restoring) {
-            f.s.pools.values_mut().for_each(|pool| pool.updated = true);
-        }
-    }
-    panic!("never got there: {:?}", f.s.run_config.status);
-}
-
 #[test]
 fn a_new_release_mid_rollout_takes_the_node_in_flight_on_inside_its_turn_and_the_rest_straight_to_it() {
     let mut f = Fixture::new(3);
-    until(&mut f, NEW, |p| node_phase(p, "worker-1") == Some(NodePhase::Upgrading));
+    f.until(NEW, |_, p| node_phase(p, "worker-1") == Some(NodePhase::Upgrading));
     assert_eq!(node_phase(&f.plan(), "worker-0"), Some(NodePhase::Done));
 
     // A z-stream fix is asked for while worker-1 is released.
@@ -50,7 +32,7 @@ fn a_new_release_mid_rollout_takes_the_node_in_flight_on_inside_its_turn_and_the
     assert!(assumes.contains(&format!("The target changed from {NEW} to {NEWER}")), "{assumes}");
     assert_eq!(p.status.phase, Some(RunPhase::Upgrading), "{:?}", p.status.message);
 
-    let done = until(&mut f, NEWER, |p| p.status.phase == Some(RunPhase::Completed));
+    let done = f.until(NEWER, |_, p| p.status.phase == Some(RunPhase::Completed));
     assert_eq!(done.status.target_version.as_deref(), Some(NEWER));
     assert_eq!(done.status.progress.as_deref(), Some("3/3"));
     assert_eq!(done.status.target_changes.len(), 1);

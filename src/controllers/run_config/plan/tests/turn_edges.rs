@@ -14,37 +14,10 @@ fn jobs_of(f: &Fixture, node: &str, phase: JobPhase) -> Vec<String> {
     f.s.jobs.iter().filter(|j| j.node == node && j.phase == phase).map(|j| j.target_version.clone()).collect()
 }
 
-/// Steps, answering Jobs with success and taking every Upgrading node to `version`, until `done` holds; asserts on
-/// the way that no plan reports numo's own writes as someone else's.
-fn until(f: &mut Fixture, version: &str, done: impl Fn(&Fixture, &Plan) -> bool) -> Plan {
-    for _ in 0..200 {
-        let p = f.step();
-        assert_no_foreign_change(&p);
-        if done(f, &p) {
-            return p;
-        }
-        f.finish_jobs(JobResult::Succeeded);
-        for entry in p.status.nodes.iter().filter(|e| e.phase == NodePhase::Upgrading) {
-            f.s.nodes_mut().get_mut(&entry.name).map(Arc::make_mut).unwrap().version = Some(version.into());
-        }
-        if p.status.phase == Some(RunPhase::Restoring) {
-            f.s.pools.values_mut().for_each(|pool| pool.updated = true);
-        }
-    }
-    panic!("never got there: {:?}", f.s.run_config.status);
-}
-
-fn assert_no_foreign_change(p: &Plan) {
-    let foreign: Vec<&str> =
-        p.notices.iter().filter(|n| n.reason == "ForeignChange").map(|n| n.note.as_str()).collect();
-    assert!(foreign.is_empty(), "numo's own writes reported as foreign: {foreign:?}");
-    assert!(p.status.foreign_changes.is_empty(), "{:?}", p.status.foreign_changes);
-}
-
 #[test]
 fn a_node_goes_home_to_its_paused_pool_before_its_cleanup_jobs_start() {
     let mut f = Fixture::new(2);
-    let p = until(&mut f, NEW, |_, p| node_phase(p, "worker-0") == Some(NodePhase::CleaningUp));
+    let p = f.until(NEW, |_, p| node_phase(p, "worker-0") == Some(NodePhase::CleaningUp));
     // At its target, still in the canary: numo takes its mark off and creates no cleanup Job yet.
     assert!(
         p.intents.iter().any(|i| matches!(i, Intent::UnlabelNode { node, labels }
@@ -59,14 +32,14 @@ fn a_node_goes_home_to_its_paused_pool_before_its_cleanup_jobs_start() {
     assert_eq!(node_phase(&p, "worker-0"), Some(NodePhase::CleaningUp));
     assert_eq!(jobs_of(&f, "worker-0", JobPhase::Cleanup), vec![NEW.to_string()]);
     assert!(!marked(&f, "worker-0"), "it cleans up out of the canary's reach");
-    let done = until(&mut f, NEW, |_, p| p.status.phase == Some(RunPhase::Completed));
+    let done = f.until(NEW, |_, p| p.status.phase == Some(RunPhase::Completed));
     assert_eq!(done.status.progress.as_deref(), Some("2/2"));
 }
 
 #[test]
 fn a_new_release_asked_for_during_a_cleanup_gives_the_node_a_gated_turn_of_its_own() {
     let mut f = Fixture::new(2);
-    until(&mut f, NEW, |f, _| !jobs_of(f, "worker-0", JobPhase::Cleanup).is_empty());
+    f.until(NEW, |f, _| !jobs_of(f, "worker-0", JobPhase::Cleanup).is_empty());
     // The cleanup Job runs (the reference's runs `sleep 30`) when the admin asks for a z-stream fix.
     f.s.cluster.as_mut().unwrap().target_version = Some(NEWER.into());
     let p = f.step();
@@ -104,7 +77,7 @@ fn a_new_release_asked_for_during_a_cleanup_gives_the_node_a_gated_turn_of_its_o
             f.s.nodes_mut().get_mut(&entry.name).map(Arc::make_mut).unwrap().version = Some(NEWER.into());
         }
     }
-    let done = until(&mut f, NEWER, |_, p| p.status.phase == Some(RunPhase::Completed));
+    let done = f.until(NEWER, |_, p| p.status.phase == Some(RunPhase::Completed));
     assert_eq!(done.status.progress.as_deref(), Some("2/2"));
     // Two turns for worker-0, each gated and cleaned up; its final cleanup at the release it runs.
     assert_eq!(jobs_of(&f, "worker-0", JobPhase::Gate), vec![NEW.to_string(), NEWER.to_string()]);
@@ -115,7 +88,7 @@ fn a_new_release_asked_for_during_a_cleanup_gives_the_node_a_gated_turn_of_its_o
 #[test]
 fn a_node_held_again_after_its_turn_is_not_told_as_someone_elses_change() {
     let mut f = Fixture::new(3);
-    until(&mut f, NEW, |_, p| node_phase(p, "worker-0") == Some(NodePhase::Done));
+    f.until(NEW, |_, p| node_phase(p, "worker-0") == Some(NodePhase::Done));
     // The Jobs' TTL ran out: nothing says any more that the finished node was released, and numo holds it again.
     f.s.jobs.retain(|j| j.node != "worker-0");
     let p = f.step();
@@ -129,20 +102,11 @@ fn a_node_held_again_after_its_turn_is_not_told_as_someone_elses_change() {
     assert!(p.notices.iter().any(|n| n.reason == "ForeignChange" && n.note.contains("worker-2")), "{:?}", p.notices);
 }
 
-#[test]
-fn a_z_stream_asked_for_mid_turn_reports_none_of_numos_own_writes_as_foreign() {
-    let mut f = Fixture::new(3);
-    until(&mut f, NEW, |_, p| node_phase(p, "worker-1") == Some(NodePhase::Upgrading));
-    f.s.cluster.as_mut().unwrap().target_version = Some(NEWER.into());
-    let done = until(&mut f, NEWER, |_, p| p.status.phase == Some(RunPhase::Completed));
-    assert_eq!(done.status.progress.as_deref(), Some("3/3"));
-}
-
 /// worker-0 released and upgrading: its daemon's update fails.
 fn failing_update(state: &str) -> (Fixture, Plan) {
     let mut f = Fixture::new(2);
     assert!(f.s.run_config.spec.node_timeout.is_none(), "no nodeTimeout: wait as long as it takes");
-    until(&mut f, NEW, |_, p| node_phase(p, "worker-0") == Some(NodePhase::Upgrading));
+    f.until(NEW, |_, p| node_phase(p, "worker-0") == Some(NodePhase::Upgrading));
     let node = f.s.nodes_mut().get_mut("worker-0").map(Arc::make_mut).unwrap();
     node.mcd_state = Some(state.into());
     node.mcd_reason = Some("failed to update OS to quay.io/openshift/os@sha256:abc: error pulling image".into());
@@ -169,7 +133,7 @@ fn a_failed_update_fails_the_node_at_once_with_the_daemons_reason() {
         // The daemon's retry succeeds (the admin fixed the node): worker-0 goes on by itself.
         let node = f.s.nodes_mut().get_mut("worker-0").map(Arc::make_mut).unwrap();
         (node.mcd_state, node.mcd_reason, node.version) = (Some("Done".into()), Some(String::new()), Some(NEW.into()));
-        let done = until(&mut f, NEW, |_, p| p.status.phase == Some(RunPhase::Completed));
+        let done = f.until(NEW, |_, p| p.status.phase == Some(RunPhase::Completed));
         assert_eq!(done.status.completed_nodes, vec!["worker-0".to_string(), "worker-1".to_string()]);
     }
 }
@@ -180,7 +144,7 @@ fn completed_waits_until_every_target_pool_is_updated_after_a_skip() {
     f.s.nodes_mut().get_mut("worker-0").map(Arc::make_mut).unwrap().cordoned = true;
     f.s.run_config.skip = BTreeSet::from(["worker-0".to_string()]);
     // worker-1 goes; then the pools are restored, and worker, with worker-0 Degraded at 4.16.4, is not Updated.
-    let restoring = until(&mut f, NEW, |f, p| {
+    let restoring = f.until(NEW, |f, p| {
         p.status.phase == Some(RunPhase::Restoring) && f.s.pools.values().all(|pool| pool.owner().is_none())
     });
     assert_eq!(restoring.status.skipped_nodes, vec!["worker-0".to_string()]);
@@ -211,7 +175,7 @@ fn completed_waits_until_every_target_pool_is_updated_after_a_skip() {
 #[test]
 fn completed_waits_for_the_pools_in_a_plain_rollout_too() {
     let mut f = Fixture::new(1);
-    until(&mut f, NEW, |f, p| {
+    f.until(NEW, |f, p| {
         p.status.phase == Some(RunPhase::Restoring) && f.s.pools.values().all(|pool| pool.owner().is_none())
     });
     f.s.pools.get_mut("worker").unwrap().updated = false;
