@@ -7,27 +7,14 @@ use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
 
 use k8s_openapi::api::batch::v1::Job;
-use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
+use kube::api::{DeleteParams, Patch, PatchParams};
 use kube::{Api, ResourceExt};
 use numo::api::{NodePhase, RunPhase};
-use numo::openshift::{config_content, MachineConfig, MachineConfigPool, CURRENT_CONFIG, MCD_STATE};
+use numo::openshift::{config_content, MachineConfigPool, CURRENT_CONFIG, MCD_STATE};
 use serde_json::json;
 use support::*;
 
 const THREE_WORKERS: [&str; 3] = ["worker-0", "worker-1", "worker-2"];
-
-/// A MachineConfig for `role` with one file, as an admin writes one (a chrony or registry config).
-async fn machine_config(client: &kube::Client, name: &str, role: &str) -> anyhow::Result<()> {
-    let config: MachineConfig = serde_json::from_value(json!({
-        "apiVersion": "machineconfiguration.openshift.io/v1", "kind": "MachineConfig",
-        "metadata": {"name": name, "labels": {"machineconfiguration.openshift.io/role": role}},
-        "spec": {"config": {"ignition": {"version": "3.2.0"},
-                 "storage": {"files": [{"path": format!("/etc/{name}.conf"), "mode": 420,
-                                        "contents": {"source": "data:,server%20ntp.example.com"}}]}}}
-    }))?;
-    Api::<MachineConfig>::all(client.clone()).create(&PostParams::default(), &config).await?;
-    Ok(())
-}
 
 async fn pool(client: &kube::Client, name: &str) -> anyhow::Result<MachineConfigPool> {
     Ok(Api::<MachineConfigPool>::all(client.clone()).get(name).await?)

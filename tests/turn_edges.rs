@@ -40,17 +40,7 @@ async fn a_new_release_asked_for_while_a_node_cleans_up_gives_it_a_gated_turn_an
     setup.wait_phase("rolling", RunPhase::Idle, Duration::from_secs(60)).await?;
     let started = SystemTime::now();
     setup.upgrade_cluster(NEW).await?;
-    let cleaning = |jobs: &[Job]| {
-        jobs.iter().any(|j| {
-            label(j, "openshift-optional.skrzypek.io/node") == Some("worker-0")
-                && label(j, "openshift-optional.skrzypek.io/phase") == Some("cleanup")
-        })
-    };
-    let deadline = std::time::Instant::now() + ROLLOUT;
-    while !cleaning(&setup.jobs().await?) {
-        anyhow::ensure!(std::time::Instant::now() < deadline, "worker-0's cleanup Job never started");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    cleanup_started(&setup, "worker-0").await?;
     // The canary renders the new release while worker-0's cleanup Job runs.
     setup.upgrade_cluster(NEWEST).await?;
     let done = setup.wait_phase("rolling", RunPhase::Completed, ROLLOUT).await?;
@@ -172,19 +162,6 @@ async fn a_failed_update_fails_its_node_at_once_and_after_the_skip_completed_wai
     assert!(early.is_empty(), "Completed while worker-0 kept worker from Updated: {early:?}");
     let versions: BTreeMap<String, Option<String>> = setup.node_versions().await?;
     assert!(versions.iter().filter(|(n, _)| n.starts_with("worker")).all(|(_, v)| v.as_deref() == Some(NEW)));
-    Ok(())
-}
-
-/// A MachineConfig for `role` with one file, as an admin writes one.
-async fn machine_config(client: &kube::Client, name: &str, role: &str) -> anyhow::Result<()> {
-    let config: numo::openshift::MachineConfig = serde_json::from_value(json!({
-        "apiVersion": "machineconfiguration.openshift.io/v1", "kind": "MachineConfig",
-        "metadata": {"name": name, "labels": {"machineconfiguration.openshift.io/role": role}},
-        "spec": {"config": {"ignition": {"version": "3.2.0"},
-                 "storage": {"files": [{"path": format!("/etc/{name}.conf"), "mode": 420,
-                                        "contents": {"source": "data:,server%20ntp.example.com"}}]}}}
-    }))?;
-    Api::<numo::openshift::MachineConfig>::all(client.clone()).create(&Default::default(), &config).await?;
     Ok(())
 }
 

@@ -396,6 +396,19 @@ pub async fn create_canary(client: &kube::Client) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A MachineConfig for `role` with one file, as an admin writes one (a chrony or registry config).
+pub async fn machine_config(client: &kube::Client, name: &str, role: &str) -> anyhow::Result<()> {
+    let config: MachineConfig = serde_json::from_value(json!({
+        "apiVersion": "machineconfiguration.openshift.io/v1", "kind": "MachineConfig",
+        "metadata": {"name": name, "labels": {"machineconfiguration.openshift.io/role": role}},
+        "spec": {"config": {"ignition": {"version": "3.2.0"},
+                 "storage": {"files": [{"path": format!("/etc/{name}.conf"), "mode": 420,
+                                        "contents": {"source": "data:,server%20ntp.example.com"}}]}}}
+    }))?;
+    Api::<MachineConfig>::all(client.clone()).create(&PostParams::default(), &config).await?;
+    Ok(())
+}
+
 /// A JobSpec whose pod the fake kubelet runs for `duration` and then succeeds (or fails).
 pub fn job_spec(duration: &str, fail: bool) -> serde_json::Value {
     let mut annotations = json!({"sim.numo.openshift-optional.skrzypek.io/job-duration": duration});
